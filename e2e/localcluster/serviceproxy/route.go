@@ -1,0 +1,109 @@
+package serviceproxy
+
+import (
+	"net/netip"
+	"sort"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// route is what one Service port forwards to. A listener holds its current route behind an
+// atomic pointer, so a Service update changes it without closing the listener.
+type route struct {
+	service         string // "namespace/name", for logs
+	namespace       string
+	port            int32
+	targetPort      intstr.IntOrString
+	selector        labels.Selector // nil: no Pod backends
+	static          netip.AddrPort  // valid: the one backend, Pods are ignored
+	publishNotReady bool
+}
+
+// pick returns the next backend of r in round-robin order, or false when there is none.
+// next is the listener's counter; backends are sorted by Pod name so that the order is
+// stable between connections.
+func (p *Proxy) pick(r *route, next *atomic.Uint64) (netip.AddrPort, bool) {
+	if r.static.IsValid() {
+		return r.static, true
+	}
+	if r.selector == nil {
+		return netip.AddrPort{}, false
+	}
+	pods, err := p.pods.Pods(r.namespace).List(r.selector)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	var backends []netip.AddrPort
+	for _, pod := range pods {
+		if !eligible(pod, r.publishNotReady) {
+			continue
+		}
+		ip, err := netip.ParseAddr(pod.Status.PodIP)
+		if err != nil || !ip.Unmap().IsLoopback() {
+			// Never dial outside loopback, whatever a Pod's status claims.
+			p.warnOnce("pod/"+pod.Namespace+"/"+pod.Name, "ignoring pod without a loopback podIP", "pod", pod.Namespace+"/"+pod.Name, "podIP", pod.Status.PodIP)
+			continue
+		}
+		port, ok := targetPort(r.targetPort, r.port, pod)
+		if !ok {
+			continue
+		}
+		backends = append(backends, netip.AddrPortFrom(ip.Unmap(), uint16(port)))
+	}
+	if len(backends) == 0 {
+		return netip.AddrPort{}, false
+	}
+	return backends[(next.Add(1)-1)%uint64(len(backends))], true
+}
+
+// eligible applies the EndpointSlice controller's rules: a Pod serves when it has an IP, is
+// not terminating or finished, and is Ready, unless the Service publishes not-ready
+// addresses.
+func eligible(pod *corev1.Pod, publishNotReady bool) bool {
+	if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil {
+		return false
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if publishNotReady {
+		return true
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// targetPort resolves a Service's targetPort for one Pod: a number is used as is, a name is
+// looked up among the Pod's TCP container ports (sidecars included, as Kubernetes does), and
+// an unset one means the Service port. A Pod without the named port is not a backend.
+func targetPort(tp intstr.IntOrString, port int32, pod *corev1.Pod) (int32, bool) {
+	switch {
+	case tp.Type == intstr.Int && tp.IntVal != 0:
+		return tp.IntVal, true
+	case tp.Type == intstr.String && tp.StrVal != "":
+		containers := pod.Spec.Containers
+		for _, c := range pod.Spec.InitContainers {
+			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				containers = append(containers[:len(containers):len(containers)], c)
+			}
+		}
+		for _, c := range containers {
+			for _, cp := range c.Ports {
+				if cp.Name == tp.StrVal && (cp.Protocol == "" || cp.Protocol == corev1.ProtocolTCP) {
+					return cp.ContainerPort, true
+				}
+			}
+		}
+		return 0, false
+	default:
+		return port, true
+	}
+}

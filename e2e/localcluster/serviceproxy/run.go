@@ -1,0 +1,95 @@
+package serviceproxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// retryAfter is how long to wait before retrying listeners that failed to bind, e.g.
+// because the previous owner of the address has not let go of it yet.
+const retryAfter = time.Second
+
+// Run watches Services and Pods and serves ClusterIPs until ctx ends. It returns nil after
+// ctx ends, and only after every listener and every proxied connection is closed. Call it
+// once.
+func (p *Proxy) Run(ctx context.Context) error {
+	// Managed fields are most of a Pod's bytes and the proxy never reads them.
+	factory := informers.NewSharedInformerFactoryWithOptions(p.cs, 0,
+		informers.WithTransform(func(obj any) (any, error) {
+			if m, ok := obj.(metav1.Object); ok {
+				m.SetManagedFields(nil)
+			}
+			return obj, nil
+		}))
+	services := factory.Core().V1().Services()
+	pods := factory.Core().V1().Pods()
+	p.services, p.pods = services.Lister(), pods.Lister()
+
+	// Only Service changes move listeners. Pod changes need no event: every new connection
+	// reads the Pod cache, so it sees a readiness change as soon as the watch delivers it.
+	trigger := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}); err != nil {
+		return err
+	}
+	pods.Informer() // registers the informer before Start
+
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer p.shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), services.Informer().HasSynced, pods.Informer().HasSynced) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return errors.New("serviceproxy: informer caches did not sync")
+	}
+	p.log.Info("service proxy running", "static", len(p.static))
+
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-trigger:
+		case <-retry.C:
+		}
+		if failed := p.sync(); failed {
+			retry.Reset(retryAfter)
+		}
+	}
+}
+
+// shutdown closes every listener and connection and waits for their goroutines, so that
+// nothing the proxy started outlives Run.
+func (p *Proxy) shutdown() {
+	p.mu.Lock()
+	p.closed = true
+	for addr, l := range p.listeners {
+		l.close()
+		delete(p.listeners, addr)
+	}
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.serving = map[string]bool{}
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+	p.handlers.Wait()
+	p.log.Info("service proxy stopped")
+}
