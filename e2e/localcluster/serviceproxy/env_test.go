@@ -6,9 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
 )
@@ -31,6 +33,9 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	// envtest logs through controller-runtime's logger; without one it prints a warning
+	// with a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	if shared.env != nil {
 		if err := shared.env.Stop(); err != nil {
