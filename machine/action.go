@@ -1,0 +1,169 @@
+package machine
+
+import "fmt"
+
+// Action is one thing the actuators must do, as plain data. Every action is idempotent and
+// safe to repeat: the machine re-derives the actions from each observation, so an action
+// that failed, or was lost in an operator crash, is simply decided again. Actions aimed at a
+// Valkey process carry its RunID; an actuator must refuse the action when the node runs
+// another process by then, because the decision was about the process that is gone.
+type Action interface {
+	// Kind names the action (kebab-case, for logs, metrics and the simulator's trace).
+	Kind() string
+	String() string
+}
+
+// EnsureObjects creates or updates the owned Kubernetes objects (StatefulSets, Services,
+// ConfigMap, Secret, PDB) for Shards shards of 1+Replicas pods at Revision. Pods are updated
+// with the OnDelete strategy: changing Revision never restarts a pod, RollPod does.
+type EnsureObjects struct {
+	Shards   int
+	Replicas int
+	Revision string
+}
+
+// Promote makes Node the primary of its shard: REPLICAOF NO ONE, then let replicas sync from
+// it (replication ACL user on). Client writes stay fenced until OpenWrites.
+type Promote struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
+// Detach stops a replica from following the lost primary without changing its data or its
+// replication ID (kill the master link and revoke the replication credentials), so its
+// offset freezes and can be compared with the others before one of them is promoted.
+type Detach struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
+// Fence stops a node from accepting client writes and from serving replicas (both ACL users
+// off). Used on a returning old primary and on any master that is not the recorded primary.
+type Fence struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
+// OpenWrites lets clients write to the recorded primary of a shard.
+type OpenWrites struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
+// ReplicaOf points Node at the primary (REPLICAOF PrimaryIP port): re-pointing a replica after
+// a failover or an IP change, demoting a fenced master, resyncing an empty node.
+type ReplicaOf struct {
+	Shard     int
+	Node      string
+	RunID     string
+	Primary   string
+	PrimaryIP string
+}
+
+// HandOver moves the primary role to a caught-up replica without losing writes:
+// FAILOVER TO ToIP port on From. From becomes a replica of To.
+type HandOver struct {
+	Shard     int
+	From      string
+	FromRunID string
+	To        string
+	ToRunID   string
+	ToIP      string
+}
+
+// RollPod deletes the pod so the StatefulSet recreates it at Revision. For a primary it is
+// only decided after a HandOver, or when there is no replica to hand over to.
+type RollPod struct {
+	Shard    int
+	Node     string
+	Revision string
+	// WithoutHandOver is true when a primary is restarted without a hand-over (no replica):
+	// writes stop while it restarts, and without persistence its data is lost.
+	WithoutHandOver bool
+}
+
+// AssignSlots makes the shard's primary own Slots (CLUSTER ADDSLOTSRANGE), at bootstrap.
+type AssignSlots struct {
+	Shard int
+	Node  string
+	RunID string
+	Slots []SlotRange
+}
+
+// AddNode joins a node to the cluster bus (CLUSTER MEET).
+type AddNode struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
+// RemoveNode removes a node of a shard that is going away from the cluster bus
+// (CLUSTER FORGET on every other node). EnsureObjects then deletes its pod.
+type RemoveNode struct {
+	Shard int
+	Node  string
+}
+
+// MigrateSlots moves Slots with their keys from the primary of shard From to the primary of
+// shard To (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE). Resumable: a slot left
+// half-migrated is finished by the next MigrateSlots for it.
+type MigrateSlots struct {
+	From, To         int
+	FromNode, ToNode string
+	Slots            SlotRange
+}
+
+// RestoreSnapshot replaces the data of Node with the shard's part of Snapshot and starts a new
+// replication history on it; replicas then resync from it.
+type RestoreSnapshot struct {
+	Shard     int
+	Node      string
+	RunID     string
+	Snapshot  string
+	RequestID string
+}
+
+func (EnsureObjects) Kind() string   { return "ensure-objects" }
+func (Promote) Kind() string         { return "promote" }
+func (Detach) Kind() string          { return "detach" }
+func (Fence) Kind() string           { return "fence" }
+func (OpenWrites) Kind() string      { return "open-writes" }
+func (ReplicaOf) Kind() string       { return "replica-of" }
+func (HandOver) Kind() string        { return "hand-over" }
+func (RollPod) Kind() string         { return "roll-pod" }
+func (AssignSlots) Kind() string     { return "assign-slots" }
+func (AddNode) Kind() string         { return "add-node" }
+func (RemoveNode) Kind() string      { return "remove-node" }
+func (MigrateSlots) Kind() string    { return "migrate-slots" }
+func (RestoreSnapshot) Kind() string { return "restore-snapshot" }
+
+func (a EnsureObjects) String() string {
+	return fmt.Sprintf("ensure-objects shards=%d replicas=%d revision=%s", a.Shards, a.Replicas, a.Revision)
+}
+func (a Promote) String() string    { return fmt.Sprintf("promote %s", a.Node) }
+func (a Detach) String() string     { return fmt.Sprintf("detach %s", a.Node) }
+func (a Fence) String() string      { return fmt.Sprintf("fence %s", a.Node) }
+func (a OpenWrites) String() string { return fmt.Sprintf("open-writes %s", a.Node) }
+func (a ReplicaOf) String() string {
+	return fmt.Sprintf("replica-of %s -> %s (%s)", a.Node, a.Primary, a.PrimaryIP)
+}
+func (a HandOver) String() string { return fmt.Sprintf("hand-over %s -> %s", a.From, a.To) }
+func (a RollPod) String() string {
+	if a.WithoutHandOver {
+		return fmt.Sprintf("roll-pod %s to %s without hand-over", a.Node, a.Revision)
+	}
+	return fmt.Sprintf("roll-pod %s to %s", a.Node, a.Revision)
+}
+func (a AssignSlots) String() string { return fmt.Sprintf("assign-slots %s %v", a.Node, a.Slots) }
+func (a AddNode) String() string     { return fmt.Sprintf("add-node %s", a.Node) }
+func (a RemoveNode) String() string  { return fmt.Sprintf("remove-node %s", a.Node) }
+func (a MigrateSlots) String() string {
+	return fmt.Sprintf("migrate-slots %d-%d shard %d (%s) -> shard %d (%s)", a.Slots.Start, a.Slots.End, a.From, a.FromNode, a.To, a.ToNode)
+}
+func (a RestoreSnapshot) String() string {
+	return fmt.Sprintf("restore-snapshot %s into %s", a.Snapshot, a.Node)
+}

@@ -1,0 +1,126 @@
+package machine
+
+// The hand-written prose of docs/state-machine.md. It lives next to the code it describes so
+// that a change of a rule and of its description land in the same commit; diagram.go puts it
+// together with what is generated from the table.
+
+// stateDoc says what the machine does while in a state.
+var stateDoc = map[State]string{
+	Bootstrapping: `A new cluster. The machine asks for the owned objects (EnsureObjects) and wires each shard to
+its first node: that node is promoted (it serves replicas, client writes stay fenced), every other
+node follows it, and in cluster mode every node joins the cluster bus and the first node gets its
+planned slots. Nothing has been written yet, so the choice of the first node is free; a node that
+already serves replicas is preferred so that an operator restart does not move it.`,
+	Steady: `Every shard has a recorded primary. The machine converges the world to the record: stray
+masters (a returning old primary, a node restarted empty) are fenced and demoted, replicas that
+follow anything else (an old IP, an old primary) are re-pointed, and the recorded primary is opened
+for writes. Planned operations start from here only when the cluster is converged, one at a time,
+in this order: restore, switchover, rollout, resharding.`,
+	FailingOver: `The primary of one shard is being replaced. Unplanned: (1) freeze: every visible node that
+follows anything is detached, so offsets stop moving and an isolated old primary loses the replicas
+its min-replicas-to-write needs; (2) elect the node whose data contains every other candidate's and
+promote it (serves replicas, writes still fenced), recorded by replica-promoted; (3) re-point the
+others to it and wait until the old primary cannot accept writes. Planned (switchover): one
+FAILOVER TO hand-over to the requested, caught-up replica.`,
+	Rolling: `Pods are restarted onto the target revision, one at a time and only from a converged cluster:
+replicas first, then each shard's primary after a hand-over (FAILOVER TO) to its most advanced
+linked replica. A shard without replicas restarts its primary in place (without persistence that
+loses its data, which the action says). Progress is the pods' revisions, so nothing is lost when
+the operator restarts or a failover interrupts.`,
+	Resharding: `Cluster mode. New shards' pods are created and each is wired to its first node and recorded
+(shard-added); then, from a converged cluster, one slot range per step is migrated towards the
+balanced plan; finally the nodes of removed shards leave the cluster bus and their pods are deleted.
+Every step is visible in the world, so the operation resumes after a restart or a failover.`,
+	Restoring: `Every shard is reloaded from a snapshot: masters of shards not restored yet are fenced, one
+node per shard loads the snapshot (a new replication history), snapshot-loaded records it, the
+others resync from it. Steady then opens the restored primaries for writes. Writes acknowledged
+after the snapshot was taken are discarded; that is what a restore is.`,
+}
+
+// rulesDoc is the part of the document that states the safety rules.
+const rulesDoc = `## Rules
+
+### One transition per observation
+Decide takes at most one transition per observation: an observation that is not newer than the
+one that caused the last transition (persisted as ` + "`Since`" + `) causes none, and an older one is stale
+and causes nothing at all. Re-delivering an observation therefore never adds a transition, and the
+actions of a new state are always carried out (and observed) before the next transition.
+
+### One operation at a time
+FailingOver, Rolling, Resharding and Restoring are operations; only one runs. Planned operations
+start only from Steady and only from a converged cluster (every recorded primary answers as the
+recorded process, open for writes; every other pod exists, follows it and is linked). A planned
+request that arrives during an operation waits for Steady. A lost primary of another shard during a
+failover waits for that failover to finish.
+
+### Failover pre-empts rolling and resharding
+primary-lost is the first rule tried from Steady, Rolling and Resharding. The interrupted operation
+is not resumed from FailingOver: failover-complete returns to Steady, which re-detects the remaining
+work (pods still on the old revision, slots not yet where the plan wants them) and starts the
+operation again with a fresh plan. Nothing of the interrupted operation is lost because its progress
+lives in the world, not in the machine; ` + "`Op.Preempted`" + ` only names it in messages. Restoring is not
+pre-empted: it re-elects every shard's primary itself, and its masters are fenced anyway.
+
+### A spec change in the middle of an operation
+A planned operation whose goal the spec moves is aborted to Steady (spec-changed: another revision
+during Rolling, another shard count during Resharding; switchover-stale: the switchover request was
+withdrawn or names another node, or the target stopped being a caught-up replica). Steady re-plans
+from the new spec on the next observation. Pods already rolled and slots already moved stay as they
+are. An unplanned failover is never aborted by a spec change: its job is to restore a writable
+primary. A restore runs to completion; a newer restore request is carried out after it.
+
+### When not to fail over
+- The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
+- It does not answer but fewer than FailureThreshold consecutive probes failed: wait.
+- Too little of the shard is visible: at most MinSyncReplicas-1 replicas may be unreachable, loading,
+  or (with persistence) without a running pod. A write acknowledged with WAIT MinSyncReplicas is on
+  that many replicas, so at least one of them is seen; and an isolated old primary keeps fewer
+  replicas than its min-replicas-to-write and stops accepting writes.
+- No node holds the shard's history (see below) while some node is unseen: wait, the unseen one may
+  hold the data.
+
+A primary counts as gone, without waiting for probes, when its pod is missing or not running, when
+it answers with another run id (it restarted: a restarted node comes up fenced and maybe empty), or
+when it answers as a replica (unless it handed over to a replica that continues its history, which
+primary-handed-over records).
+
+### Which node may be promoted
+- Only a node that answers, is not loading, and holds data of the lost primary's replication history:
+  its master_replid is that history, or its master_replid2 is (it continues it: promoted from it,
+  restarted from its persisted data, or following a node that took it over), or it is a prefix of
+  the history the lost primary itself continued.
+- Among those, only the node whose data contains every other candidate's, judged as Valkey judges a
+  partial resync (same replication id and offset not beyond, or the previous id below
+  second_repl_offset). Never one behind another eligible node, never across a fork: when no
+  candidate contains all others, nobody is promoted.
+- Offsets are compared only after every visible replica was detached, so they no longer move.
+- An empty restarted node has a fresh replication id and no previous one: it is never a candidate.
+  Only when every node of the shard is visible and none holds the history is the data gone whatever
+  the machine does; then the lowest ordinal that answers starts a new history and the transition
+  message says DATA LOST.
+
+### Fencing
+Nodes start fenced: client writes and replication are refused until the operator opens them. Only
+the recorded primary is opened for writes, and only from Steady, Rolling or Resharding. A promoted
+node serves replicas at once but is opened for writes only after failover-complete, which requires
+the old primary to be unable to accept writes: known dead (pod gone, restarted), observed fenced or
+demoted, or FenceTimeout (min-replicas-max-lag plus a margin) after the promotion was recorded,
+when its replicas had all been detached. Any other master is fenced and then demoted.
+
+### Empty nodes never feed replicas
+A node restarted without its data comes up fenced for replication, so its old replicas cannot
+full-sync its empty data set. The machine never opens replication on it: it is never elected, and
+Steady demotes it and resyncs it from the recorded primary.
+
+### Actions are idempotent and aimed at a process
+Actions are re-derived from every observation, so a failed or lost action is decided again. Every
+action aimed at a Valkey process carries its run id; an actuator refuses it when the node runs
+another process by then.
+
+### Journal and history
+Every transition is persisted before its actions run: status.state and the persisted fields, one
+condition per state (exactly one True, reason = the event in CamelCase), a bounded status.history
+(newest last, sequence numbers without gaps) and a journal entry (event, observation summary,
+transition, persisted state after). Folding the journal through the table rebuilds the persisted
+state and the whole history.
+`

@@ -1,0 +1,42 @@
+package machine
+
+import "strings"
+
+// Event names a reason to change state. Events are kebab-case (see [State]).
+type Event string
+
+// The events of the transition table. The table in table.go is the only place that says
+// which state each one leads from and to.
+const (
+	EventBootstrapComplete   Event = "bootstrap-complete"
+	EventPrimaryLost         Event = "primary-lost"
+	EventReplicaPromoted     Event = "replica-promoted"
+	EventFailoverComplete    Event = "failover-complete"
+	EventPrimaryRecovered    Event = "primary-recovered"
+	EventSwitchoverRequested Event = "switchover-requested"
+	EventSwitchoverStale     Event = "switchover-stale"
+	EventRolloutNeeded       Event = "rollout-needed"
+	EventPrimaryHandedOver   Event = "primary-handed-over"
+	EventRolloutComplete     Event = "rollout-complete"
+	EventReshardNeeded       Event = "reshard-needed"
+	EventShardAdded          Event = "shard-added"
+	EventReshardComplete     Event = "reshard-complete"
+	EventRestoreRequested    Event = "restore-requested"
+	EventSnapshotLoaded      Event = "snapshot-loaded"
+	EventRestoreComplete     Event = "restore-complete"
+	EventSpecChanged         Event = "spec-changed"
+)
+
+// Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes
+// condition reasons must be CamelCase, so conditions and history records carry this form.
+func (e Event) Reason() string {
+	var b strings.Builder
+	for _, part := range strings.Split(string(e), "-") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]))
+		b.WriteString(part[1:])
+	}
+	return b.String()
+}

@@ -1,0 +1,223 @@
+package machine
+
+import "fmt"
+
+// FailingOver replaces the primary of one shard (Op.Shard). Unplanned, in three steps that
+// each survive an operator restart because each is visible in the world:
+//
+//  1. Freeze: every visible node that follows anything is detached, so no offset moves any
+//     more and an isolated old primary loses the replicas it needs to accept writes
+//     (min-replicas-to-write). The lost primary, if it answers as a new process, is fenced.
+//  2. Elect and promote: among the nodes that hold the shard's history, the one whose data
+//     contains all the others' is promoted (serves replicas, writes still fenced); once it
+//     serves, replica-promoted records it as the shard's primary.
+//  3. Re-point the others to it and wait until the old primary cannot accept writes: it is
+//     known dead or observed fenced, or FenceTimeout passed since the promotion. Then
+//     failover-complete; Steady opens the new primary for writes.
+//
+// Planned (a requested switchover): HandOver (FAILOVER TO) to the target; failover-complete
+// records it. The hand-over itself keeps at most one writable primary.
+
+func guardFailoverComplete(d *decider) (outcome, bool) {
+	p := d.p
+	op := p.Op
+	s := op.Shard
+	if s >= len(p.Shards) {
+		return outcome{}, false
+	}
+	next := p
+	next.Op = Operation{}
+	if op.Planned {
+		t, ok := d.handedOver(p, s)
+		if !ok {
+			return outcome{}, false
+		}
+		next.Shards = recordPrimary(p.Shards, s, t)
+		return outcome{next: next, message: fmt.Sprintf("shard %d: switched over from %s to %s", s, op.Lost, t.Name)}, true
+	}
+	if op.Candidate == "" {
+		return outcome{}, false
+	}
+	rec := p.Shards[s]
+	c := d.v.node(rec.Primary)
+	if !alive(c, rec.RunID) || !servesReplicas(c) {
+		return outcome{}, false
+	}
+	fencedBy, ok := d.oldPrimaryFenced(op)
+	if !ok {
+		return outcome{}, false
+	}
+	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Lost, fencedBy)
+	if op.Preempted != "" {
+		msg += fmt.Sprintf("; %s resumes from Steady", op.Preempted)
+	}
+	return outcome{next: next, message: msg}, true
+}
+
+// oldPrimaryFenced reports whether the primary being replaced can no longer accept writes,
+// and how that is known.
+func (d *decider) oldPrimaryFenced(op Operation) (string, bool) {
+	if op.KnownFenced {
+		return "old primary known dead", true
+	}
+	if why, ok := d.oldPrimaryGone(op); ok {
+		return why, true
+	}
+	// FenceTimeout 0 means none is configured: only evidence counts then.
+	if d.v.spec.FenceTimeout > 0 && !op.PromotedAt.IsZero() && !d.obs.Time.Before(op.PromotedAt.Add(d.v.spec.FenceTimeout)) {
+		return fmt.Sprintf("fence timeout %s passed", d.v.spec.FenceTimeout), true
+	}
+	return "", false
+}
+
+// oldPrimaryGone reports evidence, in this observation, that the replaced primary process
+// cannot accept writes.
+func (d *decider) oldPrimaryGone(op Operation) (string, bool) {
+	old := d.v.node(op.Lost)
+	switch {
+	case old == nil || !old.Pod.Exists || !old.Pod.Running:
+		return "old primary's pod gone", true
+	case old.Reachable && old.Valkey.RunID != op.LostRunID:
+		return "old primary restarted fenced", true
+	case old.Reachable && fenced(old):
+		return "old primary observed fenced", true
+	}
+	return "", false
+}
+
+func guardPrimaryRecovered(d *decider) (outcome, bool) {
+	op := d.p.Op
+	if op.Planned || op.Candidate != "" {
+		return outcome{}, false
+	}
+	old := d.v.node(op.Lost)
+	if !alive(old, op.LostRunID) || old.Valkey.Role != RolePrimary {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{}
+	return outcome{next: next, message: fmt.Sprintf("shard %d: %s answers again as the same process; nothing was promoted", op.Shard, op.Lost)}, true
+}
+
+func guardSwitchoverStale(d *decider) (outcome, bool) {
+	op := d.p.Op
+	if !op.Planned {
+		return outcome{}, false
+	}
+	sw := d.v.spec.Switchover
+	why := ""
+	switch {
+	case sw == nil:
+		why = "switchover request withdrawn"
+	case sw.Shard != op.Shard || sw.To != op.Target:
+		why = fmt.Sprintf("switchover request changed to shard %d node %s", sw.Shard, sw.To)
+	default:
+		if _, ok := d.switchoverTarget(d.p, op.Shard, op.Target); !ok {
+			why = fmt.Sprintf("%s is no longer a caught-up replica", op.Target)
+		}
+	}
+	if why == "" {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{}
+	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover to %s abandoned: %s", op.Shard, op.Target, why)}, true
+}
+
+func guardReplicaPromoted(d *decider) (outcome, bool) {
+	p := d.p
+	op := p.Op
+	if op.Planned || op.Candidate != "" {
+		return outcome{}, false
+	}
+	if ok, _ := d.quorum(op.Shard, op.Lost); !ok {
+		return outcome{}, false
+	}
+	if len(d.toDetach(op)) > 0 {
+		return outcome{}, false
+	}
+	c, reseed, ok := d.failoverCandidate(op)
+	if !ok || !servesReplicas(c) || (c.Name == op.Lost && c.Valkey.RunID == op.LostRunID) {
+		return outcome{}, false
+	}
+	next := p
+	next.Shards = recordPrimary(p.Shards, op.Shard, c)
+	next.Op.Candidate = c.Name
+	next.Op.PromotedAt = d.obs.Time
+	next.Op.Reseed = reseed
+	if _, gone := d.oldPrimaryGone(op); gone {
+		next.Op.KnownFenced = true
+	}
+	msg := fmt.Sprintf("shard %d: %s promoted (offset %d) in place of %s", op.Shard, c.Name, c.Valkey.Offset, op.Lost)
+	if reseed {
+		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new, empty history", op.Shard, op.Lost, c.Name)
+	}
+	return outcome{next: next, message: msg}, true
+}
+
+// toDetach lists the visible nodes of the shard that still follow something while the
+// failover has not promoted anyone: their offsets may still move.
+func (d *decider) toDetach(op Operation) []*Node {
+	var out []*Node
+	for _, n := range d.v.shard(op.Shard) {
+		if usable(n) && n.Valkey.Role == RoleReplica && n.Valkey.PrimaryHost != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (d *decider) failoverActions(p Persisted, b *actionList) {
+	op := p.Op
+	s := op.Shard
+	if op.Planned {
+		old := d.v.node(op.Lost)
+		t, ok := d.switchoverTarget(p, s, op.Target)
+		if !ok {
+			b.wait(fmt.Sprintf("%s is not a caught-up replica of %s", op.Target, op.Lost))
+			return
+		}
+		b.add(HandOver{Shard: s, From: old.Name, FromRunID: old.Valkey.RunID, To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP})
+		return
+	}
+	if op.Candidate == "" {
+		// Before a promotion no master of the shard may accept writes: the lost primary as
+		// the same process would have been recovered, so any master open for writes is a
+		// restarted process opened by a stale action or a hand-over target nobody recorded.
+		for _, n := range d.v.shard(s) {
+			if usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.WritesFenced {
+				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			}
+		}
+	}
+	if op.Candidate != "" {
+		// Step 3: the record names the promoted node; converge the shard to it, writes stay
+		// fenced until Steady.
+		d.converge(p, s, false, b)
+		if _, ok := d.oldPrimaryFenced(op); !ok {
+			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Lost, op.PromotedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05.000")))
+		}
+		return
+	}
+	if ok, why := d.quorum(s, op.Lost); !ok {
+		b.wait(why)
+		return
+	}
+	// Step 1: freeze.
+	if detach := d.toDetach(op); len(detach) > 0 {
+		for _, n := range detach {
+			b.add(Detach{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+		}
+		return
+	}
+	// Step 2: elect and promote.
+	c, _, ok := d.failoverCandidate(op)
+	if !ok {
+		_, why := elect(d.candidates(s, op.LostHistory))
+		b.wait(fmt.Sprintf("shard %d: no node can be promoted: %s", s, why))
+		return
+	}
+	if !servesReplicas(c) {
+		b.add(Promote{Shard: s, Node: c.Name, RunID: c.Valkey.RunID})
+	}
+}

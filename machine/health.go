@@ -1,0 +1,98 @@
+package machine
+
+import "fmt"
+
+// primaryHealth is what the observation says about a shard's recorded primary.
+type primaryHealth int
+
+const (
+	// primaryHealthy: the recorded process answers and is a primary.
+	primaryHealthy primaryHealth = iota
+	// primaryUnreachable: it does not answer, fewer than FailureThreshold probes failed.
+	primaryUnreachable
+	// primarySuspected: FailureThreshold probes failed; it may still be alive behind a
+	// partition, so an isolated primary must be given FenceTimeout to stop accepting writes.
+	primarySuspected
+	// primaryGone: the recorded process cannot accept writes any more: its pod is gone or not
+	// running, it restarted (a restarted node comes up fenced), or it is no longer a primary.
+	primaryGone
+)
+
+// primaryHealth judges the recorded primary of shard s.
+func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
+	if s >= len(p.Shards) || p.Shards[s].Primary == "" {
+		return primaryHealthy, ""
+	}
+	rec := p.Shards[s]
+	n := d.v.node(rec.Primary)
+	switch {
+	case n == nil || !n.Pod.Exists:
+		return primaryGone, fmt.Sprintf("pod of primary %s is gone", rec.Primary)
+	case n.Reachable && n.Valkey.RunID != rec.RunID:
+		return primaryGone, fmt.Sprintf("primary %s restarted (run id %s, was %s)", rec.Primary, short(n.Valkey.RunID), short(rec.RunID))
+	case n.Reachable && n.Valkey.Role != RolePrimary:
+		return primaryGone, fmt.Sprintf("primary %s is no longer a primary", rec.Primary)
+	case n.Reachable:
+		return primaryHealthy, ""
+	case !n.Pod.Running:
+		return primaryGone, fmt.Sprintf("primary %s is not running", rec.Primary)
+	case n.FailedProbes >= d.v.spec.FailureThreshold:
+		return primarySuspected, fmt.Sprintf("primary %s unreachable for %d probes", rec.Primary, n.FailedProbes)
+	default:
+		return primaryUnreachable, fmt.Sprintf("primary %s unreachable for %d of %d probes", rec.Primary, n.FailedProbes, d.v.spec.FailureThreshold)
+	}
+}
+
+// short abbreviates a run or replication ID for messages.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// lostShard finds the first shard whose recorded primary is lost and may be failed over, and
+// builds the failover operation for it. The rules of when NOT to fail over live here: a
+// reachable primary is never replaced; an unreachable one only after FailureThreshold failed
+// probes; never without a quorum of the shard visible; never without a node to promote.
+func (d *decider) lostShard(p Persisted, only int) (Operation, string, bool) {
+	for s := range p.Shards {
+		if only >= 0 && s != only {
+			continue
+		}
+		health, why := d.primaryHealth(p, s)
+		if health != primarySuspected && health != primaryGone {
+			continue
+		}
+		rec := p.Shards[s]
+		if ok, _ := d.quorum(s, rec.Primary); !ok {
+			continue
+		}
+		op := Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, KnownFenced: health == primaryGone}
+		if _, _, ok := d.failoverCandidate(op); !ok {
+			continue
+		}
+		return op, fmt.Sprintf("shard %d: %s", s, why), true
+	}
+	return Operation{}, "", false
+}
+
+// failoverCandidate elects the node to promote for op, or says why there is none. When no
+// node holds the shard's data and every node is visible, the data is gone whatever the
+// machine does: it then reseeds a new history on the lowest ordinal that answers (Reseed).
+func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
+	cands := d.candidates(op.Shard, op.LostHistory)
+	if len(cands) > 0 {
+		c, _ := elect(cands)
+		return c, false, c != nil
+	}
+	if len(d.unknown(op.Shard, "")) > 0 {
+		return nil, false, false
+	}
+	for _, n := range d.v.shard(op.Shard) {
+		if usable(n) {
+			return n, true, true
+		}
+	}
+	return nil, false, false
+}

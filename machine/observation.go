@@ -1,0 +1,153 @@
+package machine
+
+import "time"
+
+// Observation is everything Decide knows about the world at one moment: the desired spec and
+// what each pod and Valkey node answered. It is a plain value; the operator builds it from
+// Kubernetes objects and INFO replication / CLUSTER answers, the simulator from its world.
+type Observation struct {
+	// Time is when the observation was taken, supplied by the caller (the machine never reads
+	// a clock). Observations of one cluster must carry strictly increasing times: the machine
+	// takes at most one transition per observation (see Decide) and ignores older ones.
+	Time time.Time
+	Spec Spec
+	// Objects is what the owned Kubernetes objects currently ask for.
+	Objects Objects
+	// Nodes holds one entry per pod that exists or existed recently, in any order. A pod that
+	// is missing from the list is unknown to the machine.
+	Nodes []Node
+}
+
+// Objects summarises the owned StatefulSets: how many shards and pods they ask for and the
+// revision of their pod template.
+type Objects struct {
+	Shards   int
+	Replicas int
+	Revision string
+}
+
+// Mode is how the shards of a cluster are organised.
+type Mode string
+
+const (
+	// ModeReplication is one primary with replicas; Shards is 1 and there are no slots.
+	ModeReplication Mode = "replication"
+	// ModeCluster is Valkey cluster mode: Shards primaries, each owning a range of hash slots.
+	ModeCluster Mode = "cluster"
+)
+
+// Spec is the summary of the desired state the machine needs.
+type Spec struct {
+	// Generation is metadata.generation of the ValkeyCluster (for messages and journaling).
+	Generation int64
+	Mode       Mode
+	// Shards is the number of primaries (1 in replication mode).
+	Shards int
+	// Replicas is the number of replicas per shard.
+	Replicas int
+	// Revision identifies the pod template; a pod with another revision must be rolled.
+	Revision string
+	// Persistence says whether nodes write their data to a volume that survives restarts.
+	Persistence bool
+	// MinSyncReplicas is the write guarantee: nodes run with min-replicas-to-write set to it
+	// and clients that need durability use WAIT MinSyncReplicas. Failover relies on it twice:
+	// an isolated primary stops accepting writes once fewer replicas follow it, and a write
+	// acknowledged by WAIT is on that many replicas, so seeing all but MinSyncReplicas-1
+	// replicas is enough to find it.
+	MinSyncReplicas int
+	// FailureThreshold is how many consecutive failed probes make an unreachable primary lost.
+	FailureThreshold int
+	// FenceTimeout is how long an isolated primary may still accept writes after its replicas
+	// stopped following it (min-replicas-max-lag plus a margin). A promoted replica only opens
+	// for writes after it, unless the old primary is known dead or fenced.
+	FenceTimeout time.Duration
+	// Switchover asks for a planned hand-over of one shard's primary role (nil: none).
+	Switchover *Switchover
+	// Restore asks for every shard to be reloaded from a snapshot (nil: none).
+	Restore *RestoreRequest
+}
+
+// Switchover names the node that should become the primary of a shard.
+type Switchover struct {
+	Shard int
+	To    string
+}
+
+// RestoreRequest asks for a restore. ID identifies the request so a completed restore is not
+// repeated; Snapshot names what to load.
+type RestoreRequest struct {
+	ID       string
+	Snapshot string
+}
+
+// Role is the replication role a node reports.
+type Role string
+
+const (
+	RolePrimary Role = "primary"
+	RoleReplica Role = "replica"
+)
+
+// Node is one pod and, when it answered, its Valkey process.
+type Node struct {
+	// Name is the pod name; it is the stable identity of a node (StatefulSet ordinal).
+	Name    string
+	Shard   int
+	Ordinal int
+	Pod     Pod
+	// Reachable is true when the operator's survey got answers from the Valkey process this
+	// round. When false, Valkey below is the zero value and must not be read.
+	Reachable bool
+	// FailedProbes counts consecutive failed surveys of this node (0 when Reachable).
+	FailedProbes int
+	Valkey       Valkey
+}
+
+// Pod is what Kubernetes says about a node's pod.
+type Pod struct {
+	// Exists is false when the pod object is missing (deleted, not yet created).
+	Exists bool
+	// Running is false while the container is not running (restarting, pending).
+	Running  bool
+	Ready    bool
+	IP       string
+	Revision string
+}
+
+// Valkey is what a reachable node reported (INFO replication, INFO server, ACL, CLUSTER).
+type Valkey struct {
+	// RunID changes every time the process starts: a different RunID is a restart.
+	RunID string
+	Role  Role
+	// ReplID, ReplID2 and SecondOffset are master_replid, master_replid2 and
+	// second_repl_offset; Offset is master_repl_offset. Together they say which replication
+	// history the node's data belongs to (see lineage.go).
+	ReplID       string
+	ReplID2      string
+	Offset       int64
+	SecondOffset int64
+	// PrimaryHost is master_host for a replica ("" when it follows nothing).
+	PrimaryHost string
+	// LinkUp is master_link_status:up for a replica.
+	LinkUp  bool
+	Loading bool
+	// WritesFenced: clients cannot write (the application ACL user is off). Nodes start so.
+	WritesFenced bool
+	// SyncFenced: replicas cannot sync from it (the replication ACL user is off). Nodes start
+	// so, which is what keeps a restarted, empty node from wiping its replicas.
+	SyncFenced bool
+	// Snapshot is the restore request ID whose snapshot this node's data was loaded from.
+	Snapshot string
+	// Slots are the hash slots the node serves as a primary (cluster mode).
+	Slots []SlotRange
+	// Joined is true once the node is part of the cluster bus (cluster mode).
+	Joined bool
+}
+
+// SlotRange is an inclusive range of hash slots.
+type SlotRange struct {
+	Start, End int
+}
+
+// NumSlots is the number of hash slots of a Valkey cluster.
+const NumSlots = 16384

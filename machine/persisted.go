@@ -1,0 +1,79 @@
+package machine
+
+import "time"
+
+// Persisted is the machine's input that survives restarts: it is written to the
+// ValkeyCluster status (status.state and the fields next to it) before any action is taken,
+// and read back at the start of every reconcile. Unlike most status fields it is not a report
+// but the memory of the machine, so it only changes through a Transition.
+type Persisted struct {
+	State State
+	// Seq is the sequence number of the last transition (history and journal); 0 before any.
+	Seq uint64
+	// Since is the Observation.Time of the observation that caused the last transition. The
+	// machine takes at most one transition per observation: an observation not newer than
+	// Since can cause none, so re-delivering one never adds a transition.
+	Since time.Time
+	// Shards holds the recorded primary of each shard, indexed by shard number.
+	Shards []ShardRecord
+	// Op holds the step markers of the operation in progress; zero in Steady and Bootstrapping.
+	Op Operation
+	// Restored is the ID of the last completed restore, so a request is carried out once.
+	Restored string
+}
+
+// ShardRecord is who the machine recognises as the primary of a shard. Only the recorded
+// primary is ever opened for writes, and only its replication history counts as the shard's
+// data when a new primary is elected.
+type ShardRecord struct {
+	Primary string
+	// RunID is the process the record is about: a restarted primary is a different process
+	// that came up fenced (and possibly empty), so the record no longer applies to it.
+	RunID   string
+	History History
+	// Epoch counts primary changes of the shard, for messages and fencing tokens.
+	Epoch uint64
+}
+
+// History identifies a replication history as a primary reports it: master_replid, and the
+// history it continues (master_replid2 up to second_repl_offset) when it was promoted.
+type History struct {
+	ID      string
+	PrevID  string
+	PrevEnd int64
+}
+
+// Operation is what the machine must remember about the operation in progress because the
+// world cannot tell it: whom it is replacing, whom it promoted, what the goal was.
+type Operation struct {
+	// Shard is the shard a failover or switchover is about.
+	Shard int
+	// Lost and LostRunID name the primary being replaced.
+	Lost      string
+	LostRunID string
+	// LostHistory is the lost primary's history: candidates must continue it.
+	LostHistory History
+	// Planned is true for a requested switchover (a hand-over), false for a failover.
+	Planned bool
+	// Candidate is the promoted node once replica-promoted has been recorded.
+	Candidate string
+	// PromotedAt is the observation time at which the promotion was recorded: an isolated
+	// old primary may accept writes until FenceTimeout after it.
+	PromotedAt time.Time
+	// KnownFenced is true when the old primary cannot accept writes any more (it restarted,
+	// its pod is gone, or it was observed demoted), so no fence timeout is needed.
+	KnownFenced bool
+	// Reseed is true when no node held the shard's data any more and a new, empty history is
+	// started (a data loss the machine states explicitly).
+	Reseed bool
+	// Preempted is the planned operation a failover interrupted (for messages; the machine
+	// resumes it from Steady because its progress is visible in the world).
+	Preempted State
+	// Target is the goal of a planned operation: the revision being rolled out, the restore
+	// request ID, or the switchover target node.
+	Target string
+	// TargetShards is the shard count a resharding works towards.
+	TargetShards int
+	// Snapshot is the snapshot being restored.
+	Snapshot string
+}

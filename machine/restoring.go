@@ -1,0 +1,90 @@
+package machine
+
+import "fmt"
+
+// Restoring reloads every shard from the snapshot of Op.Target: writes are fenced on every
+// master of a shard not restored yet, one node per shard loads the snapshot (a new, empty
+// replication history plus the snapshot's data), snapshot-loaded records it as the shard's
+// primary, the other nodes resync from it, and restore-complete returns to Steady, which
+// opens the restored primaries for writes. Writes acknowledged after the snapshot was taken
+// are discarded: that is what a restore is. A failover does not pre-empt a restore (the
+// restore re-elects every shard's primary itself), and a spec change does not abort it: a
+// newer restore request is carried out after this one.
+
+// restored reports whether shard s's recorded primary is alive and holds the snapshot.
+func (d *decider) restored(p Persisted, s int) bool {
+	if s >= len(p.Shards) {
+		return false
+	}
+	rec := p.Shards[s]
+	n := d.v.node(rec.Primary)
+	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot == p.Op.Target
+}
+
+// loaded finds a node of shard s that loaded the snapshot and serves replicas.
+func (d *decider) loaded(p Persisted, s int) *Node {
+	for _, n := range d.v.shard(s) {
+		if servesReplicas(n) && n.Valkey.Snapshot == p.Op.Target {
+			return n
+		}
+	}
+	return nil
+}
+
+func guardSnapshotLoaded(d *decider) (outcome, bool) {
+	p := d.p
+	for s := range p.Shards {
+		if d.restored(p, s) {
+			continue
+		}
+		if n := d.loaded(p, s); n != nil {
+			next := p
+			next.Shards = recordPrimary(p.Shards, s, n)
+			return outcome{next: next, message: fmt.Sprintf("shard %d: %s loaded snapshot %s", s, n.Name, p.Op.Snapshot)}, true
+		}
+	}
+	return outcome{}, false
+}
+
+func guardRestoreComplete(d *decider) (outcome, bool) {
+	p := d.p
+	for s := range p.Shards {
+		if !d.restored(p, s) {
+			return outcome{}, false
+		}
+		if ok, _ := d.shardConverged(p, s, false); !ok {
+			return outcome{}, false
+		}
+	}
+	next := p
+	next.Restored = p.Op.Target
+	next.Op = Operation{}
+	return outcome{next: next, message: fmt.Sprintf("restore %s from %s complete", p.Op.Target, p.Op.Snapshot)}, true
+}
+
+func (d *decider) restoreActions(p Persisted, b *actionList) {
+	d.ensureObjects(len(p.Shards), b)
+	for s := range p.Shards {
+		if d.restored(p, s) {
+			d.converge(p, s, false, b)
+			continue
+		}
+		for _, n := range d.v.shard(s) {
+			if usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.WritesFenced {
+				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			}
+		}
+		if d.loaded(p, s) != nil {
+			continue // snapshot-loaded records it on the next observation
+		}
+		into := d.v.node(p.Shards[s].Primary)
+		if !usable(into) {
+			into = d.firstNode(s)
+		}
+		if into == nil {
+			b.wait(fmt.Sprintf("shard %d: no node answers to load the snapshot into", s))
+			continue
+		}
+		b.add(RestoreSnapshot{Shard: s, Node: into.Name, RunID: into.Valkey.RunID, Snapshot: p.Op.Snapshot, RequestID: p.Op.Target})
+	}
+}

@@ -1,0 +1,100 @@
+package machine
+
+import "fmt"
+
+// Rolling restarts pods onto Op.Target, one pod at a time and only from a converged cluster:
+// replicas first, then each shard's primary after handing its role over to a caught-up
+// replica (FAILOVER TO), so no acknowledged write is lost and writes pause only for the
+// hand-over. A shard without replicas restarts its primary in place (WithoutHandOver).
+// Progress is the pods' revisions, so an operator restart or a failover in between loses
+// nothing: the next Rolling continues with the pods still on another revision.
+
+func guardSpecChanged(d *decider) (outcome, bool) {
+	p := d.p
+	spec := d.v.spec
+	var why string
+	switch p.State {
+	case Rolling:
+		if spec.Revision != p.Op.Target {
+			why = fmt.Sprintf("revision changed from %s to %s during the rollout", p.Op.Target, spec.Revision)
+		}
+	case Resharding:
+		if spec.Shards != p.Op.TargetShards {
+			why = fmt.Sprintf("shard count changed from %d to %d during the resharding", p.Op.TargetShards, spec.Shards)
+		}
+	}
+	if why == "" {
+		return outcome{}, false
+	}
+	next := p
+	next.Op = Operation{}
+	return outcome{next: next, message: why}, true
+}
+
+func guardRolloutComplete(d *decider) (outcome, bool) {
+	if len(d.staleRevision(d.p.Op.Target)) > 0 {
+		return outcome{}, false
+	}
+	if ok, _ := d.converged(d.p); !ok {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{}
+	return outcome{next: next, message: fmt.Sprintf("every pod runs revision %s", d.p.Op.Target)}, true
+}
+
+func (d *decider) rollingActions(p Persisted, b *actionList) {
+	d.ensureObjects(len(p.Shards), b)
+	for s := range p.Shards {
+		d.converge(p, s, true, b)
+	}
+	if len(b.actions) > 0 {
+		return
+	}
+	if ok, why := d.converged(p); !ok {
+		b.wait(why)
+		return
+	}
+	for s := range p.Shards {
+		rec := p.Shards[s]
+		var prim *Node
+		for _, n := range d.v.shard(s) {
+			if n.Name == rec.Primary {
+				prim = n
+				continue
+			}
+			if n.Pod.Revision != p.Op.Target {
+				b.add(RollPod{Shard: s, Node: n.Name, Revision: p.Op.Target})
+				return
+			}
+		}
+		if prim == nil || prim.Pod.Revision == p.Op.Target {
+			continue
+		}
+		if t := d.handOverTarget(p, s); t != nil {
+			b.add(HandOver{Shard: s, From: prim.Name, FromRunID: prim.Valkey.RunID, To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP})
+			return
+		}
+		if len(d.v.shard(s)) > 1 {
+			b.wait(fmt.Sprintf("shard %d: no caught-up replica to hand %s over to", s, prim.Name))
+			return
+		}
+		b.add(RollPod{Shard: s, Node: prim.Name, Revision: p.Op.Target, WithoutHandOver: true})
+		return
+	}
+}
+
+// handOverTarget is the replica of shard s a primary hands over to: linked, in the same
+// history, with the highest offset (lowest ordinal among equals).
+func (d *decider) handOverTarget(p Persisted, s int) *Node {
+	var best *Node
+	for _, n := range d.v.shard(s) {
+		if _, ok := d.switchoverTarget(p, s, n.Name); !ok {
+			continue
+		}
+		if best == nil || n.Valkey.Offset > best.Valkey.Offset {
+			best = n
+		}
+	}
+	return best
+}

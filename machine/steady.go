@@ -1,0 +1,263 @@
+package machine
+
+import "fmt"
+
+// Steady: every shard has a recorded primary. The machine converges the world to the record
+// (replicas follow the primary, stray masters are fenced and demoted, the primary is open for
+// writes) and starts at most one planned operation, only from a converged cluster.
+
+// guardPrimaryLost: see lostShard for when a primary counts as lost and may be replaced. From
+// FailingOver it only applies to the shard being failed over, once its new primary is
+// recorded (or during a switchover, to the primary being switched): the promoted node is
+// lost in turn. A lost primary of another shard waits: one operation at a time.
+func guardPrimaryLost(d *decider) (outcome, bool) {
+	p := d.p
+	only := -1
+	preempted := Steady
+	switch p.State {
+	case FailingOver:
+		if !p.Op.Planned && p.Op.Candidate == "" {
+			return outcome{}, false
+		}
+		only = p.Op.Shard
+		preempted = p.Op.Preempted
+	case Rolling, Resharding:
+		preempted = p.State
+	}
+	op, why, ok := d.lostShard(p, only)
+	if !ok {
+		return outcome{}, false
+	}
+	if preempted != Steady {
+		op.Preempted = preempted
+	}
+	next := p
+	next.Op = op
+	msg := why
+	if op.Preempted != "" {
+		msg += fmt.Sprintf("; %s interrupted, resumed from Steady afterwards", op.Preempted)
+	}
+	return outcome{next: next, message: msg}, true
+}
+
+// guardPrimaryHandedOver: the recorded primary follows a node that took over its history
+// with writes intact (FAILOVER TO): record the new primary. Tried before primary-lost, which
+// would otherwise see a primary that is no longer one.
+func guardPrimaryHandedOver(d *decider) (outcome, bool) {
+	for s := range d.p.Shards {
+		if t, ok := d.handedOver(d.p, s); ok {
+			next := d.p
+			next.Shards = recordPrimary(d.p.Shards, s, t)
+			return outcome{next: next, message: fmt.Sprintf("shard %d: %s handed over to %s", s, d.p.Shards[s].Primary, t.Name)}, true
+		}
+	}
+	return outcome{}, false
+}
+
+// handedOver finds the node the recorded primary of shard s handed over to, if it did.
+func (d *decider) handedOver(p Persisted, s int) (*Node, bool) {
+	rec := p.Shards[s]
+	old := d.v.node(rec.Primary)
+	if !alive(old, rec.RunID) || old.Valkey.Role != RoleReplica {
+		return nil, false
+	}
+	t := d.v.byIP(s, old.Valkey.PrimaryHost)
+	if t == nil || !servesReplicas(t) || t.Valkey.ReplID2 != rec.History.ID || t.Valkey.ReplID2 == "" {
+		return nil, false
+	}
+	return t, true
+}
+
+// recordPrimary returns a copy of shards where shard s is recorded as led by n.
+func recordPrimary(shards []ShardRecord, s int, n *Node) []ShardRecord {
+	out := make([]ShardRecord, len(shards), max(len(shards), s+1))
+	copy(out, shards)
+	for len(out) <= s {
+		out = append(out, ShardRecord{})
+	}
+	out[s] = ShardRecord{Primary: n.Name, RunID: n.Valkey.RunID, History: historyOf(n), Epoch: out[s].Epoch + 1}
+	return out
+}
+
+func guardRestoreRequested(d *decider) (outcome, bool) {
+	r := d.v.spec.Restore
+	if r == nil || r.ID == "" || r.ID == d.p.Restored {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot}
+	return outcome{next: next, message: fmt.Sprintf("restore %s from snapshot %s", r.ID, r.Snapshot)}, true
+}
+
+func guardSwitchoverRequested(d *decider) (outcome, bool) {
+	sw := d.v.spec.Switchover
+	p := d.p
+	if sw == nil || sw.Shard < 0 || sw.Shard >= len(p.Shards) || sw.To == p.Shards[sw.Shard].Primary {
+		return outcome{}, false
+	}
+	if ok, _ := d.converged(p); !ok {
+		return outcome{}, false
+	}
+	if _, ok := d.switchoverTarget(p, sw.Shard, sw.To); !ok {
+		return outcome{}, false
+	}
+	rec := p.Shards[sw.Shard]
+	next := p
+	next.Op = Operation{Shard: sw.Shard, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Target: sw.To}
+	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover from %s to %s requested", sw.Shard, rec.Primary, sw.To)}, true
+}
+
+// switchoverTarget reports whether node `to` may take over shard s by a hand-over now: it is
+// a replica of the recorded primary, linked, in the same history.
+func (d *decider) switchoverTarget(p Persisted, s int, to string) (*Node, bool) {
+	rec := p.Shards[s]
+	prim := d.v.node(rec.Primary)
+	t := d.v.node(to)
+	if t == nil || t.Shard != s || !usable(t) || !alive(prim, rec.RunID) {
+		return nil, false
+	}
+	if !follows(t, prim) || !t.Valkey.LinkUp || t.Valkey.ReplID != prim.Valkey.ReplID {
+		return nil, false
+	}
+	return t, true
+}
+
+func guardRolloutNeeded(d *decider) (outcome, bool) {
+	if ok, _ := d.converged(d.p); !ok {
+		return outcome{}, false
+	}
+	stale := d.staleRevision(d.v.spec.Revision)
+	if len(stale) == 0 {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{Target: d.v.spec.Revision}
+	return outcome{next: next, message: fmt.Sprintf("roll %d pod(s) to revision %s", len(stale), d.v.spec.Revision)}, true
+}
+
+// staleRevision lists the pods that run another revision than rev.
+func (d *decider) staleRevision(rev string) []*Node {
+	var out []*Node
+	for _, n := range d.v.nodes {
+		if n.Pod.Exists && n.Pod.Revision != rev {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func guardReshardNeeded(d *decider) (outcome, bool) {
+	spec := d.v.spec
+	if spec.Mode != ModeCluster {
+		return outcome{}, false
+	}
+	if ok, _ := d.converged(d.p); !ok {
+		return outcome{}, false
+	}
+	if len(d.p.Shards) == spec.Shards && d.v.shardCount() == spec.Shards && len(d.slotMoves(d.p, spec.Shards)) == 0 {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{TargetShards: spec.Shards}
+	return outcome{next: next, message: fmt.Sprintf("reshard from %d to %d shard(s)", len(d.p.Shards), spec.Shards)}, true
+}
+
+// converged reports whether every recorded shard is as the record says: the primary answers
+// as the recorded process, open for writes; every other pod of the shard exists, follows it
+// and is linked; in cluster mode every node is joined. Planned operations start only then.
+func (d *decider) converged(p Persisted) (bool, string) {
+	for s := range p.Shards {
+		if ok, why := d.shardConverged(p, s, true); !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+func (d *decider) shardConverged(p Persisted, s int, open bool) (bool, string) {
+	rec := p.Shards[s]
+	prim := d.v.node(rec.Primary)
+	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || prim.Valkey.SyncFenced {
+		return false, fmt.Sprintf("shard %d: primary %s not serving", s, rec.Primary)
+	}
+	if open && prim.Valkey.WritesFenced {
+		return false, fmt.Sprintf("shard %d: primary %s not open for writes", s, rec.Primary)
+	}
+	nodes := d.v.shard(s)
+	if len(nodes) != 1+d.v.spec.Replicas {
+		return false, fmt.Sprintf("shard %d: %d of %d pods", s, len(nodes), 1+d.v.spec.Replicas)
+	}
+	for _, n := range nodes {
+		if d.v.spec.Mode == ModeCluster && (!n.Reachable || !n.Valkey.Joined) {
+			return false, fmt.Sprintf("shard %d: %s not joined", s, n.Name)
+		}
+		if n == prim {
+			continue
+		}
+		if !usable(n) || !follows(n, prim) || !n.Valkey.LinkUp {
+			return false, fmt.Sprintf("shard %d: %s not in sync with %s", s, n.Name, prim.Name)
+		}
+	}
+	return true, ""
+}
+
+func (d *decider) steadyActions(p Persisted, b *actionList) {
+	d.ensureObjects(len(p.Shards), b)
+	for s := range p.Shards {
+		d.converge(p, s, true, b)
+	}
+}
+
+// ensureObjects asks for the owned objects when they differ from the spec (shards is the
+// number of shards the objects must keep).
+func (d *decider) ensureObjects(shards int, b *actionList) {
+	want := Objects{Shards: shards, Replicas: d.v.spec.Replicas, Revision: d.v.spec.Revision}
+	if d.obs.Objects != want {
+		b.add(EnsureObjects(want))
+	}
+}
+
+// converge brings shard s to its record: stray masters are fenced then demoted, replicas that
+// follow something else are re-pointed, and (open) the primary is opened for writes. Nothing
+// is done while the recorded primary is not healthy: that is primary-lost's business.
+func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
+	rec := p.Shards[s]
+	prim := d.v.node(rec.Primary)
+	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+		_, why := d.primaryHealth(p, s)
+		if why == "" {
+			why = fmt.Sprintf("shard %d: primary %s not answering", s, rec.Primary)
+		}
+		b.wait(why)
+		return
+	}
+	if open && (prim.Valkey.WritesFenced || prim.Valkey.SyncFenced) {
+		b.add(OpenWrites{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID})
+	}
+	for _, n := range d.v.shard(s) {
+		if n == prim || !usable(n) {
+			continue
+		}
+		if n.Valkey.Role == RolePrimary {
+			if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
+				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			}
+			b.add(d.replicaOf(s, n, prim))
+			continue
+		}
+		if !follows(n, prim) {
+			b.add(d.replicaOf(s, n, prim))
+		}
+	}
+	if d.v.spec.Mode == ModeCluster {
+		for _, n := range d.v.shard(s) {
+			if usable(n) && !n.Valkey.Joined {
+				b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			}
+		}
+	}
+}
+
+func (d *decider) replicaOf(s int, n, prim *Node) Action {
+	return ReplicaOf{Shard: s, Node: n.Name, RunID: n.Valkey.RunID, Primary: prim.Name, PrimaryIP: prim.Pod.IP}
+}

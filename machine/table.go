@@ -1,0 +1,149 @@
+package machine
+
+import "github.com/looplab/fsm"
+
+// rule is one row of the transition table: an event, the states it may be taken from, the
+// state it leads to, and the pure guard that decides whether the event happens now.
+type rule struct {
+	event Event
+	from  []State
+	to    State
+	// guard looks at the decider's persisted state and observation and, when the event
+	// applies, returns the persisted state to write (State, Seq and Since are filled in by
+	// Decide) and a message. It must not have side effects: Decide may evaluate it and drop
+	// the result.
+	guard func(d *decider) (outcome, bool)
+	// when says in words when the guard passes (documentation).
+	when string
+}
+
+// outcome is what a passing guard produces.
+type outcome struct {
+	next    Persisted
+	message string
+}
+
+// table is THE transition table. Rows are in priority order: from a given state, Decide
+// fires the first row whose guard passes, so a lost primary always wins over planned work.
+var table = []rule{
+	{EventPrimaryHandedOver, []State{Steady, Rolling}, "", guardPrimaryHandedOver,
+		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
+	{EventPrimaryLost, []State{Steady, Rolling, Resharding}, FailingOver, guardPrimaryLost,
+		"the recorded primary of a shard is lost (its pod is gone, it restarted, it is no longer primary, or FailureThreshold probes failed), enough of the shard is visible (all but MinSyncReplicas-1 replicas) and a node that continues its history can be promoted"},
+	{EventFailoverComplete, []State{FailingOver}, Steady, guardFailoverComplete,
+		"the promoted node is healthy and the old primary cannot accept writes any more (known dead, observed fenced or demoted, or FenceTimeout passed since the promotion); for a switchover: the hand-over happened"},
+	{EventPrimaryRecovered, []State{FailingOver}, Steady, guardPrimaryRecovered,
+		"before any promotion was recorded, the lost primary answers again as the same process and still primary: a false alarm"},
+	{EventPrimaryLost, []State{FailingOver}, FailingOver, guardPrimaryLost,
+		"the promoted node (or, during a switchover, the primary) is lost in turn: start over from it"},
+	{EventSwitchoverStale, []State{FailingOver}, Steady, guardSwitchoverStale,
+		"a requested switchover no longer matches the spec, or its target is no longer a caught-up replica"},
+	{EventReplicaPromoted, []State{FailingOver}, FailingOver, guardReplicaPromoted,
+		"every visible replica stopped following the lost primary and the elected node (the one whose data contains every other candidate's) serves replicas: record it as the shard's primary"},
+	{EventRestoreRequested, []State{Steady}, Restoring, guardRestoreRequested,
+		"the spec asks for a restore whose ID was not carried out yet"},
+	{EventSwitchoverRequested, []State{Steady}, FailingOver, guardSwitchoverRequested,
+		"the spec names another node as a shard's primary and it is a caught-up replica of a converged cluster"},
+	{EventRolloutNeeded, []State{Steady}, Rolling, guardRolloutNeeded,
+		"the cluster is converged and a pod runs another revision than the spec"},
+	{EventReshardNeeded, []State{Steady}, Resharding, guardReshardNeeded,
+		"cluster mode, the cluster is converged and the shard count or slot layout differs from the spec"},
+	{EventSpecChanged, []State{Rolling, Resharding}, Steady, guardSpecChanged,
+		"the spec moved the goal of the planned operation (another revision or shard count): abort and re-plan from Steady"},
+	{EventRolloutComplete, []State{Rolling}, Steady, guardRolloutComplete,
+		"every pod runs the target revision and the cluster is converged"},
+	{EventShardAdded, []State{Resharding}, Resharding, guardShardAdded,
+		"a new shard's nodes are up, wired to their first node and joined: record its primary"},
+	{EventReshardComplete, []State{Resharding}, Steady, guardReshardComplete,
+		"the slots match the plan for the target shard count and the removed shards' pods are gone"},
+	{EventSnapshotLoaded, []State{Restoring}, Restoring, guardSnapshotLoaded,
+		"a node of a shard not restored yet has loaded the snapshot: record it as the shard's primary"},
+	{EventRestoreComplete, []State{Restoring}, Steady, guardRestoreComplete,
+		"every shard's recorded primary holds the snapshot and its replicas follow it"},
+	{EventBootstrapComplete, []State{Bootstrapping}, Steady, guardBootstrapComplete,
+		"every pod exists, each shard's first node serves replicas, the others follow it, slots are assigned: record the primaries"},
+}
+
+// rulesFrom lists the rows that may fire from state, in priority order. Precomputed: Decide
+// runs often.
+var rulesFrom = func() map[State][]*rule {
+	m := map[State][]*rule{}
+	for i := range table {
+		r := &table[i]
+		for _, src := range r.from {
+			m[src] = append(m[src], r)
+		}
+	}
+	return m
+}()
+
+// ruleFor finds the row for an event taken from a state.
+func ruleFor(e Event, src State) *rule {
+	for _, r := range rulesFrom[src] {
+		if r.event == e {
+			return r
+		}
+	}
+	return nil
+}
+
+// dst is where an event taken from src leads: a row with no destination is a self-loop.
+func (r *rule) dst(src State) State {
+	if r.to == "" {
+		return src
+	}
+	return r.to
+}
+
+// fsmEvents is the table in looplab's form. A row whose destination is empty is a self-loop
+// from each of its sources, so it becomes one EventDesc per source.
+var fsmEvents = func() fsm.Events {
+	var events fsm.Events
+	for i := range table {
+		r := &table[i]
+		if r.to != "" {
+			events = append(events, fsm.EventDesc{Name: string(r.event), Src: statesToStrings(r.from), Dst: string(r.to)})
+			continue
+		}
+		for _, src := range r.from {
+			events = append(events, fsm.EventDesc{Name: string(r.event), Src: []string{string(src)}, Dst: string(src)})
+		}
+	}
+	return events
+}()
+
+func statesToStrings(states []State) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// Edge is one (event, from, to) triple of the table, for documentation and for checks that
+// every transition taken is in the table.
+type Edge struct {
+	Event Event
+	From  State
+	To    State
+	// When says in words when the event is taken.
+	When string
+}
+
+// Table lists every edge of the transition table in priority order.
+func Table() []Edge {
+	var edges []Edge
+	for i := range table {
+		r := &table[i]
+		for _, src := range r.from {
+			edges = append(edges, Edge{Event: r.event, From: src, To: r.dst(src), When: r.when})
+		}
+	}
+	return edges
+}
+
+// InTable reports whether the transition is an edge of the table.
+func InTable(t Transition) bool {
+	r := ruleFor(t.Event, t.From)
+	return r != nil && r.dst(t.From) == t.To
+}

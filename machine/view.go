@@ -1,0 +1,132 @@
+package machine
+
+import "sort"
+
+// view indexes an observation for the guards and action builders. It is built once per
+// Decide and never changed.
+type view struct {
+	spec   Spec
+	nodes  []*Node
+	shards [][]*Node // by shard number, each sorted by ordinal; may be longer than spec.Shards
+}
+
+func newView(obs Observation) *view {
+	v := &view{spec: normalizeSpec(obs.Spec)}
+	v.nodes = make([]*Node, len(obs.Nodes))
+	for i := range obs.Nodes {
+		v.nodes[i] = &obs.Nodes[i]
+	}
+	sort.Slice(v.nodes, func(i, j int) bool {
+		a, b := v.nodes[i], v.nodes[j]
+		if a.Shard != b.Shard {
+			return a.Shard < b.Shard
+		}
+		if a.Ordinal != b.Ordinal {
+			return a.Ordinal < b.Ordinal
+		}
+		return a.Name < b.Name
+	})
+	for _, n := range v.nodes {
+		if n.Shard < 0 {
+			continue
+		}
+		for len(v.shards) <= n.Shard {
+			v.shards = append(v.shards, nil)
+		}
+		v.shards[n.Shard] = append(v.shards[n.Shard], n)
+	}
+	return v
+}
+
+// normalizeSpec fills in what an unset field means, so guards need no special cases.
+func normalizeSpec(s Spec) Spec {
+	if s.Mode == "" {
+		s.Mode = ModeReplication
+	}
+	if s.Mode == ModeReplication || s.Shards < 1 {
+		s.Shards = 1
+	}
+	if s.Replicas < 0 {
+		s.Replicas = 0
+	}
+	if s.MinSyncReplicas > s.Replicas {
+		s.MinSyncReplicas = s.Replicas
+	}
+	if s.MinSyncReplicas < 0 {
+		s.MinSyncReplicas = 0
+	}
+	if s.FailureThreshold < 1 {
+		s.FailureThreshold = 1
+	}
+	return s
+}
+
+// node finds a node by name (nil when its pod is not observed at all).
+func (v *view) node(name string) *Node {
+	if name == "" {
+		return nil
+	}
+	for _, n := range v.nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// shard returns the observed nodes of shard s, sorted by ordinal.
+func (v *view) shard(s int) []*Node {
+	if s < 0 || s >= len(v.shards) {
+		return nil
+	}
+	return v.shards[s]
+}
+
+// highestShard is one more than the highest shard number with an observed pod.
+func (v *view) shardCount() int {
+	n := 0
+	for s, nodes := range v.shards {
+		if len(nodes) > 0 {
+			n = s + 1
+		}
+	}
+	return n
+}
+
+// byIP finds the node of a shard whose pod has the IP ("" matches nothing).
+func (v *view) byIP(s int, ip string) *Node {
+	if ip == "" {
+		return nil
+	}
+	for _, n := range v.shard(s) {
+		if n.Pod.IP == ip {
+			return n
+		}
+	}
+	return nil
+}
+
+// alive reports whether n is the very process runID and answers.
+func alive(n *Node, runID string) bool {
+	return n != nil && n.Reachable && n.Pod.Exists && n.Valkey.RunID == runID && !n.Valkey.Loading
+}
+
+// usable reports whether n answers and is not loading its data.
+func usable(n *Node) bool {
+	return n != nil && n.Reachable && n.Pod.Exists && !n.Valkey.Loading
+}
+
+// servesReplicas reports whether n is a master that lets replicas sync from it.
+func servesReplicas(n *Node) bool {
+	return usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.SyncFenced
+}
+
+// fenced reports whether a node observed now cannot accept client writes.
+func fenced(n *Node) bool {
+	return n.Valkey.Role != RolePrimary || n.Valkey.WritesFenced
+}
+
+// follows reports whether n is a replica pointed at primary's current IP.
+func follows(n, primary *Node) bool {
+	return n.Valkey.Role == RoleReplica && primary.Pod.IP != "" && n.Valkey.PrimaryHost == primary.Pod.IP
+}
