@@ -7,6 +7,9 @@ kube_version=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$top/e
 etcd_version=$(awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$top/e2e/kubebin/etcd/go.mod")
 out="$top/.cache/bin/kube-$kube_version-etcd-$etcd_version"
 mkdir -p "$out"
+# Test packages run in parallel and may all ask at once: one builds, the others wait.
+exec 9>"$out/.lock"
+flock 9
 build() { # module-dir package binary
   if [ -x "$out/$3" ]; then return; fi
   echo "building $3 (once; cached in $out)" >&2

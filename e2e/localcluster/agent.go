@@ -1,0 +1,133 @@
+package localcluster
+
+import (
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// agent is the node agent: it registers the Nodes and runs every Pod bound to one of them.
+type agent struct {
+	cl    *Cluster
+	nodes map[string]*node
+
+	mu      sync.Mutex
+	runners map[types.UID]*podRunner
+	wg      sync.WaitGroup
+}
+
+func (a *agent) start(factory informers.SharedInformerFactory) error {
+	inf := factory.Core().V1().Pods().Informer()
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { a.sync(obj.(*corev1.Pod)) },
+		UpdateFunc: func(_, obj any) { a.sync(obj.(*corev1.Pod)) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				a.gone(p)
+			}
+		},
+	})
+	return err
+}
+
+func (a *agent) sync(p *corev1.Pod) {
+	n, ours := a.nodes[p.Spec.NodeName]
+	if !ours {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r, ok := a.runners[p.UID]; ok {
+		r.update(p)
+		return
+	}
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.DeletionTimestamp == nil {
+			return // finished before this agent started; nothing to run
+		}
+	}
+	key := p.Namespace + "/" + p.Name
+	if a.cl.opts.NewIPOnRecreate {
+		key = string(p.UID)
+	}
+	ip, err := a.cl.ipam.assign(key)
+	if err != nil {
+		fmt.Fprintf(a.cl.opts.Log, "[node-agent] %s: %v\n", key, err)
+		return
+	}
+	r := newPodRunner(a.cl, p, n)
+	r.ip, r.ipKey = ip, key
+	a.runners[p.UID] = r
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		r.run()
+		a.mu.Lock()
+		delete(a.runners, p.UID)
+		a.mu.Unlock()
+	}()
+	if p.DeletionTimestamp != nil {
+		r.update(p)
+	}
+}
+
+// gone handles a Pod removed from the API (after our final delete, or forced): its
+// processes must not outlive it.
+func (a *agent) gone(p *corev1.Pod) {
+	a.mu.Lock()
+	r, ok := a.runners[p.UID]
+	a.mu.Unlock()
+	if ok {
+		r.cancelWhenGone()
+	}
+}
+
+func (a *agent) runner(namespace, name string) (*podRunner, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var found *podRunner
+	for _, r := range a.runners {
+		p := r.currentPod()
+		if p.Namespace == namespace && p.Name == name && !r.isTerminated() {
+			found = r
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("pod %s/%s does not run on this local cluster", namespace, name)
+	}
+	return found, nil
+}
+
+func (a *agent) runnersOn(n *node) []*podRunner {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*podRunner
+	for _, r := range a.runners {
+		if r.node == n {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// stopAll kills every container at once (the cluster is going away) and waits for the
+// runners to finish.
+func (a *agent) stopAll() {
+	a.mu.Lock()
+	rs := make([]*podRunner, 0, len(a.runners))
+	for _, r := range a.runners {
+		rs = append(rs, r)
+	}
+	a.mu.Unlock()
+	for _, r := range rs {
+		r.cancelWhenGone()
+	}
+	a.wg.Wait()
+}

@@ -1,0 +1,319 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// container is one container of a running Pod: its spec, its current process and what
+// kubelet would report about it.
+type container struct {
+	spec corev1.Container
+	init bool
+	cg   string // the container's cgroup directory
+
+	mu           sync.Mutex
+	proc         *os.Process
+	exited       chan struct{} // closed when the current process has been reaped
+	state        corev1.ContainerState
+	lastState    corev1.ContainerState
+	restartCount int32
+	ready        bool
+	started      bool // startup probe passed (or none)
+	stopping     bool // the agent is killing it on purpose (liveness, termination)
+	generation   int  // increments on every start; probes reset when it changes
+}
+
+func (c *container) status(image string) corev1.ContainerStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := corev1.ContainerStatus{
+		Name:                 c.spec.Name,
+		Image:                image,
+		ImageID:              "localcluster://" + image,
+		State:                c.state,
+		LastTerminationState: c.lastState,
+		Ready:                c.ready,
+		RestartCount:         c.restartCount,
+		Started:              ptrBool(c.started && c.state.Running != nil),
+	}
+	if c.proc != nil {
+		st.ContainerID = "localcluster://" + strconv.Itoa(c.proc.Pid)
+	}
+	return st
+}
+
+func ptrBool(b bool) *bool { return &b }
+
+func (c *container) pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil || c.state.Running == nil {
+		return 0
+	}
+	return c.proc.Pid
+}
+
+// signal sends sig to the container's main process.
+func (c *container) signal(sig syscall.Signal) error {
+	pid := c.pid()
+	if pid == 0 {
+		return fmt.Errorf("container %s is not running", c.spec.Name)
+	}
+	return syscall.Kill(pid, sig)
+}
+
+// killAll SIGKILLs every process of the container, whatever it forked (a BGSAVE child too).
+func (c *container) killAll() error {
+	if c.pid() == 0 {
+		return fmt.Errorf("container %s is not running", c.spec.Name)
+	}
+	return os.WriteFile(filepath.Join(c.cg, "cgroup.kill"), []byte("1"), 0o644)
+}
+
+// freeze stops (true) or thaws (false) every process of the container.
+func (c *container) freeze(frozen bool) error {
+	if c.pid() == 0 {
+		return fmt.Errorf("container %s is not running", c.spec.Name)
+	}
+	v := "0"
+	if frozen {
+		v = "1"
+	}
+	return os.WriteFile(filepath.Join(c.cg, "cgroup.freeze"), []byte(v), 0o644)
+}
+
+// start launches the container's process. It returns once the process runs; the exit is
+// recorded by the goroutine that reaps it, which closes c.exited.
+func (r *podRunner) startContainer(c *container) error {
+	r.startGate.RLock()
+	defer r.startGate.RUnlock()
+	argv, err := r.commandLine(c)
+	if err != nil {
+		r.setWaiting(c, "CreateContainerConfigError", err.Error())
+		return err
+	}
+	env, _, err := containerEnv(r.ctx, r.cs, r.pod, &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	if err != nil {
+		r.setWaiting(c, "CreateContainerConfigError", err.Error())
+		return err
+	}
+	mounts, err := r.mountArgs(c)
+	if err != nil {
+		r.setWaiting(c, "CreateContainerConfigError", err.Error())
+		return err
+	}
+	cg, err := r.cluster.cg.ensure(string(r.pod.UID), c.spec.Name)
+	if err != nil {
+		return err
+	}
+	c.cg = cg
+	cdir := filepath.Join(r.dir, "containers", c.spec.Name)
+	root, scratch := filepath.Join(cdir, "root"), filepath.Join(cdir, "scratch")
+	for _, d := range []string{root, scratch} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	wd := c.spec.WorkingDir
+	if wd == "" {
+		wd = "/"
+	}
+	args := []string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", launchScript, "launch",
+		cg, root, scratch, wd, r.pod.Name, strconv.Itoa(len(mounts) / 3)}
+	args = append(args, mounts...)
+	args = append(args, argv...)
+	cmd := exec.Command("unshare", args...)
+	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)
+	logFile, err := os.OpenFile(r.logPath(c.spec.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	out := io.MultiWriter(logFile, prefixed(r.cluster.opts.Log, r.pod.Namespace+"/"+r.pod.Name+"/"+c.spec.Name))
+	cmd.Stdout, cmd.Stderr = out, out
+	// If this process dies without Stop (a panic), the kernel ends the container too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		r.setWaiting(c, "StartError", err.Error())
+		return err
+	}
+	exited := make(chan struct{})
+	c.mu.Lock()
+	c.proc, c.exited = cmd.Process, exited
+	c.state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+	c.ready, c.started, c.stopping = false, c.spec.StartupProbe == nil, false
+	c.generation++
+	c.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		_ = logFile.Close()
+		code, reason := exitCodeOf(err)
+		c.mu.Lock()
+		started := time.Time{}
+		if c.state.Running != nil {
+			started = c.state.Running.StartedAt.Time
+		}
+		c.state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason,
+			StartedAt: metav1.NewTime(started), FinishedAt: metav1.Now(),
+			ContainerID: "localcluster://" + strconv.Itoa(cmd.Process.Pid),
+		}}
+		c.ready = false
+		c.mu.Unlock()
+		close(exited)
+		r.changed()
+	}()
+	r.changed()
+	return nil
+}
+
+func exitCodeOf(err error) (int32, string) {
+	if err == nil {
+		return 0, "Completed"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int32(ws.Signal()), "Error"
+		}
+		return int32(ee.ExitCode()), "Error"
+	}
+	return 128, "Error"
+}
+
+func (r *podRunner) setWaiting(c *container, reason, msg string) {
+	c.mu.Lock()
+	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}
+	c.mu.Unlock()
+	r.changed()
+}
+
+func (r *podRunner) logPath(container string) string {
+	return filepath.Join(r.dir, "logs", container+".log")
+}
+
+// commandLine maps the container's image and command to a program on this machine and
+// expands $(VAR) references in command and args.
+func (r *podRunner) commandLine(c *container) ([]string, error) {
+	img, known := r.cluster.opts.Images[imageRepository(c.spec.Image)]
+	cmd := c.spec.Command
+	if len(cmd) == 0 {
+		if !known {
+			return nil, fmt.Errorf("image %q has no local mapping (Options.Images) and the container sets no command", c.spec.Image)
+		}
+		cmd = img.Entrypoint
+	}
+	_, env, err := containerEnv(r.ctx, r.cs, r.pod, &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	if err != nil {
+		return nil, err
+	}
+	argv := make([]string, 0, len(cmd)+len(c.spec.Args))
+	for _, a := range cmd {
+		argv = append(argv, expand(a, env))
+	}
+	for _, a := range c.spec.Args {
+		argv = append(argv, expand(a, env))
+	}
+	if p, ok := img.Programs[argv[0]]; ok {
+		argv[0] = p
+	}
+	return argv, nil
+}
+
+// imageRepository strips the tag and digest: "valkey/valkey:8.0" -> "valkey/valkey".
+func imageRepository(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+// mountArgs lists SRC DST MODE triples for the launcher, one per volume mount, plus the
+// termination-log file kubelet always provides.
+func (r *podRunner) mountArgs(c *container) ([]string, error) {
+	var out []string
+	for _, m := range c.spec.VolumeMounts {
+		src, ok := r.vols.paths[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("volume mount %s refers to no volume of the pod", m.Name)
+		}
+		if m.SubPath != "" {
+			src = filepath.Join(src, m.SubPath)
+			if _, err := os.Stat(src); os.IsNotExist(err) {
+				if err := os.MkdirAll(src, 0o777); err != nil {
+					return nil, err
+				}
+			}
+		}
+		mode := "rw"
+		if m.ReadOnly {
+			mode = "ro"
+		}
+		if !path.IsAbs(m.MountPath) {
+			return nil, fmt.Errorf("mount path %q is not absolute", m.MountPath)
+		}
+		out = append(out, src, path.Clean(m.MountPath), mode)
+	}
+	return out, nil
+}
+
+// waitExit waits for the current process to be reaped, or ctx.
+func (c *container) waitExit(ctx context.Context) bool {
+	c.mu.Lock()
+	ch := c.exited
+	c.mu.Unlock()
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// stop ends the container as kubelet does: SIGTERM to the process group, SIGKILL after the
+// grace period.
+func (c *container) stop(grace time.Duration) {
+	c.mu.Lock()
+	c.stopping = true
+	ch := c.exited
+	running := c.proc != nil && c.state.Running != nil
+	pid := 0
+	if c.proc != nil {
+		pid = c.proc.Pid
+	}
+	c.mu.Unlock()
+	if !running || ch == nil {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(c.cg, "cgroup.freeze"), []byte("0"), 0o644) // a frozen process cannot handle SIGTERM
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	select {
+	case <-ch:
+	case <-time.After(grace):
+		_ = os.WriteFile(filepath.Join(c.cg, "cgroup.kill"), []byte("1"), 0o644)
+		<-ch
+	}
+	// Whatever the main process left behind goes too.
+	_ = os.WriteFile(filepath.Join(c.cg, "cgroup.kill"), []byte("1"), 0o644)
+}

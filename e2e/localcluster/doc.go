@@ -1,0 +1,16 @@
+// Package localcluster runs a real Kubernetes control plane (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, built from the Go module proxy) whose Pods are real
+// processes started by a node agent in this package: the kubelet of this world.
+//
+// Every Pod gets its own loopback address (127.x.y.z) as status.podIP, its own mount
+// namespace in which its volumes appear at their mount paths over a copy-on-write view of the
+// host's root file system, and real restarts, probes and graceful termination. A service proxy
+// serves ClusterIP Services on loopback addresses, a provisioner binds claims to directories,
+// and Faults (SIGKILL, pause, partitions, node stops, empty restarts) let tests and chaos
+// suites break things on purpose.
+//
+// What it is not: there is no image isolation (containers see the host's binaries; images map
+// to local programs), no network namespace (a process that binds 0.0.0.0 takes the port for
+// every Pod: bind to status.podIP), no cluster DNS, and it needs root (mount namespaces,
+// nftables). See docs/local-cluster.md.
+package localcluster

@@ -1,0 +1,154 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Faults: the ways tests and chaos suites break a local cluster on purpose. Each acts at
+// once and returns; the cluster's normal machinery (restarts, controllers) does the rest.
+
+// KillContainer SIGKILLs a container's processes, as the OOM killer or a crash would. The
+// agent restarts it according to the Pod's restart policy and counts the restart.
+func (c *Cluster) KillContainer(namespace, pod, container string) error {
+	_, ct, err := c.container(namespace, pod, container)
+	if err != nil {
+		return err
+	}
+	return ct.killAll()
+}
+
+// PauseContainer freezes a container's processes (cgroup freezer): they hold their sockets
+// but answer nothing, like a stalled machine or a long GC pause.
+func (c *Cluster) PauseContainer(namespace, pod, container string) error {
+	_, ct, err := c.container(namespace, pod, container)
+	if err != nil {
+		return err
+	}
+	return ct.freeze(true)
+}
+
+// ResumeContainer undoes PauseContainer.
+func (c *Cluster) ResumeContainer(namespace, pod, container string) error {
+	_, ct, err := c.container(namespace, pod, container)
+	if err != nil {
+		return err
+	}
+	return ct.freeze(false)
+}
+
+// DeletePod deletes a Pod through the API with its own grace period, as a user or an
+// eviction would; its controller re-creates it.
+func (c *Cluster) DeletePod(ctx context.Context, namespace, name string) error {
+	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// StopNode powers a Node off: every container on it is killed at once, its lease stops being
+// renewed, the Node and its Pods are reported not ready and the Node is tainted unreachable.
+// Pods deleted meanwhile stay Terminating until the node is back, as in a real cluster.
+func (c *Cluster) StopNode(ctx context.Context, name string) error {
+	n, ok := c.agent.nodes[name]
+	if !ok {
+		return fmt.Errorf("no node %q in this local cluster", name)
+	}
+	n.setStopped(true)
+	rs := c.agent.runnersOn(n)
+	for _, r := range rs {
+		for _, ct := range append(append([]*container{}, r.containers...), r.inits...) {
+			_ = ct.killAll()
+		}
+	}
+	if err := setNodeReady(ctx, c.cs, n, false, "NodeStatusUnknown", "node stopped by the test (local cluster fault)"); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		r.markNodeDown(ctx)
+	}
+	return nil
+}
+
+// StartNode powers a stopped Node on: its containers start again (each restart counted) and
+// it reports Ready.
+func (c *Cluster) StartNode(ctx context.Context, name string) error {
+	n, ok := c.agent.nodes[name]
+	if !ok {
+		return fmt.Errorf("no node %q in this local cluster", name)
+	}
+	if err := setNodeReady(ctx, c.cs, n, true, "KubeletReady", "node agent is posting ready status"); err != nil {
+		return err
+	}
+	n.setStopped(false)
+	for _, r := range c.agent.runnersOn(n) {
+		r.changed()
+	}
+	return nil
+}
+
+// ErrNoPartitions is returned by the partition faults when nftables cannot be used here.
+var ErrNoPartitions = errors.New("network partitions need root and nftables (apt-get install nftables)")
+
+// Partition drops all traffic between two Pods in both directions; connections time out.
+func (c *Cluster) Partition(a, b netip.Addr) error {
+	if c.net == nil {
+		return ErrNoPartitions
+	}
+	return c.net.Partition(a, b)
+}
+
+// IsolatePod drops all traffic between a Pod and every other address except the given
+// ones (for example an operator that should still see it).
+func (c *Cluster) IsolatePod(a netip.Addr, except ...netip.Addr) error {
+	if c.net == nil {
+		return ErrNoPartitions
+	}
+	return c.net.Isolate(a, except...)
+}
+
+// Heal removes every partition.
+func (c *Cluster) Heal() error {
+	if c.net == nil {
+		return ErrNoPartitions
+	}
+	return c.net.Heal()
+}
+
+// WipeVolumes kills a Pod's containers and empties its emptyDir and claim directories, so
+// it restarts with no data: the restarted-empty primary of Valkey's replication hazard.
+func (c *Cluster) WipeVolumes(ctx context.Context, namespace, pod string) error {
+	r, err := c.agent.runner(namespace, pod)
+	if err != nil {
+		return err
+	}
+	// Hold restarts and kill the containers so nothing writes while the files go; the
+	// supervisors start them again once the gate opens.
+	r.startGate.Lock()
+	defer r.startGate.Unlock()
+	for _, ct := range r.containers {
+		if ct.killAll() == nil {
+			ct.waitExit(ctx)
+		}
+	}
+	p := r.currentPod()
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir == nil && v.PersistentVolumeClaim == nil {
+			continue
+		}
+		dir := r.vols.paths[v.Name]
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package localcluster
+
+import (
+	"io"
+	"time"
+)
+
+// Options configure a local cluster. The zero value is a useful default.
+type Options struct {
+	// Nodes is how many Nodes the agent registers (default 3), spread over Zones.
+	Nodes int
+	// Zones are the topology.kubernetes.io/zone labels given to Nodes in turn (default a, b, c).
+	Zones []string
+	// NewIPOnRecreate gives a Pod that is deleted and re-created under the same name a new
+	// loopback IP, as real clusters do. Off, a re-created Pod keeps the IP of its name.
+	NewIPOnRecreate bool
+	// RestartBackoff is the first delay before restarting a crashed container; it doubles up
+	// to MaxRestartBackoff. Kubelet uses 10 s and 5 min; the defaults here are 1 s and 20 s
+	// so that tests of crash loops finish.
+	RestartBackoff    time.Duration
+	MaxRestartBackoff time.Duration
+	// Images maps image repositories (without tag or digest) to local programs. The Valkey
+	// image and the operator image are mapped by default; see DefaultImages.
+	Images map[string]Image
+	// OperatorBinary is the valkey-operator binary that the operator image maps to.
+	OperatorBinary string
+	// Log receives the control plane's and the pods' output (default: discarded). Pod output
+	// is also kept per container under the cluster's directory.
+	Log io.Writer
+}
+
+// Image says how a container image maps to programs on this machine.
+type Image struct {
+	// Entrypoint is used when a container has no command.
+	Entrypoint []string
+	// Programs maps a command name used by the image (e.g. "/manager") to a local path.
+	Programs map[string]string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Nodes <= 0 {
+		o.Nodes = 3
+	}
+	if len(o.Zones) == 0 {
+		o.Zones = []string{"a", "b", "c"}
+	}
+	if o.RestartBackoff <= 0 {
+		o.RestartBackoff = time.Second
+	}
+	if o.MaxRestartBackoff <= 0 {
+		o.MaxRestartBackoff = 20 * time.Second
+	}
+	images := DefaultImages(o.OperatorBinary)
+	for k, v := range o.Images {
+		images[k] = v
+	}
+	o.Images = images
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// OperatorImage is the repository of the operator's image; any tag maps to OperatorBinary.
+const OperatorImage = "ghcr.io/valkey-fsm/valkey-operator"
+
+// DefaultImages maps the Valkey images (any tag) to Debian's valkey binaries and the
+// operator's image to the given binary.
+func DefaultImages(operatorBinary string) map[string]Image {
+	valkey := Image{Entrypoint: []string{"valkey-server"}}
+	m := map[string]Image{
+		"valkey/valkey":             valkey,
+		"docker.io/valkey/valkey":   valkey,
+		"ghcr.io/valkey-io/valkey":  valkey,
+		"busybox":                   {Entrypoint: []string{"sh"}},
+		"docker.io/library/busybox": {Entrypoint: []string{"sh"}},
+	}
+	if operatorBinary != "" {
+		m[OperatorImage] = Image{
+			Entrypoint: []string{operatorBinary},
+			Programs:   map[string]string{"/manager": operatorBinary, "valkey-operator": operatorBinary, "/valkey-operator": operatorBinary},
+		}
+	}
+	return m
+}

@@ -1,0 +1,253 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+type probeKind int
+
+const (
+	startupProbe probeKind = iota
+	livenessProbe
+	readinessProbe
+)
+
+func (k probeKind) String() string {
+	return [...]string{"Startup", "Liveness", "Readiness"}[k]
+}
+
+type probeCounter struct {
+	generation int
+	lastRun    time.Time
+	successes  int32
+	failures   int32
+}
+
+// probeLoop runs a container's startup, liveness and readiness probes with kubelet's
+// semantics (initial delay, period, timeout, success and failure thresholds) until ctx ends.
+// It judges each run of the process afresh: counters reset when the container restarts.
+func (r *podRunner) probeLoop(ctx context.Context, c *container) {
+	probes := [3]*corev1.Probe{c.spec.StartupProbe, c.spec.LivenessProbe, c.spec.ReadinessProbe}
+	var counters [3]probeCounter
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.mu.Lock()
+		running := c.state.Running != nil && !c.stopping
+		var startedAt time.Time
+		if running {
+			startedAt = c.state.Running.StartedAt.Time
+		}
+		gen, started := c.generation, c.started
+		c.mu.Unlock()
+		if !running {
+			continue
+		}
+		if c.spec.ReadinessProbe == nil {
+			r.setReady(c, gen, started)
+		}
+		for kind, p := range probes {
+			if p == nil || (probeKind(kind) != startupProbe && !started) || (probeKind(kind) == startupProbe && started) {
+				continue
+			}
+			pc := &counters[kind]
+			if pc.generation != gen {
+				*pc = probeCounter{generation: gen}
+			}
+			now := time.Now()
+			if now.Sub(startedAt) < time.Duration(p.InitialDelaySeconds)*time.Second ||
+				now.Sub(pc.lastRun) < seconds(p.PeriodSeconds, 10) {
+				continue
+			}
+			pc.lastRun = now
+			err := r.runProbe(ctx, c, p)
+			if err == nil {
+				pc.successes++
+				pc.failures = 0
+			} else {
+				pc.failures++
+				pc.successes = 0
+			}
+			succeeded := pc.successes >= max(p.SuccessThreshold, 1)
+			failed := pc.failures >= defaultInt32(p.FailureThreshold, 3)
+			switch probeKind(kind) {
+			case startupProbe:
+				if succeeded {
+					c.mu.Lock()
+					if c.generation == gen {
+						c.started = true
+					}
+					c.mu.Unlock()
+					started = true
+					r.changed()
+				} else if failed {
+					r.event(corev1.EventTypeWarning, "Unhealthy", fmt.Sprintf("Startup probe failed for %s: %v", c.spec.Name, err))
+					go r.killForRestart(c, gen, p)
+				}
+			case livenessProbe:
+				if failed {
+					r.event(corev1.EventTypeWarning, "Unhealthy", fmt.Sprintf("Liveness probe failed for %s: %v", c.spec.Name, err))
+					go r.killForRestart(c, gen, p)
+				}
+			case readinessProbe:
+				if succeeded {
+					r.setReady(c, gen, true)
+				} else if failed {
+					r.setReady(c, gen, false)
+				}
+			}
+		}
+	}
+}
+
+func (r *podRunner) setReady(c *container, gen int, ready bool) {
+	c.mu.Lock()
+	changed := c.generation == gen && c.state.Running != nil && c.ready != ready
+	if changed {
+		c.ready = ready
+	}
+	c.mu.Unlock()
+	if changed {
+		r.changed()
+	}
+}
+
+// killForRestart ends a container whose liveness or startup probe failed; its supervisor
+// then restarts it according to the Pod's restart policy.
+func (r *podRunner) killForRestart(c *container, gen int, p *corev1.Probe) {
+	c.mu.Lock()
+	same := c.generation == gen
+	c.mu.Unlock()
+	if !same {
+		return
+	}
+	grace := r.gracePeriod()
+	if p.TerminationGracePeriodSeconds != nil {
+		grace = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second
+	}
+	c.stop(grace)
+	c.mu.Lock()
+	c.stopping = false
+	c.mu.Unlock()
+}
+
+func seconds(v int32, def int32) time.Duration {
+	if v <= 0 {
+		v = def
+	}
+	return time.Duration(v) * time.Second
+}
+
+func defaultInt32(v, def int32) int32 {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// runProbe performs one probe: exec inside the container's namespaces, a TCP connect, or an
+// HTTP GET, to the Pod's IP unless the probe names a host.
+func (r *podRunner) runProbe(ctx context.Context, c *container, p *corev1.Probe) error {
+	timeout := seconds(p.TimeoutSeconds, 1)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	switch {
+	case p.Exec != nil:
+		out, err := r.execIn(ctx, c, p.Exec.Command)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	case p.TCPSocket != nil:
+		host := p.TCPSocket.Host
+		if host == "" {
+			host = r.ip.String()
+		}
+		port, err := resolvePort(p.TCPSocket.Port, &c.spec)
+		if err != nil {
+			return err
+		}
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	case p.HTTPGet != nil:
+		g := p.HTTPGet
+		host := g.Host
+		if host == "" {
+			host = r.ip.String()
+		}
+		port, err := resolvePort(g.Port, &c.spec)
+		if err != nil {
+			return err
+		}
+		scheme := "http"
+		if g.Scheme == corev1.URISchemeHTTPS {
+			scheme = "https"
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(port))+g.Path, nil)
+		if err != nil {
+			return err
+		}
+		for _, h := range g.HTTPHeaders {
+			req.Header.Add(h.Name, h.Value)
+		}
+		// Kubelet does not verify probe certificates either.
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+			return fmt.Errorf("HTTP probe returned %d", resp.StatusCode)
+		}
+		return nil
+	}
+	return fmt.Errorf("probe type not supported by the local cluster (exec, tcpSocket and httpGet are)")
+}
+
+func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
+	if p.Type == intstr.Int {
+		return p.IntValue(), nil
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.StrVal {
+			return int(cp.ContainerPort), nil
+		}
+	}
+	return 0, fmt.Errorf("container %s has no port named %q", c.Name, p.StrVal)
+}
+
+// execIn runs a command inside a running container: its mount and UTS namespaces, its root
+// and working directory, its environment.
+func (r *podRunner) execIn(ctx context.Context, c *container, command []string) ([]byte, error) {
+	pid := c.pid()
+	if pid == 0 {
+		return nil, fmt.Errorf("container %s is not running", c.spec.Name)
+	}
+	env, _, err := containerEnv(ctx, r.cs, r.pod, &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd", "--"}, command...)
+	cmd := exec.CommandContext(ctx, "nsenter", args...)
+	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)
+	return cmd.CombinedOutput()
+}

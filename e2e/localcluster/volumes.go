@@ -1,0 +1,335 @@
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// volumeFile is one file of a ConfigMap, Secret, downward API or projected volume.
+type volumeFile struct {
+	data []byte
+	mode os.FileMode
+}
+
+// podVolumes resolves each of a Pod's volumes to a directory on this machine. Directories
+// that hold API data (ConfigMap, Secret, projected, downward API) are rewritten by refresh,
+// as kubelet does, so changes reach running containers without a restart.
+type podVolumes struct {
+	dir    string            // the Pod's volume directory
+	paths  map[string]string // volume name -> host path
+	tokens map[string]time.Time
+}
+
+func (r *podRunner) setUpVolumes(ctx context.Context) error {
+	r.vols = &podVolumes{dir: filepath.Join(r.dir, "volumes"), paths: map[string]string{}, tokens: map[string]time.Time{}}
+	for _, v := range r.pod.Spec.Volumes {
+		p, err := r.volumePath(ctx, v)
+		if err != nil {
+			return fmt.Errorf("volume %s: %w", v.Name, err)
+		}
+		r.vols.paths[v.Name] = p
+	}
+	return r.refreshVolumes(ctx, true)
+}
+
+func (r *podRunner) volumePath(ctx context.Context, v corev1.Volume) (string, error) {
+	switch {
+	case v.PersistentVolumeClaim != nil:
+		pvc, err := r.cs.CoreV1().PersistentVolumeClaims(r.pod.Namespace).Get(ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if pvc.Spec.VolumeName == "" || pvc.Status.Phase != corev1.ClaimBound {
+			return "", fmt.Errorf("claim %s is not bound yet", pvc.Name)
+		}
+		pv, err := r.cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case pv.Spec.HostPath != nil:
+			return pv.Spec.HostPath.Path, nil
+		case pv.Spec.Local != nil:
+			return pv.Spec.Local.Path, nil
+		}
+		return "", fmt.Errorf("persistent volume %s is neither hostPath nor local", pv.Name)
+	case v.HostPath != nil:
+		return v.HostPath.Path, nil
+	default:
+		// emptyDir and every API-backed volume get a directory of the Pod's own.
+		p := filepath.Join(r.vols.dir, v.Name)
+		return p, os.MkdirAll(p, 0o777)
+	}
+}
+
+// refreshVolumes (re)writes the API-backed volumes whose content changed. The first call
+// fails on a missing non-optional source, as kubelet keeps such a Pod from starting.
+func (r *podRunner) refreshVolumes(ctx context.Context, first bool) error {
+	for _, v := range r.pod.Spec.Volumes {
+		files, err := r.volumeFiles(ctx, v)
+		if err != nil {
+			if first {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			continue
+		}
+		if files == nil {
+			continue
+		}
+		if err := writeAtomic(r.vols.paths[v.Name], files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func defaultMode(m *int32, def int32) os.FileMode {
+	if m != nil {
+		return os.FileMode(*m)
+	}
+	return os.FileMode(def)
+}
+
+// volumeFiles returns the files an API-backed volume should hold, or nil for other volumes.
+func (r *podRunner) volumeFiles(ctx context.Context, v corev1.Volume) (map[string]volumeFile, error) {
+	ns := r.pod.Namespace
+	switch {
+	case v.ConfigMap != nil:
+		return configMapFiles(ctx, r.cs, ns, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, defaultMode(v.ConfigMap.DefaultMode, 0o644))
+	case v.Secret != nil:
+		return secretFiles(ctx, r.cs, ns, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional, defaultMode(v.Secret.DefaultMode, 0o644))
+	case v.DownwardAPI != nil:
+		return r.downwardFiles(v.DownwardAPI.Items, defaultMode(v.DownwardAPI.DefaultMode, 0o644))
+	case v.Projected != nil:
+		mode := defaultMode(v.Projected.DefaultMode, 0o644)
+		all := map[string]volumeFile{}
+		for _, src := range v.Projected.Sources {
+			var files map[string]volumeFile
+			var err error
+			switch {
+			case src.ConfigMap != nil:
+				files, err = configMapFiles(ctx, r.cs, ns, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, mode)
+			case src.Secret != nil:
+				files, err = secretFiles(ctx, r.cs, ns, src.Secret.Name, src.Secret.Items, src.Secret.Optional, mode)
+			case src.DownwardAPI != nil:
+				files, err = r.downwardFiles(src.DownwardAPI.Items, mode)
+			case src.ServiceAccountToken != nil:
+				files, err = r.tokenFile(ctx, v.Name, src.ServiceAccountToken, mode)
+			}
+			if err != nil {
+				return nil, err
+			}
+			for k, f := range files {
+				all[k] = f
+			}
+		}
+		return all, nil
+	}
+	return nil, nil
+}
+
+func configMapFiles(ctx context.Context, cs kubernetes.Interface, ns, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode) (map[string]volumeFile, error) {
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if isOptional(optional) {
+			return map[string]volumeFile{}, nil
+		}
+		return nil, err
+	}
+	data := map[string][]byte{}
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return keyFiles(data, items, mode)
+}
+
+func secretFiles(ctx context.Context, cs kubernetes.Interface, ns, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode) (map[string]volumeFile, error) {
+	s, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if isOptional(optional) {
+			return map[string]volumeFile{}, nil
+		}
+		return nil, err
+	}
+	return keyFiles(s.Data, items, mode)
+}
+
+func keyFiles(data map[string][]byte, items []corev1.KeyToPath, mode os.FileMode) (map[string]volumeFile, error) {
+	files := map[string]volumeFile{}
+	if len(items) == 0 {
+		for k, v := range data {
+			files[k] = volumeFile{data: v, mode: mode}
+		}
+		return files, nil
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			return nil, fmt.Errorf("no key %q", it.Key)
+		}
+		files[it.Path] = volumeFile{data: v, mode: defaultMode(it.Mode, int32(mode))}
+	}
+	return files, nil
+}
+
+func (r *podRunner) downwardFiles(items []corev1.DownwardAPIVolumeFile, mode os.FileMode) (map[string]volumeFile, error) {
+	files := map[string]volumeFile{}
+	for _, it := range items {
+		var v string
+		var err error
+		switch {
+		case it.FieldRef != nil:
+			v, err = podField(r.pod, it.FieldRef.FieldPath, r.ip.String(), r.node.ip.String())
+		case it.ResourceFieldRef != nil:
+			for i := range r.pod.Spec.Containers {
+				if r.pod.Spec.Containers[i].Name == it.ResourceFieldRef.ContainerName {
+					v = resourceField(&r.pod.Spec.Containers[i], it.ResourceFieldRef)
+				}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		files[it.Path] = volumeFile{data: []byte(v), mode: defaultMode(it.Mode, int32(mode))}
+	}
+	return files, nil
+}
+
+// tokenFile asks the API server for a token bound to this Pod (TokenRequest), and renews it
+// once 80% of its lifetime has passed, as kubelet does.
+func (r *podRunner) tokenFile(ctx context.Context, volume string, src *corev1.ServiceAccountTokenProjection, mode os.FileMode) (map[string]volumeFile, error) {
+	key := volume + "/" + src.Path
+	path := filepath.Join(r.vols.paths[volume], src.Path)
+	if renew, ok := r.vols.tokens[key]; ok && time.Now().Before(renew) {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			return map[string]volumeFile{src.Path: {data: data, mode: mode}}, nil
+		}
+	}
+	exp := ptr.Deref(src.ExpirationSeconds, 3600)
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: &exp,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: r.pod.Name, UID: r.pod.UID},
+	}}
+	if src.Audience != "" {
+		req.Spec.Audiences = []string{src.Audience}
+	}
+	sa := r.pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	tr, err := r.cs.CoreV1().ServiceAccounts(r.pod.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("token request for service account %s: %w", sa, err)
+	}
+	lifetime := time.Until(tr.Status.ExpirationTimestamp.Time)
+	r.vols.tokens[key] = time.Now().Add(lifetime * 8 / 10)
+	return map[string]volumeFile{src.Path: {data: []byte(tr.Status.Token), mode: mode}}, nil
+}
+
+// writeAtomic lays files out as kubelet's atomic writer does: a timestamped directory, a
+// ..data symlink to it, and one symlink per top-level entry, so readers never see a half
+// update. It does nothing when the content is unchanged.
+func writeAtomic(dir string, files map[string]volumeFile) error {
+	if sameContent(dir, files) {
+		return nil
+	}
+	ts := filepath.Join(dir, ".."+strconv.FormatInt(time.Now().UnixNano(), 10))
+	if err := os.MkdirAll(ts, 0o755); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for name, f := range files {
+		p := filepath.Join(ts, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.data, f.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, f.mode); err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	tmpLink := filepath.Join(dir, "..data_tmp")
+	_ = os.Remove(tmpLink)
+	if err := os.Symlink(filepath.Base(ts), tmpLink); err != nil {
+		return err
+	}
+	old, _ := os.Readlink(filepath.Join(dir, "..data"))
+	if err := os.Rename(tmpLink, filepath.Join(dir, "..data")); err != nil {
+		return err
+	}
+	sort.Strings(names)
+	top := map[string]bool{}
+	for _, name := range names {
+		first := name
+		if i := bytes.IndexByte([]byte(name), '/'); i >= 0 {
+			first = name[:i]
+		}
+		top[first] = true
+		link := filepath.Join(dir, first)
+		if target, err := os.Readlink(link); err == nil && target == filepath.Join("..data", first) {
+			continue
+		}
+		_ = os.RemoveAll(link)
+		if err := os.Symlink(filepath.Join("..data", first), link); err != nil {
+			return err
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name()[0] != '.' && !top[e.Name()] {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	if old != "" && old != filepath.Base(ts) {
+		_ = os.RemoveAll(filepath.Join(dir, old))
+	}
+	return nil
+}
+
+func sameContent(dir string, files map[string]volumeFile) bool {
+	cur, err := os.Readlink(filepath.Join(dir, "..data"))
+	if err != nil {
+		return false
+	}
+	n := 0
+	err = filepath.WalkDir(filepath.Join(dir, cur), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(files) {
+		return false
+	}
+	for name, f := range files {
+		p := filepath.Join(dir, cur, name)
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(data, f.data) {
+			return false
+		}
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != f.mode.Perm() {
+			return false
+		}
+	}
+	return true
+}
