@@ -270,7 +270,11 @@ func (r *podRunner) mountArgs(c *container) ([]string, error) {
 		if !path.IsAbs(m.MountPath) {
 			return nil, fmt.Errorf("mount path %q is not absolute", m.MountPath)
 		}
-		out = append(out, src, path.Clean(m.MountPath), mode)
+		dst, err := resolveInRoot(m.MountPath)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, src, dst, mode)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -94,11 +95,13 @@ func (c *Cluster) StartNode(ctx context.Context, name string) error {
 var ErrNoPartitions = errors.New("network partitions need root and nftables (apt-get install nftables)")
 
 // Partition drops all traffic between two Pods in both directions; connections time out.
+// It matches the Pods' addresses and their cgroups, so it holds whatever source address the
+// Pods' processes connect from.
 func (c *Cluster) Partition(a, b netip.Addr) error {
 	if c.net == nil {
 		return ErrNoPartitions
 	}
-	return c.net.Partition(a, b)
+	return c.net.PartitionEndpoints(c.endpoint(a), c.endpoint(b))
 }
 
 // IsolatePod drops all traffic between a Pod and every other address except the given
@@ -107,7 +110,16 @@ func (c *Cluster) IsolatePod(a netip.Addr, except ...netip.Addr) error {
 	if c.net == nil {
 		return ErrNoPartitions
 	}
-	return c.net.Isolate(a, except...)
+	return c.net.IsolateEndpoint(c.endpoint(a), except...)
+}
+
+// endpoint pairs an address with the cgroup of the Pod that has it, if one of ours does.
+func (c *Cluster) endpoint(ip netip.Addr) netfault.Endpoint {
+	ep := netfault.Endpoint{Addr: ip}
+	if r := c.agent.runnerByIP(ip); r != nil {
+		ep.Cgroup = c.cg.rel(string(r.currentPod().UID))
+	}
+	return ep
 }
 
 // Heal removes every partition.

@@ -41,7 +41,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // anti-affinity rule.
 func valkeyStatefulSet(ns, name string, replicas int32, aof bool) (*appsv1.StatefulSet, *corev1.Service) {
 	labels := map[string]string{"app": name}
-	args := []string{"--bind", "$(POD_IP)", "--bind-source-addr", "$(POD_IP)", "--port", "6379", "--dir", "/data", "--protected-mode", "no", "--save", ""}
+	args := []string{"--bind", "$(POD_IP)", "--port", "6379", "--dir", "/data", "--protected-mode", "no", "--save", ""}
 	if aof {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	}

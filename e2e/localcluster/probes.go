@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -235,8 +236,9 @@ func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
 	return 0, fmt.Errorf("container %s has no port named %q", c.Name, p.StrVal)
 }
 
-// execIn runs a command inside a running container: its mount and UTS namespaces, its root
-// and working directory, its environment.
+// execIn runs a command inside a running container: its cgroup (so partitions and pauses
+// apply to it as to the container), its mount and UTS namespaces, its root and working
+// directory, its environment. On ctx's end the command and everything it started are killed.
 func (r *podRunner) execIn(ctx context.Context, c *container, command []string) ([]byte, error) {
 	pid := c.pid()
 	if pid == 0 {
@@ -246,8 +248,13 @@ func (r *podRunner) execIn(ctx context.Context, c *container, command []string) 
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd", "--"}, command...)
-	cmd := exec.CommandContext(ctx, "nsenter", args...)
+	args := append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec nsenter "$@"`, "exec", c.cg,
+		"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd", "--"}, command...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// Output pipes held open by a straggler must not hang the caller past its deadline.
+	cmd.WaitDelay = 200 * time.Millisecond
 	return cmd.CombinedOutput()
 }
