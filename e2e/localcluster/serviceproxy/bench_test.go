@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func BenchmarkThroughput(b *testing.B) {
 	sel := map[string]string{"app": "bench"}
 	createPod(b, cs, ns, podSpec{name: "valkey-0", labels: sel, ip: ip}, true)
 	svc := createService(b, cs, ns, "bench", sel, 6379, intstr.FromInt32(6379))
-	p := startProxy(b, cs, Options{})
+	p := startProxy(b, cs, Options{Logger: slog.New(slog.DiscardHandler)}) // keep the table clean
 	waitServing(b, p, ns, "bench")
 
 	direct := dialRESP(b, net.JoinHostPort(ip, "6379"))

@@ -277,6 +277,8 @@ func valkey(tb testing.TB, ip string, port int) {
 	cmd := exec.Command(bin, "--bind", ip, "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
 		"--protected-mode", "no", "--dir", tb.TempDir(), "--logfile", "")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	// Dies with the test binary even when a panic or -timeout skips the cleanups.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
