@@ -8,10 +8,16 @@
 // connections between partitioned addresses time out, as they do across a real partition,
 // instead of being refused.
 //
+// Rules match addresses (Partition, Isolate) and, through Endpoint, optionally the cgroup v2
+// group of a Pod's processes (PartitionEndpoints, IsolateEndpoint): a process that dials
+// without binding its Pod IP sends from 127.0.0.1, which only the cgroup match attributes to
+// its Pod.
+//
 // Tables are named vkfsm_<owner>_<pid>. The pid lets SweepStale remove the leftovers of a
 // test process that crashed before it could Close its table. Everything is done by running
-// the nft command, so the package needs root and the nftables package, and nothing else;
-// New reports ErrNotRoot or ErrNoNft otherwise so that tests can skip with that message.
+// the nft command (cgroup rules also use unshare and mount, see applyWithCgroups), so the
+// package needs root and the nftables package; New reports ErrNotRoot or ErrNoNft otherwise so
+// that tests can skip with that message.
 //
 // Only loopback addresses are accepted: the rules can never disturb traffic that leaves the
 // machine.
