@@ -18,6 +18,7 @@ type agent struct {
 
 	mu      sync.Mutex
 	runners map[types.UID]*podRunner
+	newIPs  bool // Options.NewIPOnRecreate, changeable at run time
 	wg      sync.WaitGroup
 }
 
@@ -55,7 +56,9 @@ func (a *agent) sync(p *corev1.Pod) {
 		}
 	}
 	key := p.Namespace + "/" + p.Name
-	if a.cl.opts.NewIPOnRecreate {
+	if a.newIPs {
+		// Forget the name's address so that the next Pod of this name gets a new one too.
+		a.cl.ipam.release(key)
 		key = string(p.UID)
 	}
 	ip, err := a.cl.ipam.assign(key)
@@ -142,4 +145,13 @@ func (a *agent) runnerByIP(ip netip.Addr) *podRunner {
 		}
 	}
 	return nil
+}
+
+// SetNewIPOnRecreate switches, for Pods created from now on, between keeping the address of
+// a Pod's name (off) and a new address per Pod (on, as real clusters do): a fault that makes
+// the next re-creation of a Pod change its IP.
+func (c *Cluster) SetNewIPOnRecreate(on bool) {
+	c.agent.mu.Lock()
+	defer c.agent.mu.Unlock()
+	c.agent.newIPs = on
 }

@@ -90,7 +90,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil && !errors.Is(err, netfault.ErrNotRoot) && !errors.Is(err, netfault.ErrNoNft) {
 		return nil, err
 	}
-	cl.agent = &agent{cl: cl, nodes: map[string]*node{}, runners: map[types.UID]*podRunner{}}
+	cl.agent = &agent{cl: cl, nodes: map[string]*node{}, runners: map[types.UID]*podRunner{}, newIPs: opts.NewIPOnRecreate}
 	for i := 0; i < opts.Nodes; i++ {
 		n := &node{name: fmt.Sprintf("node-%d", i), zone: opts.Zones[i%len(opts.Zones)], ip: s.nodeIP(i)}
 		if err := registerNode(ctx, cl.cs, n); err != nil {

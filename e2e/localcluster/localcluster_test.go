@@ -525,3 +525,18 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("stopping one cluster disturbed the other: %v", err)
 	}
 }
+
+// valkeyClientNoFail connects and pings, returning nil when nothing answers.
+func valkeyClientNoFail(addr string) valkey.Client {
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true, Dialer: net.Dialer{Timeout: time.Second}})
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if c.Do(ctx, c.B().Ping().Build()).Error() != nil {
+		c.Close()
+		return nil
+	}
+	return c
+}

@@ -13,6 +13,7 @@ type Options struct {
 	Zones []string
 	// NewIPOnRecreate gives a Pod that is deleted and re-created under the same name a new
 	// loopback IP, as real clusters do. Off, a re-created Pod keeps the IP of its name.
+	// Cluster.SetNewIPOnRecreate changes it while the cluster runs.
 	NewIPOnRecreate bool
 	// RestartBackoff is the first delay before restarting a crashed container; it doubles up
 	// to MaxRestartBackoff. Kubelet uses 10 s and 5 min; the defaults here are 1 s and 20 s

@@ -393,7 +393,7 @@ func (r *podRunner) finalDelete() {
 func (r *podRunner) cleanUp() {
 	r.cluster.cg.remove(string(r.pod.UID))
 	_ = os.RemoveAll(r.dir)
-	if r.cluster.opts.NewIPOnRecreate {
+	if r.ipKey == string(r.pod.UID) {
 		r.cluster.ipam.release(r.ipKey)
 	}
 }
