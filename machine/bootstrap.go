@@ -74,13 +74,33 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	spec := d.v.spec
 	d.ensureObjects(spec.Shards, b)
 	for s := 0; s < spec.Shards; s++ {
-		d.bootstrapShard(s, true, b)
+		d.bootstrapShard(s, b)
+	}
+	if spec.Mode != ModeCluster || len(b.actions) > 0 {
+		return
+	}
+	// Slots, one step at a time, towards the plan: nothing has been written yet, but the
+	// spec may have changed the shard count since a first assignment.
+	if moves := d.slotMoves(Persisted{}, spec.Shards); len(moves) > 0 {
+		m := moves[0]
+		to := d.firstNode(m.to)
+		var from *Node
+		if m.from >= 0 {
+			from = d.firstNode(m.from)
+		}
+		switch {
+		case to == nil:
+			b.wait(fmt.Sprintf("shard %d: no node answers", m.to))
+		case from == nil:
+			b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
+		default:
+			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
+		}
 	}
 }
 
-// bootstrapShard wires shard s to its first node (and, when assign, gives it its planned
-// slots if nobody serves them).
-func (d *decider) bootstrapShard(s int, assign bool, b *actionList) {
+// bootstrapShard wires shard s to its first node.
+func (d *decider) bootstrapShard(s int, b *actionList) {
 	first := d.firstNode(s)
 	if first == nil {
 		b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
@@ -104,14 +124,5 @@ func (d *decider) bootstrapShard(s int, assign bool, b *actionList) {
 		if usable(n) && !n.Valkey.Joined {
 			b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 		}
-	}
-	if assign && len(first.Valkey.Slots) == 0 {
-		want := slotPlan(d.v.spec.Shards)[s]
-		for _, o := range d.slotOwners(Persisted{}) {
-			if o.Start <= want.End && o.End >= want.Start {
-				return
-			}
-		}
-		b.add(AssignSlots{Shard: s, Node: first.Name, RunID: first.Valkey.RunID, Slots: []SlotRange{want}})
 	}
 }

@@ -19,9 +19,10 @@ in this order: restore, switchover, rollout, resharding.`,
 	FailingOver: `The primary of one shard is being replaced. Unplanned: (1) freeze: every visible node that
 follows anything is detached, so offsets stop moving and an isolated old primary loses the replicas
 its min-replicas-to-write needs; (2) elect the node whose data contains every other candidate's and
-promote it (serves replicas, writes still fenced), recorded by replica-promoted; (3) re-point the
-others to it and wait until the old primary cannot accept writes. Planned (switchover): one
-FAILOVER TO hand-over to the requested, caught-up replica.`,
+record it as the shard's primary (candidate-elected) before touching it; (3) promote it (serves
+replicas, writes still fenced) and re-point the others to it; (4) wait until the old primary cannot
+accept writes, then failover-complete records its new history. Planned (switchover): one FAILOVER TO
+hand-over to the requested, caught-up replica.`,
 	Rolling: `Pods are restarted onto the target revision, one at a time and only from a converged cluster:
 replicas first, then each shard's primary after a hand-over (FAILOVER TO) to its most advanced
 linked replica. A shard without replicas restarts its primary in place (without persistence that
@@ -95,17 +96,17 @@ primary-handed-over records).
   candidate contains all others, nobody is promoted.
 - Offsets are compared only after every visible replica was detached, so they no longer move.
 - An empty restarted node has a fresh replication id and no previous one: it is never a candidate.
-  Only when every node of the shard is visible and none holds the history is the data gone whatever
-  the machine does; then the lowest ordinal that answers starts a new history and the transition
-  message says DATA LOST.
+  Only when every node of the shard is visible and none holds the history is that history gone
+  whatever the machine does; then the node holding the most data (lowest ordinal among equals)
+  starts a new history and the transition message says DATA LOST.
 
 ### Fencing
 Nodes start fenced: client writes and replication are refused until the operator opens them. Only
 the recorded primary is opened for writes, and only from Steady, Rolling or Resharding. A promoted
 node serves replicas at once but is opened for writes only after failover-complete, which requires
 the old primary to be unable to accept writes: known dead (pod gone, restarted), observed fenced or
-demoted, or FenceTimeout (min-replicas-max-lag plus a margin) after the promotion was recorded,
-when its replicas had all been detached. Any other master is fenced and then demoted.
+demoted, or FenceTimeout (min-replicas-max-lag plus a margin) after the election, by which time
+every visible replica had been detached from it. Any other master is fenced and then demoted.
 
 ### Empty nodes never feed replicas
 A node restarted without its data comes up fenced for replication, so its old replicas cannot

@@ -10,7 +10,7 @@ type Event string
 const (
 	EventBootstrapComplete   Event = "bootstrap-complete"
 	EventPrimaryLost         Event = "primary-lost"
-	EventReplicaPromoted     Event = "replica-promoted"
+	EventCandidateElected    Event = "candidate-elected"
 	EventFailoverComplete    Event = "failover-complete"
 	EventPrimaryRecovered    Event = "primary-recovered"
 	EventSwitchoverRequested Event = "switchover-requested"

@@ -2,18 +2,20 @@ package machine
 
 import "fmt"
 
-// FailingOver replaces the primary of one shard (Op.Shard). Unplanned, in three steps that
-// each survive an operator restart because each is visible in the world:
+// FailingOver replaces the primary of one shard (Op.Shard). Unplanned, in steps that each
+// survive an operator restart because each is either recorded or visible in the world:
 //
 //  1. Freeze: every visible node that follows anything is detached, so no offset moves any
 //     more and an isolated old primary loses the replicas it needs to accept writes
-//     (min-replicas-to-write). The lost primary, if it answers as a new process, is fenced.
-//  2. Elect and promote: among the nodes that hold the shard's history, the one whose data
-//     contains all the others' is promoted (serves replicas, writes still fenced); once it
-//     serves, replica-promoted records it as the shard's primary.
-//  3. Re-point the others to it and wait until the old primary cannot accept writes: it is
-//     known dead or observed fenced, or FenceTimeout passed since the promotion. Then
-//     failover-complete; Steady opens the new primary for writes.
+//     (min-replicas-to-write). Any master open for writes is fenced.
+//  2. Elect: among the nodes that hold the shard's lineage, the one whose data contains all
+//     the others' is recorded as the shard's primary (candidate-elected) before anything is
+//     done to it, so that if it restarts from its data mid-way the machine still knows its
+//     data is the shard's.
+//  3. Promote it (serves replicas, writes still fenced) and re-point the others to it.
+//  4. Wait until the old primary cannot accept writes (known dead, observed fenced or
+//     demoted, or FenceTimeout after the election), then failover-complete records the
+//     promoted node's new history; Steady opens it for writes.
 //
 // Planned (a requested switchover): HandOver (FAILOVER TO) to the target; failover-complete
 // records it. The hand-over itself keeps at most one writable primary.
@@ -47,7 +49,12 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 	if !ok {
 		return outcome{}, false
 	}
+	next.Shards = append([]ShardRecord(nil), p.Shards...)
+	next.Shards[s].History = historyOf(c)
 	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Lost, fencedBy)
+	if op.Reseed {
+		msg += "; DATA LOST, new history"
+	}
 	if op.Preempted != "" {
 		msg += fmt.Sprintf("; %s resumes from Steady", op.Preempted)
 	}
@@ -64,7 +71,7 @@ func (d *decider) oldPrimaryFenced(op Operation) (string, bool) {
 		return why, true
 	}
 	// FenceTimeout 0 means none is configured: only evidence counts then.
-	if d.v.spec.FenceTimeout > 0 && !op.PromotedAt.IsZero() && !d.obs.Time.Before(op.PromotedAt.Add(d.v.spec.FenceTimeout)) {
+	if d.v.spec.FenceTimeout > 0 && !op.ElectedAt.IsZero() && !d.obs.Time.Before(op.ElectedAt.Add(d.v.spec.FenceTimeout)) {
 		return fmt.Sprintf("fence timeout %s passed", d.v.spec.FenceTimeout), true
 	}
 	return "", false
@@ -91,7 +98,10 @@ func guardPrimaryRecovered(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	old := d.v.node(op.Lost)
-	if !alive(old, op.LostRunID) || old.Valkey.Role != RolePrimary {
+	// The same process, still a primary of the very history it was recorded with: had it
+	// been demoted and promoted again in between it would have a new replication ID, and
+	// that is a promotion to record, not a recovery.
+	if !alive(old, op.LostRunID) || old.Valkey.Role != RolePrimary || old.Valkey.ReplID != op.LostHistory.ID {
 		return outcome{}, false
 	}
 	next := d.p
@@ -124,11 +134,21 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover to %s abandoned: %s", op.Shard, op.Target, why)}, true
 }
 
-func guardReplicaPromoted(d *decider) (outcome, bool) {
+func guardCandidateElected(d *decider) (outcome, bool) {
 	p := d.p
 	op := p.Op
-	if op.Planned || op.Candidate != "" {
+	if op.Planned {
 		return outcome{}, false
+	}
+	var cur *Node
+	if op.Candidate != "" {
+		// Elected but not promoted yet: a node that was not visible at the election may turn
+		// out to hold more; change the election while nothing was done to the first one. If
+		// the elected node itself restarted or went away, primary-lost starts over from it.
+		cur = d.v.node(op.Candidate)
+		if rec := p.Shards[op.Shard]; !alive(cur, rec.RunID) || servesReplicas(cur) {
+			return outcome{}, false
+		}
 	}
 	if ok, _ := d.quorum(op.Shard, op.Lost); !ok {
 		return outcome{}, false
@@ -137,20 +157,32 @@ func guardReplicaPromoted(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	c, reseed, ok := d.failoverCandidate(op)
-	if !ok || !servesReplicas(c) || (c.Name == op.Lost && c.Valkey.RunID == op.LostRunID) {
+	// The lost primary itself may be elected (it came back, as a replica, or restarted from
+	// its data); had it come back as the primary it was, primary-recovered fired first.
+	if !ok || c.Name == op.Candidate {
+		return outcome{}, false
+	}
+	if cur != nil && !(covers(c.Valkey, cur.Valkey) && c.Valkey.Offset > cur.Valkey.Offset) {
 		return outcome{}, false
 	}
 	next := p
 	next.Shards = recordPrimary(p.Shards, op.Shard, c)
+	if op.Candidate != "" {
+		// A re-election replaces the record, it does not add a primary change.
+		next.Shards[op.Shard].Epoch--
+	}
 	next.Op.Candidate = c.Name
-	next.Op.PromotedAt = d.obs.Time
+	next.Op.ElectedAt = d.obs.Time
 	next.Op.Reseed = reseed
 	if _, gone := d.oldPrimaryGone(op); gone {
 		next.Op.KnownFenced = true
 	}
-	msg := fmt.Sprintf("shard %d: %s promoted (offset %d) in place of %s", op.Shard, c.Name, c.Valkey.Offset, op.Lost)
+	msg := fmt.Sprintf("shard %d: %s elected (offset %d) to replace %s", op.Shard, c.Name, c.Valkey.Offset, op.Lost)
+	if op.Candidate != "" {
+		msg = fmt.Sprintf("shard %d: %s elected (offset %d) instead of %s to replace %s", op.Shard, c.Name, c.Valkey.Offset, op.Candidate, op.Lost)
+	}
 	if reseed {
-		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new, empty history", op.Shard, op.Lost, c.Name)
+		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new history", op.Shard, op.Lost, c.Name)
 	}
 	return outcome{next: next, message: msg}, true
 }
@@ -180,10 +212,10 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		b.add(HandOver{Shard: s, From: old.Name, FromRunID: old.Valkey.RunID, To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP})
 		return
 	}
-	if op.Candidate == "" {
-		// Before a promotion no master of the shard may accept writes: the lost primary as
-		// the same process would have been recovered, so any master open for writes is a
-		// restarted process opened by a stale action or a hand-over target nobody recorded.
+	if c := d.v.node(op.Candidate); c == nil || !servesReplicas(c) {
+		// Until the elected node is promoted no master of the shard may accept writes: the
+		// lost primary as the same process would have been recovered, so any master open for
+		// writes is a node opened by a stale action or a hand-over target nobody recorded.
 		for _, n := range d.v.shard(s) {
 			if usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.WritesFenced {
 				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
@@ -191,11 +223,21 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		}
 	}
 	if op.Candidate != "" {
-		// Step 3: the record names the promoted node; converge the shard to it, writes stay
-		// fenced until Steady.
+		rec := p.Shards[s]
+		c := d.v.node(rec.Primary)
+		if !alive(c, rec.RunID) {
+			b.wait(fmt.Sprintf("elected %s not answering", rec.Primary))
+			return
+		}
+		if !servesReplicas(c) {
+			// Step 3: promote the elected node; the others follow once it serves.
+			b.add(Promote{Shard: s, Node: c.Name, RunID: c.Valkey.RunID})
+			return
+		}
+		// Steps 3 and 4: converge the shard to it, writes stay fenced until Steady.
 		d.converge(p, s, false, b)
 		if _, ok := d.oldPrimaryFenced(op); !ok {
-			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Lost, op.PromotedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05.000")))
+			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Lost, op.ElectedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05")))
 		}
 		return
 	}
@@ -210,14 +252,9 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		}
 		return
 	}
-	// Step 2: elect and promote.
-	c, _, ok := d.failoverCandidate(op)
-	if !ok {
-		_, why := elect(d.candidates(s, op.LostHistory))
+	// Step 2 is a transition (candidate-elected); if it did not fire, say why.
+	if _, _, ok := d.failoverCandidate(op); !ok {
+		_, why := elect(d.candidates(op))
 		b.wait(fmt.Sprintf("shard %d: no node can be promoted: %s", s, why))
-		return
-	}
-	if !servesReplicas(c) {
-		b.add(Promote{Shard: s, Node: c.Name, RunID: c.Valkey.RunID})
 	}
 }

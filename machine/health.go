@@ -78,10 +78,12 @@ func (d *decider) lostShard(p Persisted, only int) (Operation, string, bool) {
 }
 
 // failoverCandidate elects the node to promote for op, or says why there is none. When no
-// node holds the shard's data and every node is visible, the data is gone whatever the
-// machine does: it then reseeds a new history on the lowest ordinal that answers (Reseed).
+// node holds the shard's history and every node is visible, that history is gone whatever the
+// machine does: it then reseeds a new history (Reseed) on the node holding the most data (a
+// node of an older, forked history still holds more than an empty one), lowest ordinal among
+// equals.
 func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
-	cands := d.candidates(op.Shard, op.LostHistory)
+	cands := d.candidates(op)
 	if len(cands) > 0 {
 		c, _ := elect(cands)
 		return c, false, c != nil
@@ -89,10 +91,11 @@ func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
 	if len(d.unknown(op.Shard, "")) > 0 {
 		return nil, false, false
 	}
+	var best *Node
 	for _, n := range d.v.shard(op.Shard) {
-		if usable(n) {
-			return n, true, true
+		if usable(n) && (best == nil || n.Valkey.Offset > best.Valkey.Offset) {
+			best = n
 		}
 	}
-	return nil, false, false
+	return best, true, best != nil
 }

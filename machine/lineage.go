@@ -38,30 +38,102 @@ func covers(b, a Valkey) bool {
 	return a.ReplID2 != "" && a.Offset == a.SecondOffset-1 && claimCovered(b, a.ReplID2, a.Offset)
 }
 
-// inLineage reports whether a node's data belongs to the recorded history h of a shard: it is
-// in h, it continues h (it was promoted from h, restarted from data of h, or follows a node
-// that took over h), or it is a prefix of the history h continues.
-func inLineage(n Valkey, h History) bool {
-	if h.ID == "" {
+// lineage is the set of replication IDs that carry a shard's data: the recorded history,
+// the history it continued (up to where it left it), and every history that continues one of
+// them, as seen on the nodes observed now (a node whose master_replid2 is in the set
+// continued it, so its master_replid joins the set). The closure matters because a node
+// restarted from its data reports only its current ID: a node that followed a hand-over
+// target and then restarted names the target's history, not the recorded one.
+type lineage struct {
+	ids     []string
+	prevID  string
+	prevEnd int64
+}
+
+func (d *decider) lineage(shard int, h History) lineage {
+	l := lineage{ids: []string{h.ID}, prevID: h.PrevID, prevEnd: h.PrevEnd}
+	for grew := true; grew; {
+		grew = false
+		for _, n := range d.v.shard(shard) {
+			v := n.Valkey
+			if usable(n) && l.continued(v) && !l.has(v.ReplID) {
+				l.ids = append(l.ids, v.ReplID)
+				grew = true
+			}
+		}
+	}
+	return l
+}
+
+func (l lineage) has(id string) bool {
+	for _, x := range l.ids {
+		if x == id && id != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// continued reports whether a node switched to its own history from one of the lineage's:
+// from one of its histories, or from the previous history at a point the recorded one also
+// went through.
+func (l lineage) continued(v Valkey) bool {
+	if v.ReplID2 == "" {
 		return false
 	}
-	if n.ReplID == h.ID || (n.ReplID2 != "" && n.ReplID2 == h.ID) {
+	return l.has(v.ReplID2) || (v.ReplID2 == l.prevID && v.SecondOffset <= l.prevEnd)
+}
+
+// contains reports whether a node's data belongs to the lineage: it is in one of its
+// histories, continues one, or is a prefix of the history the recorded one continued.
+// Membership only makes a node a candidate; whose data contains whose is judged by covers.
+func (l lineage) contains(v Valkey) bool {
+	if l.has(v.ReplID) || l.continued(v) {
 		return true
 	}
-	return h.PrevID != "" && n.ReplID == h.PrevID && n.Offset < h.PrevEnd
+	return l.prevID != "" && v.ReplID == l.prevID && v.Offset < l.prevEnd
 }
 
 // candidates are the nodes of a shard that may become its primary after the loss of the
-// primary whose history was h: they answer, are not loading, and hold data of h. An empty
-// restarted node has a fresh history and no ReplID2, so it is never among them.
-func (d *decider) candidates(shard int, h History) []*Node {
-	var out []*Node
-	for _, n := range d.v.shard(shard) {
-		if usable(n) && inLineage(n.Valkey, h) {
-			out = append(out, n)
+// primary recorded with history h: they answer, are not loading, and hold data of its
+// lineage. An empty restarted node has a fresh history and no ReplID2, so it is never among
+// them.
+//
+// The lost primary itself, restarted with its data, is a candidate even when its ID is not
+// in the lineage (it followed a hand-over target the operator cannot see now, say): what it
+// holds is the shard's data as far as its offset reaches, because a restarted node comes up
+// fenced and following nothing, so its data came from its own volume, and everything it
+// ever held came from the shard's one line of writes (the machine never lets two nodes
+// accept writes at once). Against it, offsets decide.
+func (d *decider) candidates(op Operation) []candidate {
+	l := d.lineage(op.Shard, op.LostHistory)
+	var out []candidate
+	for _, n := range d.v.shard(op.Shard) {
+		if !usable(n) {
+			continue
+		}
+		v := n.Valkey
+		restartedLost := n.Name == op.Lost && v.RunID != op.LostRunID && v.WritesFenced && v.PrimaryHost == "" && v.Offset > 0
+		if l.contains(v) || restartedLost {
+			out = append(out, candidate{Node: n, byOffset: restartedLost})
 		}
 	}
 	return out
+}
+
+// candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
+// data is compared by offset only.
+type candidate struct {
+	*Node
+	byOffset bool
+}
+
+// contains reports whether c's data contains o's.
+func (c candidate) contains(o candidate) bool {
+	if covers(c.Valkey, o.Valkey) {
+		return true
+	}
+	return (c.byOffset || o.byOffset) && c.Valkey.Offset >= o.Valkey.Offset
 }
 
 // unknown lists the nodes of a shard, other than except, whose data the operator cannot see
@@ -109,11 +181,11 @@ func (d *decider) quorum(shard int, lost string) (bool, string) {
 // highest offset, then a node that is already a primary (replicas continue from it without a
 // full sync), then the lowest ordinal. It returns nil when no candidate contains all others:
 // the histories forked and promoting any would drop the others' writes.
-func elect(cands []*Node) (*Node, string) {
+func elect(cands []candidate) (*Node, string) {
 	if len(cands) == 0 {
 		return nil, "no node holds the shard's data"
 	}
-	sorted := append([]*Node(nil), cands...)
+	sorted := append([]candidate(nil), cands...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
 		if a.Valkey.Offset != b.Valkey.Offset {
@@ -128,16 +200,20 @@ func elect(cands []*Node) (*Node, string) {
 	for _, c := range sorted {
 		dominates := true
 		for _, o := range cands {
-			if o != c && !covers(c.Valkey, o.Valkey) {
+			if o.Node != c.Node && !c.contains(o) {
 				dominates = false
 				break
 			}
 		}
 		if dominates {
-			return c, ""
+			return c.Node, ""
 		}
 	}
-	return nil, "candidates' histories forked: " + names(cands)
+	nodes := make([]*Node, len(cands))
+	for i, c := range cands {
+		nodes[i] = c.Node
+	}
+	return nil, "candidates' histories forked: " + names(nodes)
 }
 
 func names(nodes []*Node) string {

@@ -55,11 +55,13 @@ type Operation struct {
 	LostHistory History
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
 	Planned bool
-	// Candidate is the promoted node once replica-promoted has been recorded.
+	// Candidate is the elected node once candidate-elected has been recorded; the shard's
+	// record names it from then on.
 	Candidate string
-	// PromotedAt is the observation time at which the promotion was recorded: an isolated
-	// old primary may accept writes until FenceTimeout after it.
-	PromotedAt time.Time
+	// ElectedAt is the observation time of the election. Every visible replica had stopped
+	// following the old primary by then, so an isolated old primary may accept writes until
+	// FenceTimeout after it, not later.
+	ElectedAt time.Time
 	// KnownFenced is true when the old primary cannot accept writes any more (it restarted,
 	// its pod is gone, or it was observed demoted), so no fence timeout is needed.
 	KnownFenced bool

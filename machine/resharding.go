@@ -59,7 +59,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		}
 	}
 	for s := len(p.Shards); s < target; s++ {
-		d.bootstrapShard(s, false, b)
+		d.bootstrapShard(s, b)
 	}
 	if len(b.actions) > 0 {
 		return

@@ -11,14 +11,17 @@ import "fmt"
 // restore re-elects every shard's primary itself), and a spec change does not abort it: a
 // newer restore request is carried out after this one.
 
-// restored reports whether shard s's recorded primary is alive and holds the snapshot.
+// restored reports whether shard s's record describes a primary that holds the snapshot:
+// the recorded process answers as a primary of the recorded history, loaded from it. A node
+// that loaded the snapshot starts a new history, so a record made before the load does not
+// count even when it names the same process.
 func (d *decider) restored(p Persisted, s int) bool {
 	if s >= len(p.Shards) {
 		return false
 	}
 	rec := p.Shards[s]
 	n := d.v.node(rec.Primary)
-	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot == p.Op.Target
+	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot == p.Op.Target && n.Valkey.ReplID == rec.History.ID
 }
 
 // loaded finds a node of shard s that loaded the snapshot and serves replicas.

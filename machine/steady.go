@@ -206,6 +206,11 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	for s := range p.Shards {
 		d.converge(p, s, true, b)
 	}
+	if len(b.actions) == 0 {
+		if ok, why := d.converged(p); !ok {
+			b.wait(why)
+		}
+	}
 }
 
 // ensureObjects asks for the owned objects when they differ from the spec (shards is the

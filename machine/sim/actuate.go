@@ -1,0 +1,266 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// The simulated actuators. Each applies one machine action to the world the way the real
+// actuator would: through the operator's connection to the node (so it fails when the
+// operator cannot reach it), and only to the process it was decided for (run id).
+
+var errUnreachable = errors.New("node unreachable")
+
+// target finds the node an action is aimed at and checks it is the same process.
+func (w *World) target(name, runID string) (*node, error) {
+	n := w.byName(name)
+	if n == nil || !w.operatorTalks(n) {
+		return nil, fmt.Errorf("%s: %w", name, errUnreachable)
+	}
+	if runID != "" && n.runID != runID {
+		return nil, fmt.Errorf("%s runs %s, action was for %s", name, n.runID, runID)
+	}
+	return n, nil
+}
+
+// apply carries out one action.
+func (w *World) apply(a machine.Action) error {
+	switch a := a.(type) {
+	case machine.EnsureObjects:
+		w.objects = machine.Objects(a)
+		return nil
+	case machine.Promote:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		w.promote(n)
+		n.writesFenced, n.syncFenced = true, false
+		return nil
+	case machine.Detach:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		if n.role == machine.RoleReplica {
+			n.masterIP, n.linkUp = "", false
+		}
+		return nil
+	case machine.Fence:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		n.writesFenced, n.syncFenced = true, true
+		n.gen++ // the operator kills the replication connections it had
+		return nil
+	case machine.OpenWrites:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		if n.role != machine.RolePrimary {
+			return fmt.Errorf("%s is not a primary", n.name)
+		}
+		n.writesFenced, n.syncFenced = false, false
+		return nil
+	case machine.ReplicaOf:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		if n.role == machine.RoleReplica && n.masterIP == a.PrimaryIP {
+			return nil
+		}
+		n.role = machine.RoleReplica
+		n.masterIP, n.linkUp = a.PrimaryIP, false
+		n.gen++ // its own replicas are disconnected and must handshake again
+		return nil
+	case machine.HandOver:
+		return w.handOver(a)
+	case machine.RollPod:
+		n := w.byName(a.Node)
+		if n == nil || !n.exists {
+			return fmt.Errorf("%s: no pod", a.Node)
+		}
+		w.deletePod(n, w.topo.Persistence)
+		return nil
+	case machine.AssignSlots:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		for _, r := range a.Slots {
+			w.moveSlots(r, n.shard)
+		}
+		return nil
+	case machine.AddNode:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		n.joined = true
+		return nil
+	case machine.RemoveNode:
+		n, err := w.target(a.Node, "")
+		if err != nil {
+			return err
+		}
+		n.joined = false
+		return nil
+	case machine.MigrateSlots:
+		return w.migrate(a)
+	case machine.RestoreSnapshot:
+		return w.restore(a)
+	}
+	return fmt.Errorf("unknown action %T", a)
+}
+
+// promote turns n into a primary of a new history continuing its current one
+// (REPLICAOF NO ONE). A primary stays as it is.
+func (w *World) promote(n *node) {
+	if n.role == machine.RolePrimary {
+		return
+	}
+	n.replID2 = n.replID
+	n.secondOffset = int64(len(n.log)) + 1
+	n.replID = w.newReplID()
+	n.role = machine.RolePrimary
+	n.masterIP, n.linkUp = "", false
+	n.gen++
+}
+
+// handOver is FAILOVER TO: the target must be a linked replica the primary reaches; it is
+// brought up to date, takes over with writes as they were, the old primary follows it.
+func (w *World) handOver(a machine.HandOver) error {
+	from, err := w.target(a.From, a.FromRunID)
+	if err != nil {
+		return err
+	}
+	to, err := w.target(a.To, a.ToRunID)
+	if err != nil {
+		return err
+	}
+	if from.role != machine.RolePrimary || to.role != machine.RoleReplica || to.masterIP != from.ip || !to.linkUp ||
+		to.linkRun != from.runID || to.lagTicks > 0 || !w.talk(from, to) {
+		return fmt.Errorf("FAILOVER TO %s: not a caught-up replica of %s", to.name, from.name)
+	}
+	for i := len(to.log); i < len(from.log); i++ {
+		to.appendWrite(from.log[i])
+	}
+	fenced := from.writesFenced
+	w.promote(to)
+	to.writesFenced, to.syncFenced = fenced, false
+	from.role = machine.RoleReplica
+	from.masterIP, from.linkUp = to.ip, false
+	from.gen++
+	w.note("%s handed over to %s", from.name, to.name)
+	return nil
+}
+
+// moveSlots makes shard `to` the owner of r (taking it from whoever owned parts of it).
+func (w *World) moveSlots(r machine.SlotRange, to int) {
+	for len(w.slots) <= to {
+		w.slots = append(w.slots, nil)
+	}
+	for s := range w.slots {
+		w.slots[s] = subtractRange(w.slots[s], r)
+	}
+	w.slots[to] = mergeRanges(append(w.slots[to], r))
+	w.slotsVersion++
+}
+
+// mergeRanges sorts ranges and joins the adjacent ones, as CLUSTER SHARDS reports them.
+func mergeRanges(ranges []machine.SlotRange) []machine.SlotRange {
+	sort.Slice(ranges, func(i, j int) bool { return ranges[i].Start < ranges[j].Start })
+	var out []machine.SlotRange
+	for _, r := range ranges {
+		if n := len(out); n > 0 && out[n-1].End+1 >= r.Start {
+			out[n-1].End = max(out[n-1].End, r.End)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func subtractRange(ranges []machine.SlotRange, cut machine.SlotRange) []machine.SlotRange {
+	var out []machine.SlotRange
+	for _, r := range ranges {
+		if r.End < cut.Start || r.Start > cut.End {
+			out = append(out, r)
+			continue
+		}
+		if r.Start < cut.Start {
+			out = append(out, machine.SlotRange{Start: r.Start, End: cut.Start - 1})
+		}
+		if r.End > cut.End {
+			out = append(out, machine.SlotRange{Start: cut.End + 1, End: r.End})
+		}
+	}
+	return out
+}
+
+// migrate moves a slot range and its keys between two shards' primaries (classic MIGRATE).
+// In this model the move is atomic: it happens in one step or not at all.
+func (w *World) migrate(a machine.MigrateSlots) error {
+	from, err := w.target(a.FromNode, "")
+	if err != nil {
+		return err
+	}
+	to, err := w.target(a.ToNode, "")
+	if err != nil {
+		return err
+	}
+	if from.role != machine.RolePrimary || to.role != machine.RolePrimary || !w.talk(from, to) {
+		return fmt.Errorf("migrate %s -> %s: both must be reachable primaries", from.name, to.name)
+	}
+	for _, id := range from.log {
+		if slot := slotOf(w.writes[id].key); slot >= a.Slots.Start && slot <= a.Slots.End && !to.has.get(id) {
+			to.appendWrite(id)
+		}
+	}
+	w.moveSlots(a.Slots, to.shard)
+	return nil
+}
+
+// restore loads a snapshot's part for a shard into a node: its data is replaced, it starts a
+// new history and serves replicas; writes are fenced. Acknowledged writes of the shard that
+// are not in the snapshot are discarded on purpose.
+func (w *World) restore(a machine.RestoreSnapshot) error {
+	n, err := w.target(a.Node, a.RunID)
+	if err != nil {
+		return err
+	}
+	var snap *snapshot
+	for i := range w.snapshots {
+		if w.snapshots[i].id == a.Snapshot {
+			snap = &w.snapshots[i]
+		}
+	}
+	if snap == nil || a.Shard >= len(snap.logs) {
+		return fmt.Errorf("snapshot %s has no shard %d", a.Snapshot, a.Shard)
+	}
+	n.log = append([]int32(nil), snap.logs[a.Shard]...)
+	n.has = nil
+	for _, id := range n.log {
+		n.has.set(id)
+	}
+	n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
+	n.role = machine.RolePrimary
+	n.masterIP, n.linkUp = "", false
+	n.writesFenced, n.syncFenced = true, false
+	n.snapshot = a.RequestID
+	n.tainted = false
+	n.gen++
+	for i := range w.writes {
+		wr := &w.writes[i]
+		if !wr.exempt && w.shardOfKey(wr.key) == a.Shard && !n.has.get(wr.id) {
+			wr.exempt = true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FaultKind names a kind of fault. The kinds are plain strings so that schedules can be
+// written down, stored and played against real processes by the end-to-end chaos suite.
+type FaultKind string
+
+const (
+	// FaultKillPrimary kills the process of the shard's current primary; the container is
+	// restarted in place (same IP), with its data only when persistence is on.
+	FaultKillPrimary FaultKind = "kill-primary"
+	// FaultKillNode kills a node's process, as FaultKillPrimary.
+	FaultKillNode FaultKind = "kill-node"
+	// FaultPause freezes a node (SIGSTOP) for Ticks: it answers nobody, then resumes as the
+	// same process, possibly still believing it is a primary.
+	FaultPause FaultKind = "pause"
+	// FaultPartition splits the network in two: Nodes (and the operator and the client when
+	// Operator / Client say so) on side B, everything else on side A.
+	FaultPartition FaultKind = "partition"
+	// FaultPartitionOperator cuts the operator from one node only.
+	FaultPartitionOperator FaultKind = "partition-operator"
+	// FaultDeletePod deletes a node's pod; the StatefulSet recreates it with a new IP and its
+	// data only when persistence is on.
+	FaultDeletePod FaultKind = "delete-pod"
+	// FaultIPChange recreates a node's pod on a new IP with its volume: the data is kept.
+	FaultIPChange FaultKind = "ip-change"
+	// FaultEmptyRestart restarts a node's container with no data at all (volume lost).
+	FaultEmptyRestart FaultKind = "empty-restart"
+	// FaultLinkLag slows a replica's link: it only receives every Ticks+1 ticks.
+	FaultLinkLag FaultKind = "link-lag"
+	// FaultOperatorCrash restarts the operator between two steps: its memory (probe counts,
+	// queued actions) is lost; an action in flight has taken effect only if InFlight.
+	FaultOperatorCrash FaultKind = "operator-crash"
+	// FaultAPIConflict makes the next Count status writes fail with a conflict.
+	FaultAPIConflict FaultKind = "api-conflict"
+	// FaultActuatorFailure makes the next Count actions fail.
+	FaultActuatorFailure FaultKind = "actuator-failure"
+	// FaultSlowActuator makes the next action take Ticks before it takes effect, the operator
+	// waiting on it meanwhile.
+	FaultSlowActuator FaultKind = "slow-actuator"
+	// FaultHeal ends every partition, pause and link lag.
+	FaultHeal FaultKind = "heal"
+)
+
+// FaultKinds lists every kind, in the order the generator indexes them.
+var FaultKinds = []FaultKind{
+	FaultKillPrimary, FaultKillNode, FaultPause, FaultPartition, FaultPartitionOperator,
+	FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultLinkLag, FaultOperatorCrash,
+	FaultAPIConflict, FaultActuatorFailure, FaultSlowActuator, FaultHeal,
+}
+
+// NodeRef names a node portably: by shard and ordinal (pod <cluster>-<shard>-<ordinal>), or
+// as "the current primary of the shard", resolved when the fault is applied.
+type NodeRef struct {
+	Shard   int
+	Ordinal int
+	Primary bool
+}
+
+func (r NodeRef) String() string {
+	if r.Primary {
+		return fmt.Sprintf("primary-of-s%d", r.Shard)
+	}
+	return nodeName(r.Shard, r.Ordinal)
+}
+
+// Fault is one fault of a schedule.
+type Fault struct {
+	Kind FaultKind
+	// Node is the target of node faults.
+	Node NodeRef
+	// Nodes, Operator and Client describe side B of a partition.
+	Nodes    []NodeRef
+	Operator bool
+	Client   bool
+	Ticks    int
+	Count    int
+	InFlight bool
+}
+
+func (f Fault) String() string {
+	switch f.Kind {
+	case FaultPartition:
+		var side []string
+		for _, n := range f.Nodes {
+			side = append(side, n.String())
+		}
+		if f.Operator {
+			side = append(side, "operator")
+		}
+		if f.Client {
+			side = append(side, "client")
+		}
+		return fmt.Sprintf("partition {%s} | rest", strings.Join(side, ","))
+	case FaultPause, FaultLinkLag:
+		return fmt.Sprintf("%s %s %d ticks", f.Kind, f.Node, f.Ticks)
+	case FaultOperatorCrash:
+		if f.InFlight {
+			return "operator-crash (action in flight took effect)"
+		}
+		return "operator-crash"
+	case FaultAPIConflict, FaultActuatorFailure:
+		return fmt.Sprintf("%s x%d", f.Kind, f.Count)
+	case FaultSlowActuator:
+		return fmt.Sprintf("%s %d ticks", f.Kind, f.Ticks)
+	case FaultHeal:
+		return string(f.Kind)
+	default:
+		return fmt.Sprintf("%s %s", f.Kind, f.Node)
+	}
+}

@@ -1,0 +1,113 @@
+package sim
+
+import "math/rand"
+
+// Source is where schedules get their choices: a seeded math/rand for the simulate command,
+// rapid's draws in the property tests (so rapid can shrink them). Intn returns a value in
+// [0, n).
+type Source interface {
+	Intn(n int, label string) int
+}
+
+// RandSource adapts a seeded *rand.Rand.
+type RandSource struct{ R *rand.Rand }
+
+func (s RandSource) Intn(n int, _ string) int { return s.R.Intn(n) }
+
+// GenStep draws one step. Weights: operator 40%, write 25%, fault 15%, idle 15%, user 5%.
+func GenStep(src Source, t Topology) Step {
+	switch k := src.Intn(100, "kind"); {
+	case k < 40:
+		return Step{Kind: StepOperator}
+	case k < 65:
+		return Step{Kind: StepWrite, Write: GenWrite(src, t)}
+	case k < 80:
+		return Step{Kind: StepFault, Fault: GenFault(src, t)}
+	case k < 95:
+		return Step{Kind: StepIdle}
+	default:
+		return Step{Kind: StepUser, User: GenUser(src, t)}
+	}
+}
+
+// Generate draws a schedule of n steps.
+func Generate(src Source, t Topology, n int) []Step {
+	steps := make([]Step, n)
+	for i := range steps {
+		steps[i] = GenStep(src, t)
+	}
+	return steps
+}
+
+// GenWrite draws a client write.
+func GenWrite(src Source, t Topology) Write {
+	return Write{Key: src.Intn(32, "key"), Start: src.Intn(1+t.Replicas, "start"), Wait: src.Intn(2, "wait") == 1}
+}
+
+func maxShards(t Topology) int {
+	n := t.Shards
+	for _, s := range t.ReshardTo {
+		n = max(n, s)
+	}
+	return n
+}
+
+func genRef(src Source, t Topology) NodeRef {
+	return NodeRef{Shard: src.Intn(maxShards(t), "shard"), Ordinal: src.Intn(1+t.Replicas, "ordinal")}
+}
+
+// GenFault draws a fault; kill-primary and partitions that isolate a primary are as likely
+// as the other kinds, so that failovers are frequent.
+func GenFault(src Source, t Topology) Fault {
+	f := Fault{Kind: FaultKinds[src.Intn(len(FaultKinds), "fault")]}
+	switch f.Kind {
+	case FaultKillPrimary:
+		f.Node = NodeRef{Shard: src.Intn(maxShards(t), "shard"), Primary: true}
+	case FaultKillNode, FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultPartitionOperator:
+		f.Node = genRef(src, t)
+		if src.Intn(2, "primary") == 1 {
+			f.Node = NodeRef{Shard: f.Node.Shard, Primary: true}
+		}
+	case FaultPause:
+		f.Node = genRef(src, t)
+		if src.Intn(2, "primary") == 1 {
+			f.Node = NodeRef{Shard: f.Node.Shard, Primary: true}
+		}
+		f.Ticks = 1 + src.Intn(10, "ticks")
+	case FaultLinkLag:
+		f.Node = genRef(src, t)
+		f.Ticks = 1 + src.Intn(4, "ticks")
+	case FaultPartition:
+		for s := 0; s < maxShards(t); s++ {
+			for o := 0; o <= t.Replicas; o++ {
+				if src.Intn(2, "side") == 1 {
+					f.Nodes = append(f.Nodes, NodeRef{Shard: s, Ordinal: o})
+				}
+			}
+		}
+		f.Operator = src.Intn(2, "operator-side") == 1
+		f.Client = src.Intn(2, "client-side") == 1
+	case FaultOperatorCrash:
+		f.InFlight = src.Intn(2, "in-flight") == 1
+	case FaultAPIConflict, FaultActuatorFailure:
+		f.Count = 1 + src.Intn(3, "count")
+	case FaultSlowActuator:
+		f.Ticks = 1 + src.Intn(5, "ticks")
+	}
+	return f
+}
+
+// GenUser draws a user change.
+func GenUser(src Source, t Topology) UserAction {
+	u := UserAction{Kind: UserActionKinds[src.Intn(len(UserActionKinds), "user")]}
+	switch u.Kind {
+	case UserSwitchover:
+		u.To = src.Intn(1+t.Replicas, "to")
+		u.Clear = src.Intn(3, "clear") == 0
+	case UserReshard:
+		if len(t.ReshardTo) > 0 {
+			u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
+		}
+	}
+	return u
+}

@@ -1,0 +1,55 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// epoch is the observations' clock origin: tick t is epoch + t seconds.
+var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// timeOf is the observation time of a tick.
+func timeOf(tick int64) time.Time { return epoch.Add(time.Duration(tick) * time.Second) }
+
+// observe builds what the operator's survey sees: every pod the objects ask for (missing
+// ones as not existing) and, for each node the operator reaches, its Valkey answers.
+// probes holds the operator's consecutive failed probes per node and is updated.
+func (w *World) observe(probes map[string]int) machine.Observation {
+	obs := machine.Observation{Time: timeOf(w.tick), Spec: w.spec, Objects: w.objects}
+	obs.Nodes = make([]machine.Node, 0, len(w.nodes))
+	for _, n := range w.nodes {
+		mn := machine.Node{Name: n.name, Shard: n.shard, Ordinal: n.ordinal}
+		mn.Pod = machine.Pod{Exists: n.exists, Running: n.exists && n.running, IP: n.ip, Revision: n.revision}
+		if !n.exists {
+			mn.Pod.IP = ""
+		}
+		if w.operatorTalks(n) {
+			probes[n.name] = 0
+			mn.Reachable = true
+			mn.Pod.Ready = true
+			mn.Valkey = machine.Valkey{
+				RunID:        n.runID,
+				Role:         n.role,
+				ReplID:       n.replID,
+				ReplID2:      n.replID2,
+				Offset:       int64(len(n.log)),
+				SecondOffset: n.secondOffset,
+				PrimaryHost:  n.masterIP,
+				LinkUp:       n.linkUp,
+				WritesFenced: n.writesFenced,
+				SyncFenced:   n.syncFenced,
+				Snapshot:     n.snapshot,
+				Joined:       n.joined,
+			}
+			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) {
+				mn.Valkey.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
+			}
+		} else {
+			probes[n.name]++
+			mn.FailedProbes = probes[n.name]
+		}
+		obs.Nodes = append(obs.Nodes, mn)
+	}
+	return obs
+}

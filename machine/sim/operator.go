@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Status is what the simulated Kubernetes API keeps for the cluster: the machine's persisted
+// state, the state conditions and the bounded history. It survives operator crashes.
+type Status struct {
+	Persisted  machine.Persisted
+	Conditions []machine.Condition
+	History    []machine.HistoryRecord
+}
+
+// Operator is the simulated operator: observe, decide, persist, act, one unit of work per
+// step. Its memory (probe counts, the queue of actions still to carry out) is lost when it
+// crashes; the status and the journal (on its volume) are not.
+type Operator struct {
+	w        *World
+	status   Status
+	journal  []machine.Entry
+	sabotage Sabotage
+
+	probes      map[string]int
+	queue       []machine.Action
+	inflight    machine.Action
+	inflightDue int64
+
+	conflicts, failures, slowTicks int
+
+	// settled: the last reconcile found nothing to do (no transition, no action).
+	settled bool
+	// lastDecision is kept for the trace.
+	lastDecision machine.Decision
+}
+
+func newOperator(w *World, sab Sabotage) *Operator {
+	return &Operator{
+		w:        w,
+		sabotage: sab,
+		probes:   map[string]int{},
+		status:   Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(0))},
+	}
+}
+
+// step gives the operator one unit of work: finish a slow action, carry out the next queued
+// action, or reconcile.
+func (o *Operator) step() {
+	w := o.w
+	if o.inflight != nil {
+		if w.tick >= o.inflightDue {
+			a := o.inflight
+			o.inflight = nil
+			o.act(a)
+		}
+		return
+	}
+	if len(o.queue) > 0 {
+		a := o.queue[0]
+		o.queue = o.queue[1:]
+		if o.failures > 0 {
+			o.failures--
+			o.queue = nil
+			w.stats.ActionsRefused++
+			w.note("operator: %s failed (injected); reconcile ends", a)
+			return
+		}
+		if o.slowTicks > 0 {
+			o.inflight, o.inflightDue = a, w.tick+int64(o.slowTicks)
+			o.slowTicks = 0
+			w.note("operator: %s is slow", a)
+			return
+		}
+		o.act(a)
+		return
+	}
+	o.reconcile()
+}
+
+// act carries out one action; an error ends the reconcile (the rest of the queue is
+// dropped), as a real reconcile returns the error and is retried.
+func (o *Operator) act(a machine.Action) {
+	w := o.w
+	w.stats.Actions++
+	if err := w.apply(a); err != nil {
+		w.stats.ActionsRefused++
+		o.queue = nil
+		w.note("operator: %s refused: %v", a, err)
+		return
+	}
+	w.note("operator: %s", a)
+}
+
+// reconcile observes, decides, checks the machine's invariants, persists the transition (a
+// conflict ends the reconcile) and queues the actions.
+func (o *Operator) reconcile() {
+	w := o.w
+	w.stats.Reconciles++
+	obs := w.observe(o.probes)
+	obs = o.sabotage.observation(obs)
+	d := machine.Decide(o.status.Persisted, obs)
+	o.lastDecision = d
+	if w.trace != nil && len(d.Actions) > 0 {
+		w.note("operator: decided %s", d)
+	}
+	o.checkDecision(obs, d)
+	actions := o.sabotage.actions(w, d.Actions)
+	for _, a := range actions {
+		if p, ok := a.(machine.Promote); ok {
+			w.checkPromotion(p)
+		}
+	}
+	if d.Transition != nil {
+		if o.conflicts > 0 {
+			o.conflicts--
+			w.note("operator: status conflict, %s not persisted; observe again", d.Transition)
+			return
+		}
+		o.persist(obs, d)
+	}
+	o.queue = actions
+	o.settled = d.Transition == nil && len(actions) == 0 && d.Waiting == ""
+	if d.Transition == nil && len(actions) == 0 && d.Waiting != "" {
+		w.note("operator: waiting: %s", d.Waiting)
+	}
+}
+
+// persist writes the transition: status (state, conditions, history) and the journal.
+func (o *Operator) persist(obs machine.Observation, d machine.Decision) {
+	w := o.w
+	t := *d.Transition
+	o.status.Persisted = d.Next
+	o.status.Conditions = machine.ApplyTransition(o.status.Conditions, t)
+	h, err := machine.AppendHistory(o.status.History, machine.RecordOf(t), historyLimit)
+	if err != nil {
+		w.violate(ViolationMachine, "%v", err)
+	}
+	o.status.History = h
+	if e, ok := machine.EntryFor(d, obs); ok {
+		o.journal = append(o.journal, e)
+	}
+	w.stats.Transitions++
+	w.note("operator: %s", t)
+	o.checkPersisted()
+}
+
+// crash restarts the operator: memory lost; an action in flight took effect only if inFlight.
+func (o *Operator) crash(inFlight bool) {
+	if o.inflight != nil && inFlight {
+		o.act(o.inflight)
+	}
+	o.inflight = nil
+	o.queue = nil
+	o.probes = map[string]int{}
+	o.settled = false
+}

@@ -1,0 +1,141 @@
+package sim
+
+import "github.com/valkey-fsm/valkey-operator/machine"
+
+// Replication as Valkey does it, reduced to what the properties need. Offsets count writes.
+// A replica handshakes with the node at its master IP: it continues (partial resync) when it
+// has the master's replication ID at an offset not beyond the master's, or the master's
+// previous ID below second_repl_offset; otherwise it takes a full copy. A connection drops
+// when either side restarts or the master's data or ID changes (gen), and the replica
+// handshakes again. Each tick a linked replica receives everything it misses, unless its link
+// lags, and acknowledges, which is what min-replicas-to-write counts.
+
+// pump runs one tick of replication for every replica.
+func (w *World) pump() {
+	for _, r := range w.nodes {
+		w.pumpReplica(r, false)
+	}
+}
+
+// pumpReplica moves data from r's master to r. forWait is WAIT's immediate round, which a
+// lagging link does not make.
+func (w *World) pumpReplica(r *node, forWait bool) {
+	if !w.responsive(r) || r.role != machine.RoleReplica || r.masterIP == "" {
+		r.linkUp = false
+		return
+	}
+	m := w.byIP(r.masterIP)
+	if m == nil || m == r || !w.talk(r, m) || m.syncFenced {
+		r.linkUp = false
+		return
+	}
+	if r.linkUp && (r.linkRun != m.runID || r.linkGen != m.gen) {
+		r.linkUp = false
+	}
+	if r.lagTicks > 0 && (forWait || w.tick%int64(r.lagTicks+1) != 0) {
+		return
+	}
+	if !r.linkUp {
+		w.handshake(r, m)
+	}
+	for i := len(r.log); i < len(m.log); i++ {
+		r.appendWrite(m.log[i])
+	}
+	r.snapshot = m.snapshot
+	m.setAck(r.name, w.tick)
+}
+
+// handshake establishes r's link to m by partial or full resync.
+func (w *World) handshake(r, m *node) {
+	off := int64(len(r.log))
+	partial := (r.replID == m.replID && off <= int64(len(m.log))) ||
+		(m.replID2 != "" && r.replID == m.replID2 && off < m.secondOffset)
+	if partial {
+		if !isPrefix(r.log, m.log) {
+			w.violate(ViolationModel, "%s continued from %s by partial resync but its data is not a prefix of %s's", r.name, m.name, m.name)
+		}
+	} else {
+		if m.tainted && !subset(r.has, m.has) {
+			w.violate(ViolationEmptySource, "%s (restarted without its data) fed %s by full sync, wiping writes only %s held", m.name, r.name, r.name)
+		}
+		r.log = append([]int32(nil), m.log...)
+		r.has = m.has.clone()
+		r.gen++
+		w.note("%s full sync from %s (%d writes)", r.name, m.name, len(m.log))
+	}
+	if r.replID != m.replID || r.replID2 != m.replID2 {
+		r.gen++
+	}
+	r.replID, r.replID2, r.secondOffset = m.replID, m.replID2, m.secondOffset
+	r.linkUp, r.linkRun, r.linkGen = true, m.runID, m.gen
+	r.tainted = m.tainted
+}
+
+func (m *node) setAck(replica string, tick int64) {
+	for i := range m.acks {
+		if m.acks[i].replica == replica {
+			m.acks[i].tick = tick
+			return
+		}
+	}
+	m.acks = append(m.acks, ack{replica, tick})
+}
+
+func (m *node) ackOf(replica string) (int64, bool) {
+	for _, a := range m.acks {
+		if a.replica == replica {
+			return a.tick, true
+		}
+	}
+	return 0, false
+}
+
+// goodReplicas counts what min-replicas-to-write counts: replicas connected to this process
+// that acknowledged within maxLag. A replica re-pointed elsewhere is dropped at once; one cut
+// off by a partition ages out after maxLag.
+func (w *World) goodReplicas(m *node) int {
+	good := 0
+	for _, r := range w.nodes {
+		if r == m || !r.exists || r.role != machine.RoleReplica || r.masterIP != m.ip || r.linkRun != m.runID {
+			continue
+		}
+		if t, ok := m.ackOf(r.name); ok && t >= w.tick-maxLag {
+			good++
+		}
+	}
+	return good
+}
+
+// acceptsWrites: a client that reaches n would get a write acknowledged.
+func (w *World) acceptsWrites(n *node) bool {
+	if !w.responsive(n) || n.role != machine.RolePrimary || n.writesFenced {
+		return false
+	}
+	return w.topo.MinSyncReplicas == 0 || w.goodReplicas(n) >= w.topo.MinSyncReplicas
+}
+
+func isPrefix(a, b []int32) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// subset reports whether every write in a is in b.
+func subset(a, b bitset) bool {
+	for i, word := range a {
+		var other uint64
+		if i < len(b) {
+			other = b[i]
+		}
+		if word&^other != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,83 @@
+package sim
+
+import "github.com/valkey-fsm/valkey-operator/machine"
+
+// Sabotage deliberately breaks one rule, in the simulated operator or world, never in the
+// machine. It exists to show that the properties can fail: each one must be caught by the
+// checks. Used by tests and by `simulate -sabotage`.
+type Sabotage string
+
+const (
+	SabotageNone Sabotage = ""
+	// SabotagePromoteLowest: a promotion goes to the visible node of the shard with the
+	// lowest non-zero offset instead of the machine's choice.
+	SabotagePromoteLowest Sabotage = "promote-lowest"
+	// SabotagePromoteEmpty: a promotion goes to a visible node with no data, when there is one.
+	SabotagePromoteEmpty Sabotage = "promote-empty"
+	// SabotageOpenAtOnce: a promoted node is opened for writes right away, without waiting
+	// for the old primary to be fenced.
+	SabotageOpenAtOnce Sabotage = "open-at-once"
+	// SabotageIgnoreQuorum: nodes the operator cannot reach are left out of the observation,
+	// so the machine fails over without knowing what they hold.
+	SabotageIgnoreQuorum Sabotage = "ignore-quorum"
+	// SabotageNoStartFence: nodes start unfenced (a pod template without the start-up
+	// fence), so replicas reconnect to a restarted, empty primary on their own.
+	SabotageNoStartFence Sabotage = "no-start-fence"
+)
+
+// Sabotages lists every sabotage (not None).
+var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence}
+
+// observation tampers with what the machine sees.
+func (s Sabotage) observation(obs machine.Observation) machine.Observation {
+	if s != SabotageIgnoreQuorum {
+		return obs
+	}
+	kept := obs.Nodes[:0:0]
+	for _, n := range obs.Nodes {
+		if n.Reachable {
+			kept = append(kept, n)
+		}
+	}
+	obs.Nodes = kept
+	return obs
+}
+
+// actions rewrites what the operator carries out.
+func (s Sabotage) actions(w *World, actions []machine.Action) []machine.Action {
+	if s != SabotagePromoteLowest && s != SabotagePromoteEmpty && s != SabotageOpenAtOnce {
+		return actions
+	}
+	out := make([]machine.Action, 0, len(actions)+1)
+	for _, a := range actions {
+		p, ok := a.(machine.Promote)
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		switch s {
+		case SabotageOpenAtOnce:
+			out = append(out, p, machine.OpenWrites(p))
+			continue
+		case SabotagePromoteLowest, SabotagePromoteEmpty:
+			var pick *node
+			for _, n := range w.shardNodes(p.Shard) {
+				if !w.operatorTalks(n) || n.name == p.Node {
+					continue
+				}
+				if s == SabotagePromoteEmpty && len(n.log) == 0 {
+					pick = n
+					break
+				}
+				if s == SabotagePromoteLowest && len(n.log) > 0 && (pick == nil || len(n.log) < len(pick.log)) {
+					pick = n
+				}
+			}
+			if c := w.byName(p.Node); pick != nil && c != nil && (s == SabotagePromoteEmpty || len(pick.log) < len(c.log)) {
+				p.Node, p.RunID = pick.name, pick.runID
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,274 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Options tune a simulation.
+type Options struct {
+	// Sabotage breaks one rule on purpose (tests of the checks).
+	Sabotage Sabotage
+	// Trace records a readable history of the run.
+	Trace bool
+	// LivenessBound is how many ticks, after faults stop, Steady must be reached in
+	// (DefaultLivenessBound when 0).
+	LivenessBound int
+}
+
+// DefaultLivenessBound: enough for a failover, a pending rollout of every pod and a
+// resharding with the timing constants of the world.
+const DefaultLivenessBound = 400
+
+// Sim is a world with its operator, advanced one step at a time.
+type Sim struct {
+	w    *World
+	op   *Operator
+	opts Options
+}
+
+// New starts a simulation of a topology.
+func New(t Topology, opts Options) *Sim {
+	w := NewWorld(t)
+	w.sabotage = opts.Sabotage
+	if opts.Trace {
+		w.trace = &trace{}
+	}
+	if opts.LivenessBound == 0 {
+		opts.LivenessBound = DefaultLivenessBound
+	}
+	return &Sim{w: w, op: newOperator(w, opts.Sabotage), opts: opts}
+}
+
+// Step plays one step of a schedule, lets a tick pass (pods, replication) and checks the
+// world's safety properties.
+func (s *Sim) Step(st Step) {
+	w := s.w
+	w.note("step: %s", st)
+	switch st.Kind {
+	case StepOperator:
+		s.op.step()
+	case StepWrite:
+		w.write(st.Write)
+	case StepFault:
+		s.fault(st.Fault)
+	case StepUser:
+		s.user(st.User)
+	}
+	s.advance()
+}
+
+func (s *Sim) advance() {
+	w := s.w
+	w.tick++
+	w.stats.Ticks++
+	w.kube()
+	w.pump()
+	w.checkWorld()
+}
+
+// fault applies a fault.
+func (s *Sim) fault(f Fault) {
+	w := s.w
+	w.stats.Faults[f.Kind]++
+	var n *node
+	if f.Kind != FaultPartition {
+		n = w.resolve(f.Node)
+	}
+	switch f.Kind {
+	case FaultKillPrimary, FaultKillNode:
+		if n != nil {
+			w.restart(n, w.topo.Persistence)
+		}
+	case FaultPause:
+		if n != nil {
+			n.pausedUntil = w.tick + int64(f.Ticks)
+		}
+	case FaultPartition:
+		w.operatorSide, w.clientSide = 0, 0
+		for _, m := range w.nodes {
+			m.side = 0
+		}
+		for _, r := range f.Nodes {
+			if m := w.resolve(r); m != nil {
+				m.side = 1
+			}
+		}
+		if f.Operator {
+			w.operatorSide = 1
+		}
+		if f.Client {
+			w.clientSide = 1
+		}
+	case FaultPartitionOperator:
+		if n != nil {
+			n.operatorCut = true
+		}
+	case FaultDeletePod:
+		if n != nil {
+			w.deletePod(n, w.topo.Persistence)
+		}
+	case FaultIPChange:
+		if n != nil {
+			w.deletePod(n, true)
+		}
+	case FaultEmptyRestart:
+		if n != nil {
+			w.restart(n, false)
+		}
+	case FaultLinkLag:
+		if n != nil {
+			n.lagTicks = f.Ticks
+		}
+	case FaultOperatorCrash:
+		s.op.crash(f.InFlight)
+	case FaultAPIConflict:
+		s.op.conflicts += f.Count
+	case FaultActuatorFailure:
+		s.op.failures += f.Count
+	case FaultSlowActuator:
+		s.op.slowTicks = f.Ticks
+	case FaultHeal:
+		s.heal()
+	}
+}
+
+// heal ends partitions, pauses and link lags.
+func (s *Sim) heal() {
+	w := s.w
+	w.operatorSide, w.clientSide = 0, 0
+	for _, n := range w.nodes {
+		n.side, n.operatorCut, n.lagTicks = 0, false, 0
+		if n.pausedUntil > w.tick {
+			n.pausedUntil = w.tick
+		}
+	}
+}
+
+// user applies a user change.
+func (s *Sim) user(u UserAction) {
+	w := s.w
+	switch u.Kind {
+	case UserRollout:
+		w.spec.Generation++
+		w.spec.Revision = fmt.Sprintf("r%d", w.spec.Generation)
+	case UserSwitchover:
+		if u.Clear {
+			w.spec.Switchover = nil
+		} else {
+			w.spec.Switchover = &machine.Switchover{Shard: 0, To: nodeName(0, u.To)}
+		}
+	case UserBackup:
+		s.backup()
+	case UserRestore:
+		for i := len(w.snapshots) - 1; i >= 0; i-- {
+			snap := w.snapshots[i]
+			if snap.slotsVersion == w.slotsVersion && len(snap.logs) == len(s.op.status.Persisted.Shards) {
+				w.restores++
+				w.spec.Generation++
+				w.spec.Restore = &machine.RestoreRequest{ID: fmt.Sprintf("restore-%d", w.restores), Snapshot: snap.id}
+				break
+			}
+		}
+	case UserReshard:
+		if w.topo.Mode == machine.ModeCluster && u.Shards > 0 {
+			w.spec.Generation++
+			w.spec.Shards = u.Shards
+		}
+	}
+}
+
+// backup takes a snapshot of every recorded shard from the node accepting its writes (or its
+// recorded primary), as a backup job would.
+func (s *Sim) backup() {
+	w := s.w
+	recs := s.op.status.Persisted.Shards
+	if len(recs) == 0 {
+		return
+	}
+	snap := snapshot{id: fmt.Sprintf("snap-%d", len(w.snapshots)+1), slotsVersion: w.slotsVersion}
+	for sh, rec := range recs {
+		src := w.resolve(NodeRef{Shard: sh, Primary: true})
+		if src == nil || !w.acceptsWrites(src) {
+			src = w.byName(rec.Primary)
+		}
+		if src == nil || !src.exists {
+			return
+		}
+		snap.logs = append(snap.logs, append([]int32(nil), src.log...))
+	}
+	w.snapshots = append(w.snapshots, snap)
+	w.note("backup %s taken", snap.id)
+}
+
+// Converge stops the faults (heals the network, lets the actuators and the API succeed) and
+// runs the operator, with a client still writing, until Steady is reached and a reconcile
+// finds nothing to do; then a few more reconciles must not move it. It reports a liveness
+// violation when that takes longer than the bound.
+func (s *Sim) Converge() int {
+	w := s.w
+	s.heal()
+	s.op.conflicts, s.op.failures, s.op.slowTicks = 0, 0, 0
+	for i := 0; i < s.opts.LivenessBound; i++ {
+		s.Step(Step{Kind: StepOperator})
+		if i%3 == 2 {
+			s.Step(Step{Kind: StepWrite, Write: Write{Key: i % 32, Wait: true}})
+		}
+		if s.op.status.Persisted.State == machine.Steady && s.op.settled && s.op.inflight == nil {
+			seq := s.op.status.Persisted.Seq
+			for j := 0; j < 3; j++ {
+				s.Step(Step{Kind: StepOperator})
+			}
+			if s.op.status.Persisted.Seq != seq || !s.op.settled {
+				w.violate(ViolationLiveness, "Steady did not hold once settled: %s", s.op.lastDecision)
+			}
+			return i + 1
+		}
+	}
+	w.violate(ViolationLiveness, "Steady not reached within %d ticks after the faults stopped; state %s, last decision: %s",
+		s.opts.LivenessBound, s.op.status.Persisted.State, s.op.lastDecision)
+	return s.opts.LivenessBound
+}
+
+// Violations found so far.
+func (s *Sim) Violations() []Violation { return s.w.violations }
+
+// State is the persisted state of the simulated cluster.
+func (s *Sim) State() machine.Persisted { return s.op.status.Persisted }
+
+// Status is the simulated cluster's status.
+func (s *Sim) Status() Status { return s.op.status }
+
+// Journal is the operator's journal.
+func (s *Sim) Journal() []machine.Entry { return s.op.journal }
+
+// Stats of the run so far.
+func (s *Sim) Stats() Stats { return s.w.stats }
+
+// Trace is the readable history (when Options.Trace).
+func (s *Sim) Trace() []string {
+	if s.w.trace == nil {
+		return nil
+	}
+	return s.w.trace.lines
+}
+
+// Result is the outcome of a whole schedule.
+type Result struct {
+	Violations []Violation
+	Stats      Stats
+	// ConvergeTicks is how long reaching Steady took after the faults stopped.
+	ConvergeTicks int
+	Trace         []string
+}
+
+// Run plays a schedule, then Converge.
+func Run(t Topology, schedule []Step, opts Options) Result {
+	s := New(t, opts)
+	for _, st := range schedule {
+		s.Step(st)
+	}
+	ticks := s.Converge()
+	return Result{Violations: s.Violations(), Stats: s.Stats(), ConvergeTicks: ticks, Trace: s.Trace()}
+}

@@ -1,0 +1,87 @@
+package sim
+
+import "fmt"
+
+// StepKind says what happens in one step (one tick) of a schedule.
+type StepKind string
+
+const (
+	// StepOperator gives the operator one unit of work: a reconcile (observe, decide,
+	// persist) or one queued action.
+	StepOperator StepKind = "operator"
+	// StepWrite has the client write one key.
+	StepWrite StepKind = "write"
+	// StepFault injects a fault.
+	StepFault StepKind = "fault"
+	// StepUser changes the spec or takes a backup.
+	StepUser StepKind = "user"
+	// StepIdle lets time pass.
+	StepIdle StepKind = "idle"
+)
+
+// Step is one tick of a schedule: plain data.
+type Step struct {
+	Kind  StepKind
+	Write Write
+	Fault Fault
+	User  UserAction
+}
+
+// Write is a client write. The client tries the nodes of the key's shard starting at ordinal
+// Start and writes to the first that accepts (as a client that follows redirections would);
+// with Wait it then runs WAIT MinSyncReplicas and records whether that acknowledged.
+type Write struct {
+	Key   int
+	Start int
+	Wait  bool
+}
+
+// UserActionKind is a change a user makes.
+type UserActionKind string
+
+const (
+	UserRollout    UserActionKind = "rollout"
+	UserSwitchover UserActionKind = "switchover"
+	UserBackup     UserActionKind = "backup"
+	UserRestore    UserActionKind = "restore"
+	UserReshard    UserActionKind = "reshard"
+)
+
+// UserActionKinds lists the kinds in generator order.
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard}
+
+// UserAction is one user change: a new revision, a switchover request (To ordinal of shard
+// 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count.
+type UserAction struct {
+	Kind   UserActionKind
+	To     int
+	Clear  bool
+	Shards int
+}
+
+func (s Step) String() string {
+	switch s.Kind {
+	case StepWrite:
+		w := "write"
+		if s.Write.Wait {
+			w = "write+WAIT"
+		}
+		return fmt.Sprintf("%s key %d (from ordinal %d)", w, s.Write.Key, s.Write.Start)
+	case StepFault:
+		return "fault: " + s.Fault.String()
+	case StepUser:
+		switch s.User.Kind {
+		case UserSwitchover:
+			if s.User.Clear {
+				return "user: withdraw switchover"
+			}
+			return fmt.Sprintf("user: switchover shard 0 to %s", nodeName(0, s.User.To))
+		case UserReshard:
+			return fmt.Sprintf("user: reshard to %d shards", s.User.Shards)
+		default:
+			return "user: " + string(s.User.Kind)
+		}
+	default:
+		return string(s.Kind)
+	}
+}

@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Topology is the shape of a simulated cluster.
+type Topology struct {
+	Name        string
+	Mode        machine.Mode
+	Shards      int
+	Replicas    int
+	Persistence bool
+	// MinSyncReplicas is both min-replicas-to-write on every node and the WAIT count of the
+	// client's durable writes.
+	MinSyncReplicas int
+	// ReshardTo lists the shard counts the user may ask for (cluster mode).
+	ReshardTo []int
+}
+
+// Topologies are the presets the simulate command and the tests use.
+var Topologies = map[string]Topology{
+	// One primary, two replicas, no persistence: the Kubernetes hazard at full strength.
+	"replication": {Name: "replication", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, MinSyncReplicas: 1},
+	// The same with persistence: restarted nodes keep their data and may be re-admitted.
+	"replication-persistent": {Name: "replication-persistent", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, Persistence: true, MinSyncReplicas: 1},
+	// A single node with persistence: no failover possible, restarts must be ridden out.
+	"single": {Name: "single", Mode: machine.ModeReplication, Shards: 1, Replicas: 0, Persistence: true},
+	// Cluster mode, two shards of a primary and a replica, resharding between 2 and 3.
+	"cluster": {Name: "cluster", Mode: machine.ModeCluster, Shards: 2, Replicas: 1, MinSyncReplicas: 1, ReshardTo: []int{2, 3}},
+}
+
+// TopologyNames lists the presets, sorted.
+func TopologyNames() []string {
+	names := make([]string, 0, len(Topologies))
+	for n := range Topologies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupTopology finds a preset by name.
+func LookupTopology(name string) (Topology, error) {
+	t, ok := Topologies[name]
+	if !ok {
+		return Topology{}, fmt.Errorf("unknown topology %q (known: %s)", name, strings.Join(TopologyNames(), ", "))
+	}
+	return t, nil
+}
+
+// Timing of the world, in ticks. One tick is one step of a schedule and one second of the
+// observations' clock.
+const (
+	// maxLag is min-replicas-max-lag: a primary counts a replica for min-replicas-to-write
+	// only if it acknowledged within maxLag ticks.
+	maxLag = 3
+	// fenceTimeout is the machine's FenceTimeout: maxLag plus a margin.
+	fenceTimeout = (maxLag + 2) * time.Second
+	// failureThreshold is the machine's FailureThreshold in probes (one per reconcile).
+	failureThreshold = 2
+	// startTicks is how long a restarted process takes before it answers.
+	startTicks = 1
+	// historyLimit bounds status.history.
+	historyLimit = 8
+)
+
+// initialSpec is the spec a topology starts with.
+func (t Topology) initialSpec() machine.Spec {
+	return machine.Spec{
+		Generation:       1,
+		Mode:             t.Mode,
+		Shards:           t.Shards,
+		Replicas:         t.Replicas,
+		Revision:         "r1",
+		Persistence:      t.Persistence,
+		MinSyncReplicas:  t.MinSyncReplicas,
+		FailureThreshold: failureThreshold,
+		FenceTimeout:     fenceTimeout,
+	}
+}

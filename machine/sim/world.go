@@ -1,0 +1,396 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// World is the simulated cluster: pods and Valkey nodes, the network between them, the
+// operator's and the client's place in it, the owned objects, the user's spec, the cluster's
+// slot owners, and the record of every client write.
+type World struct {
+	topo  Topology
+	tick  int64
+	nodes []*node // sorted by shard then ordinal
+
+	ipSeq, runSeq, replSeq int
+
+	// Sides of the current partition: two endpoints talk only when on the same side.
+	operatorSide, clientSide int
+
+	objects machine.Objects
+	spec    machine.Spec
+	// slots is the ground truth of which shard serves which slots (cluster mode).
+	slots        [][]machine.SlotRange
+	slotsVersion int
+
+	writes    []writeRecord
+	snapshots []snapshot
+	restores  int
+
+	violations []Violation
+	trace      *trace
+	stats      Stats
+	sabotage   Sabotage
+}
+
+// writeRecord is one write the client got acknowledged.
+type writeRecord struct {
+	id   int32
+	key  int
+	node string
+	tick int64
+	// waitAcked: WAIT MinSyncReplicas confirmed it. exempt: faults destroyed every replica
+	// copy, or a restore discarded it, so losing it is not the operator's doing.
+	waitAcked bool
+	exempt    bool
+}
+
+type snapshot struct {
+	id           string
+	slotsVersion int
+	logs         [][]int32 // by shard
+}
+
+// Stats counts what happened in a world.
+type Stats struct {
+	Ticks          int64
+	Writes         int
+	WritesRejected int
+	WaitAcked      int
+	Faults         map[FaultKind]int
+	Transitions    int
+	Actions        int
+	ActionsRefused int
+	Reconciles     int
+}
+
+// node is one pod with its Valkey process.
+type node struct {
+	name           string
+	shard, ordinal int
+
+	// The pod.
+	exists   bool // the pod object exists
+	ip       string
+	revision string
+	keepData bool // when the pod is recreated: does its volume still hold the data
+
+	// The process.
+	running     bool  // the container runs
+	startsAt    int64 // answers from this tick on
+	pausedUntil int64 // frozen (SIGSTOP) until this tick
+	runID       string
+
+	// Replication state, as Valkey reports it.
+	role         machine.Role
+	replID       string
+	replID2      string
+	secondOffset int64 // Valkey's second_repl_offset: the previous history is valid below it
+
+	// The data: the writes in order (the offset is the length) and the same as a set.
+	log []int32
+	has bitset
+	// gen changes whenever the data is replaced or the replication ID changes: replicas
+	// connected to this node must then handshake again.
+	gen int
+
+	masterIP string
+	linkUp   bool
+	linkRun  string // master's run id when the link was established
+	linkGen  int    // master's gen when the link was established
+	lagTicks int    // slow link: receives only every lagTicks+1 ticks
+
+	writesFenced bool
+	syncFenced   bool
+	snapshot     string
+	joined       bool
+
+	side        int
+	operatorCut bool
+
+	// tainted: the node lost the data it held in a restart (or took its data from such a node)
+	// and has not resynced from a sound node since.
+	tainted bool
+
+	acks []ack // on a primary: last acknowledgement per replica
+
+}
+
+type ack struct {
+	replica string
+	tick    int64
+}
+
+// NewWorld builds the world of a topology before the operator ever ran: no pods yet.
+func NewWorld(t Topology) *World {
+	w := &World{topo: t, spec: t.initialSpec()}
+	w.stats.Faults = map[FaultKind]int{}
+	return w
+}
+
+func nodeName(shard, ordinal int) string { return fmt.Sprintf("s%d-%d", shard, ordinal) }
+
+func (w *World) newIP() string   { w.ipSeq++; return fmt.Sprintf("10.0.%d.%d", w.ipSeq/250, w.ipSeq%250+1) }
+func (w *World) newRunID() string { w.runSeq++; return fmt.Sprintf("run%04d", w.runSeq) }
+func (w *World) newReplID() string {
+	w.replSeq++
+	return fmt.Sprintf("repl%04d", w.replSeq)
+}
+
+// responsive: the process runs, has started and is not frozen.
+func (w *World) responsive(n *node) bool {
+	return n.exists && n.running && w.tick >= n.startsAt && w.tick >= n.pausedUntil
+}
+
+// talk: two nodes can exchange messages.
+func (w *World) talk(a, b *node) bool {
+	return w.responsive(a) && w.responsive(b) && a.side == b.side
+}
+
+// operatorTalks: the operator's survey and actions reach the node.
+func (w *World) operatorTalks(n *node) bool {
+	return w.responsive(n) && !n.operatorCut && n.side == w.operatorSide
+}
+
+// clientTalks: the client reaches the node.
+func (w *World) clientTalks(n *node) bool {
+	return w.responsive(n) && n.side == w.clientSide
+}
+
+func (w *World) byName(name string) *node {
+	for _, n := range w.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func (w *World) byIP(ip string) *node {
+	if ip == "" {
+		return nil
+	}
+	for _, n := range w.nodes {
+		if n.exists && n.ip == ip {
+			return n
+		}
+	}
+	return nil
+}
+
+func (w *World) shardNodes(s int) []*node {
+	var out []*node
+	for _, n := range w.nodes {
+		if n.shard == s {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// resolve finds the node a NodeRef names now. "Primary of a shard" is the node that would
+// accept writes, else a node that believes it is a primary, else ordinal 0.
+func (w *World) resolve(r NodeRef) *node {
+	if !r.Primary {
+		return w.byName(nodeName(r.Shard, r.Ordinal))
+	}
+	var believer *node
+	for _, n := range w.shardNodes(r.Shard) {
+		if w.acceptsWrites(n) {
+			return n
+		}
+		if believer == nil && n.exists && n.role == machine.RolePrimary && !n.writesFenced {
+			believer = n
+		}
+	}
+	if believer != nil {
+		return believer
+	}
+	return w.byName(nodeName(r.Shard, 0))
+}
+
+// kube plays the StatefulSet controller: pods the objects ask for are created (or recreated
+// after a deletion, on a new IP), pods they no longer ask for are deleted with their volume.
+func (w *World) kube() {
+	kept := w.nodes[:0]
+	for _, n := range w.nodes {
+		if n.shard < w.objects.Shards && n.ordinal <= w.objects.Replicas {
+			kept = append(kept, n)
+			continue
+		}
+		w.wiped(n, "pod removed by scale-down")
+		w.note("kube: %s removed", n.name)
+	}
+	w.nodes = kept
+	for s := 0; s < w.objects.Shards; s++ {
+		for o := 0; o <= w.objects.Replicas; o++ {
+			n := w.byName(nodeName(s, o))
+			if n == nil {
+				n = &node{name: nodeName(s, o), shard: s, ordinal: o, side: 0}
+				w.nodes = append(w.nodes, n)
+				w.createPod(n, false)
+				w.note("kube: %s created at %s (%s)", n.name, n.ip, n.revision)
+				continue
+			}
+			if !n.exists {
+				w.createPod(n, n.keepData)
+				w.note("kube: %s recreated at %s (%s)", n.name, n.ip, n.revision)
+			}
+		}
+	}
+	sort.Slice(w.nodes, func(i, j int) bool {
+		if w.nodes[i].shard != w.nodes[j].shard {
+			return w.nodes[i].shard < w.nodes[j].shard
+		}
+		return w.nodes[i].ordinal < w.nodes[j].ordinal
+	})
+}
+
+// createPod gives n a pod on a new IP at the objects' revision and starts its process.
+func (w *World) createPod(n *node, keepData bool) {
+	n.exists = true
+	n.ip = w.newIP()
+	n.revision = w.objects.Revision
+	n.running = true
+	w.startProcess(n, keepData, false)
+}
+
+// startProcess starts a new Valkey process on n. The pod template makes every process start
+// fenced (client writes and replication refused until the operator opens them) and as a
+// replica of nothing (a placeholder that never answers): Valkey then restores the
+// replication ID and offset saved with the data, so a node restarted from its volume still
+// names the history its data belongs to, however often it restarts. Without its data a node
+// starts empty with a fresh ID, and if it held data before, it is tainted.
+func (w *World) startProcess(n *node, keepData, tainting bool) {
+	n.runID = w.newRunID()
+	n.startsAt = w.tick + startTicks
+	n.pausedUntil = 0
+	n.role = machine.RoleReplica
+	n.masterIP, n.linkUp, n.linkRun, n.linkGen, n.lagTicks = "", false, "", 0, 0
+	// The start-up fence: the pod template makes every process start with the application
+	// and replication users off, until the operator opens them.
+	fence := w.sabotage != SabotageNoStartFence
+	n.writesFenced, n.syncFenced = fence, fence
+	n.acks = nil
+	n.gen++
+	n.replID2, n.secondOffset = "", -1
+	if keepData {
+		return
+	}
+	if tainting && len(n.log) > 0 {
+		w.wiped(n, "restarted without data")
+		n.tainted = true
+	}
+	n.log, n.has = nil, nil
+	n.replID = w.newReplID()
+	n.snapshot = ""
+	n.joined = false
+}
+
+// restart kills and restarts n's process in place (same pod, same IP).
+func (w *World) restart(n *node, keepData bool) {
+	if !n.exists {
+		return
+	}
+	n.running = true
+	w.startProcess(n, keepData, !keepData)
+}
+
+// deletePod deletes n's pod; kube recreates it on a new IP. keepData says whether its volume
+// survives.
+func (w *World) deletePod(n *node, keepData bool) {
+	if !n.exists {
+		return
+	}
+	n.exists, n.running = false, false
+	n.keepData = keepData
+	if !keepData && len(n.log) > 0 {
+		w.wiped(n, "pod deleted without its data")
+		n.log, n.has = nil, nil
+		n.tainted = true
+	}
+}
+
+// wiped records that n's data is destroyed by a restart or a deletion. A write acknowledged
+// by WAIT was promised to survive on MinSyncReplicas replicas; once the only copies left are
+// on nodes that are primaries (or none are left), faults have destroyed what the promise was
+// about, and losing the write is no longer counted against the operator.
+func (w *World) wiped(n *node, why string) {
+	for i := range w.writes {
+		wr := &w.writes[i]
+		if !wr.waitAcked || wr.exempt || !n.has.get(wr.id) {
+			continue
+		}
+		replicaCopy := false
+		for _, m := range w.nodes {
+			if m != n && m.exists && m.role == machine.RoleReplica && m.has.get(wr.id) {
+				replicaCopy = true
+				break
+			}
+		}
+		if !replicaCopy {
+			wr.exempt = true
+			w.note("write %d exempt: %s %s and no replica holds it", wr.id, n.name, why)
+		}
+	}
+}
+
+// slotOf maps a key to a hash slot. The simulated client uses 32 keys spread over the slot
+// space so that every shard of every layout owns some.
+func slotOf(key int) int { return (key%32)*(machine.NumSlots/32) + 100 }
+
+// shardOfKey is the shard serving key now (-1: nobody).
+func (w *World) shardOfKey(key int) int {
+	if w.topo.Mode != machine.ModeCluster {
+		return 0
+	}
+	slot := slotOf(key)
+	for s, ranges := range w.slots {
+		for _, r := range ranges {
+			if slot >= r.Start && slot <= r.End {
+				return s
+			}
+		}
+	}
+	return -1
+}
+
+// appendWrite appends write id to n's data.
+func (n *node) appendWrite(id int32) {
+	n.log = append(n.log, id)
+	n.has.set(id)
+}
+
+func (w *World) note(format string, args ...any) {
+	if w.trace != nil {
+		w.trace.note(w.tick, fmt.Sprintf(format, args...))
+	}
+}
+
+// violate records a safety violation.
+func (w *World) violate(kind ViolationKind, format string, args ...any) {
+	v := Violation{Kind: kind, Tick: w.tick, Detail: fmt.Sprintf(format, args...)}
+	w.violations = append(w.violations, v)
+	w.note("VIOLATION %s: %s", v.Kind, v.Detail)
+}
+
+// bitset is a set of write ids.
+type bitset []uint64
+
+func (b bitset) get(i int32) bool {
+	word := int(i >> 6)
+	return word < len(b) && b[word]&(1<<(uint(i)&63)) != 0
+}
+
+func (b *bitset) set(i int32) {
+	word := int(i >> 6)
+	for len(*b) <= word {
+		*b = append(*b, 0)
+	}
+	(*b)[word] |= 1 << (uint(i) & 63)
+}
+
+func (b bitset) clone() bitset { return append(bitset(nil), b...) }
