@@ -540,3 +540,31 @@ func valkeyClientNoFail(addr string) valkey.Client {
 	}
 	return c
 }
+
+func TestDemoSampleBecomesReady(t *testing.T) {
+	ns := cl.Namespace(t)
+	ctx := ctxFor(t, 2*time.Minute)
+	objs, err := cl.ApplyFile(ctx, "../../testdata/samples/valkey-statefulset.yaml", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 3 {
+		t.Fatalf("applied %d objects, want 3 (two Services and a StatefulSet)", len(objs))
+	}
+	for i := 0; i < 3; i++ {
+		if p, err := cl.WaitPodReady(ctx, ns, fmt.Sprintf("demo-%d", i), 90*time.Second); err != nil {
+			t.Fatalf("%v: %s", err, podSummary(p))
+		}
+	}
+	svc, err := cl.Clientset().CoreV1().Services(ns).Get(ctx, "demo-client", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := valkeyClient(t, net.JoinHostPort(svc.Spec.ClusterIP, "6379"))
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		return c.Do(ctx, c.B().Ping().Build()).Error() == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the sample's client Service does not answer: %v", err)
+	}
+}

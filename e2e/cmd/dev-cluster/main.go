@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 )
@@ -21,14 +24,15 @@ func main() {
 	nodes := flag.Int("nodes", 3, "how many Nodes to register")
 	newIPs := flag.Bool("new-ip-on-recreate", false, "give re-created Pods a new IP, as real clusters do")
 	verbose := flag.Bool("v", false, "print the control plane's and the pods' output")
+	apply := flag.String("apply", "", "a manifest file to apply in the default namespace once the cluster is up; waits for its pods to be Ready")
 	flag.Parse()
-	if err := run(*nodes, *newIPs, *verbose); err != nil {
+	if err := run(*nodes, *newIPs, *verbose, *apply); err != nil {
 		fmt.Fprintln(os.Stderr, "dev-cluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, newIPs, verbose bool) error {
+func run(nodes int, newIPs, verbose bool, apply string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var log io.Writer = io.Discard
@@ -70,7 +74,63 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 	if logPath != "" {
 		fmt.Printf("log: %s\n", logPath)
 	}
+	if apply != "" {
+		if err := applyAndWait(ctx, cl, apply); err != nil {
+			return err
+		}
+	}
 	fmt.Println("Ctrl-C stops it.")
 	<-ctx.Done()
+	return nil
+}
+
+// applyAndWait applies a manifest, waits until every Pod in the default namespace is Ready,
+// and prints them with the Services to connect to.
+func applyAndWait(ctx context.Context, cl *localcluster.Cluster, path string) error {
+	objs, err := cl.ApplyFile(ctx, path, "default")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\napplied %s (%d objects); waiting for its pods...\n", path, len(objs))
+	cs := cl.Clientset()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if len(pods.Items) > 0 && ready == len(pods.Items) {
+			fmt.Printf("%-12s %-8s %-16s %s\n", "POD", "NODE", "IP", "READY")
+			for _, p := range pods.Items {
+				fmt.Printf("%-12s %-8s %-16s %s\n", p.Name, p.Spec.NodeName, p.Status.PodIP, "true")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d pods ready after 3 minutes", ready, len(pods.Items))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	svcs, err := cs.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, s := range svcs.Items {
+		if s.Spec.ClusterIP != "" && s.Spec.ClusterIP != corev1.ClusterIPNone && s.Name != "kubernetes" {
+			fmt.Printf("service %s: valkey-cli -h %s -p %d\n", s.Name, s.Spec.ClusterIP, s.Spec.Ports[0].Port)
+		}
+	}
 	return nil
 }
