@@ -64,20 +64,6 @@ func (cg *cgroupRoot) ensure(parts ...string) (string, error) {
 	return p, os.MkdirAll(p, 0o755)
 }
 
-// kill SIGKILLs every process in the group and its children groups at once.
-func (cg *cgroupRoot) kill(parts ...string) {
-	_ = os.WriteFile(filepath.Join(cg.path(parts...), "cgroup.kill"), []byte("1"), 0o644)
-}
-
-// freeze stops (true) or thaws (false) every process in the group.
-func (cg *cgroupRoot) freeze(frozen bool, parts ...string) error {
-	v := "0"
-	if frozen {
-		v = "1"
-	}
-	return os.WriteFile(filepath.Join(cg.path(parts...), "cgroup.freeze"), []byte(v), 0o644)
-}
-
 // remove deletes a group (and its children) once its processes are gone, killing any left.
 func (cg *cgroupRoot) remove(parts ...string) {
 	removeGroup(cg.path(parts...))

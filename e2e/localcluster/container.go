@@ -68,15 +68,6 @@ func (c *container) pid() int {
 	return c.proc.Pid
 }
 
-// signal sends sig to the container's main process.
-func (c *container) signal(sig syscall.Signal) error {
-	pid := c.pid()
-	if pid == 0 {
-		return fmt.Errorf("container %s is not running", c.spec.Name)
-	}
-	return syscall.Kill(pid, sig)
-}
-
 // killAll SIGKILLs every process of the container, whatever it forked (a BGSAVE child too).
 func (c *container) killAll() error {
 	if c.pid() == 0 {

@@ -102,7 +102,7 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 		return nil, err
 	}
 	cp.caFile = filepath.Join(s.dir, "ca.crt")
-	if err := os.WriteFile(cp.caFile, api.SecureServing.CA, 0o644); err != nil {
+	if err := os.WriteFile(cp.caFile, api.CA, 0o644); err != nil {
 		return nil, err
 	}
 	env := append(os.Environ(), envClusterDir+"="+s.dir)

@@ -298,7 +298,7 @@ func TestJobCompletesAndCronJobCreatesJobs(t *testing.T) {
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{
 			Name: "work", Image: "busybox:1.36",
-			Command: []string{"sh", "-c", "echo done > /out/result && cat /out/result"},
+			Command:      []string{"sh", "-c", "echo done > /out/result && cat /out/result"},
 			VolumeMounts: []corev1.VolumeMount{{Name: "out", MountPath: "/out"}},
 		}},
 		Volumes: []corev1.Volume{{Name: "out", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},

@@ -119,7 +119,7 @@ func (r *podRunner) computeStatus(old corev1.PodStatus) corev1.PodStatus {
 	}
 	setCondition(st, corev1.PodReadyToStartContainers, true, "")
 	setCondition(st, corev1.PodInitialized, initDone, reasonIf(!initDone, "ContainersNotInitialized"))
-	setCondition(st, corev1.ContainersReady, initDone && allReady && !terminated, reasonIf(!(initDone && allReady), "ContainersNotReady"))
+	setCondition(st, corev1.ContainersReady, initDone && allReady && !terminated, reasonIf(!initDone || !allReady, "ContainersNotReady"))
 	setCondition(st, corev1.PodReady, ready, reasonIf(!ready, "ContainersNotReady"))
 	return *st
 }

@@ -21,9 +21,9 @@ func TestResolveInRootKeepsAbsoluteLinksInsideTheRoot(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		filepath.Join(dir, "abs", "secrets", "x"): filepath.Join(dir, "real", "secrets", "x"),
-		filepath.Join(dir, "rel", "a"):           filepath.Join(dir, "real", "a"),
-		filepath.Join(dir, "real", "..", "rel"):  filepath.Join(dir, "real"),
-		"/no/such/path":                          "/no/such/path",
+		filepath.Join(dir, "rel", "a"):            filepath.Join(dir, "real", "a"),
+		filepath.Join(dir, "real", "..", "rel"):   filepath.Join(dir, "real"),
+		"/no/such/path":                           "/no/such/path",
 	} {
 		got, err := resolveInRoot(in)
 		if err != nil || got != want {

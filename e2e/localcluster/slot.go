@@ -32,7 +32,9 @@ func (s slot) podPrefix() netip.Prefix {
 
 func (s slot) serviceCIDR() string { return fmt.Sprintf("127.%d.0.0/16", 200+s.n) }
 
-func (s slot) nodeIP(i int) netip.Addr { return netip.AddrFrom4([4]byte{127, byte(100 + s.n), 0, byte(i + 1)}) }
+func (s slot) nodeIP(i int) netip.Addr {
+	return netip.AddrFrom4([4]byte{127, byte(100 + s.n), 0, byte(i + 1)})
+}
 
 func (s slot) pidFile() string { return filepath.Join(StateDir, fmt.Sprintf("slot-%d.pid", s.n)) }
 

@@ -110,4 +110,3 @@ func (c *Cluster) Namespace(t testing.TB) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-

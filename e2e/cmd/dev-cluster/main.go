@@ -35,7 +35,7 @@ func main() {
 func run(nodes int, newIPs, verbose bool, apply string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var log io.Writer = io.Discard
+	log := io.Discard // an io.Writer: the log file or stderr replace it below
 	logPath := ""
 	if verbose {
 		log = os.Stderr

@@ -260,7 +260,7 @@ func TestStaticBackendServesKubernetesService(t *testing.T) {
 	// A client that only knows the in-cluster address, as a Pod would.
 	inCluster := rest.CopyConfig(cfg)
 	inCluster.Host = "https://" + net.JoinHostPort(kubeSvc.Spec.ClusterIP, fmt.Sprint(kubeSvc.Spec.Ports[0].Port))
-	inCluster.TLSClientConfig.ServerName = "localhost" // envtest's serving certificate names
+	inCluster.ServerName = "localhost" // envtest's serving certificate names
 	ics, err := kubernetes.NewForConfig(inCluster)
 	if err != nil {
 		t.Fatal(err)
@@ -293,8 +293,7 @@ func TestServiceChangesMoveListeners(t *testing.T) {
 	ip := svc.Spec.ClusterIP
 
 	svc.Spec.Ports[0].Port = 81
-	svc, err := cs.CoreV1().Services(ns).Update(ctxFor(t, 10*time.Second), svc, metav1.UpdateOptions{})
-	if err != nil {
+	if _, err := cs.CoreV1().Services(ns).Update(ctxFor(t, 10*time.Second), svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, prompt, "port 81 served and 80 closed", func() error {
