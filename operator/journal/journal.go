@@ -1,0 +1,196 @@
+package journal
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Kind tells what a record is.
+type Kind string
+
+const (
+	// KindTransition is a transition journaled by this operator as it happened.
+	KindTransition Kind = "transition"
+	// KindBackfilled is a transition copied from status.history by a leader that had not
+	// journaled it (its observation summary is unknown).
+	KindBackfilled Kind = "backfilled"
+	// KindGap stands for transitions neither journaled nor in status.history any more.
+	KindGap Kind = "gap"
+)
+
+// Record is one stored journal record.
+type Record struct {
+	Kind  Kind          `json:"kind"`
+	Entry machine.Entry `json:"entry,omitzero"`
+	// GapFrom and GapTo are the first and last missing sequence numbers of a gap.
+	GapFrom uint64 `json:"gapFrom,omitempty"`
+	GapTo   uint64 `json:"gapTo,omitempty"`
+	// Recorded is when the record was written (wall clock of the operator).
+	Recorded time.Time `json:"recorded"`
+}
+
+// Seq is the sequence number the record is stored under.
+func (r Record) Seq() uint64 {
+	if r.Kind == KindGap {
+		return r.GapFrom
+	}
+	return r.Entry.Seq
+}
+
+// Journal is an open bbolt journal. It is safe for concurrent use.
+type Journal struct {
+	db  *bolt.DB
+	now func() time.Time
+}
+
+// ErrOutOfOrder is returned by Append for an entry that does not follow the last one.
+var ErrOutOfOrder = errors.New("journal: entry does not follow the last one")
+
+// Open opens (creating if needed) the journal file. It waits at most timeout for the file
+// lock, which another process (a previous leader on the same volume) may still hold.
+func Open(path string, timeout time.Duration) (*Journal, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("opening journal %s: %w", path, err)
+	}
+	return &Journal{db: db, now: time.Now}, nil
+}
+
+// Close closes the file.
+func (j *Journal) Close() error { return j.db.Close() }
+
+func key(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// Append stores the entry of a transition of cluster (a stable key such as
+// namespace/name/uid). Appending the same entry again is a no-op, so a reconcile that
+// crashed after journaling and repeats the transition's persistence is harmless; an entry
+// that does not follow the last one is refused with ErrOutOfOrder (use Backfill first).
+func (j *Journal) Append(cluster string, e machine.Entry) error {
+	return j.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(cluster))
+		if err != nil {
+			return err
+		}
+		if existing := b.Get(key(e.Seq)); existing != nil {
+			return nil
+		}
+		last := lastSeq(b)
+		if e.Seq != last+1 {
+			return fmt.Errorf("%w: cluster %s has %d, got %d", ErrOutOfOrder, cluster, last, e.Seq)
+		}
+		return put(b, Record{Kind: KindTransition, Entry: e, Recorded: j.now()})
+	})
+}
+
+func put(b *bolt.Bucket, r Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return b.Put(key(r.Seq()), data)
+}
+
+// lastSeq is the highest sequence number covered by the bucket's records (a gap record
+// covers up to GapTo).
+func lastSeq(b *bolt.Bucket) uint64 {
+	k, v := b.Cursor().Last()
+	if k == nil {
+		return 0
+	}
+	var r Record
+	if json.Unmarshal(v, &r) == nil && r.Kind == KindGap {
+		return r.GapTo
+	}
+	return binary.BigEndian.Uint64(k)
+}
+
+// Last is the highest sequence number the journal holds for cluster (0: none).
+func (j *Journal) Last(cluster string) (uint64, error) {
+	var last uint64
+	err := j.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte(cluster)); b != nil {
+			last = lastSeq(b)
+		}
+		return nil
+	})
+	return last, err
+}
+
+// Backfill brings the journal of cluster up to the newest record of history (status.history,
+// newest last) when it lags behind: records it lacks are copied as KindBackfilled, and
+// sequence numbers that are in neither are recorded as one KindGap. It returns how many
+// records it wrote.
+func (j *Journal) Backfill(cluster string, history []machine.HistoryRecord) (int, error) {
+	written := 0
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(cluster))
+		if err != nil {
+			return err
+		}
+		last := lastSeq(b)
+		for _, h := range history {
+			if h.Seq <= last {
+				continue
+			}
+			if h.Seq > last+1 {
+				if err := put(b, Record{Kind: KindGap, GapFrom: last + 1, GapTo: h.Seq - 1, Recorded: j.now()}); err != nil {
+					return err
+				}
+				written++
+			}
+			e := machine.Entry{Seq: h.Seq, Time: h.Time, Event: h.Event, From: h.From, To: h.To, Message: h.Message}
+			if err := put(b, Record{Kind: KindBackfilled, Entry: e, Recorded: j.now()}); err != nil {
+				return err
+			}
+			written++
+			last = h.Seq
+		}
+		return nil
+	})
+	return written, err
+}
+
+// Records returns the records of cluster with sequence numbers from from on, oldest first.
+func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
+	var out []Record
+	err := j.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(cluster))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(key(from)); k != nil; k, v = c.Next() {
+			var r Record
+			// Values are only valid inside the transaction: Unmarshal copies them out.
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("journal %s record %d: %w", cluster, binary.BigEndian.Uint64(k), err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Clusters lists the clusters the journal has records for.
+func (j *Journal) Clusters() ([]string, error) {
+	var out []string
+	err := j.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			out = append(out, string(name))
+			return nil
+		})
+	})
+	return out, err
+}
