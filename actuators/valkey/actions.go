@@ -1,0 +1,130 @@
+package valkey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	vk "github.com/valkey-io/valkey-go"
+)
+
+// ErrOtherProcess refuses an action decided for a process that is gone: the node restarted
+// (or is another pod at that address) since the observation the decision was taken on.
+var ErrOtherProcess = errors.New("the node runs another process than the one the action was decided for")
+
+// Each method is idempotent: the machine decides actions again from every observation, so
+// repeating one that already took effect must do no harm.
+
+// guard runs steps on the node at podIP only if it still runs process runID.
+func (p *Pool) guard(ctx context.Context, podIP, runID string, steps func(ctx context.Context, c vk.Client) error) error {
+	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+		if err != nil {
+			return err
+		}
+		if got := parseInfo(text)["run_id"]; got != runID {
+			return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherProcess, runID, got)
+		}
+		return steps(ctx, c)
+	})
+}
+
+func doAll(ctx context.Context, c vk.Client, cmds ...vk.Completed) error {
+	for i, r := range c.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			return fmt.Errorf("%s: %w", cmds[i].Commands(), err)
+		}
+	}
+	return nil
+}
+
+func setUser(c vk.Client, user string, on bool) vk.Completed {
+	rule := "off"
+	if on {
+		rule = "on"
+	}
+	return c.B().AclSetuser().Username(user).Rule(rule).Build()
+}
+
+// Promote makes the node a primary (REPLICAOF NO ONE) and lets replicas sync from it. Client
+// writes stay fenced until OpenWrites: the machine opens them only once it is safe.
+func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		return doAll(ctx, c,
+			c.B().Replicaof().No().One().Build(),
+			setUser(c, UserReplication, true),
+		)
+	})
+}
+
+// Detach freezes a replica's data where it is: it stops following its (lost) primary
+// without changing role, data or replication id. The replica's credentials for its primary
+// are replaced by a wrong password and its link is killed, so it cannot reconnect, while it
+// stays comparable with its peers by offset until one of them is elected.
+func (p *Pool) Detach(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		if err := doAll(ctx, c, c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", "detached-by-operator").Build()); err != nil {
+			return err
+		}
+		// CLIENT KILL TYPE master answers how many it killed; none is fine (already down).
+		return c.Do(ctx, c.B().ClientKill().TypeMaster().Build()).Error()
+	})
+}
+
+// Fence stops the node from taking client writes and from serving replicas: both users off,
+// and their existing connections closed (turning a user off does not disconnect it).
+func (p *Pool) Fence(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		if err := doAll(ctx, c, setUser(c, UserClient, false), setUser(c, UserReplication, false)); err != nil {
+			return err
+		}
+		return doAll(ctx, c,
+			c.B().ClientKill().User(UserClient).Build(),
+			c.B().ClientKill().User(UserReplication).Build(),
+		)
+	})
+}
+
+// OpenWrites lets clients write to the node and replicas sync from it.
+func (p *Pool) OpenWrites(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		return doAll(ctx, c, setUser(c, UserClient, true), setUser(c, UserReplication, true))
+	})
+}
+
+// ReplicaOf points the node at a primary. A replica never serves as a sync source (its
+// replication user goes off), but it serves reads (its client user goes on: a replica is
+// read-only). The replication password is restored in case Detach replaced it.
+func (p *Pool) ReplicaOf(ctx context.Context, podIP, runID, primaryIP, replicationPassword string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		return doAll(ctx, c,
+			setUser(c, UserReplication, false),
+			c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build(),
+			c.B().Replicaof().Host(primaryIP).Port(Port).Build(),
+			setUser(c, UserClient, true),
+		)
+	})
+}
+
+// HandOver moves the primary role from one node to a caught-up replica without losing a write:
+// the target is allowed to serve replicas (the old primary will sync from it), then the old
+// primary runs FAILOVER TO, which pauses writes until the target has caught up. FAILOVER
+// answers once started; the next survey shows the outcome.
+func (p *Pool) HandOver(ctx context.Context, fromIP, fromRunID, toIP, toRunID string, timeoutMillis int64) error {
+	if err := p.guard(ctx, toIP, toRunID, func(ctx context.Context, c vk.Client) error {
+		return doAll(ctx, c, setUser(c, UserReplication, true))
+	}); err != nil {
+		return fmt.Errorf("preparing the hand-over target: %w", err)
+	}
+	return p.guard(ctx, fromIP, fromRunID, func(ctx context.Context, c vk.Client) error {
+		state, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+		if err != nil {
+			return err
+		}
+		if parseInfo(state)["master_failover_state"] != "no-failover" {
+			return nil // one is under way already
+		}
+		return c.Do(ctx, c.B().Arbitrary("FAILOVER", "TO", toIP, strconv.Itoa(Port), "TIMEOUT", strconv.FormatInt(timeoutMillis, 10)).Build()).Error()
+	})
+}

@@ -1,0 +1,239 @@
+package valkey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// These tests run real valkey-server processes on loopback addresses 127.78.0.x, started
+// with the same users and fences the operator renders.
+
+var testPasswords = Passwords{Operator: "op-secret", Client: "client-secret", Replication: "repl-secret"}
+
+type server struct {
+	ip  string
+	cmd *exec.Cmd
+	dir string
+}
+
+func startServer(t *testing.T, ip string) *server {
+	t.Helper()
+	if _, err := exec.LookPath("valkey-server"); err != nil {
+		t.Skip("valkey-server is not installed (make valkey)")
+	}
+	dir := t.TempDir()
+	auth := filepath.Join(dir, "auth.conf")
+	if err := os.WriteFile(auth, []byte(AuthConfig(testPasswords)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// replica-announce-ip: on loopback a replica connects from 127.0.0.1; FAILOVER TO
+	// finds the target by the address the replica announces. The operator renders the same.
+	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\nsave \"\"\nappendonly no\nrepl-diskless-sync-delay 0\nreplica-announce-ip %[1]s\ninclude %[4]s\n", ip, Port, dir, auth)
+	if err := os.WriteFile(filepath.Join(dir, "valkey.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{ip: ip, dir: dir}
+	s.start(t)
+	return s
+}
+
+func (s *server) start(t *testing.T) {
+	t.Helper()
+	s.cmd = exec.Command("valkey-server", filepath.Join(s.dir, "valkey.conf"))
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := s.cmd
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", Addr(s.ip), 100*time.Millisecond); err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("valkey-server on %s did not start", s.ip)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *server) restart(t *testing.T) {
+	t.Helper()
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.start(t)
+}
+
+func newTestPool(t *testing.T) *Pool {
+	p := NewPool(Options{Password: testPasswords.Operator, Timeout: time.Second})
+	t.Cleanup(p.Close)
+	return p
+}
+
+func survey(t *testing.T, p *Pool, s *server) machine.Valkey {
+	t.Helper()
+	v, err := p.Survey(context.Background(), s.ip)
+	if err != nil {
+		t.Fatalf("survey %s: %v", s.ip, err)
+	}
+	return v
+}
+
+// appClient connects as an application would: AUTH with the client password.
+func appClient(t *testing.T, s *server) vk.Client {
+	t.Helper()
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{Addr(s.ip)}, Password: testPasswords.Client, DisableCache: true, DisableRetry: true})
+	if err != nil {
+		return nil
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestFreshNodeStartsFencedAndCannotBeASyncSource(t *testing.T) {
+	p := newTestPool(t)
+	prim, repl := startServer(t, "127.78.0.1"), startServer(t, "127.78.0.2")
+	v := survey(t, p, prim)
+	if v.Role != machine.RolePrimary || !v.WritesFenced || !v.SyncFenced || v.RunID == "" {
+		t.Fatalf("a fresh node should be a fenced primary with a run id, got %+v", v)
+	}
+	if appClient(t, prim) != nil {
+		t.Fatalf("an application could log in to a fenced node")
+	}
+	r := survey(t, p, repl)
+	if err := p.ReplicaOf(context.Background(), repl.ip, r.RunID, prim.ip, testPasswords.Replication); err != nil {
+		t.Fatal(err)
+	}
+	// The primary's replication user is off: the replica must not get a sync.
+	time.Sleep(1500 * time.Millisecond)
+	if r := survey(t, p, repl); r.Role != machine.RoleReplica || r.LinkUp {
+		t.Fatalf("a replica synced from a fenced primary: %+v", r)
+	}
+	if err := p.OpenWrites(context.Background(), prim.ip, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "replica link up once the primary is open", func() bool { return survey(t, p, repl).LinkUp })
+	c := appClient(t, prim)
+	if c == nil {
+		t.Fatal("the application cannot log in to an open primary")
+	}
+	if err := c.Do(context.Background(), c.B().Set().Key("k").Value("v").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	rc := appClient(t, repl)
+	eventually(t, "key replicated and readable on the replica", func() bool {
+		got, err := rc.Do(context.Background(), rc.B().Get().Key("k").Build()).ToString()
+		return err == nil && got == "v"
+	})
+	if err := rc.Do(context.Background(), rc.B().Set().Key("x").Value("y").Build()).Error(); err == nil {
+		t.Fatal("a replica accepted a write")
+	}
+}
+
+func TestActionsAreRefusedForAnotherProcess(t *testing.T) {
+	p := newTestPool(t)
+	s := startServer(t, "127.78.0.3")
+	old := survey(t, p, s).RunID
+	s.restart(t)
+	err := p.OpenWrites(context.Background(), s.ip, old)
+	if !errors.Is(err, ErrOtherProcess) {
+		t.Fatalf("OpenWrites for the previous process: got %v, want ErrOtherProcess", err)
+	}
+	if v := survey(t, p, s); !v.WritesFenced {
+		t.Fatalf("the refused action opened the new process: %+v", v)
+	}
+}
+
+func TestFenceDetachPromoteAndHandOver(t *testing.T) {
+	ctx := context.Background()
+	p := newTestPool(t)
+	a, b, c := startServer(t, "127.78.0.4"), startServer(t, "127.78.0.5"), startServer(t, "127.78.0.6")
+	va, vb, vc := survey(t, p, a), survey(t, p, b), survey(t, p, c)
+	if err := p.OpenWrites(ctx, a.ip, va.RunID); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		s *server
+		v machine.Valkey
+	}{{b, vb}, {c, vc}} {
+		if err := p.ReplicaOf(ctx, r.s.ip, r.v.RunID, a.ip, testPasswords.Replication); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "both replicas linked", func() bool { return survey(t, p, b).LinkUp && survey(t, p, c).LinkUp })
+
+	// Planned hand-over a -> b: no write lost, a follows b.
+	app := appClient(t, a)
+	if err := app.Do(ctx, app.B().Set().Key("before").Value("1").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.HandOver(ctx, a.ip, va.RunID, b.ip, vb.RunID, 5000); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b primary, a its replica", func() bool {
+		nb, na := survey(t, p, b), survey(t, p, a)
+		return nb.Role == machine.RolePrimary && na.Role == machine.RoleReplica && na.PrimaryHost == b.ip && na.LinkUp
+	})
+	bc := appClient(t, b)
+	if got, err := bc.Do(ctx, bc.B().Get().Key("before").Build()).ToString(); err != nil || got != "1" {
+		t.Fatalf("after the hand-over GET before = %q, %v", got, err)
+	}
+
+	// Detach c (which still follows a): link down, role and history kept.
+	hist := survey(t, p, c).ReplID
+	if err := p.Detach(ctx, c.ip, vc.RunID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	dc := survey(t, p, c)
+	if dc.Role != machine.RoleReplica || dc.LinkUp || dc.ReplID != hist {
+		t.Fatalf("after Detach: %+v (history was %s)", dc, hist)
+	}
+
+	// Promote c, then fence it as a stray: no client may write, no replica may sync.
+	if err := p.Promote(ctx, c.ip, vc.RunID); err != nil {
+		t.Fatal(err)
+	}
+	pc := survey(t, p, c)
+	if pc.Role != machine.RolePrimary || pc.SyncFenced || pc.ReplID2 != hist {
+		t.Fatalf("after Promote: %+v (want a primary continuing history %s, serving replicas)", pc, hist)
+	}
+	if err := p.Fence(ctx, c.ip, vc.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if fc := survey(t, p, c); !fc.WritesFenced || !fc.SyncFenced {
+		t.Fatalf("after Fence: %+v", fc)
+	}
+	if appClient(t, c) != nil {
+		t.Fatal("an application logged in to a fenced node")
+	}
+	if !strings.Contains(AuthConfig(testPasswords), "user default off") {
+		t.Fatal("the client user must start off")
+	}
+}

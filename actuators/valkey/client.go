@@ -1,0 +1,128 @@
+package valkey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+)
+
+// Options say how the operator reaches nodes.
+type Options struct {
+	// Password is the operator user's password.
+	Password string
+	// SourceIP, when set, is the local address connections come from (the operator Pod's
+	// IP): partitions and network policies then see the operator for who it is.
+	SourceIP netip.Addr
+	// Timeout bounds every dial and command (default 2 s): an unreachable node must cost
+	// one timeout per survey, not stall the reconcile loop.
+	Timeout time.Duration
+}
+
+// Pool keeps one client per node address and is safe for concurrent use.
+type Pool struct {
+	opts    Options
+	mu      sync.Mutex
+	clients map[string]vk.Client
+}
+
+// NewPool makes an empty pool.
+func NewPool(opts Options) *Pool {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Second
+	}
+	return &Pool{opts: opts, clients: map[string]vk.Client{}}
+}
+
+func (p *Pool) client(addr string) (vk.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[addr]; ok {
+		return c, nil
+	}
+	d := net.Dialer{Timeout: p.opts.Timeout}
+	if p.opts.SourceIP.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: p.opts.SourceIP.AsSlice()}
+	}
+	c, err := vk.NewClient(vk.ClientOption{
+		InitAddress:       []string{addr},
+		Username:          UserOperator,
+		Password:          p.opts.Password,
+		Dialer:            d,
+		DisableCache:      true,
+		DisableRetry:      true,
+		ConnWriteTimeout:  p.opts.Timeout,
+		BlockingPoolSize:  1,
+		ForceSingleClient: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+	}
+	p.clients[addr] = c
+	return c, nil
+}
+
+// Forget closes and drops the client of addr (a pod that went away, or whose connection
+// failed: the next use dials afresh).
+func (p *Pool) Forget(addr string) {
+	p.mu.Lock()
+	c, ok := p.clients[addr]
+	delete(p.clients, addr)
+	p.mu.Unlock()
+	if ok {
+		c.Close()
+	}
+}
+
+// Retain forgets every client whose address is not in keep.
+func (p *Pool) Retain(keep map[string]bool) {
+	p.mu.Lock()
+	var drop []vk.Client
+	for addr, c := range p.clients {
+		if !keep[addr] {
+			drop = append(drop, c)
+			delete(p.clients, addr)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range drop {
+		c.Close()
+	}
+}
+
+// Close closes every client.
+func (p *Pool) Close() { p.Retain(nil) }
+
+// run gives f a client for addr and a context bounded by the pool's timeout. A connection
+// that broke since its last use (the node restarted, the pod moved) is dialled again once;
+// a timeout is not retried, so that an unreachable node costs one timeout, not two.
+func (p *Pool) run(ctx context.Context, addr string, f func(ctx context.Context, c vk.Client) error) error {
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var c vk.Client
+		c, err = p.client(addr)
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+		err = f(cctx, c)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if _, isReply := vk.IsValkeyErr(err); isReply {
+			break
+		}
+		p.Forget(addr)
+		var ne net.Error
+		if ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+	}
+	return fmt.Errorf("%s: %w", addr, err)
+}

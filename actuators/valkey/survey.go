@@ -1,0 +1,68 @@
+package valkey
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Port is the port every node listens on.
+const Port = 6379
+
+// Addr is a node's address from its pod IP.
+func Addr(podIP string) string { return net.JoinHostPort(podIP, strconv.Itoa(Port)) }
+
+// Survey asks one node what the machine needs: INFO server, replication and persistence, and
+// whether the client and replication users are on (the fences).
+func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error) {
+	var v machine.Valkey
+	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		resps := c.DoMulti(ctx,
+			c.B().Info().Section("server").Section("replication").Section("persistence").Build(),
+			c.B().AclGetuser().Username(UserClient).Build(),
+			c.B().AclGetuser().Username(UserReplication).Build(),
+		)
+		text, err := resps[0].ToString()
+		if err != nil {
+			return fmt.Errorf("INFO: %w", err)
+		}
+		info := parseInfo(text)
+		v = machine.Valkey{
+			RunID:        info["run_id"],
+			ReplID:       info["master_replid"],
+			ReplID2:      info["master_replid2"],
+			Offset:       infoInt(info, "master_repl_offset"),
+			SecondOffset: infoInt(info, "second_repl_offset"),
+			Loading:      info["loading"] == "1",
+		}
+		switch info["role"] {
+		case "master":
+			v.Role = machine.RolePrimary
+		case "slave", "replica":
+			v.Role = machine.RoleReplica
+			v.PrimaryHost = info["master_host"]
+			v.LinkUp = info["master_link_status"] == "up"
+		default:
+			return fmt.Errorf("INFO reports role %q", info["role"])
+		}
+		for i, fenced := range []*bool{&v.WritesFenced, &v.SyncFenced} {
+			m, err := resps[i+1].AsMap()
+			if err != nil {
+				return fmt.Errorf("ACL GETUSER: %w", err)
+			}
+			msg := m["flags"]
+			flags, err := msg.AsStrSlice()
+			if err != nil {
+				return fmt.Errorf("ACL GETUSER flags: %w", err)
+			}
+			*fenced = !userIsOn(flags)
+		}
+		return nil
+	})
+	return v, err
+}

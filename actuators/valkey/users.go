@@ -1,0 +1,39 @@
+package valkey
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The ACL users every node starts with. Their on/off state is the fence the machine reasons
+// about, and every node starts with both client and replication users OFF: a process that
+// (re)starts (possibly empty, when it has no persistence) can neither take client writes nor
+// serve as a sync source until the operator has looked at it and given it a role.
+const (
+	// UserOperator is the operator's own user: always on, full rights.
+	UserOperator = "operator"
+	// UserClient is the user applications authenticate as (AUTH <password> uses default).
+	// Off = WritesFenced.
+	UserClient = "default"
+	// UserReplication is what replicas authenticate as when they sync (masteruser). Off on a
+	// node = SyncFenced: no replica can full-sync from it.
+	UserReplication = "replication"
+)
+
+// Passwords are the secrets of the three users.
+type Passwords struct {
+	Operator, Client, Replication string
+}
+
+// AuthConfig is the valkey.conf fragment (kept in a Secret and included from valkey.conf)
+// that defines the users, all but the operator's off, and the credentials a replica uses.
+func AuthConfig(p Passwords) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "user %s on >%s ~* &* +@all\n", UserOperator, p.Operator)
+	fmt.Fprintf(&b, "user %s off >%s ~* &* +@all\n", UserClient, p.Client)
+	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
+	fmt.Fprintf(&b, "user %s off >%s +psync +sync +replconf +ping\n", UserReplication, p.Replication)
+	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
+	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
+	return b.String()
+}
