@@ -20,7 +20,8 @@ in this order: restore, switchover, rollout, resharding.`,
 follows anything is detached, so offsets stop moving and an isolated old primary loses the replicas
 its min-replicas-to-write needs; (2) elect the node whose data contains every other candidate's and
 record it as the shard's primary (candidate-elected) before touching it; (3) promote it (serves
-replicas, writes still fenced) and re-point the others to it; (4) wait until the old primary cannot
+replicas, writes still fenced), record its new replication ID (candidate-promoted) and re-point the
+others to it; (4) wait until the old primary cannot
 accept writes, then failover-complete records its new history. Planned (switchover): one FAILOVER TO
 hand-over to the requested, caught-up replica.`,
 	Rolling: `Pods are restarted onto the target revision, one at a time and only from a converged cluster:

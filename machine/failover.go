@@ -12,7 +12,8 @@ import "fmt"
 //     the others' is recorded as the shard's primary (candidate-elected) before anything is
 //     done to it, so that if it restarts from its data mid-way the machine still knows its
 //     data is the shard's.
-//  3. Promote it (serves replicas, writes still fenced) and re-point the others to it.
+//  3. Promote it (serves replicas, writes still fenced); candidate-promoted records its new
+//     replication ID at once; re-point the others to it.
 //  4. Wait until the old primary cannot accept writes (known dead, observed fenced or
 //     demoted, or FenceTimeout after the election), then failover-complete records the
 //     promoted node's new history; Steady opens it for writes.
@@ -114,6 +115,9 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	if !op.Planned {
 		return outcome{}, false
 	}
+	if d.handOverUnresolved(d.p) {
+		return outcome{}, false
+	}
 	sw := d.v.spec.Switchover
 	why := ""
 	switch {
@@ -134,6 +138,37 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover to %s abandoned: %s", op.Shard, op.Target, why)}, true
 }
 
+// handOverUnresolved reports whether a recorded hand-over may have happened: the shard's
+// recorded primary is not answering as the same process, primary of the recorded history.
+// Until that is settled (failover-complete or primary-handed-over when it happened,
+// primary-lost when the primary is lost) the operation may not be abandoned, or the record
+// of where the shard's newest writes may be would be lost with it.
+func (d *decider) handOverUnresolved(p Persisted) bool {
+	if p.Op.HandOver == "" || p.Op.Shard >= len(p.Shards) {
+		return false
+	}
+	rec := p.Shards[p.Op.Shard]
+	prim := d.v.node(rec.Primary)
+	return !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || prim.Valkey.ReplID != rec.History.ID
+}
+
+func guardCandidatePromoted(d *decider) (outcome, bool) {
+	p := d.p
+	op := p.Op
+	if op.Planned || op.Candidate == "" {
+		return outcome{}, false
+	}
+	rec := p.Shards[op.Shard]
+	c := d.v.node(rec.Primary)
+	if !alive(c, rec.RunID) || !servesReplicas(c) || c.Valkey.ReplID == rec.History.ID {
+		return outcome{}, false
+	}
+	next := p
+	next.Shards = append([]ShardRecord(nil), p.Shards...)
+	next.Shards[op.Shard].History = historyOf(c)
+	return outcome{next: next, message: fmt.Sprintf("shard %d: %s promoted, history %s continues %s at offset %d", op.Shard, c.Name, short(c.Valkey.ReplID), short(c.Valkey.ReplID2), c.Valkey.SecondOffset-1)}, true
+}
+
 func guardCandidateElected(d *decider) (outcome, bool) {
 	p := d.p
 	op := p.Op
@@ -150,7 +185,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 			return outcome{}, false
 		}
 	}
-	if ok, _ := d.quorum(op.Shard, op.Lost); !ok {
+	if ok, _ := d.quorum(op.Shard, op.Writer); !ok {
 		return outcome{}, false
 	}
 	if len(d.toDetach(op)) > 0 {
@@ -162,7 +197,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	if !ok || c.Name == op.Candidate {
 		return outcome{}, false
 	}
-	if cur != nil && !(covers(c.Valkey, cur.Valkey) && c.Valkey.Offset > cur.Valkey.Offset) {
+	if l, _ := d.candidates(op); cur != nil && !(l.covers(c.Valkey, cur.Valkey) && c.Valkey.Offset > cur.Valkey.Offset) {
 		return outcome{}, false
 	}
 	next := p
@@ -241,7 +276,7 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		}
 		return
 	}
-	if ok, why := d.quorum(s, op.Lost); !ok {
+	if ok, why := d.quorum(s, op.Writer); !ok {
 		b.wait(why)
 		return
 	}

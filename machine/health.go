@@ -55,26 +55,39 @@ func short(id string) string {
 // builds the failover operation for it. The rules of when NOT to fail over live here: a
 // reachable primary is never replaced; an unreachable one only after FailureThreshold failed
 // probes; never without a quorum of the shard visible; never without a node to promote.
-func (d *decider) lostShard(p Persisted, only int) (Operation, string, bool) {
+func (d *decider) lostShard(p Persisted, only int, writer string) (Operation, string, bool) {
 	for s := range p.Shards {
 		if only >= 0 && s != only {
 			continue
 		}
-		health, why := d.primaryHealth(p, s)
-		if health != primarySuspected && health != primaryGone {
-			continue
+		if op, why, ok := d.failoverOf(p, s, writer); ok {
+			return op, why, true
 		}
-		rec := p.Shards[s]
-		if ok, _ := d.quorum(s, rec.Primary); !ok {
-			continue
-		}
-		op := Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, KnownFenced: health == primaryGone}
-		if _, _, ok := d.failoverCandidate(op); !ok {
-			continue
-		}
-		return op, fmt.Sprintf("shard %d: %s", s, why), true
 	}
 	return Operation{}, "", false
+}
+
+// failoverOf decides whether shard s's primary is to be failed over: the operation and why,
+// or why not. writer is the last node that may have taken writes (see Operation.Writer);
+// empty means the recorded primary.
+func (d *decider) failoverOf(p Persisted, s int, writer string) (Operation, string, bool) {
+	health, why := d.primaryHealth(p, s)
+	if health != primarySuspected && health != primaryGone {
+		return Operation{}, why, false
+	}
+	rec := p.Shards[s]
+	if writer == "" {
+		writer = rec.Primary
+	}
+	if ok, whyNot := d.quorum(s, writer); !ok {
+		return Operation{}, why + "; no failover: " + whyNot, false
+	}
+	op := Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Writer: writer, KnownFenced: health == primaryGone}
+	if _, _, ok := d.failoverCandidate(op); !ok {
+		_, whyNot := elect(d.candidates(op))
+		return Operation{}, why + "; no failover: " + whyNot, false
+	}
+	return op, fmt.Sprintf("shard %d: %s", s, why), true
 }
 
 // failoverCandidate elects the node to promote for op, or says why there is none. When no
@@ -83,9 +96,9 @@ func (d *decider) lostShard(p Persisted, only int) (Operation, string, bool) {
 // node of an older, forked history still holds more than an empty one), lowest ordinal among
 // equals.
 func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
-	cands := d.candidates(op)
+	l, cands := d.candidates(op)
 	if len(cands) > 0 {
-		c, _ := elect(cands)
+		c, _ := elect(l, cands)
 		return c, false, c != nil
 	}
 	if len(d.unknown(op.Shard, "")) > 0 {

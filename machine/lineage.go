@@ -48,10 +48,27 @@ type lineage struct {
 	ids     []string
 	prevID  string
 	prevEnd int64
+	// parents maps a history to the one it continued and the exclusive offset where it
+	// left it, as the record and the observed nodes report (replication IDs are unique, so
+	// every report of the same ID agrees).
+	parents map[string]parentRef
+}
+
+type parentRef struct {
+	id  string
+	end int64
 }
 
 func (d *decider) lineage(shard int, h History) lineage {
-	l := lineage{ids: []string{h.ID}, prevID: h.PrevID, prevEnd: h.PrevEnd}
+	l := lineage{ids: []string{h.ID}, prevID: h.PrevID, prevEnd: h.PrevEnd, parents: map[string]parentRef{}}
+	if h.PrevID != "" {
+		l.parents[h.ID] = parentRef{h.PrevID, h.PrevEnd}
+	}
+	for _, n := range d.v.shard(shard) {
+		if v := n.Valkey; n.Reachable && v.ReplID2 != "" && v.ReplID != "" {
+			l.parents[v.ReplID] = parentRef{v.ReplID2, v.SecondOffset}
+		}
+	}
 	for grew := true; grew; {
 		grew = false
 		for _, n := range d.v.shard(shard) {
@@ -104,8 +121,10 @@ func (l lineage) contains(v Valkey) bool {
 // holds is the shard's data as far as its offset reaches, because a restarted node comes up
 // fenced and following nothing, so its data came from its own volume, and everything it
 // ever held came from the shard's one line of writes (the machine never lets two nodes
-// accept writes at once). Against it, offsets decide.
-func (d *decider) candidates(op Operation) []candidate {
+// accept writes at once). The same holds for the node a hand-over was recorded to go to: it
+// was a caught-up replica, and if the hand-over happened, it took writes as the primary
+// under an ID the record never saw. Against these two, offsets decide.
+func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	l := d.lineage(op.Shard, op.LostHistory)
 	var out []candidate
 	for _, n := range d.v.shard(op.Shard) {
@@ -113,12 +132,14 @@ func (d *decider) candidates(op Operation) []candidate {
 			continue
 		}
 		v := n.Valkey
-		restartedLost := n.Name == op.Lost && v.RunID != op.LostRunID && v.WritesFenced && v.PrimaryHost == "" && v.Offset > 0
-		if l.contains(v) || restartedLost {
-			out = append(out, candidate{Node: n, byOffset: restartedLost})
+		// Fenced, following nothing, holding data: restarted from its volume (or detached).
+		onItsOwn := v.WritesFenced && v.PrimaryHost == "" && v.Offset > 0
+		trusted := onItsOwn && ((n.Name == op.Lost && v.RunID != op.LostRunID) || (op.HandOver != "" && n.Name == op.HandOver))
+		if l.contains(v) || trusted {
+			out = append(out, candidate{Node: n, byOffset: trusted})
 		}
 	}
-	return out
+	return l, out
 }
 
 // candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
@@ -128,12 +149,48 @@ type candidate struct {
 	byOffset bool
 }
 
-// contains reports whether c's data contains o's.
-func (c candidate) contains(o candidate) bool {
-	if covers(c.Valkey, o.Valkey) {
+// holds reports whether c's data contains o's.
+func (l lineage) holds(c, o candidate) bool {
+	if l.covers(c.Valkey, o.Valkey) {
 		return true
 	}
 	return (c.byOffset || o.byOffset) && c.Valkey.Offset >= o.Valkey.Offset
+}
+
+// covers is covers with what the lineage knows about which history continued which: a node
+// restarted from its data reports only its current ID (Valkey does not keep master_replid2
+// across a restart), but the record or another node may still say where that ID came from.
+func (l lineage) covers(b, a Valkey) bool {
+	if a.Offset == 0 {
+		return true
+	}
+	if l.reaches(b, a.ReplID, a.Offset) {
+		return true
+	}
+	return a.ReplID2 != "" && a.Offset == a.SecondOffset-1 && l.reaches(b, a.ReplID2, a.Offset)
+}
+
+// reaches reports whether b's data contains history id up to offset pos, walking up from
+// b's history through the histories each continued.
+func (l lineage) reaches(b Valkey, id string, pos int64) bool {
+	cur, limit := b.ReplID, b.Offset
+	for depth := 0; depth < 16 && cur != ""; depth++ {
+		if cur == id {
+			return pos <= limit
+		}
+		var up parentRef
+		if depth == 0 && b.ReplID2 != "" {
+			up = parentRef{b.ReplID2, b.SecondOffset}
+		} else {
+			p, ok := l.parents[cur]
+			if !ok {
+				return false
+			}
+			up = p
+		}
+		cur, limit = up.id, min(limit, up.end-1)
+	}
+	return false
 }
 
 // unknown lists the nodes of a shard, other than except, whose data the operator cannot see
@@ -159,7 +216,8 @@ func (d *decider) unknown(shard int, except string) []*Node {
 	return out
 }
 
-// quorum reports whether enough of a shard is visible to promote safely. A write
+// quorum reports whether enough of a shard is visible to promote safely; lost is the last
+// primary that may have taken writes, which is not counted. A write
 // acknowledged with WAIT MinSyncReplicas is on that many replicas, so with at most
 // MinSyncReplicas-1 replicas unseen at least one holder is seen; and an isolated old primary
 // can keep no more than MinSyncReplicas-1 replicas, below its min-replicas-to-write. With
@@ -181,7 +239,7 @@ func (d *decider) quorum(shard int, lost string) (bool, string) {
 // highest offset, then a node that is already a primary (replicas continue from it without a
 // full sync), then the lowest ordinal. It returns nil when no candidate contains all others:
 // the histories forked and promoting any would drop the others' writes.
-func elect(cands []candidate) (*Node, string) {
+func elect(l lineage, cands []candidate) (*Node, string) {
 	if len(cands) == 0 {
 		return nil, "no node holds the shard's data"
 	}
@@ -200,7 +258,7 @@ func elect(cands []candidate) (*Node, string) {
 	for _, c := range sorted {
 		dominates := true
 		for _, o := range cands {
-			if o.Node != c.Node && !c.contains(o) {
+			if o.Node != c.Node && !l.holds(c, o) {
 				dominates = false
 				break
 			}

@@ -74,10 +74,12 @@ type Switchover struct {
 }
 
 // RestoreRequest asks for a restore. ID identifies the request so a completed restore is not
-// repeated; Snapshot names what to load.
+// repeated; Snapshot names what to load; Shards is how many shards the snapshot holds: it
+// restores only into a cluster of as many (reshard first otherwise).
 type RestoreRequest struct {
 	ID       string
 	Snapshot string
+	Shards   int
 }
 
 // Role is the replication role a node reports.

@@ -51,6 +51,11 @@ type Operation struct {
 	// Lost and LostRunID name the primary being replaced.
 	Lost      string
 	LostRunID string
+	// Writer is the last node that may have accepted writes as the shard's primary: the lost
+	// primary, or, when an elected node is lost before the failover completed, the primary
+	// before it (the elected node never took writes; it holds data as a replica does and
+	// counts for the quorum like one).
+	Writer string
 	// LostHistory is the lost primary's history: candidates must continue it.
 	LostHistory History
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
@@ -68,6 +73,11 @@ type Operation struct {
 	// Reseed is true when no node held the shard's data any more and a new, empty history is
 	// started (a data loss the machine states explicitly).
 	Reseed bool
+	// HandOver is the node the shard's primary is being handed over to (a requested
+	// switchover, or a rolling step), recorded before the hand-over is asked for: if the
+	// primary is lost around the hand-over, that node may hold writes it took as the new
+	// primary under a replication ID nobody recorded, and its data is still the shard's.
+	HandOver string
 	// Preempted is the planned operation a failover interrupted (for messages; the machine
 	// resumes it from Steady because its progress is visible in the world).
 	Preempted State

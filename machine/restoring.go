@@ -3,7 +3,8 @@ package machine
 import "fmt"
 
 // Restoring reloads every shard from the snapshot of Op.Target: writes are fenced on every
-// master of a shard not restored yet, one node per shard loads the snapshot (a new, empty
+// master of a shard not restored yet, and once its recorded primary is observed fenced (or
+// known dead) one node per shard loads the snapshot (a new, empty
 // replication history plus the snapshot's data), snapshot-loaded records it as the shard's
 // primary, the other nodes resync from it, and restore-complete returns to Steady, which
 // opens the restored primaries for writes. Writes acknowledged after the snapshot was taken
@@ -79,6 +80,13 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		}
 		if d.loaded(p, s) != nil {
 			continue // snapshot-loaded records it on the next observation
+		}
+		// Load only once the shard's primary can no longer accept writes: otherwise writes
+		// acknowledged by it after the load would be on neither side.
+		rec := p.Shards[s]
+		if _, gone := d.oldPrimaryGone(Operation{Lost: rec.Primary, LostRunID: rec.RunID}); !gone {
+			b.wait(fmt.Sprintf("shard %d: waiting for primary %s to be fenced before loading the snapshot", s, rec.Primary))
+			continue
 		}
 		into := d.v.node(p.Shards[s].Primary)
 		if !usable(into) {

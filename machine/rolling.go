@@ -12,6 +12,9 @@ import "fmt"
 func guardSpecChanged(d *decider) (outcome, bool) {
 	p := d.p
 	spec := d.v.spec
+	if d.handOverUnresolved(p) {
+		return outcome{}, false
+	}
 	var why string
 	switch p.State {
 	case Rolling:
@@ -29,6 +32,42 @@ func guardSpecChanged(d *decider) (outcome, bool) {
 	next := p
 	next.Op = Operation{}
 	return outcome{next: next, message: why}, true
+}
+
+// guardHandOverStarted records the replica the next hand-over goes to, before asking for it.
+func guardHandOverStarted(d *decider) (outcome, bool) {
+	p := d.p
+	s, t := d.nextHandOver(p)
+	if t == nil || (p.Op.HandOver == t.Name && p.Op.Shard == s) {
+		return outcome{}, false
+	}
+	next := p
+	next.Op.HandOver, next.Op.Shard = t.Name, s
+	return outcome{next: next, message: fmt.Sprintf("shard %d: %s hands over to %s before it is rolled", s, p.Shards[s].Primary, t.Name)}, true
+}
+
+// nextHandOver finds the shard whose primary is the next pod to roll and the replica it
+// hands over to, when the cluster is converged and every other pod of that shard is rolled.
+func (d *decider) nextHandOver(p Persisted) (int, *Node) {
+	if ok, _ := d.converged(p); !ok {
+		return 0, nil
+	}
+	for s := range p.Shards {
+		rec := p.Shards[s]
+		var prim *Node
+		for _, n := range d.v.shard(s) {
+			if n.Name == rec.Primary {
+				prim = n
+			} else if n.Pod.Revision != p.Op.Target {
+				return 0, nil // a replica is rolled first
+			}
+		}
+		if prim == nil || prim.Pod.Revision == p.Op.Target {
+			continue
+		}
+		return s, d.handOverTarget(p, s)
+	}
+	return 0, nil
 }
 
 func guardRolloutComplete(d *decider) (outcome, bool) {
@@ -72,6 +111,10 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 			continue
 		}
 		if t := d.handOverTarget(p, s); t != nil {
+			if p.Op.HandOver != t.Name || p.Op.Shard != s {
+				b.wait(fmt.Sprintf("shard %d: hand-over of %s to %s not recorded yet", s, prim.Name, t.Name))
+				return
+			}
 			b.add(HandOver{Shard: s, From: prim.Name, FromRunID: prim.Valkey.RunID, To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP})
 			return
 		}

@@ -14,6 +14,7 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	p := d.p
 	only := -1
 	preempted := Steady
+	writer := ""
 	switch p.State {
 	case FailingOver:
 		if !p.Op.Planned && p.Op.Candidate == "" {
@@ -21,15 +22,23 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 		}
 		only = p.Op.Shard
 		preempted = p.Op.Preempted
+		if !p.Op.Planned {
+			// The elected node never took writes: the quorum still excludes only the
+			// primary before it, and the elected node counts like any replica.
+			writer = p.Op.Writer
+		}
 	case Rolling, Resharding:
 		preempted = p.State
 	}
-	op, why, ok := d.lostShard(p, only)
+	op, why, ok := d.lostShard(p, only, writer)
 	if !ok {
 		return outcome{}, false
 	}
 	if preempted != Steady {
 		op.Preempted = preempted
+	}
+	if p.Op.HandOver != "" && p.Op.Shard == op.Shard {
+		op.HandOver = p.Op.HandOver
 	}
 	next := p
 	next.Op = op
@@ -48,6 +57,7 @@ func guardPrimaryHandedOver(d *decider) (outcome, bool) {
 		if t, ok := d.handedOver(d.p, s); ok {
 			next := d.p
 			next.Shards = recordPrimary(d.p.Shards, s, t)
+			next.Op.HandOver = ""
 			return outcome{next: next, message: fmt.Sprintf("shard %d: %s handed over to %s", s, d.p.Shards[s].Primary, t.Name)}, true
 		}
 	}
@@ -81,7 +91,7 @@ func recordPrimary(shards []ShardRecord, s int, n *Node) []ShardRecord {
 
 func guardRestoreRequested(d *decider) (outcome, bool) {
 	r := d.v.spec.Restore
-	if r == nil || r.ID == "" || r.ID == d.p.Restored {
+	if r == nil || r.ID == "" || r.ID == d.p.Restored || r.Shards != len(d.p.Shards) {
 		return outcome{}, false
 	}
 	next := d.p
@@ -103,7 +113,7 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 	}
 	rec := p.Shards[sw.Shard]
 	next := p
-	next.Op = Operation{Shard: sw.Shard, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Target: sw.To}
+	next.Op = Operation{Shard: sw.Shard, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Target: sw.To, HandOver: sw.To}
 	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover from %s to %s requested", sw.Shard, rec.Primary, sw.To)}, true
 }
 
@@ -229,7 +239,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
-		_, why := d.primaryHealth(p, s)
+		_, why, _ := d.failoverOf(p, s, "")
 		if why == "" {
 			why = fmt.Sprintf("shard %d: primary %s not answering", s, rec.Primary)
 		}

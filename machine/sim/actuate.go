@@ -153,6 +153,9 @@ func (w *World) handOver(a machine.HandOver) error {
 	}
 	fenced := from.writesFenced
 	w.promote(to)
+	if from.shard < len(w.holders) && w.holders[from.shard] == (holder{from.name, from.runID}) {
+		w.holders[from.shard] = holder{to.name, to.runID}
+	}
 	to.writesFenced, to.syncFenced = fenced, false
 	from.role = machine.RoleReplica
 	from.masterIP, from.linkUp = to.ip, false
@@ -256,6 +259,7 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 	n.snapshot = a.RequestID
 	n.tainted = false
 	n.gen++
+	w.setHolder(a.Shard, n)
 	for i := range w.writes {
 		wr := &w.writes[i]
 		if !wr.exempt && w.shardOfKey(wr.key) == a.Shard && !n.has.get(wr.id) {

@@ -105,9 +105,11 @@ func GenUser(src Source, t Topology) UserAction {
 		u.To = src.Intn(1+t.Replicas, "to")
 		u.Clear = src.Intn(3, "clear") == 0
 	case UserReshard:
-		if len(t.ReshardTo) > 0 {
-			u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
+		if len(t.ReshardTo) == 0 {
+			u.Kind = UserBackup // nothing to reshard in this topology
+			break
 		}
+		u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
 	}
 	return u
 }

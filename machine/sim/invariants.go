@@ -71,15 +71,17 @@ func (w *World) checkWorld() {
 
 // checkPromotion is called for every promotion the operator is about to carry out, against
 // the world as it was observed for the decision: the promoted node must not be behind a node
-// the operator saw, that is, its data must not be a strict prefix of that node's. A
-// promotion across a fork loses acknowledged writes and is caught by the WAIT check.
+// the operator saw that holds the shard's line of writes (its data a strict prefix of that
+// node's). Nodes off the line (an isolated old primary's forked writes) do not count: their
+// extra writes are not the shard's. A promotion across a fork loses acknowledged writes and
+// is caught by the WAIT check.
 func (w *World) checkPromotion(p machine.Promote) {
 	c := w.byName(p.Node)
 	if c == nil {
 		return
 	}
 	for _, n := range w.shardNodes(c.shard) {
-		if n == c || !w.operatorTalks(n) {
+		if n == c || !w.operatorTalks(n) || !w.onLine(n) {
 			continue
 		}
 		if len(c.log) < len(n.log) && isPrefix(c.log, n.log) {

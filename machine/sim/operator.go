@@ -104,7 +104,7 @@ func (o *Operator) reconcile() {
 		w.note("operator: decided %s", d)
 	}
 	o.checkDecision(obs, d)
-	actions := o.sabotage.actions(w, d.Actions)
+	actions := o.sabotage.actions(w, d.Next.State, d.Actions)
 	for _, a := range actions {
 		if p, ok := a.(machine.Promote); ok {
 			w.checkPromotion(p)
@@ -129,7 +129,15 @@ func (o *Operator) reconcile() {
 func (o *Operator) persist(obs machine.Observation, d machine.Decision) {
 	w := o.w
 	t := *d.Transition
+	prev := o.status.Persisted.Shards
 	o.status.Persisted = d.Next
+	for s, rec := range d.Next.Shards {
+		if s >= len(prev) || prev[s].Primary != rec.Primary || prev[s].RunID != rec.RunID {
+			if n := w.byName(rec.Primary); n != nil && n.runID == rec.RunID {
+				w.setHolder(s, n)
+			}
+		}
+	}
 	o.status.Conditions = machine.ApplyTransition(o.status.Conditions, t)
 	h, err := machine.AppendHistory(o.status.History, machine.RecordOf(t), historyLimit)
 	if err != nil {

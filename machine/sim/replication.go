@@ -90,16 +90,19 @@ func (m *node) ackOf(replica string) (int64, bool) {
 	return 0, false
 }
 
-// goodReplicas counts what min-replicas-to-write counts: replicas connected to this process
-// that acknowledged within maxLag. A replica re-pointed elsewhere is dropped at once; one cut
-// off by a partition ages out after maxLag.
+// goodReplicas counts what min-replicas-to-write counts: replicas this process heard from
+// within maxLag. The primary forgets a replica at once when it sees the connection close (the
+// replica, reachable from it, follows someone else or nothing, or restarted); a replica cut off
+// by a partition or a pause it keeps counting until the acknowledgement is maxLag old.
 func (w *World) goodReplicas(m *node) int {
 	good := 0
-	for _, r := range w.nodes {
-		if r == m || !r.exists || r.role != machine.RoleReplica || r.masterIP != m.ip || r.linkRun != m.runID {
+	for _, a := range m.acks {
+		if a.tick < w.tick-maxLag {
 			continue
 		}
-		if t, ok := m.ackOf(r.name); ok && t >= w.tick-maxLag {
+		r := w.byName(a.replica)
+		stillFollows := r != nil && r.exists && r.role == machine.RoleReplica && r.masterIP == m.ip && r.linkRun == m.runID
+		if stillFollows || (r != nil && !w.talk(r, m)) {
 			good++
 		}
 	}

@@ -14,8 +14,8 @@ const (
 	SabotagePromoteLowest Sabotage = "promote-lowest"
 	// SabotagePromoteEmpty: a promotion goes to a visible node with no data, when there is one.
 	SabotagePromoteEmpty Sabotage = "promote-empty"
-	// SabotageOpenAtOnce: a promoted node is opened for writes right away, without waiting
-	// for the old primary to be fenced.
+	// SabotageOpenAtOnce: a node promoted by a failover is opened for writes right away,
+	// without waiting for the old primary to be fenced.
 	SabotageOpenAtOnce Sabotage = "open-at-once"
 	// SabotageIgnoreQuorum: nodes the operator cannot reach are left out of the observation,
 	// so the machine fails over without knowing what they hold.
@@ -44,7 +44,7 @@ func (s Sabotage) observation(obs machine.Observation) machine.Observation {
 }
 
 // actions rewrites what the operator carries out.
-func (s Sabotage) actions(w *World, actions []machine.Action) []machine.Action {
+func (s Sabotage) actions(w *World, state machine.State, actions []machine.Action) []machine.Action {
 	if s != SabotagePromoteLowest && s != SabotagePromoteEmpty && s != SabotageOpenAtOnce {
 		return actions
 	}
@@ -57,7 +57,10 @@ func (s Sabotage) actions(w *World, actions []machine.Action) []machine.Action {
 		}
 		switch s {
 		case SabotageOpenAtOnce:
-			out = append(out, p, machine.OpenWrites(p))
+			out = append(out, p)
+			if state == machine.FailingOver {
+				out = append(out, machine.OpenWrites(p))
+			}
 			continue
 		case SabotagePromoteLowest, SabotagePromoteEmpty:
 			var pick *node

@@ -45,7 +45,9 @@ func New(t Topology, opts Options) *Sim {
 // world's safety properties.
 func (s *Sim) Step(st Step) {
 	w := s.w
-	w.note("step: %s", st)
+	if w.trace == nil || !w.trace.quiet {
+		w.note("step: %s", st)
+	}
 	switch st.Kind {
 	case StepOperator:
 		s.op.step()
@@ -167,7 +169,7 @@ func (s *Sim) user(u UserAction) {
 			if snap.slotsVersion == w.slotsVersion && len(snap.logs) == len(s.op.status.Persisted.Shards) {
 				w.restores++
 				w.spec.Generation++
-				w.spec.Restore = &machine.RestoreRequest{ID: fmt.Sprintf("restore-%d", w.restores), Snapshot: snap.id}
+				w.spec.Restore = &machine.RestoreRequest{ID: fmt.Sprintf("restore-%d", w.restores), Snapshot: snap.id, Shards: len(snap.logs)}
 				break
 			}
 		}
@@ -208,6 +210,10 @@ func (s *Sim) backup() {
 // violation when that takes longer than the bound.
 func (s *Sim) Converge() int {
 	w := s.w
+	w.note("faults stop: network healed, actuators and API succeed; the operator converges while the client keeps writing")
+	if w.trace != nil {
+		w.trace.quiet = true
+	}
 	s.heal()
 	s.op.conflicts, s.op.failures, s.op.slowTicks = 0, 0, 0
 	for i := 0; i < s.opts.LivenessBound; i++ {
@@ -223,6 +229,7 @@ func (s *Sim) Converge() int {
 			if s.op.status.Persisted.Seq != seq || !s.op.settled {
 				w.violate(ViolationLiveness, "Steady did not hold once settled: %s", s.op.lastDecision)
 			}
+			w.note("settled in Steady after %d operator steps", i+1)
 			return i + 1
 		}
 	}
@@ -251,7 +258,7 @@ func (s *Sim) Trace() []string {
 	if s.w.trace == nil {
 		return nil
 	}
-	return s.w.trace.lines
+	return s.w.trace.Lines()
 }
 
 // Result is the outcome of a whole schedule.

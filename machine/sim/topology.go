@@ -59,7 +59,7 @@ func LookupTopology(name string) (Topology, error) {
 const (
 	// maxLag is min-replicas-max-lag: a primary counts a replica for min-replicas-to-write
 	// only if it acknowledged within maxLag ticks.
-	maxLag = 3
+	maxLag = 20
 	// fenceTimeout is the machine's FenceTimeout: maxLag plus a margin.
 	fenceTimeout = (maxLag + 2) * time.Second
 	// failureThreshold is the machine's FailureThreshold in probes (one per reconcile).

@@ -27,6 +27,12 @@ type World struct {
 	slotsVersion int
 
 	writes    []writeRecord
+	// lines holds, per shard, the shard's line of writes: the data of the primary the
+	// operator recorded last (or that took over by hand-over), extended by the writes it
+	// accepted since. A node whose data is a prefix of the line holds the shard's data; a
+	// node with writes off the line holds a forked history (an isolated old primary's).
+	lines     [][]int32
+	holders   []holder
 	snapshots []snapshot
 	restores  int
 
@@ -46,6 +52,11 @@ type writeRecord struct {
 	// copy, or a restore discarded it, so losing it is not the operator's doing.
 	waitAcked bool
 	exempt    bool
+}
+
+// holder is the process whose writes extend a shard's line.
+type holder struct {
+	name, runID string
 }
 
 type snapshot struct {
@@ -133,7 +144,10 @@ func NewWorld(t Topology) *World {
 
 func nodeName(shard, ordinal int) string { return fmt.Sprintf("s%d-%d", shard, ordinal) }
 
-func (w *World) newIP() string   { w.ipSeq++; return fmt.Sprintf("10.0.%d.%d", w.ipSeq/250, w.ipSeq%250+1) }
+func (w *World) newIP() string {
+	w.ipSeq++
+	return fmt.Sprintf("10.0.%d.%d", w.ipSeq/250, w.ipSeq%250+1)
+}
 func (w *World) newRunID() string { w.runSeq++; return fmt.Sprintf("run%04d", w.runSeq) }
 func (w *World) newReplID() string {
 	w.replSeq++
@@ -336,6 +350,28 @@ func (w *World) wiped(n *node, why string) {
 			w.note("write %d exempt: %s %s and no replica holds it", wr.id, n.name, why)
 		}
 	}
+}
+
+// setHolder makes n the process whose writes extend shard s's line, and its data the line.
+func (w *World) setHolder(s int, n *node) {
+	for len(w.lines) <= s {
+		w.lines = append(w.lines, nil)
+		w.holders = append(w.holders, holder{})
+	}
+	w.holders[s] = holder{n.name, n.runID}
+	w.lines[s] = append(w.lines[s][:0:0], n.log...)
+}
+
+// extendLine records a write accepted by n on the line of its shard when n holds it.
+func (w *World) extendLine(n *node, id int32) {
+	if n.shard < len(w.holders) && w.holders[n.shard] == (holder{n.name, n.runID}) {
+		w.lines[n.shard] = append(w.lines[n.shard], id)
+	}
+}
+
+// onLine reports whether n's data is a prefix of its shard's line.
+func (w *World) onLine(n *node) bool {
+	return n.shard < len(w.lines) && isPrefix(n.log, w.lines[n.shard])
 }
 
 // slotOf maps a key to a hash slot. The simulated client uses 32 keys spread over the slot

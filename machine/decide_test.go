@@ -1,0 +1,310 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNewClusterBootstraps(t *testing.T) {
+	spec := testSpec(2)
+	// Fresh pods: all replicas of nothing, fenced, empty.
+	fresh := func(ord int) Node { return node(ord, RoleReplica, "fresh"+string(rune('a'+ord)), 0) }
+	d := Decide(Persisted{}, obsAt(1, spec, fresh(0), fresh(1), fresh(2)))
+	if d.Transition != nil || d.Next.State != Bootstrapping {
+		t.Fatalf("zero state should stay Bootstrapping, got %s", d)
+	}
+	if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-0" {
+		t.Fatalf("want s0-0 promoted first, got %v", got)
+	}
+	if got := actionsOf(d, "replica-of"); len(got) != 2 {
+		t.Fatalf("want both others pointed at s0-0, got %v", got)
+	}
+	// Wired: s0-0 serves, the others follow it.
+	p0 := node(0, RolePrimary, "h1", 0)
+	p0.Valkey.WritesFenced, p0.Valkey.SyncFenced = true, false
+	d = Decide(d.Next, obsAt(2, spec, p0, replica(1, 0), replica(2, 0)))
+	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || d.Next.State != Steady {
+		t.Fatalf("want bootstrap-complete, got %s", d)
+	}
+	if rec := d.Next.Shards[0]; rec.Primary != "s0-0" || rec.RunID != "run-0" || rec.History.ID != "h1" {
+		t.Fatalf("record = %+v", rec)
+	}
+	if got := actionsOf(d, "open-writes"); len(got) != 1 {
+		t.Fatalf("Steady must open the recorded primary for writes, got %s", d)
+	}
+}
+
+func TestNoFailoverWhilePrimaryAnswers(t *testing.T) {
+	// Replicas ahead of the primary, a replica unreachable: the primary answers as the
+	// recorded process, so nothing is replaced.
+	d := Decide(steadyState(), obsAt(5, testSpec(2), primary(10), replica(1, 12), unreachable(replica(2, 0), 9)))
+	if d.Transition != nil {
+		t.Fatalf("primary answers: want no transition, got %s", d)
+	}
+}
+
+func TestNoFailoverBeforeThresholdProbes(t *testing.T) {
+	d := Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 2), replica(1, 5), replica(2, 5)))
+	if d.Transition != nil {
+		t.Fatalf("2 of 3 probes failed: want no transition, got %s", d)
+	}
+	if !strings.Contains(d.Waiting, "2 of 3 probes") {
+		t.Fatalf("waiting should say why: %q", d.Waiting)
+	}
+	d = Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 3), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("3 of 3 probes failed: want primary-lost, got %s", d)
+	}
+}
+
+func TestNoFailoverWithoutQuorum(t *testing.T) {
+	// MinSyncReplicas 1: every replica must be seen, an unseen one may hold the only copy of
+	// a WAIT-acknowledged write.
+	d := Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 5), replica(1, 5), unreachable(replica(2, 0), 5)))
+	if d.Transition != nil {
+		t.Fatalf("a replica unseen: want no failover, got %s", d)
+	}
+	// MinSyncReplicas 2 of 3 replicas: one may be unseen.
+	spec := testSpec(3)
+	spec.MinSyncReplicas = 2
+	d = Decide(steadyState(), obsAt(5, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 5), unreachable(replica(3, 0), 5)))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("one of three unseen with MinSyncReplicas 2: want primary-lost, got %s", d)
+	}
+}
+
+func TestNoFailoverWithoutEligibleReplica(t *testing.T) {
+	// The only replicas restarted empty (fresh history, offset 0) while the primary may
+	// still be alive: nobody to promote, and the primary may hold the data.
+	empty := func(ord int) Node { return node(ord, RoleReplica, "fresh", 0) }
+	d := Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 5), empty(1), empty(2)))
+	if d.Transition != nil {
+		t.Fatalf("no eligible replica: want no failover, got %s", d)
+	}
+}
+
+// failingOver runs the failover of s0-0 from Steady until the election and returns the
+// persisted state after it.
+func failingOver(t *testing.T, nodes ...Node) (Persisted, Decision) {
+	t.Helper()
+	spec := testSpec(len(nodes))
+	all := append([]Node{unreachable(primary(0), 5)}, nodes...)
+	d := Decide(steadyState(), obsAt(5, spec, all...))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	p := d.Next
+	frozen := []Node{unreachable(primary(0), 6)}
+	for _, n := range nodes {
+		frozen = append(frozen, detached(n))
+	}
+	d = Decide(p, obsAt(6, spec, frozen...))
+	return p, d
+}
+
+func TestFreezeBeforeElecting(t *testing.T) {
+	spec := testSpec(2)
+	d := Decide(steadyState(), obsAt(5, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 7)))
+	if got := actionsOf(d, "detach"); len(got) != 2 {
+		t.Fatalf("want both replicas detached before an election, got %s", d)
+	}
+	if got := actionsOf(d, "promote"); len(got) != 0 {
+		t.Fatalf("no promotion while offsets may move: %s", d)
+	}
+}
+
+func TestElectsHighestOffsetOfTheHistory(t *testing.T) {
+	_, d := failingOver(t, replica(1, 5), replica(2, 7), replica(3, 6))
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-2" {
+		t.Fatalf("want s0-2 (offset 7) elected, got %s", d)
+	}
+	if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-2" {
+		t.Fatalf("want s0-2 promoted after the election is recorded, got %v", got)
+	}
+	if d.Next.Shards[0].Primary != "s0-2" || d.Next.Shards[0].Epoch != 2 {
+		t.Fatalf("the record must name the elected node before it is touched: %+v", d.Next.Shards[0])
+	}
+}
+
+func TestNeverElectsAcrossAFork(t *testing.T) {
+	// s0-2 has the highest offset but in another history: never a candidate.
+	forked := replica(2, 50)
+	forked.Valkey.ReplID = "other"
+	_, d := failingOver(t, replica(1, 5), forked)
+	if d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1 elected (s0-2 is in another history), got %s", d)
+	}
+	// Two candidates that each continued h1 and then diverged: nobody contains the other,
+	// so the primary is not failed over at all, and the reason is given.
+	a := detached(replica(1, 9))
+	a.Valkey.ReplID, a.Valkey.ReplID2, a.Valkey.SecondOffset = "ha", "h1", 6
+	b := detached(replica(2, 8))
+	b.Valkey.ReplID, b.Valkey.ReplID2, b.Valkey.SecondOffset = "hb", "h1", 7
+	d = Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 5), a, b))
+	if d.Transition != nil || !strings.Contains(d.Waiting, "forked") {
+		t.Fatalf("forked candidates: want no failover and a reason, got %s", d)
+	}
+}
+
+func TestNeverElectsAnEmptyRestartedNode(t *testing.T) {
+	empty := node(2, RoleReplica, "fresh", 0)
+	_, d := failingOver(t, replica(1, 3), empty)
+	if d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1, got %s", d)
+	}
+	// Only the empty node is left and the lost primary may still hold the data: wait.
+	d = Decide(steadyState(), obsAt(5, testSpec(1), unreachable(primary(0), 5), empty))
+	if d.Transition != nil {
+		t.Fatalf("want no failover onto an empty node, got %s", d)
+	}
+}
+
+func TestReseedOnlyWhenEveryNodeIsSeenEmpty(t *testing.T) {
+	// The primary restarted empty and so did the only replica: the data is gone whatever
+	// the machine does; it starts a new history and says so.
+	restarted := node(0, RoleReplica, "fresh0", 0)
+	restarted.Valkey.RunID = "run-0-again"
+	empty := node(1, RoleReplica, "fresh1", 0)
+	spec := testSpec(1)
+	d := Decide(steadyState(), obsAt(5, spec, restarted, empty))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, restarted, empty))
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || !d.Next.Op.Reseed || !strings.Contains(d.Transition.Message, "DATA LOST") {
+		t.Fatalf("want an explicit reseed, got %s", d)
+	}
+}
+
+func TestFenceTimeoutBeforeOpeningWrites(t *testing.T) {
+	p, d := failingOver(t, replica(1, 5), replica(2, 7))
+	p = d.Next // elected s0-2
+	spec := testSpec(2)
+	promoted := detached(replica(2, 7))
+	promoted.Valkey.Role, promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = RolePrimary, "h2", "h1", 8
+	promoted.Valkey.SyncFenced = false
+	follower := replica(1, 5)
+	follower.Valkey.PrimaryHost = promoted.Pod.IP
+	// The old primary is unreachable, not known dead: the new one stays fenced until
+	// FenceTimeout after the election (t=6 + 10s).
+	d = Decide(p, obsAt(8, spec, unreachable(primary(0), 8), follower, promoted))
+	if d.Transition == nil || d.Transition.Event != EventCandidatePromoted {
+		t.Fatalf("want candidate-promoted recording h2, got %s", d)
+	}
+	p = d.Next
+	for _, sec := range []int{9, 15} {
+		d = Decide(p, obsAt(sec, spec, unreachable(primary(0), 8), follower, promoted))
+		if d.Transition != nil || len(actionsOf(d, "open-writes")) > 0 {
+			t.Fatalf("t=%d: old primary may still accept writes; got %s", sec, d)
+		}
+	}
+	d = Decide(p, obsAt(16, spec, unreachable(primary(0), 8), follower, promoted))
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.Shards[0].History.ID != "h2" {
+		t.Fatalf("t=16: want failover-complete, got %s", d)
+	}
+	if len(actionsOf(d, "open-writes")) != 1 {
+		t.Fatalf("Steady opens the new primary: %s", d)
+	}
+}
+
+func TestPrimaryRecoveredBeforeElection(t *testing.T) {
+	spec := testSpec(2)
+	d := Decide(steadyState(), obsAt(5, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 5)))
+	d = Decide(d.Next, obsAt(6, spec, primary(5), detached(replica(1, 5)), detached(replica(2, 5))))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryRecovered || d.Next.State != Steady {
+		t.Fatalf("want primary-recovered, got %s", d)
+	}
+}
+
+func TestRedeliveredObservationAddsNoTransition(t *testing.T) {
+	spec := testSpec(2)
+	obs := obsAt(5, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 5))
+	d := Decide(steadyState(), obs)
+	if d.Transition == nil {
+		t.Fatal("want primary-lost")
+	}
+	again := Decide(d.Next, obs)
+	if again.Transition != nil {
+		t.Fatalf("re-delivered observation caused %s", again.Transition)
+	}
+	if again.String() != strings.Replace(d.String(), d.Transition.String(), "stay FailingOver", 1) {
+		t.Fatalf("re-delivery changed the actions:\n%s\n%s", d, again)
+	}
+	stale := obsAt(4, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 5))
+	if old := Decide(d.Next, stale); old.Transition != nil || len(old.Actions) > 0 {
+		t.Fatalf("an observation older than the last transition must do nothing: %s", old)
+	}
+}
+
+func TestFailoverPreemptsRolling(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r2"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	d := Decide(p, obsAt(5, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Next.Op.Preempted != Rolling {
+		t.Fatalf("want primary-lost pre-empting Rolling, got %s (%+v)", d, d.Next.Op)
+	}
+}
+
+func TestSpecChangeAbortsRolling(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r3"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	d := Decide(p, obsAt(5, spec, primary(5), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventSpecChanged || d.Next.State != Steady || d.Next.Op != (Operation{}) {
+		t.Fatalf("want spec-changed to Steady, got %s", d)
+	}
+}
+
+func TestRollingHandsOverThePrimaryLast(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r2"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	prim := primary(5)
+	r1, r2 := replica(1, 5), replica(2, 5)
+	d := Decide(p, obsAt(5, spec, prim, r1, r2))
+	if got := actionsOf(d, "roll-pod"); len(got) != 1 || !strings.Contains(got[0], "s0-1") {
+		t.Fatalf("want the first replica rolled first, got %s", d)
+	}
+	r1.Pod.Revision, r2.Pod.Revision = "r2", "r2"
+	d = Decide(p, obsAt(6, spec, prim, r1, r2))
+	if d.Transition == nil || d.Transition.Event != EventHandOverStarted || d.Next.Op.HandOver != "s0-1" {
+		t.Fatalf("want the hand-over recorded before it is asked for, got %s", d)
+	}
+	if got := actionsOf(d, "hand-over"); len(got) != 1 || got[0] != "hand-over s0-0 -> s0-1" {
+		t.Fatalf("want hand-over to s0-1, got %s", d)
+	}
+}
+
+func TestSwitchoverBecomesStale(t *testing.T) {
+	spec := testSpec(2)
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-2"}
+	d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested {
+		t.Fatalf("want switchover-requested, got %s", d)
+	}
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	d = Decide(d.Next, obsAt(6, spec, primary(5), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || d.Next.State != Steady {
+		t.Fatalf("want switchover-stale, got %s", d)
+	}
+}
+
+func TestSteadyDemotesAReturningOldPrimary(t *testing.T) {
+	p := steadyState()
+	p.Shards[0] = ShardRecord{Primary: "s0-1", RunID: "run-1", History: History{ID: "h2", PrevID: "h1", PrevEnd: 6}, Epoch: 2}
+	newPrim := node(1, RolePrimary, "h2", 5)
+	newPrim.Valkey.WritesFenced, newPrim.Valkey.SyncFenced = false, false
+	zombie := primary(9) // the old primary, back, still open for writes
+	d := Decide(p, obsAt(5, testSpec(1), zombie, newPrim))
+	fence, repoint := actionsOf(d, "fence"), actionsOf(d, "replica-of")
+	if len(fence) != 1 || fence[0] != "fence s0-0" || len(repoint) != 1 || !strings.HasPrefix(repoint[0], "replica-of s0-0 -> s0-1") {
+		t.Fatalf("want the zombie fenced then demoted, got %s", d)
+	}
+	if d.Actions[0].Kind() != "fence" {
+		t.Fatalf("fence must come before the demotion: %s", d)
+	}
+}

@@ -1,0 +1,51 @@
+package machine
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// goList lists the non-standard packages pkgs depend on (with the tests' when test).
+func goList(t *testing.T, test bool, pkgs ...string) []string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	args := []string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}
+	if test {
+		args = append(args, "-test")
+	}
+	out, err := exec.Command(goBin, append(args, pkgs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// The machine is pure: the standard library and looplab/fsm, nothing else. Kubernetes or
+// valkey-go creeping in would make decisions depend on the world they are about.
+func TestMachineImportsOnlyStdlibAndLooplab(t *testing.T) {
+	for _, dep := range goList(t, false, ".") {
+		switch dep {
+		case "github.com/valkey-fsm/valkey-operator/machine", "github.com/looplab/fsm":
+		default:
+			t.Errorf("machine depends on %s", dep)
+		}
+	}
+}
+
+// The simulator may add rapid (tests) but never Kubernetes or a Valkey client: the world is
+// a model.
+func TestSimImportsNoKubernetesNorValkeyClient(t *testing.T) {
+	for _, dep := range goList(t, true, "./sim") {
+		for _, banned := range []string{"k8s.io", "valkey-io", "valkey-go", "redis"} {
+			if strings.Contains(dep, banned) {
+				t.Errorf("machine/sim depends on %s", dep)
+			}
+		}
+	}
+}

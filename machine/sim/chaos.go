@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math/rand"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ChaosConfig is one exploration: Schedules random schedules of Steps steps each, the i-th
+// drawn from seed Seed+i on topology Topologies[i % len(Topologies)].
+type ChaosConfig struct {
+	Topologies []Topology
+	Seed       int64
+	Schedules  int
+	Steps      int
+	Sabotage   Sabotage
+	// MaxFailures stops the exploration after that many failing schedules (default 1).
+	MaxFailures int
+	// ShrinkRuns bounds the simulation runs spent shrinking one failure (default 2000).
+	ShrinkRuns int
+}
+
+// ChaosReport is what an exploration found.
+type ChaosReport struct {
+	Config     ChaosConfig
+	Schedules  int
+	Ticks      int64
+	Elapsed    time.Duration
+	Faults     map[FaultKind]int
+	Violations map[ViolationKind]int
+	Totals     Stats
+	Failures   []Failure
+}
+
+// Failure is one failing schedule, shrunk, with the readable history of the shrunk run.
+type Failure struct {
+	Topology  string
+	Seed      int64
+	Steps     int
+	Violation Violation
+	Shrunk    []Step
+	Trace     []string
+}
+
+// Explore runs the schedules of cfg, shrinks the first failures and reports.
+func Explore(cfg ChaosConfig) ChaosReport {
+	if cfg.MaxFailures == 0 {
+		cfg.MaxFailures = 1
+	}
+	if cfg.ShrinkRuns == 0 {
+		cfg.ShrinkRuns = 2000
+	}
+	rep := ChaosReport{Config: cfg, Faults: map[FaultKind]int{}, Violations: map[ViolationKind]int{}}
+	start := time.Now()
+	opts := Options{Sabotage: cfg.Sabotage}
+	for i := 0; i < cfg.Schedules; i++ {
+		t := cfg.Topologies[i%len(cfg.Topologies)]
+		seed := cfg.Seed + int64(i)
+		schedule := Generate(RandSource{rand.New(rand.NewSource(seed))}, t, cfg.Steps)
+		res := Run(t, schedule, opts)
+		rep.Schedules++
+		rep.add(res.Stats)
+		for _, v := range res.Violations {
+			rep.Violations[v.Kind]++
+		}
+		if len(res.Violations) == 0 {
+			continue
+		}
+		first := res.Violations[0]
+		fails := func(r Result) bool {
+			for _, v := range r.Violations {
+				if v.Kind == first.Kind {
+					return true
+				}
+			}
+			return false
+		}
+		shrunk := Shrink(t, schedule, opts, fails, cfg.ShrinkRuns)
+		traced := Run(t, shrunk, Options{Sabotage: cfg.Sabotage, Trace: true})
+		v := first
+		for _, tv := range traced.Violations {
+			if tv.Kind == first.Kind {
+				v = tv
+				break
+			}
+		}
+		rep.Failures = append(rep.Failures, Failure{Topology: t.Name, Seed: seed, Steps: len(schedule), Violation: v, Shrunk: shrunk, Trace: traced.Trace})
+		if len(rep.Failures) >= cfg.MaxFailures {
+			break
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep
+}
+
+func (r *ChaosReport) add(s Stats) {
+	r.Ticks += s.Ticks
+	for k, n := range s.Faults {
+		r.Faults[k] += n
+	}
+	r.Totals.Writes += s.Writes
+	r.Totals.WritesRejected += s.WritesRejected
+	r.Totals.WaitAcked += s.WaitAcked
+	r.Totals.Transitions += s.Transitions
+	r.Totals.Actions += s.Actions
+	r.Totals.ActionsRefused += s.ActionsRefused
+	r.Totals.Reconciles += s.Reconciles
+}
+
+// OK reports whether no property failed.
+func (r ChaosReport) OK() bool { return len(r.Violations) == 0 }
+
+// Write prints the summary and, for each failure, the shrunk schedule and its history.
+func (r ChaosReport) Write(out io.Writer) {
+	names := make([]string, len(r.Config.Topologies))
+	for i, t := range r.Config.Topologies {
+		names[i] = t.Name
+	}
+	secs := r.Elapsed.Seconds()
+	if secs == 0 {
+		secs = 1e-9
+	}
+	fmt.Fprintf(out, "simulated %d schedules of %d steps on %s (seed %d", r.Schedules, r.Config.Steps, strings.Join(names, ","), r.Config.Seed)
+	if r.Config.Sabotage != SabotageNone {
+		fmt.Fprintf(out, ", sabotage %s", r.Config.Sabotage)
+	}
+	fmt.Fprintf(out, ") in %s: %d ticks, %.0f ticks/s, %.0f schedules/s\n", r.Elapsed.Round(time.Millisecond), r.Ticks, float64(r.Ticks)/secs, float64(r.Schedules)/secs)
+	t := r.Totals
+	fmt.Fprintf(out, "reconciles %d, transitions %d, actions %d (%d refused or failed), client writes %d acknowledged (%d by WAIT), %d rejected\n",
+		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
+	fmt.Fprintf(out, "faults injected:")
+	for _, k := range FaultKinds {
+		fmt.Fprintf(out, " %s=%d", k, r.Faults[k])
+	}
+	fmt.Fprintln(out)
+	if r.OK() {
+		fmt.Fprintln(out, "invariant violations: none")
+		return
+	}
+	kinds := make([]string, 0, len(r.Violations))
+	for k, n := range r.Violations {
+		kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(out, "invariant violations: %s\n", strings.Join(kinds, " "))
+	for _, f := range r.Failures {
+		fmt.Fprintf(out, "\nFAILED schedule (topology %s, seed %d, %d steps): %s\n", f.Topology, f.Seed, f.Steps, f.Violation)
+		sab := ""
+		if r.Config.Sabotage != SabotageNone {
+			sab = " -sabotage " + string(r.Config.Sabotage)
+		}
+		fmt.Fprintf(out, "reproduce: go run ./operator simulate -topology %s -seed %d -schedules 1 -steps %d%s\n", f.Topology, f.Seed, f.Steps, sab)
+		fmt.Fprintf(out, "shrunk to %d steps:\n", len(f.Shrunk))
+		for i, st := range f.Shrunk {
+			fmt.Fprintf(out, "  %3d  %s\n", i, st)
+		}
+		fmt.Fprintln(out, "history of the shrunk run (the faults stop after the last step, then the operator converges):")
+		for _, line := range f.Trace {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+// Command valkey-operator is the Valkey operator binary. It dispatches subcommands; for now
+// the only one is simulate, which drives the state machine through random fault schedules in
+// a simulated world (package machine/sim).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// subcommands maps a subcommand name to its entry point, which returns the exit code.
+var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"simulate": simulate,
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	cmd, ok := subcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "valkey-operator: unknown subcommand %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return cmd(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: valkey-operator <subcommand> [flags]")
+	fmt.Fprintln(w, "subcommands:")
+	fmt.Fprintln(w, "  simulate   run random fault schedules against the state machine in a simulated world")
+}
