@@ -26,7 +26,7 @@ type World struct {
 	slots        [][]machine.SlotRange
 	slotsVersion int
 
-	writes    []writeRecord
+	writes []writeRecord
 	// lines holds, per shard, the shard's line of writes: the data of the primary the
 	// operator recorded last (or that took over by hand-over), extended by the writes it
 	// accepted since. A node whose data is a prefix of the line holds the shard's data; a
