@@ -1,0 +1,5 @@
+package celtest
+
+import "testing"
+
+func TestSmoke(t *testing.T) { apiServer(t) }

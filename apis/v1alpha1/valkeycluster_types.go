@@ -1,0 +1,394 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Topology is how the pods of a ValkeyCluster are arranged. The enum lists only the
+// topologies the operator runs today; sharded (Valkey cluster mode) comes later.
+// +kubebuilder:validation:Enum=Standalone;Replication
+type Topology string
+
+const (
+	// TopologyStandalone is one Valkey server and nothing else: no replica, no failover.
+	TopologyStandalone Topology = "Standalone"
+	// TopologyReplication is one primary and replicas that follow it; the operator promotes
+	// a replica when the primary is lost.
+	TopologyReplication Topology = "Replication"
+)
+
+// Profile is what the data is for, and so how Valkey keeps it: evicted or refused when memory
+// is full, and whether it is written to disk.
+// +kubebuilder:validation:Enum=Cache;Durable
+type Profile string
+
+const (
+	// ProfileCache evicts the least recently used keys when memory is full
+	// (maxmemory-policy allkeys-lru) and writes nothing to disk: a restarted pod starts
+	// empty and re-syncs from the primary.
+	ProfileCache Profile = "Cache"
+	// ProfileDurable refuses writes when memory is full (maxmemory-policy noeviction) rather
+	// than drop data, and persists with both RDB snapshots and the append-only file.
+	ProfileDurable Profile = "Durable"
+)
+
+// State is a state of the ValkeyCluster state machine.
+// +kubebuilder:validation:Enum=Bootstrapping;Steady;FailingOver;Rolling;Resharding;Restoring
+type State string
+
+const (
+	// StateBootstrapping: pods, volumes and replication are being created for the first time.
+	StateBootstrapping State = "Bootstrapping"
+	// StateSteady: every pod runs the desired spec and replicates from the recorded primary.
+	StateSteady State = "Steady"
+	// StateFailingOver: the primary was lost and a replica is being promoted in its place.
+	StateFailingOver State = "FailingOver"
+	// StateRolling: pods are being replaced one at a time (image, resources or config change).
+	StateRolling State = "Rolling"
+	// StateResharding: slots are moving between shards (sharded topologies only).
+	StateResharding State = "Resharding"
+	// StateRestoring: data is being restored from a backup.
+	StateRestoring State = "Restoring"
+)
+
+// NodeRole is the replication role a Valkey node reports for itself.
+// +kubebuilder:validation:Enum=primary;replica;unknown
+type NodeRole string
+
+const (
+	// NodeRolePrimary: the node accepts writes (ROLE answers master).
+	NodeRolePrimary NodeRole = "primary"
+	// NodeRoleReplica: the node follows a primary (ROLE answers slave).
+	NodeRoleReplica NodeRole = "replica"
+	// NodeRoleUnknown: the node did not answer the last survey.
+	NodeRoleUnknown NodeRole = "unknown"
+)
+
+// ConfigValue is the value of a valkey.conf directive, written after its name as given (so
+// "normal 0 0 0" sets all three arguments of client-output-buffer-limit). It is one line:
+// control characters such as a newline would start another directive in valkey.conf, past
+// the check that refuses operator-owned ones.
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:Pattern=`^[^\x00-\x1f\x7f]*$`
+type ConfigValue string
+
+// ValkeyClusterSpec is the desired state of a ValkeyCluster. Every field is optional: an
+// empty spec is a three-pod Durable replication group with authentication, persistent
+// volumes, a PodDisruptionBudget and pods spread over zones and hosts.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Standalone' || !has(self.replicas) || self.replicas == 1",message="a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
+type ValkeyClusterSpec struct {
+	// Topology is how the pods are arranged. Standalone runs a single Valkey server (replicas
+	// must be 1) with no failover. Replication runs one primary and replicas-1 replicas that
+	// follow it, and the operator promotes a replica when the primary is lost. Immutable:
+	// changing the shape of a running data set is a migration, not an update.
+	// +kubebuilder:default=Replication
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="topology is immutable: create a new ValkeyCluster to change it"
+	// +optional
+	Topology Topology `json:"topology,omitempty"`
+
+	// Profile is what the data is for. Cache: maxmemory-policy allkeys-lru and no
+	// persistence (no RDB snapshots, no append-only file), so a full cache evicts and a
+	// restarted pod comes back empty and re-syncs. Durable: maxmemory-policy noeviction (a
+	// full server refuses writes instead of dropping data) and both RDB snapshots and the
+	// append-only file (fsynced every second unless config sets appendfsync). The operator
+	// renders these directives; config cannot override them. Immutable: switching would silently change whether
+	// data survives a restart.
+	// +kubebuilder:default=Durable
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="profile is immutable: create a new ValkeyCluster to change it"
+	// +optional
+	Profile Profile `json:"profile,omitempty"`
+
+	// Image is the container image that runs valkey-server. Changing it replaces the pods one
+	// at a time, replicas first and the primary last (after a switchover).
+	// +kubebuilder:default="valkey/valkey:8.0"
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Replicas is the number of pods, the primary included: 3 is one primary and two
+	// replicas. Standalone requires exactly 1.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Resources are the CPU and memory requests and limits of the valkey container. Unless
+	// config sets maxmemory, the operator sets maxmemory to 60% of the memory limit, leaving
+	// the rest for copy-on-write during snapshots, replication buffers and fragmentation;
+	// with no memory limit it sets none, so set one.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Storage is the persistent volume of each pod. Every pod always gets a
+	// PersistentVolumeClaim, never an emptyDir, even with the Cache profile: the volume also
+	// holds the node's replication state, and a pod rescheduled with its data can resume
+	// with a partial sync.
+	// +kubebuilder:default={}
+	// +optional
+	Storage StorageSpec `json:"storage,omitempty"`
+
+	// Auth is how clients and replicas authenticate.
+	// +kubebuilder:default={}
+	// +optional
+	Auth AuthSpec `json:"auth,omitempty"`
+
+	// Config holds extra valkey.conf directives, name to value, for example
+	// maxmemory-samples: "10" or client-output-buffer-limit: "pubsub 64mb 16mb 60"; each
+	// becomes the line "name value" in valkey.conf. Names are compared case-insensitively, as
+	// Valkey does. Setting maxmemory here overrides the default derived from the memory
+	// limit. The directives the operator sets itself, and relies on, are refused here: bind,
+	// port, dir, dbfilename, appendonly, appendfilename, appenddirname, save,
+	// maxmemory-policy, replicaof, slaveof, masterauth, masteruser, primaryauth, primaryuser,
+	// requirepass, aclfile, user, cluster-enabled, cluster-config-file, daemonize, pidfile,
+	// logfile, unixsocket, protected-mode, rename-command, include, bind-source-addr,
+	// min-replicas-to-write, min-replicas-max-lag, min-slaves-to-write, min-slaves-max-lag.
+	// Persistence and eviction follow profile, authentication follows auth, and
+	// min-replicas-to-write and min-replicas-max-lag will get fields of their own.
+	// +kubebuilder:validation:MaxProperties=256
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag']))",messageExpression="'config sets ' + self.filter(k, k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag'])[0] + ', a directive the operator owns: remove it from spec.config (persistence follows spec.profile, authentication spec.auth)'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'))",message="config names must be valkey.conf directive names: letters, digits, '-', '_' and '.', at most 128 characters"
+	// +optional
+	Config map[string]ConfigValue `json:"config,omitempty"`
+
+	// NodeSelector restricts the pods to nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the pods run on nodes with matching taints.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity is the pods' node and pod affinity, as in a Pod spec.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// TopologySpreadConstraints say how the pods spread over failure domains. When empty the
+	// operator spreads them over zones (topology.kubernetes.io/zone) and hosts
+	// (kubernetes.io/hostname) with maxSkew 1, preferred rather than required
+	// (ScheduleAnyway), so that losing one zone or host loses as few pods as possible and a
+	// small cluster still schedules. Setting any constraint replaces both.
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// PodDisruptionBudget protects the pods from voluntary disruptions such as node drains.
+	// +kubebuilder:default={}
+	// +optional
+	PodDisruptionBudget PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+}
+
+// StorageSpec is the persistent volume each pod gets through a PersistentVolumeClaim.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || (has(self.storageClassName) && self.storageClassName == oldSelf.storageClassName)",message="storage.storageClassName is immutable once set: create a new ValkeyCluster to move the data to another storage class"
+type StorageSpec struct {
+	// Size is the capacity of each pod's volume. It can grow but never shrink (Kubernetes
+	// cannot shrink a PersistentVolumeClaim); growing needs a storage class that allows
+	// volume expansion.
+	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.size must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0",messageExpression="'storage.size cannot shrink from ' + string(oldSelf) + ' to ' + string(self) + ': a PersistentVolumeClaim can only grow, so set a size of at least ' + string(oldSelf)"
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName is the StorageClass of the volumes; empty means the cluster's default
+	// class. Immutable once set: the volumes already exist in that class.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// AuthSpec is how clients and replicas authenticate to Valkey.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.existingSecret) || !has(self.enabled) || self.enabled",message="auth.existingSecret is set but auth.enabled is false: remove auth.existingSecret, or set auth.enabled to true"
+type AuthSpec struct {
+	// Enabled requires a password from every client and replica (requirepass and
+	// masterauth). When enabled without existingSecret, the operator generates a random
+	// password and keeps it in a Secret it owns. Disable it only on a network nobody else
+	// can reach.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// ExistingSecret names a Secret in the same namespace that holds the password, for a
+	// password managed outside the operator. Only allowed when auth is enabled.
+	// +optional
+	ExistingSecret *SecretKeyReference `json:"existingSecret,omitempty"`
+}
+
+// SecretKeyReference selects one key of a Secret in the ValkeyCluster's namespace.
+type SecretKeyReference struct {
+	// Name is the name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Key is the key within the Secret whose value is the password.
+	// +kubebuilder:default=password
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// PodDisruptionBudgetSpec is the PodDisruptionBudget the operator keeps for the pods.
+type PodDisruptionBudgetSpec struct {
+	// Enabled keeps a PodDisruptionBudget with maxUnavailable 1, so that a node drain never
+	// takes more than one pod at a time. With a single pod it does not block a drain: a
+	// Standalone cluster is unavailable while its pod moves.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// ValkeyClusterStatus is the observed state of a ValkeyCluster, and the memory of its state
+// machine.
+type ValkeyClusterStatus struct {
+	// State is the current state of the cluster's state machine; empty until the operator
+	// has reconciled the cluster once. Unlike the status of most operators, which only
+	// reports, this field is the state machine's persisted input: the operator writes a
+	// transition here before acting on it, and every reconcile (after a restart or a new
+	// leader too) resumes from it. Do not edit it.
+	// +optional
+	State State `json:"state,omitempty"`
+
+	// ObservedGeneration is the metadata.generation of the spec the operator last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions hold one condition per state (Bootstrapping, Steady, FailingOver, Rolling,
+	// Resharding, Restoring), exactly one of them True: the current state, with the event
+	// that caused the last transition as its reason. Ready is True while the cluster serves
+	// writes.
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// History is the most recent state transitions, oldest first and newest last, with
+	// sequence numbers increasing by one. The operator keeps a bounded number of them; the
+	// full record is in the operator's journal (kubectl valkey history --full).
+	// +listType=atomic
+	// +optional
+	History []HistoryEntry `json:"history,omitempty"`
+
+	// Nodes is what each pod's Valkey server reported at the last survey.
+	// +listType=map
+	// +listMapKey=pod
+	// +optional
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+
+	// Primary is the name of the pod the operator recognises as the primary, the only one
+	// open for writes.
+	// +optional
+	Primary string `json:"primary,omitempty"`
+
+	// ReadyNodes is "ready/desired" pods, for kubectl get.
+	// +optional
+	ReadyNodes string `json:"readyNodes,omitempty"`
+
+	// Replicas is the number of pods that exist.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReadyReplicas is the number of pods whose Valkey server is ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+}
+
+// HistoryEntry is one state transition of the cluster.
+type HistoryEntry struct {
+	// Seq is the transition's sequence number, one more than the previous transition's.
+	Seq int64 `json:"seq"`
+
+	// Time is when the transition was recorded.
+	Time metav1.Time `json:"time"`
+
+	// From is the state before the transition; empty for the first one.
+	// +optional
+	From State `json:"from,omitempty"`
+
+	// To is the state after the transition.
+	To State `json:"to"`
+
+	// Event is the event that caused the transition, in kebab-case (for example
+	// primary-lost).
+	Event string `json:"event"`
+
+	// Reason is the event in CamelCase, as in the conditions (for example PrimaryLost).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message says in words what happened.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// NodeStatus is one pod's Valkey server as the operator last surveyed it.
+type NodeStatus struct {
+	// Pod is the name of the pod.
+	Pod string `json:"pod"`
+
+	// IP is the pod's IP address.
+	// +optional
+	IP string `json:"ip,omitempty"`
+
+	// Role is the replication role the server reports.
+	Role NodeRole `json:"role"`
+
+	// ReplicationOffset is the server's replication offset (master_repl_offset).
+	// +optional
+	ReplicationOffset int64 `json:"replicationOffset,omitempty"`
+
+	// Lag is how many bytes of the replication stream this node is behind the primary;
+	// 0 for the primary.
+	// +optional
+	Lag int64 `json:"lag,omitempty"`
+
+	// Ready is true when the server answers and, for a replica, its link to the primary is up
+	// and its initial sync is done.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+}
+
+// ValkeyCluster is a Valkey deployment managed by the valkey-operator: a standalone server or
+// a primary with replicas, with automatic failover, rolling updates and a recorded history of
+// every state change (status.history, kubectl valkey history).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vkc,categories=valkey,scope=Namespaced
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,description="State of the cluster's state machine"
+// +kubebuilder:printcolumn:name="Topology",type=string,JSONPath=`.spec.topology`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyNodes`,description="Ready pods / desired pods"
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary`,description="Pod of the recognised primary"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ValkeyCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state of the cluster.
+	// +kubebuilder:default={}
+	// +optional
+	Spec ValkeyClusterSpec `json:"spec"`
+
+	// Status is the observed state of the cluster and the persisted state of its state
+	// machine; written by the operator only.
+	// +optional
+	Status ValkeyClusterStatus `json:"status,omitempty"`
+}
+
+// ValkeyClusterList is a list of ValkeyClusters.
+//
+// +kubebuilder:object:root=true
+type ValkeyClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items are the ValkeyClusters.
+	Items []ValkeyCluster `json:"items"`
+}

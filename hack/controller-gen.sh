@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerates what controller-gen writes from apis/: the deepcopy functions
+# (apis/*/zz_generated.deepcopy.go) and the CRDs of the Helm chart
+# (charts/valkey-operator/crds/). `make generate` calls it and CI fails on drift, so both are
+# only ever written here, never by hand.
+#
+# controller-gen is pinned and built once from the Go module proxy into
+# .cache/bin/controller-gen-<version>/ (ignored by git); a different version writes different
+# YAML, so the pin is what keeps every machine's output identical.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+version=v0.23.0
+bin_dir="$top/.cache/bin/controller-gen-$version"
+controller_gen="$bin_dir/controller-gen"
+crd_dir="$top/charts/valkey-operator/crds"
+
+mkdir -p "$bin_dir"
+# Parallel callers (make -j, a test running the script) build it once: the others wait.
+exec 9>"$bin_dir/.lock"
+flock 9
+if [ ! -x "$controller_gen" ]; then
+  echo "building controller-gen $version (once; cached in $bin_dir)" >&2
+  # go install with @version builds controller-gen against its own go.mod, so the project's
+  # go.mod and go.sum are neither read nor changed.
+  GOBIN="$bin_dir" go install "sigs.k8s.io/controller-tools/cmd/controller-gen@$version"
+fi
+
+cd "$top"
+"$controller_gen" object paths=./apis/...
+# controller-gen never deletes a CRD it no longer writes (a renamed kind or group): start
+# from an empty directory so that such a file shows up as drift instead of lingering.
+mkdir -p "$crd_dir"
+rm -f "$crd_dir"/*.yaml
+"$controller_gen" crd paths=./apis/... output:crd:artifacts:config="$crd_dir"
