@@ -298,6 +298,10 @@ type ValkeyClusterStatus struct {
 	// ReadyReplicas is the number of pods whose Valkey server is ready.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// Machine is the rest of the state machine's persisted input (see MachineStatus).
+	// +optional
+	Machine *MachineStatus `json:"machine,omitempty"`
 }
 
 // HistoryEntry is one state transition of the cluster.
