@@ -25,10 +25,12 @@ type ChaosConfig struct {
 
 // ChaosReport is what an exploration found.
 type ChaosReport struct {
-	Config     ChaosConfig
-	Schedules  int
-	Ticks      int64
+	Config    ChaosConfig
+	Schedules int
+	Ticks     int64
+	// Elapsed is the time spent exploring; Shrinking the time spent shrinking failures.
 	Elapsed    time.Duration
+	Shrinking  time.Duration
 	Faults     map[FaultKind]int
 	Violations map[ViolationKind]int
 	Totals     Stats
@@ -78,8 +80,10 @@ func Explore(cfg ChaosConfig) ChaosReport {
 			}
 			return false
 		}
+		shrinkStart := time.Now()
 		shrunk := Shrink(t, schedule, opts, fails, cfg.ShrinkRuns)
 		traced := Run(t, shrunk, Options{Sabotage: cfg.Sabotage, Trace: true})
+		rep.Shrinking += time.Since(shrinkStart)
 		v := first
 		for _, tv := range traced.Violations {
 			if tv.Kind == first.Kind {
@@ -92,7 +96,7 @@ func Explore(cfg ChaosConfig) ChaosReport {
 			break
 		}
 	}
-	rep.Elapsed = time.Since(start)
+	rep.Elapsed = time.Since(start) - rep.Shrinking
 	return rep
 }
 
@@ -145,7 +149,7 @@ func (r ChaosReport) Write(out io.Writer) {
 		kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
 	}
 	sort.Strings(kinds)
-	fmt.Fprintf(out, "invariant violations: %s\n", strings.Join(kinds, " "))
+	fmt.Fprintf(out, "invariant violations: %s (shrinking took %s)\n", strings.Join(kinds, " "), r.Shrinking.Round(time.Millisecond))
 	for _, f := range r.Failures {
 		fmt.Fprintf(out, "\nFAILED schedule (topology %s, seed %d, %d steps): %s\n", f.Topology, f.Seed, f.Steps, f.Violation)
 		sab := ""

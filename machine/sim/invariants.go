@@ -15,7 +15,8 @@ const (
 	// ViolationLaggingPromotion: a node was promoted while it was behind a node the operator
 	// saw (its data a strict prefix of that node's).
 	ViolationLaggingPromotion ViolationKind = "lagging-promotion"
-	// ViolationEmptySource: a node restarted without its data fed a replica that held data.
+	// ViolationEmptySource: a node restarted without its data fed, by full sync, a replica
+	// that held writes of the shard's line the source lacked (wiping them).
 	ViolationEmptySource ViolationKind = "empty-sync-source"
 	// ViolationLostWrite: a node accepts writes without a WAIT-acknowledged write of its
 	// shard (that faults did not destroy): the write is lost.

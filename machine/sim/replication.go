@@ -55,8 +55,13 @@ func (w *World) handshake(r, m *node) {
 			w.violate(ViolationModel, "%s continued from %s by partial resync but its data is not a prefix of %s's", r.name, m.name, m.name)
 		}
 	} else {
-		if m.tainted && !subset(r.has, m.has) {
-			w.violate(ViolationEmptySource, "%s (restarted without its data) fed %s by full sync, wiping writes only %s held", m.name, r.name, r.name)
+		if m.tainted {
+			for _, id := range r.log {
+				if !m.has.get(id) && w.onLineWrite(r.shard, id) {
+					w.violate(ViolationEmptySource, "%s (restarted without its data) fed %s by full sync, wiping write %d of the shard that %s held", m.name, r.name, id, r.name)
+					break
+				}
+			}
 		}
 		r.log = append([]int32(nil), m.log...)
 		r.has = m.has.clone()
@@ -123,20 +128,6 @@ func isPrefix(a, b []int32) bool {
 	}
 	for i := range a {
 		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// subset reports whether every write in a is in b.
-func subset(a, b bitset) bool {
-	for i, word := range a {
-		var other uint64
-		if i < len(b) {
-			other = b[i]
-		}
-		if word&^other != 0 {
 			return false
 		}
 	}

@@ -32,6 +32,7 @@ type World struct {
 	// accepted since. A node whose data is a prefix of the line holds the shard's data; a
 	// node with writes off the line holds a forked history (an isolated old primary's).
 	lines     [][]int32
+	lineSets  []bitset
 	holders   []holder
 	snapshots []snapshot
 	restores  int
@@ -329,25 +330,25 @@ func (w *World) deletePod(n *node, keepData bool) {
 }
 
 // wiped records that n's data is destroyed by a restart or a deletion. A write acknowledged
-// by WAIT was promised to survive on MinSyncReplicas replicas; once the only copies left are
-// on nodes that are primaries (or none are left), faults have destroyed what the promise was
-// about, and losing the write is no longer counted against the operator.
+// by WAIT was promised to survive on MinSyncReplicas nodes besides the one that accepted it;
+// once faults have destroyed every such copy (the accepting node may still hold it), the
+// promise is void, and losing the write in a failover is not counted against the operator.
 func (w *World) wiped(n *node, why string) {
 	for i := range w.writes {
 		wr := &w.writes[i]
 		if !wr.waitAcked || wr.exempt || !n.has.get(wr.id) {
 			continue
 		}
-		replicaCopy := false
+		otherCopy := false
 		for _, m := range w.nodes {
-			if m != n && m.exists && m.role == machine.RoleReplica && m.has.get(wr.id) {
-				replicaCopy = true
+			if m != n && m.name != wr.node && m.exists && m.has.get(wr.id) {
+				otherCopy = true
 				break
 			}
 		}
-		if !replicaCopy {
+		if !otherCopy {
 			wr.exempt = true
-			w.note("write %d exempt: %s %s and no replica holds it", wr.id, n.name, why)
+			w.note("write %d exempt: %s %s and no node but %s, which accepted it, holds it", wr.id, n.name, why, wr.node)
 		}
 	}
 }
@@ -356,17 +357,25 @@ func (w *World) wiped(n *node, why string) {
 func (w *World) setHolder(s int, n *node) {
 	for len(w.lines) <= s {
 		w.lines = append(w.lines, nil)
+		w.lineSets = append(w.lineSets, nil)
 		w.holders = append(w.holders, holder{})
 	}
 	w.holders[s] = holder{n.name, n.runID}
 	w.lines[s] = append(w.lines[s][:0:0], n.log...)
+	w.lineSets[s] = n.has.clone()
 }
 
 // extendLine records a write accepted by n on the line of its shard when n holds it.
 func (w *World) extendLine(n *node, id int32) {
 	if n.shard < len(w.holders) && w.holders[n.shard] == (holder{n.name, n.runID}) {
 		w.lines[n.shard] = append(w.lines[n.shard], id)
+		w.lineSets[n.shard].set(id)
 	}
+}
+
+// onLineWrite reports whether write id is on shard s's line.
+func (w *World) onLineWrite(s int, id int32) bool {
+	return s < len(w.lineSets) && w.lineSets[s].get(id)
 }
 
 // onLine reports whether n's data is a prefix of its shard's line.

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// Each safety property must be able to fail: break one rule on purpose (in the simulated
+// operator or world, never in the machine) and the checks must report it.
+func TestBrokenRulesAreCaught(t *testing.T) {
+	cases := []struct {
+		sabotage Sabotage
+		topology string
+		want     []ViolationKind
+	}{
+		{SabotagePromoteLowest, "replication", []ViolationKind{ViolationLaggingPromotion}},
+		{SabotagePromoteEmpty, "replication", []ViolationKind{ViolationLaggingPromotion}},
+		// A split brain shows as two writable primaries, or as the new primary taking
+		// writes without one the old primary acknowledged meanwhile.
+		{SabotageOpenAtOnce, "replication", []ViolationKind{ViolationTwoPrimaries, ViolationLostWrite}},
+		{SabotageIgnoreQuorum, "replication", []ViolationKind{ViolationLostWrite, ViolationTwoPrimaries}},
+		{SabotageNoStartFence, "replication", []ViolationKind{ViolationEmptySource}},
+	}
+	for _, c := range cases {
+		t.Run(string(c.sabotage), func(t *testing.T) {
+			rep := Explore(ChaosConfig{
+				Topologies: []Topology{Topologies[c.topology]}, Seed: 1, Schedules: 1500, Steps: 100,
+				Sabotage: c.sabotage, MaxFailures: 1, ShrinkRuns: 100,
+			})
+			if rep.OK() {
+				t.Fatalf("sabotage %s went unnoticed in %d schedules", c.sabotage, rep.Schedules)
+			}
+			found := false
+			for _, k := range c.want {
+				found = found || rep.Violations[k] > 0
+			}
+			if !found {
+				t.Fatalf("sabotage %s: want a violation among %v, got %v", c.sabotage, c.want, rep.Violations)
+			}
+			f := rep.Failures[0]
+			t.Logf("caught after %d schedules: %s; shrunk from %d to %d steps", rep.Schedules, f.Violation, f.Steps, len(f.Shrunk))
+		})
+	}
+}
+
+// The honest machine passes what the sabotaged one fails: same seeds, same schedules.
+func TestHonestRunOfTheSameSchedulesPasses(t *testing.T) {
+	rep := Explore(ChaosConfig{Topologies: []Topology{Topologies["replication"]}, Seed: 1, Schedules: 300, Steps: 100})
+	if !rep.OK() {
+		var b bytes.Buffer
+		rep.Write(&b)
+		t.Fatal(b.String())
+	}
+}
+
+// recordingTB stands in for a *testing.T so that a rapid check expected to fail can be run
+// inside a passing test.
+type recordingTB struct {
+	name   string
+	failed bool
+	log    strings.Builder
+}
+
+func (r *recordingTB) Helper()                           {}
+func (r *recordingTB) Name() string                      { return r.name }
+func (r *recordingTB) Logf(format string, args ...any)   { fmt.Fprintf(&r.log, format+"\n", args...) }
+func (r *recordingTB) Log(args ...any)                   { fmt.Fprintln(&r.log, args...) }
+func (r *recordingTB) Skipf(format string, args ...any)  { r.Logf(format, args...) }
+func (r *recordingTB) Skip(args ...any)                  { r.Log(args...) }
+func (r *recordingTB) SkipNow()                          {}
+func (r *recordingTB) Errorf(format string, args ...any) { r.failed = true; r.Logf(format, args...) }
+func (r *recordingTB) Error(args ...any)                 { r.failed = true; r.Log(args...) }
+func (r *recordingTB) Fatalf(format string, args ...any) { r.failed = true; r.Logf(format, args...) }
+func (r *recordingTB) Fatal(args ...any)                 { r.failed = true; r.Log(args...) }
+func (r *recordingTB) FailNow()                          { r.failed = true }
+func (r *recordingTB) Fail()                             { r.failed = true }
+func (r *recordingTB) Failed() bool                      { return r.failed }
+
+// setFlag sets a rapid flag for the rest of the test.
+func setFlag(t *testing.T, name, value string) {
+	t.Helper()
+	old := flag.Lookup(name).Value.String()
+	if err := flag.Set(name, value); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = flag.Set(name, old) })
+}
+
+// rapid itself finds the broken promotion policy through the state-machine property, and
+// shrinks the failure to a short sequence of steps.
+func TestRapidFindsAndShrinksABrokenRule(t *testing.T) {
+	// Neither a fail file (this failure is expected, it is no regression to keep) nor a
+	// long shrink.
+	setFlag(t, "rapid.nofailfile", "true")
+	setFlag(t, "rapid.shrinktime", "4s")
+	setFlag(t, "rapid.checks", "3000")
+	setFlag(t, "rapid.seed", "2")
+	tb := &recordingTB{name: "sabotage-promote-lowest"}
+	rapid.Check(tb, scheduleProperty(Topologies["replication"], Options{Sabotage: SabotagePromoteLowest}))
+	if !tb.failed {
+		t.Fatal("rapid did not find the broken promotion policy")
+	}
+	out := tb.log.String()
+	if !strings.Contains(out, string(ViolationLaggingPromotion)) {
+		t.Fatalf("failure does not name the property:\n%s", out)
+	}
+	steps := strings.Count(out[strings.LastIndex(out, "property failed"):], "step: ")
+	t.Logf("rapid shrank the failure to a history of %d steps", steps)
+	if steps == 0 || steps > 60 {
+		t.Fatalf("want a short shrunk history, got %d steps:\n%s", steps, out)
+	}
+}

@@ -1,0 +1,66 @@
+package reconcile
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Metrics are the operator's Prometheus metrics. Transition metrics are recorded only after
+// the transition was persisted: a metric never reports what status does not show.
+type Metrics struct {
+	Transitions  *prometheus.CounterVec
+	State        *prometheus.GaugeVec
+	StateSince   *prometheus.GaugeVec
+	APIWrites    *prometheus.CounterVec
+	ActionErrors *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_transitions_total",
+			Help: "State machine transitions persisted, by from state, to state and event.",
+		}, []string{"from", "to", "event"}),
+		State: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_cluster_state",
+			Help: "1 for the current state of each cluster, 0 for the others.",
+		}, []string{"namespace", "name", "state"}),
+		StateSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_cluster_state_since_seconds",
+			Help: "Unix time at which each cluster entered its current state (time in state = now - this).",
+		}, []string{"namespace", "name"}),
+		APIWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_api_writes_total",
+			Help: "Kubernetes API writes made by the reconciler, by cluster and kind of write.",
+		}, []string{"namespace", "name", "kind"}),
+		ActionErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_action_errors_total",
+			Help: "Actions that failed, by action kind.",
+		}, []string{"action"}),
+	}
+	reg.MustRegister(m.Transitions, m.State, m.StateSince, m.APIWrites, m.ActionErrors)
+	return m
+}
+
+func (m *Metrics) setState(ns, name string, state machine.State, since float64) {
+	for _, s := range machine.States() {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		m.State.WithLabelValues(ns, name, string(s)).Set(v)
+	}
+	if since > 0 {
+		m.StateSince.WithLabelValues(ns, name).Set(since)
+	}
+}
+
+func (m *Metrics) forget(ns, name string) {
+	for _, s := range machine.States() {
+		m.State.DeleteLabelValues(ns, name, string(s))
+	}
+	m.StateSince.DeleteLabelValues(ns, name)
+	m.APIWrites.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+}

@@ -1,0 +1,180 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// world is one observation with the objects it was built from, for the act and report steps.
+type world struct {
+	obs     machine.Observation
+	pods    map[string]*corev1.Pod // by name
+	sts     *appsv1.StatefulSet    // nil when missing
+	desired kube.Desired
+	pool    *valkey.Pool
+	// surveyErrs says why a node did not answer (for status and logs).
+	surveyErrs map[string]string
+}
+
+// probeCounters remembers consecutive failed surveys per node. It lives in memory only: an
+// operator restart resets the counts, which can only delay a failover, never cause one.
+type probeCounters struct {
+	mu     sync.Mutex
+	counts map[types.UID]map[string]int
+}
+
+func (p *probeCounters) update(cluster types.UID, node string, ok bool) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.counts == nil {
+		p.counts = map[types.UID]map[string]int{}
+	}
+	m := p.counts[cluster]
+	if m == nil {
+		m = map[string]int{}
+		p.counts[cluster] = m
+	}
+	if ok {
+		delete(m, node)
+		return 0
+	}
+	m[node]++
+	return m[node]
+}
+
+func (p *probeCounters) forget(cluster types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.counts, cluster)
+}
+
+// observe builds the machine's observation: the spec summary, what the StatefulSet asks for,
+// and one node per pod that should exist or does, with its Valkey survey.
+func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, desired kube.Desired, pool *valkey.Pool) (*world, error) {
+	w := &world{pods: map[string]*corev1.Pod{}, desired: desired, pool: pool, surveyErrs: map[string]string{}}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
+		return nil, err
+	}
+	for i := range pods.Items {
+		w.pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	var sts appsv1.StatefulSet
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: desired.StatefulSet.Name}, &sts)
+	switch {
+	case err == nil:
+		w.sts = &sts
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	want := int(*desired.StatefulSet.Spec.Replicas)
+	// The clock is read here, once, and truncated to what status keeps (microseconds), so
+	// that the machine's stored times compare exactly with later observations.
+	w.obs.Time = r.now().UTC().Truncate(time.Microsecond)
+	w.obs.Spec = machine.Spec{
+		Generation:       vc.Generation,
+		Mode:             machine.ModeReplication,
+		Shards:           1,
+		Replicas:         want - 1,
+		Revision:         desired.Revision,
+		Persistence:      kube.Persistence(vc),
+		FailureThreshold: r.Options.FailureThreshold,
+		FenceTimeout:     r.Options.FenceTimeout,
+	}
+	if w.sts != nil {
+		w.obs.Objects = machine.Objects{Shards: 1, Revision: w.sts.Spec.Template.Annotations[kube.AnnotationRevision]}
+		if w.sts.Spec.Replicas != nil {
+			w.obs.Objects.Replicas = int(*w.sts.Spec.Replicas) - 1
+		}
+	}
+	names := map[string]int{}
+	for i := 0; i < want; i++ {
+		names[fmt.Sprintf("%s-%d", desired.StatefulSet.Name, i)] = i
+	}
+	for name := range w.pods {
+		if ord, ok := ordinalOf(desired.StatefulSet.Name, name); ok {
+			names[name] = ord
+		}
+	}
+	nodes := make([]machine.Node, 0, len(names))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	// Surveys run in parallel: an unreachable node costs one timeout for the whole round.
+	for name, ord := range names {
+		n := machine.Node{Name: name, Ordinal: ord}
+		pod := w.pods[name]
+		if pod != nil {
+			n.Pod = podFacts(pod)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
+				v, err := pool.Survey(ctx, n.Pod.IP)
+				if err == nil {
+					n.Reachable, n.Valkey = true, v
+				} else {
+					mu.Lock()
+					w.surveyErrs[name] = err.Error()
+					mu.Unlock()
+				}
+			}
+			n.FailedProbes = r.probes.update(vc.UID, name, n.Reachable)
+			mu.Lock()
+			nodes = append(nodes, n)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Ordinal < nodes[j].Ordinal })
+	w.obs.Nodes = nodes
+	keep := map[string]bool{}
+	for _, n := range nodes {
+		if n.Pod.IP != "" {
+			keep[valkey.Addr(n.Pod.IP)] = true
+		}
+	}
+	pool.Retain(keep)
+	return w, nil
+}
+
+func podFacts(pod *corev1.Pod) machine.Pod {
+	p := machine.Pod{Exists: pod.DeletionTimestamp == nil, IP: pod.Status.PodIP, Revision: pod.Annotations[kube.AnnotationRevision]}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == "valkey" {
+			p.Running = c.State.Running != nil
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			p.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	return p
+}
+
+// ordinalOf parses "<sts>-<n>".
+func ordinalOf(sts, pod string) (int, bool) {
+	rest, ok := strings.CutPrefix(pod, sts+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}

@@ -1,0 +1,116 @@
+package reconcile
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// persistedOf reads the machine's memory back from status: status.state and status.machine.
+func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
+	p := machine.Persisted{State: machine.State(st.State)}
+	m := st.Machine
+	if m == nil {
+		return p
+	}
+	p.Seq = uint64(m.Seq)
+	p.Since = microTime(m.Since)
+	p.Restored = m.Restored
+	for _, s := range m.Shards {
+		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch)})
+	}
+	if o := m.Operation; o != nil {
+		p.Op = machine.Operation{
+			Shard: o.Shard, Lost: o.Lost, LostRunID: o.LostRunID, LostHistory: historyOf(o.LostHistory),
+			Planned: o.Planned, Candidate: o.Candidate, ElectedAt: microTime(o.ElectedAt), KnownFenced: o.KnownFenced,
+			Reseed: o.Reseed, Preempted: machine.State(o.Preempted), Target: o.Target, TargetShards: o.TargetShards, Snapshot: o.Snapshot,
+		}
+	}
+	return p
+}
+
+// machineStatusOf is the inverse of persistedOf.
+func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
+	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Restored: p.Restored}
+	for _, s := range p.Shards {
+		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch)})
+	}
+	if p.Op != (machine.Operation{}) {
+		o := p.Op
+		m.Operation = &v1alpha1.OperationRecord{
+			Shard: o.Shard, Lost: o.Lost, LostRunID: o.LostRunID, LostHistory: apiHistory(o.LostHistory),
+			Planned: o.Planned, Candidate: o.Candidate, ElectedAt: toMicro(o.ElectedAt), KnownFenced: o.KnownFenced,
+			Reseed: o.Reseed, Preempted: v1alpha1.State(o.Preempted), Target: o.Target, TargetShards: o.TargetShards, Snapshot: o.Snapshot,
+		}
+	}
+	return m
+}
+
+func historyOf(h v1alpha1.ReplicationHistory) machine.History {
+	return machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+}
+
+func apiHistory(h machine.History) v1alpha1.ReplicationHistory {
+	return v1alpha1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+}
+
+func microTime(t *metav1.MicroTime) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func toMicro(t time.Time) *metav1.MicroTime {
+	if t.IsZero() {
+		return nil
+	}
+	m := metav1.NewMicroTime(t)
+	return &m
+}
+
+// historyRecordsOf converts status.history for the machine (history checks, journal backfill).
+func historyRecordsOf(h []v1alpha1.HistoryEntry) []machine.HistoryRecord {
+	out := make([]machine.HistoryRecord, 0, len(h))
+	for _, e := range h {
+		out = append(out, machine.HistoryRecord{
+			Seq: uint64(e.Seq), From: machine.State(e.From), To: machine.State(e.To), Event: machine.Event(e.Event),
+			Reason: e.Reason, Message: e.Message, Time: e.Time.UTC(),
+		})
+	}
+	return out
+}
+
+func historyEntryOf(r machine.HistoryRecord) v1alpha1.HistoryEntry {
+	return v1alpha1.HistoryEntry{
+		Seq: int64(r.Seq), Time: metav1.NewTime(r.Time), From: v1alpha1.State(r.From), To: v1alpha1.State(r.To),
+		Event: string(r.Event), Reason: r.Reason, Message: r.Message,
+	}
+}
+
+// conditionsOf and apiConditions convert between the machine's conditions and Kubernetes'.
+func conditionsOf(conds []metav1.Condition) []machine.Condition {
+	out := make([]machine.Condition, 0, len(conds))
+	for _, c := range conds {
+		out = append(out, machine.Condition{Type: c.Type, Status: machine.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime.UTC()})
+	}
+	return out
+}
+
+func apiConditions(conds []machine.Condition, generation int64) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(conds))
+	for _, c := range conds {
+		reason := c.Reason
+		if reason == "" {
+			reason = "NewCluster"
+		}
+		out = append(out, metav1.Condition{
+			Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: reason, Message: c.Message,
+			LastTransitionTime: metav1.NewTime(c.LastTransitionTime), ObservedGeneration: generation,
+		})
+	}
+	return out
+}
