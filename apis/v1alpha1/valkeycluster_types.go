@@ -71,7 +71,7 @@ const (
 // control characters such as a newline would start another directive in valkey.conf, past
 // the check that refuses operator-owned ones.
 // +kubebuilder:validation:MaxLength=1024
-// +kubebuilder:validation:Pattern=`^[^\x00-\x1f\x7f]*$`
+// +kubebuilder:validation:XValidation:rule="!self.matches('[\\x00-\\x1f\\x7f]')",message="config values must be one line: remove newlines, tabs and other control characters"
 type ConfigValue string
 
 // ValkeyClusterSpec is the desired state of a ValkeyCluster. Every field is optional: an

@@ -1,0 +1,126 @@
+package celtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// TestCreateValidation creates one ValkeyCluster per case and checks that the API server
+// accepts the good specs and refuses each bad one with the message users will read.
+func TestCreateValidation(t *testing.T) {
+	const (
+		standalone = "a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
+		secretOff  = "auth.existingSecret is set but auth.enabled is false: remove auth.existingSecret, or set auth.enabled to true"
+		keyName    = "config names must be valkey.conf directive names: letters, digits, '-', '_' and '.', at most 128 characters"
+		sizeZero   = "storage.size must be greater than zero"
+		valueLine  = "config values must be one line: remove newlines, tabs and other control characters"
+	)
+	cases := []struct {
+		name, spec, want string
+	}{
+		// topology and replicas
+		{"replication with 3", "topology: Replication\nreplicas: 3", ""},
+		{"replication with 1", "topology: Replication\nreplicas: 1", ""},
+		{"standalone with 1", "topology: Standalone\nreplicas: 1", ""},
+		{"standalone with 3", "topology: Standalone\nreplicas: 3", standalone},
+		{"standalone with replicas left to the default", "topology: Standalone", standalone},
+		{"unknown topology", "topology: Sharded", `Unsupported value: "Sharded"`},
+		{"topology in other case", "topology: replication", `Unsupported value: "replication"`},
+		{"no replicas", "replicas: 0", "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"},
+		{"negative replicas", "replicas: -1", "should be greater than or equal to 1"},
+
+		// profile and image
+		{"cache", "profile: Cache", ""},
+		{"unknown profile", "profile: Persistent", `Unsupported value: "Persistent"`},
+		{"empty image", `image: ""`, "spec.image in body should be at least 1 chars long"},
+
+		// storage
+		{"size as a string", "storage: {size: 10Gi}", ""},
+		{"size as a number of bytes", "storage: {size: 1073741824}", ""},
+		{"zero size", "storage: {size: 0}", sizeZero},
+		{"zero size as a string", `storage: {size: "0Gi"}`, sizeZero},
+		{"negative size", "storage: {size: -1Gi}", sizeZero},
+		{"size that is no quantity", "storage: {size: big}", "spec.storage.size in body should match"},
+
+		// auth
+		{"existing secret", "auth: {enabled: true, existingSecret: {name: pw, key: pass}}", ""},
+		{"existing secret, enabled by default", "auth: {existingSecret: {name: pw}}", ""},
+		{"existing secret with auth disabled", "auth: {enabled: false, existingSecret: {name: pw}}", secretOff},
+		{"auth disabled", "auth: {enabled: false}", ""},
+		{"existing secret without a name", "auth: {existingSecret: {key: pass}}", `spec.auth.existingSecret.name: Required value`},
+		{"existing secret with an empty name", `auth: {existingSecret: {name: ""}}`, "spec.auth.existingSecret.name in body should be at least 1 chars long"},
+		{"existing secret with a bad key", `auth: {existingSecret: {name: pw, key: "a/b"}}`, "spec.auth.existingSecret.key in body should match"},
+
+		// config
+		{"tunable directives", "config: {maxmemory-samples: '10', hz: '50', client-output-buffer-limit: 'pubsub 64mb 16mb 60', appendfsync: always}", ""},
+		{"maxmemory is the user's to set", "config: {maxmemory: 100mb}", ""},
+		{"maxmemory in other case", "config: {MaxMemory: 100mb}", ""},
+		{"module configuration name", "config: {search.timeout: '100'}", ""},
+		{"empty value", `config: {notify-keyspace-events: ""}`, ""},
+		{"name with a space", `config: {"port 7000": "x"}`, keyName},
+		{"name with a newline", `config: {"hz\nport": "7000"}`, keyName},
+		{"empty name", `config: {"": "x"}`, keyName},
+		{"name too long", fmt.Sprintf("config: {%s: x}", strings.Repeat("a", 129)), keyName},
+		{"name of the longest length", fmt.Sprintf("config: {%s: x}", strings.Repeat("a", 128)), ""},
+		{"value with a newline", `config: {hz: "10\nport 7000"}`, valueLine},
+		{"value with a carriage return", `config: {hz: "10\rport 7000"}`, valueLine},
+		{"value with a tab", `config: {hz: "10\t"}`, valueLine},
+		{"value too long", fmt.Sprintf("config: {hz: %s}", strings.Repeat("1", 1025)), "spec.config.hz: Too long: may not be more than 1024 bytes"},
+		{"value of the longest length", fmt.Sprintf("config: {hz: %s}", strings.Repeat("1", 1024)), ""},
+		{"value with a delete character", "config: {hz: \"10\\x7f\"}", valueLine},
+	}
+	vkc := clusters(t)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := vkc.Create(context.Background(), object(t, fmt.Sprintf("vk-%d", i), c.spec), metav1.CreateOptions{})
+			check(t, err, c.want)
+		})
+	}
+}
+
+// TestOwnedDirectivesRefused checks that the API server refuses every directive in
+// v1alpha1.OperatorOwnedDirectives, in any letter case, and names it as the user wrote it.
+func TestOwnedDirectivesRefused(t *testing.T) {
+	vkc := clusters(t)
+	spellings := func(d string) []string {
+		mixed := []byte(d)
+		for i := 0; i < len(mixed); i += 2 {
+			mixed[i] = strings.ToUpper(string(mixed[i]))[0]
+		}
+		return []string{d, strings.ToUpper(d), string(mixed)}
+	}
+	n := 0
+	for _, d := range v1alpha1.OperatorOwnedDirectives {
+		for _, name := range spellings(d) {
+			n++
+			spec := fmt.Sprintf("config: {%q: 'x', maxmemory-samples: '5'}", name)
+			_, err := vkc.Create(context.Background(), object(t, fmt.Sprintf("vk-%d", n), spec), metav1.CreateOptions{})
+			checkRefused(t, err, "config sets "+name+", a directive the operator owns: remove it from spec.config")
+		}
+	}
+}
+
+// TestMaxProperties checks the bound on spec.config that keeps its CEL rules within the API
+// server's cost budget.
+func TestMaxProperties(t *testing.T) {
+	vkc := clusters(t)
+	config := func(n int) string {
+		var b strings.Builder
+		b.WriteString("config: {")
+		for i := range n {
+			fmt.Fprintf(&b, "k%d: v,", i)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	_, err := vkc.Create(context.Background(), object(t, "vk-256", config(256)), metav1.CreateOptions{})
+	check(t, err, "")
+	_, err = vkc.Create(context.Background(), object(t, "vk-257", config(257)), metav1.CreateOptions{})
+	checkRefused(t, err, "spec.config: Too many: 257: must have at most 256 items")
+}

@@ -1,5 +1,0 @@
-package celtest
-
-import "testing"
-
-func TestSmoke(t *testing.T) { apiServer(t) }

@@ -1,0 +1,207 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fullCluster returns a ValkeyCluster with every field of this package's types set (checked
+// by TestFullClusterSetsEveryField), so that the deepcopy and JSON tests cover all of them.
+func fullCluster() *ValkeyCluster {
+	size := resource.MustParse("2Gi")
+	class := "fast"
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	return &ValkeyCluster{
+		TypeMeta:   metav1.TypeMeta{APIVersion: SchemeGroupVersion.String(), Kind: "ValkeyCluster"},
+		ObjectMeta: metav1.ObjectMeta{Name: "vk", Namespace: "ns", Labels: map[string]string{"a": "b"}},
+		Spec: ValkeyClusterSpec{
+			Topology: TopologyReplication,
+			Profile:  ProfileCache,
+			Image:    "valkey/valkey:8.1",
+			Replicas: 5,
+			Resources: corev1.ResourceRequirements{
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			},
+			Storage: StorageSpec{Size: &size, StorageClassName: &class},
+			Auth: AuthSpec{
+				Enabled:        ptrTo(true),
+				ExistingSecret: &SecretKeyReference{Name: "pw", Key: "secret"},
+			},
+			Config:       map[string]ConfigValue{"maxmemory-samples": "10"},
+			NodeSelector: map[string]string{"disk": "ssd"},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "valkey"}},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
+				}}},
+			}},
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: HostnameTopologyKey, WhenUnsatisfiable: corev1.DoNotSchedule,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "vk"}},
+			}},
+			PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(false)},
+		},
+		Status: ValkeyClusterStatus{
+			State:              StateFailingOver,
+			ObservedGeneration: 7,
+			Conditions: []metav1.Condition{{
+				Type: ConditionFailingOver, Status: metav1.ConditionTrue, Reason: "PrimaryLost",
+				Message: "vk-0 stopped answering", LastTransitionTime: at, ObservedGeneration: 7,
+			}},
+			History: []HistoryEntry{{
+				Seq: 4, Time: at, From: StateSteady, To: StateFailingOver,
+				Event: "primary-lost", Reason: "PrimaryLost", Message: "vk-0 stopped answering",
+			}},
+			Nodes: []NodeStatus{{
+				Pod: "vk-1", IP: "127.0.0.2", Role: NodeRoleReplica, ReplicationOffset: 1000, Lag: 10, Ready: true,
+			}},
+			Primary:       "vk-1",
+			ReadyNodes:    "2/3",
+			Replicas:      3,
+			ReadyReplicas: 2,
+		},
+	}
+}
+
+// TestFullClusterSetsEveryField fails when a field is added to this package's types without
+// being set in fullCluster, so the tests below keep covering every field.
+func TestFullClusterSetsEveryField(t *testing.T) {
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		if v.IsZero() {
+			t.Errorf("fullCluster leaves %s unset", path)
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			// A set pointer is enough: *false is a value (auth.enabled: false).
+			if v.Elem().Kind() == reflect.Struct {
+				walk(path, v.Elem())
+			}
+		case reflect.Struct:
+			if v.Type().PkgPath() != reflect.TypeFor[ValkeyCluster]().PkgPath() {
+				return // Kubernetes' own types: set enough of them to be non-zero
+			}
+			for i := range v.NumField() {
+				f := v.Type().Field(i)
+				walk(path+"."+f.Name, v.Field(i))
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(path+"[]", v.Index(i))
+			}
+		}
+	}
+	walk("ValkeyCluster", reflect.ValueOf(fullCluster()))
+}
+
+func TestDeepCopyIsEqualAndIndependent(t *testing.T) {
+	orig := fullCluster()
+	before, err := json.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := orig.DeepCopy()
+	if !equality.Semantic.DeepEqual(orig, cp) {
+		t.Fatalf("DeepCopy differs from the original:\n%+v\n%+v", orig, cp)
+	}
+	// Change everything the copy holds by reference; the original must not move.
+	cp.Spec.Storage.Size.Add(resource.MustParse("1Gi"))
+	*cp.Spec.Storage.StorageClassName = "slow"
+	*cp.Spec.Auth.Enabled = false
+	cp.Spec.Auth.ExistingSecret.Name = "other"
+	cp.Spec.Config["maxmemory-samples"] = "5"
+	cp.Spec.NodeSelector["disk"] = "hdd"
+	cp.Spec.Tolerations[0].Value = "x"
+	cp.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] = "b"
+	cp.Spec.TopologySpreadConstraints[0].LabelSelector.MatchLabels["app"] = "x"
+	*cp.Spec.PodDisruptionBudget.Enabled = true
+	cp.Spec.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("2Gi")
+	cp.Status.Conditions[0].Reason = "Other"
+	cp.Status.History[0].Seq = 99
+	cp.Status.Nodes[0].Lag = 99
+	cp.Labels["a"] = "c"
+	after, err := json.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Errorf("changing the copy changed the original:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func TestDeepCopyObject(t *testing.T) {
+	orig := fullCluster()
+	obj := orig.DeepCopyObject()
+	cp, ok := obj.(*ValkeyCluster)
+	if !ok || cp == orig || !equality.Semantic.DeepEqual(cp, orig) {
+		t.Fatalf("DeepCopyObject returned %T, equal %v", obj, ok && equality.Semantic.DeepEqual(cp, orig))
+	}
+	list := &ValkeyClusterList{Items: []ValkeyCluster{*orig}}
+	lcp, ok := list.DeepCopyObject().(*ValkeyClusterList)
+	if !ok || !equality.Semantic.DeepEqual(lcp, list) {
+		t.Fatal("ValkeyClusterList.DeepCopyObject is not an equal *ValkeyClusterList")
+	}
+	lcp.Items[0].Spec.Config["maxmemory-samples"] = "1"
+	if list.Items[0].Spec.Config["maxmemory-samples"] != "10" {
+		t.Error("changing the list copy changed the original")
+	}
+	var nilCluster *ValkeyCluster
+	if nilCluster.DeepCopy() != nil {
+		t.Error("DeepCopy of nil is not nil")
+	}
+}
+
+// TestJSONRoundTrip checks that every field survives encoding and decoding (a field without
+// a json tag, or with a clashing one, would not) and that the wire names are the documented
+// camelCase ones.
+func TestJSONRoundTrip(t *testing.T) {
+	orig := fullCluster()
+	data, err := json.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back ValkeyCluster
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(orig, &back) {
+		t.Errorf("JSON round trip differs:\n%+v\n%+v", orig, &back)
+	}
+	for _, name := range []string{
+		`"topology"`, `"profile"`, `"image"`, `"replicas"`, `"resources"`, `"storage"`, `"size"`,
+		`"storageClassName"`, `"auth"`, `"enabled"`, `"existingSecret"`, `"key"`, `"config"`,
+		`"nodeSelector"`, `"tolerations"`, `"affinity"`, `"topologySpreadConstraints"`,
+		`"podDisruptionBudget"`, `"state"`, `"observedGeneration"`, `"conditions"`, `"history"`,
+		`"seq"`, `"time"`, `"from"`, `"to"`, `"event"`, `"reason"`, `"message"`, `"nodes"`,
+		`"pod"`, `"ip"`, `"role"`, `"replicationOffset"`, `"lag"`, `"ready"`, `"primary"`,
+		`"readyNodes"`, `"readyReplicas"`,
+	} {
+		if !strings.Contains(string(data), name+":") {
+			t.Errorf("JSON has no field %s", name)
+		}
+	}
+}
+
+// TestEmptySpecMarshalsNoValues checks that a Go client sending a zero spec leaves every
+// defaulted field out of the JSON, so the API server applies its defaults instead of taking a
+// Go zero value: false for auth.enabled would silently turn authentication off.
+func TestEmptySpecMarshalsNoValues(t *testing.T) {
+	data, err := json.Marshal(ValkeyClusterSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"resources":{},"storage":{},"auth":{},"podDisruptionBudget":{}}`
+	if string(data) != want {
+		t.Errorf("empty spec marshals to %s, want %s", data, want)
+	}
+}
