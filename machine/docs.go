@@ -42,25 +42,41 @@ after the snapshot was taken are discarded; that is what a restore is.`,
 // rulesDoc is the part of the document that states the safety rules.
 const rulesDoc = `## Rules
 
+### What the machine assumes of the nodes
+The pod template makes every Valkey process start fenced (the application and replication ACL users
+are off until the operator opens them) and as a replica of nothing (a placeholder that never
+answers). Started like that, Valkey restores the replication id and offset saved with its data, so a
+node restarted from its volume still names the history its data belongs to, and a node restarted
+without its data reports a fresh id at offset 0. Every action aimed at a process carries its run id
+and is refused by the actuator if the node runs another process by then.
+
 ### One transition per observation
 Decide takes at most one transition per observation: an observation that is not newer than the
 one that caused the last transition (persisted as ` + "`Since`" + `) causes none, and an older one is stale
 and causes nothing at all. Re-delivering an observation therefore never adds a transition, and the
 actions of a new state are always carried out (and observed) before the next transition.
 
+### Record before acting
+Whatever the machine will need to know after a crash is recorded by a transition before the action
+that depends on it is asked for: the elected node before it is promoted (candidate-elected), its new
+replication id as soon as it serves (candidate-promoted), the replica a primary is handed over to
+before FAILOVER TO is sent (hand-over-started, or the switchover request itself).
+
 ### One operation at a time
 FailingOver, Rolling, Resharding and Restoring are operations; only one runs. Planned operations
 start only from Steady and only from a converged cluster (every recorded primary answers as the
-recorded process, open for writes; every other pod exists, follows it and is linked). A planned
-request that arrives during an operation waits for Steady. A lost primary of another shard during a
-failover waits for that failover to finish.
+recorded process, open for writes; every other pod exists, follows it and is linked), in this order:
+restore, switchover, rollout, resharding. A planned request that arrives during an operation waits
+for Steady. A lost primary of another shard during a failover waits for that failover to finish.
 
 ### Failover pre-empts rolling and resharding
-primary-lost is the first rule tried from Steady, Rolling and Resharding. The interrupted operation
-is not resumed from FailingOver: failover-complete returns to Steady, which re-detects the remaining
-work (pods still on the old revision, slots not yet where the plan wants them) and starts the
-operation again with a fresh plan. Nothing of the interrupted operation is lost because its progress
-lives in the world, not in the machine; ` + "`Op.Preempted`" + ` only names it in messages. Restoring is not
+primary-lost is tried from Steady, Rolling and Resharding before any planned rule (only
+primary-handed-over, which records a hand-over that already happened, comes first). The interrupted
+operation is not resumed from FailingOver: failover-complete returns to Steady, which re-detects the
+remaining work (pods still on the old revision, slots not yet where the plan wants them) and starts
+the operation again with a fresh plan. Nothing of the interrupted operation is lost because its
+progress lives in the world, not in the machine; ` + "`Op.Preempted`" + ` only names it in messages. A hand-over
+the interrupted rolling step had recorded is carried into the failover (see below). Restoring is not
 pre-empted: it re-elects every shard's primary itself, and its masters are fenced anyway.
 
 ### A spec change in the middle of an operation
@@ -68,18 +84,25 @@ A planned operation whose goal the spec moves is aborted to Steady (spec-changed
 during Rolling, another shard count during Resharding; switchover-stale: the switchover request was
 withdrawn or names another node, or the target stopped being a caught-up replica). Steady re-plans
 from the new spec on the next observation. Pods already rolled and slots already moved stay as they
-are. An unplanned failover is never aborted by a spec change: its job is to restore a writable
-primary. A restore runs to completion; a newer restore request is carried out after it.
+are. An abort is refused while a recorded hand-over may have happened (the recorded primary is not
+answering as the same primary of the same history): the operation then ends by failover-complete,
+primary-handed-over or primary-lost, never by forgetting where the newest writes may be. An
+unplanned failover is never aborted by a spec change: its job is to restore a writable primary. A
+restore runs to completion; a newer restore request is carried out after it, and a restore starts
+only into a cluster with as many shards as the snapshot.
 
 ### When not to fail over
 - The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
 - It does not answer but fewer than FailureThreshold consecutive probes failed: wait.
-- Too little of the shard is visible: at most MinSyncReplicas-1 replicas may be unreachable, loading,
-  or (with persistence) without a running pod. A write acknowledged with WAIT MinSyncReplicas is on
-  that many replicas, so at least one of them is seen; and an isolated old primary keeps fewer
-  replicas than its min-replicas-to-write and stops accepting writes.
-- No node holds the shard's history (see below) while some node is unseen: wait, the unseen one may
-  hold the data.
+- Too little of the shard is visible: at most MinSyncReplicas-1 nodes besides the last primary that
+  took writes (none when MinSyncReplicas is 0) may be unreachable, loading, or (with persistence)
+  without a running pod. A write acknowledged with WAIT MinSyncReplicas is on that many other nodes,
+  so at least one of them is
+  seen; and an isolated old primary keeps fewer replicas than its min-replicas-to-write and stops
+  accepting writes. When an elected node is lost before the failover completed, it never took
+  writes: it counts like a replica and the quorum still leaves out only the primary before it.
+- No node can be shown to hold all the others' data (a fork), or no node holds the shard's history
+  while some node is unseen: wait, the unseen one may hold the data.
 
 A primary counts as gone, without waiting for probes, when its pod is missing or not running, when
 it answers with another run id (it restarted: a restarted node comes up fenced and maybe empty), or
@@ -87,37 +110,43 @@ when it answers as a replica (unless it handed over to a replica that continues 
 primary-handed-over records).
 
 ### Which node may be promoted
-- Only a node that answers, is not loading, and holds data of the lost primary's replication history:
-  its master_replid is that history, or its master_replid2 is (it continues it: promoted from it,
-  restarted from its persisted data, or following a node that took it over), or it is a prefix of
-  the history the lost primary itself continued.
-- Among those, only the node whose data contains every other candidate's, judged as Valkey judges a
-  partial resync (same replication id and offset not beyond, or the previous id below
-  second_repl_offset). Never one behind another eligible node, never across a fork: when no
-  candidate contains all others, nobody is promoted.
-- Offsets are compared only after every visible replica was detached, so they no longer move.
+- Only a node that answers, is not loading, and holds data of the shard's lineage: the recorded
+  history, the history it continued (below where it left it), and every history that continues one
+  of them as the observed nodes report it (master_replid2), so that a node which followed a
+  hand-over target and then restarted still counts.
+- Also the lost primary itself restarted from its data, and the node a recorded hand-over went to:
+  what they hold is the shard's one line of writes as far as their offset reaches, so against them
+  offsets decide.
+- Among the candidates, only the node whose data contains every other candidate's, judged as Valkey
+  judges a partial resync (same replication id and offset not beyond, or a previous id below
+  second_repl_offset, following the chain of continued histories). Never one behind another eligible
+  node, never across a fork: when no candidate contains all others, nobody is promoted.
+- Offsets are compared only after every visible node stopped following anything (detached), so they
+  no longer move. The elected node is recorded before it is promoted; until it serves, a node that
+  shows up holding strictly more replaces it in the record.
 - An empty restarted node has a fresh replication id and no previous one: it is never a candidate.
-  Only when every node of the shard is visible and none holds the history is that history gone
+  Only when every node of the shard is visible and none holds the lineage is the shard's data gone
   whatever the machine does; then the node holding the most data (lowest ordinal among equals)
-  starts a new history and the transition message says DATA LOST.
+  starts a new history and the transition messages say DATA LOST.
 
 ### Fencing
-Nodes start fenced: client writes and replication are refused until the operator opens them. Only
-the recorded primary is opened for writes, and only from Steady, Rolling or Resharding. A promoted
-node serves replicas at once but is opened for writes only after failover-complete, which requires
-the old primary to be unable to accept writes: known dead (pod gone, restarted), observed fenced or
-demoted, or FenceTimeout (min-replicas-max-lag plus a margin) after the election, by which time
-every visible replica had been detached from it. Any other master is fenced and then demoted.
+Nodes start fenced. Only the recorded primary is opened for writes, and only from Steady, Rolling or
+Resharding. Until the elected node is promoted, every master of the shard open for writes is fenced.
+A promoted node serves replicas at once but is opened for writes only after failover-complete, which
+requires the old primary to be unable to accept writes: known dead (pod gone, restarted), observed
+fenced or demoted, or FenceTimeout (min-replicas-max-lag plus a margin) after the election, by which
+time every visible replica had been detached from it. Any other master is fenced and then demoted.
+A restore loads a snapshot into a shard only once its recorded primary is observed fenced or known
+dead.
 
 ### Empty nodes never feed replicas
 A node restarted without its data comes up fenced for replication, so its old replicas cannot
 full-sync its empty data set. The machine never opens replication on it: it is never elected, and
 Steady demotes it and resyncs it from the recorded primary.
 
-### Actions are idempotent and aimed at a process
-Actions are re-derived from every observation, so a failed or lost action is decided again. Every
-action aimed at a Valkey process carries its run id; an actuator refuses it when the node runs
-another process by then.
+### Actions are idempotent
+Actions are re-derived from every observation, so a failed or lost action is decided again, and an
+action applied twice does no harm.
 
 ### Journal and history
 Every transition is persisted before its actions run: status.state and the persisted fields, one

@@ -52,7 +52,7 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 	}
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
 	next.Shards[s].History = historyOf(c)
-	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Lost, fencedBy)
+	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Writer, fencedBy)
 	if op.Reseed {
 		msg += "; DATA LOST, new history"
 	}
@@ -62,8 +62,8 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 	return outcome{next: next, message: msg}, true
 }
 
-// oldPrimaryFenced reports whether the primary being replaced can no longer accept writes,
-// and how that is known.
+// oldPrimaryFenced reports whether the writer (the last primary that may have accepted
+// writes) can no longer accept writes, and how that is known.
 func (d *decider) oldPrimaryFenced(op Operation) (string, bool) {
 	if op.KnownFenced {
 		return "old primary known dead", true
@@ -78,14 +78,14 @@ func (d *decider) oldPrimaryFenced(op Operation) (string, bool) {
 	return "", false
 }
 
-// oldPrimaryGone reports evidence, in this observation, that the replaced primary process
-// cannot accept writes.
+// oldPrimaryGone reports evidence, in this observation, that the writer process cannot
+// accept writes.
 func (d *decider) oldPrimaryGone(op Operation) (string, bool) {
-	old := d.v.node(op.Lost)
+	old := d.v.node(op.Writer)
 	switch {
 	case old == nil || !old.Pod.Exists || !old.Pod.Running:
 		return "old primary's pod gone", true
-	case old.Reachable && old.Valkey.RunID != op.LostRunID:
+	case old.Reachable && old.Valkey.RunID != op.WriterRunID:
 		return "old primary restarted fenced", true
 	case old.Reachable && fenced(old):
 		return "old primary observed fenced", true
@@ -272,7 +272,7 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		// Steps 3 and 4: converge the shard to it, writes stay fenced until Steady.
 		d.converge(p, s, false, b)
 		if _, ok := d.oldPrimaryFenced(op); !ok {
-			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Lost, op.ElectedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05")))
+			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Writer, op.ElectedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05")))
 		}
 		return
 	}

@@ -55,7 +55,7 @@ func short(id string) string {
 // builds the failover operation for it. The rules of when NOT to fail over live here: a
 // reachable primary is never replaced; an unreachable one only after FailureThreshold failed
 // probes; never without a quorum of the shard visible; never without a node to promote.
-func (d *decider) lostShard(p Persisted, only int, writer string) (Operation, string, bool) {
+func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation, string, bool) {
 	for s := range p.Shards {
 		if only >= 0 && s != only {
 			continue
@@ -68,21 +68,22 @@ func (d *decider) lostShard(p Persisted, only int, writer string) (Operation, st
 }
 
 // failoverOf decides whether shard s's primary is to be failed over: the operation and why,
-// or why not. writer is the last node that may have taken writes (see Operation.Writer);
-// empty means the recorded primary.
-func (d *decider) failoverOf(p Persisted, s int, writer string) (Operation, string, bool) {
+// or why not. prev, when not nil, is the failover in progress whose elected node is lost:
+// its writer stays the writer (see Operation.Writer).
+func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, string, bool) {
 	health, why := d.primaryHealth(p, s)
 	if health != primarySuspected && health != primaryGone {
 		return Operation{}, why, false
 	}
 	rec := p.Shards[s]
-	if writer == "" {
-		writer = rec.Primary
+	op := Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History,
+		Writer: rec.Primary, WriterRunID: rec.RunID, KnownFenced: health == primaryGone}
+	if prev != nil {
+		op.Writer, op.WriterRunID, op.KnownFenced = prev.Writer, prev.WriterRunID, prev.KnownFenced
 	}
-	if ok, whyNot := d.quorum(s, writer); !ok {
+	if ok, whyNot := d.quorum(s, op.Writer); !ok {
 		return Operation{}, why + "; no failover: " + whyNot, false
 	}
-	op := Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Writer: writer, KnownFenced: health == primaryGone}
 	if _, _, ok := d.failoverCandidate(op); !ok {
 		_, whyNot := elect(d.candidates(op))
 		return Operation{}, why + "; no failover: " + whyNot, false

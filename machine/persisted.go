@@ -51,11 +51,13 @@ type Operation struct {
 	// Lost and LostRunID name the primary being replaced.
 	Lost      string
 	LostRunID string
-	// Writer is the last node that may have accepted writes as the shard's primary: the lost
-	// primary, or, when an elected node is lost before the failover completed, the primary
-	// before it (the elected node never took writes; it holds data as a replica does and
-	// counts for the quorum like one).
-	Writer string
+	// Writer and WriterRunID name the last process that may have accepted writes as the
+	// shard's primary: the lost primary, or, when an elected node is lost before the
+	// failover completed, the primary before it (the elected node never took writes; it
+	// holds data as a replica does and counts for the quorum like one). It is the process
+	// that must be unable to accept writes before the new primary is opened.
+	Writer      string
+	WriterRunID string
 	// LostHistory is the lost primary's history: candidates must continue it.
 	LostHistory History
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
@@ -67,8 +69,8 @@ type Operation struct {
 	// following the old primary by then, so an isolated old primary may accept writes until
 	// FenceTimeout after it, not later.
 	ElectedAt time.Time
-	// KnownFenced is true when the old primary cannot accept writes any more (it restarted,
-	// its pod is gone, or it was observed demoted), so no fence timeout is needed.
+	// KnownFenced is true when the writer cannot accept writes any more (it restarted, its
+	// pod is gone, or it was observed demoted), so no fence timeout is needed.
 	KnownFenced bool
 	// Reseed is true when no node held the shard's data any more and a new, empty history is
 	// started (a data loss the machine states explicitly).

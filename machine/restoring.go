@@ -84,7 +84,7 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		// Load only once the shard's primary can no longer accept writes: otherwise writes
 		// acknowledged by it after the load would be on neither side.
 		rec := p.Shards[s]
-		if _, gone := d.oldPrimaryGone(Operation{Lost: rec.Primary, LostRunID: rec.RunID}); !gone {
+		if _, gone := d.oldPrimaryGone(Operation{Writer: rec.Primary, WriterRunID: rec.RunID}); !gone {
 			b.wait(fmt.Sprintf("shard %d: waiting for primary %s to be fenced before loading the snapshot", s, rec.Primary))
 			continue
 		}

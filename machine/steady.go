@@ -14,7 +14,7 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	p := d.p
 	only := -1
 	preempted := Steady
-	writer := ""
+	var writer *Operation
 	switch p.State {
 	case FailingOver:
 		if !p.Op.Planned && p.Op.Candidate == "" {
@@ -25,7 +25,7 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 		if !p.Op.Planned {
 			// The elected node never took writes: the quorum still excludes only the
 			// primary before it, and the elected node counts like any replica.
-			writer = p.Op.Writer
+			writer = &p.Op
 		}
 	case Rolling, Resharding:
 		preempted = p.State
@@ -239,7 +239,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
-		_, why, _ := d.failoverOf(p, s, "")
+		_, why, _ := d.failoverOf(p, s, nil)
 		if why == "" {
 			why = fmt.Sprintf("shard %d: primary %s not answering", s, rec.Primary)
 		}

@@ -40,8 +40,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Actions that failed, by action kind.",
 		}, []string{"action"}),
 	}
-	reg.MustRegister(m.Transitions, m.State, m.StateSince, m.APIWrites, m.ActionErrors)
+	m.Transitions = register(reg, m.Transitions)
+	m.State = register(reg, m.State)
+	m.StateSince = register(reg, m.StateSince)
+	m.APIWrites = register(reg, m.APIWrites)
+	m.ActionErrors = register(reg, m.ActionErrors)
 	return m
+}
+
+// register registers c, or returns the collector already registered under its name (an
+// operator restarted inside one process, as tests do, keeps counting on the same metrics).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
 }
 
 func (m *Metrics) setState(ns, name string, state machine.State, since float64) {

@@ -28,6 +28,8 @@ type world struct {
 	sts     *appsv1.StatefulSet    // nil when missing
 	desired kube.Desired
 	pool    *valkey.Pool
+	// passwords are the cluster's users' passwords (ReplicaOf restores the replication one).
+	passwords valkey.Passwords
 	// surveyErrs says why a node did not answer (for status and logs).
 	surveyErrs map[string]string
 }

@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+var sinkDecision machine.Decision
+
+// referenceDecide times a bare machine.Decide on a converged replication cluster as
+// observed by the simulator: the reference a simulated step is compared with.
+func referenceDecide(n int) time.Duration {
+	s := New(Topologies["replication"], Options{})
+	for i := 0; i < 12; i++ {
+		s.Step(Step{Kind: StepOperator})
+	}
+	obs := s.w.observe(map[string]int{})
+	p := s.State()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		sinkDecision = machine.Decide(p, obs)
+	}
+	return time.Since(start)
+}
+
+// BenchmarkSimStep measures simulated steps (ticks) per second over random schedules on
+// every topology, everything included (world, operator, the machine's and the world's
+// checks), against a bare Decide measured in the same run.
+func BenchmarkSimStep(b *testing.B) {
+	const schedules = 40
+	var ticks int64
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		for j := 0; j < schedules; j++ {
+			t := Topologies[TopologyNames()[j%len(Topologies)]]
+			sched := Generate(RandSource{rand.New(rand.NewSource(int64(j)))}, t, 100)
+			ticks += Run(t, sched, Options{}).Stats.Ticks
+		}
+		elapsed += time.Since(start)
+	}
+	const refN = 20000
+	ref := float64(referenceDecide(refN).Nanoseconds()) / refN
+	stepNs := float64(elapsed.Nanoseconds()) / float64(ticks)
+	b.ReportMetric(stepNs, "ns/op")
+	b.ReportMetric(stepNs, "ns/step")
+	b.ReportMetric(1e9/stepNs, "steps/s")
+	b.ReportMetric(ref, "ns/decide(ref)")
+	b.ReportMetric(stepNs/ref, "step/decide")
+}
+
+// BenchmarkCIExploration runs what the default `go test` explores with seeded schedules
+// (TestChaosExploration) and reports how many schedules and steps that is, how long it
+// takes, and how many schedules a minute of CI would explore at that speed.
+func BenchmarkCIExploration(b *testing.B) {
+	cfg := ciExploration()
+	var elapsed time.Duration
+	var ticks int64
+	for i := 0; i < b.N; i++ {
+		rep := Explore(cfg)
+		if !rep.OK() {
+			b.Fatalf("violations: %v", rep.Violations)
+		}
+		elapsed += rep.Elapsed
+		ticks += rep.Ticks
+	}
+	secs := elapsed.Seconds() / float64(b.N)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(float64(cfg.Schedules), "schedules")
+	b.ReportMetric(float64(ticks)/float64(b.N), "steps")
+	b.ReportMetric(secs, "s/run")
+	b.ReportMetric(float64(cfg.Schedules)/secs*60, "schedules/min")
+}

@@ -1,0 +1,65 @@
+package manager
+
+import (
+	"flag"
+	"io"
+	"net/netip"
+	"os"
+	"time"
+)
+
+// Config is the operator's command line.
+type Config struct {
+	MetricsAddr             string
+	ProbeAddr               string
+	JournalAddr             string
+	JournalPath             string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	WatchNamespace          string
+	MaxConcurrentReconciles int
+	ProbeInterval           time.Duration
+	FailureThreshold        int
+	SourceIP                string
+	LogLevel                string
+	// LogOutput receives the logs (default: standard error).
+	LogOutput io.Writer
+	// SkipNameValidation lets tests start several managers in one process.
+	SkipNameValidation bool
+}
+
+func (c Config) logWriter() io.Writer {
+	if c.LogOutput != nil {
+		return c.LogOutput
+	}
+	return os.Stderr
+}
+
+// ParseFlags reads the command line. Addresses default to the pod IP when POD_IP is set:
+// on the local cluster pods share the host's network, so binding 0.0.0.0 would collide.
+func ParseFlags(args []string) (Config, error) {
+	host := os.Getenv("POD_IP")
+	var c Config
+	fs := flag.NewFlagSet("valkey-operator run", flag.ContinueOnError)
+	fs.StringVar(&c.MetricsAddr, "metrics-bind-address", host+":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", host+":8081", "address of /healthz and /readyz")
+	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint read by `kubectl valkey history --full` (empty disables it)")
+	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
+	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so that only one replica of the operator acts")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
+	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "only manage ValkeyClusters in this namespace (default: all)")
+	fs.IntVar(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "how many clusters are reconciled at once")
+	fs.DurationVar(&c.ProbeInterval, "probe-interval", 2*time.Second, "how often every Valkey node is surveyed")
+	fs.IntVar(&c.FailureThreshold, "failure-threshold", 3, "consecutive failed surveys before a primary counts as lost")
+	fs.StringVar(&c.SourceIP, "source-ip", host, "local address for connections to Valkey nodes (default: POD_IP)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info or error")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.SourceIP != "" {
+		if _, err := netip.ParseAddr(c.SourceIP); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}

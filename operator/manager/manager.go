@@ -1,0 +1,121 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/operator/journal"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+)
+
+// Scheme knows the built-in kinds and ValkeyCluster.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = v1alpha1.AddToScheme(s)
+	return s
+}
+
+// Run runs the operator until ctx ends, against the cluster that cfg (or, when nil, the
+// usual kubeconfig / in-cluster configuration) points at.
+func Run(ctx context.Context, cfg *rest.Config, c Config) error {
+	level := zapcore.InfoLevel
+	switch c.LogLevel {
+	case "debug":
+		level = zapcore.DebugLevel
+	case "error":
+		level = zapcore.ErrorLevel
+	}
+	ctrl.SetLogger(zap.New(zap.Level(level), zap.JSONEncoder(), zap.WriteTo(c.logWriter())))
+	log := ctrl.Log.WithName("setup")
+
+	if cfg == nil {
+		var err error
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			return fmt.Errorf("no Kubernetes configuration: %w", err)
+		}
+	}
+	opts := ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+		HealthProbeBindAddress:  c.ProbeAddr,
+		LeaderElection:          c.LeaderElect,
+		LeaderElectionID:        "valkey-operator.valkey.fsm.dev",
+		LeaderElectionNamespace: c.LeaderElectionNamespace,
+		// Stepping down releases the lease at once, so a new leader takes over without
+		// waiting for the lease to expire.
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if c.SkipNameValidation {
+		opts.Controller.SkipNameValidation = ptr.To(true)
+	}
+	if c.WatchNamespace != "" {
+		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{c.WatchNamespace: {}}}
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	var j *journal.Journal
+	if c.JournalPath != "" {
+		if err := os.MkdirAll(filepath.Dir(c.JournalPath), 0o755); err != nil {
+			return err
+		}
+		// A previous leader on the same volume may still hold the lock for a moment.
+		j, err = journal.Open(c.JournalPath, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = j.Close() }()
+		if c.JournalAddr != "" {
+			if err := mgr.Add(&journalServer{addr: c.JournalAddr, j: j, reader: mgr.GetAPIReader()}); err != nil {
+				return err
+			}
+		}
+	}
+	vopts := valkey.Options{}
+	if c.SourceIP != "" {
+		vopts.SourceIP = netip.MustParseAddr(c.SourceIP)
+	}
+	r := &reconcile.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorderFor("valkey-operator"),
+		Journal:  j,
+		Metrics:  reconcile.NewMetrics(metrics.Registry),
+		Options: reconcile.Options{
+			ProbeInterval:           c.ProbeInterval,
+			FailureThreshold:        c.FailureThreshold,
+			MaxConcurrentReconciles: c.MaxConcurrentReconciles,
+			Valkey:                  vopts,
+		},
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting", "watchNamespace", c.WatchNamespace, "leaderElection", c.LeaderElect, "journal", c.JournalPath)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,114 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// errNotSupported is for actions of topologies this operator version does not run yet.
+var errNotSupported = errors.New("not supported by this operator version")
+
+// act carries out the decision's actions in order. It stops at the first failure: later
+// actions may depend on it, and the next reconcile decides again from what the world shows.
+func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, actions []machine.Action) error {
+	log := logFrom(ctx)
+	for _, a := range actions {
+		err := r.do(ctx, vc, w, a)
+		if err != nil {
+			r.Metrics.ActionErrors.WithLabelValues(a.Kind()).Inc()
+			r.Recorder.Eventf(vc, corev1.EventTypeWarning, "ActionFailed", "%s: %v", a, err)
+			return fmt.Errorf("%s: %w", a, err)
+		}
+		if a.Kind() != "ensure-objects" {
+			log.Info("action done", "action", a.String())
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.Action) error {
+	ip := func(node string) (string, error) {
+		p := w.pods[node]
+		if p == nil || p.Status.PodIP == "" {
+			return "", fmt.Errorf("pod %s has no IP", node)
+		}
+		return p.Status.PodIP, nil
+	}
+	switch a := a.(type) {
+	case machine.EnsureObjects:
+		res, err := kube.Apply(ctx, r.Client, w.desired)
+		if err != nil {
+			return err
+		}
+		for _, n := range res.Created {
+			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "create").Inc()
+			logFrom(ctx).Info("created", "object", n)
+		}
+		for _, n := range res.Updated {
+			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "repair").Inc()
+			r.Recorder.Eventf(vc, corev1.EventTypeNormal, "Repaired", "%s drifted from its spec and was repaired", n)
+		}
+		expanded, err := kube.ExpandClaims(ctx, r.Client, vc)
+		if expanded > 0 {
+			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "expand").Add(float64(expanded))
+			r.Recorder.Eventf(vc, corev1.EventTypeNormal, "StorageExpanding", "%d claims growing to %s", expanded, vc.Spec.Storage.Size)
+		}
+		return err
+	case machine.Promote:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.Promote(ctx, addr, a.RunID)
+	case machine.Detach:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.Detach(ctx, addr, a.RunID)
+	case machine.Fence:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.Fence(ctx, addr, a.RunID)
+	case machine.OpenWrites:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.OpenWrites(ctx, addr, a.RunID)
+	case machine.ReplicaOf:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.ReplicaOf(ctx, addr, a.RunID, a.PrimaryIP, w.passwords.Replication)
+	case machine.HandOver:
+		from, err := ip(a.From)
+		if err != nil {
+			return err
+		}
+		return w.pool.HandOver(ctx, from, a.FromRunID, a.ToIP, a.ToRunID, r.Options.HandOverTimeout.Milliseconds())
+	case machine.RollPod:
+		p := w.pods[a.Node]
+		if p == nil {
+			return nil
+		}
+		if err := kube.DeletePod(ctx, r.Client, p); err != nil {
+			return err
+		}
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "roll-pod").Inc()
+		r.Recorder.Eventf(vc, corev1.EventTypeNormal, "RollingPod", "restarting %s at revision %s", a.Node, a.Revision)
+		return nil
+	}
+	return fmt.Errorf("%s: %w", a.Kind(), errNotSupported)
+}
+

@@ -1,0 +1,111 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// errConflict means the status changed under us: observe again before deciding anything.
+var errConflict = errors.New("status changed since it was read")
+
+// journalKey names a cluster's journal stream; the UID keeps a re-created cluster of the same
+// name apart.
+func journalKey(vc *v1alpha1.ValkeyCluster) string {
+	return vc.Namespace + "/" + vc.Name + "/" + string(vc.UID)
+}
+
+// patchStatus writes vc's status with optimistic locking: the write fails if anyone (another
+// leader, a previous reconcile) changed the object since it was read.
+func (r *Reconciler) patchStatus(ctx context.Context, vc, before *v1alpha1.ValkeyCluster, kind string) error {
+	err := r.Client.Status().Patch(ctx, vc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) {
+		return errConflict
+	}
+	if err == nil {
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, kind).Inc()
+	}
+	return err
+}
+
+// initialize persists Bootstrapping for a new cluster before anything is created for it.
+func (r *Reconciler) initialize(ctx context.Context, vc *v1alpha1.ValkeyCluster) error {
+	before := vc.DeepCopy()
+	now := r.now().UTC().Truncate(time.Microsecond)
+	vc.Status.State = v1alpha1.StateBootstrapping
+	vc.Status.Conditions = apiConditions(machine.InitialConditions(now), vc.Generation)
+	vc.Status.Machine = &v1alpha1.MachineStatus{}
+	vc.Status.ObservedGeneration = vc.Generation
+	if err := r.patchStatus(ctx, vc, before, "status-initial"); err != nil {
+		return err
+	}
+	r.Metrics.setState(vc.Namespace, vc.Name, machine.Bootstrapping, float64(now.Unix()))
+	r.Recorder.Event(vc, corev1.EventTypeNormal, "Bootstrapping", "new cluster: creating its objects")
+	return nil
+}
+
+// persistTransition writes a decision's transition before any of its actions run: state,
+// machine memory, conditions and history in one status patch, then the Event, the journal
+// and the metrics. A crash after the patch is harmless: the next reconcile starts from it
+// (and the journal append is idempotent and backfilled).
+func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyCluster, d machine.Decision, obs machine.Observation) error {
+	t := *d.Transition
+	before := vc.DeepCopy()
+	history, err := machine.AppendHistory(historyRecordsOf(vc.Status.History), machine.RecordOf(t), r.Options.HistoryLimit)
+	if err != nil {
+		// status.history must stay gap-free; a record that does not follow means the status
+		// we read is not the one the machine's memory came from.
+		return fmt.Errorf("%w: %v", errConflict, err)
+	}
+	vc.Status.State = v1alpha1.State(t.To)
+	vc.Status.Machine = machineStatusOf(d.Next)
+	vc.Status.Conditions = apiConditions(machine.ApplyTransition(conditionsOf(vc.Status.Conditions), t), vc.Generation)
+	vc.Status.History = vc.Status.History[:0:0]
+	for _, h := range history {
+		vc.Status.History = append(vc.Status.History, historyEntryOf(h))
+	}
+	vc.Status.ObservedGeneration = vc.Generation
+	if err := r.patchStatus(ctx, vc, before, "status-transition"); err != nil {
+		return err
+	}
+	typ := corev1.EventTypeNormal
+	if t.To == machine.FailingOver {
+		typ = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(vc, typ, t.Reason(), "%s -> %s (%s): %s", t.From, t.To, t.Event, t.Message)
+	r.journalAppend(ctx, vc, history, d, obs)
+	r.Metrics.Transitions.WithLabelValues(string(t.From), string(t.To), string(t.Event)).Inc()
+	r.Metrics.setState(vc.Namespace, vc.Name, t.To, float64(t.Time.Unix()))
+	return nil
+}
+
+// journalAppend records the transition in the bbolt journal, first backfilling from
+// status.history what this operator never journaled (it was not the leader then).
+func (r *Reconciler) journalAppend(ctx context.Context, vc *v1alpha1.ValkeyCluster, history []machine.HistoryRecord, d machine.Decision, obs machine.Observation) {
+	if r.Journal == nil {
+		return
+	}
+	log := logFrom(ctx)
+	key := journalKey(vc)
+	entry, _ := machine.EntryFor(d, obs)
+	if last, err := r.Journal.Last(key); err == nil && last+1 < entry.Seq {
+		if n, err := r.Journal.Backfill(key, history[:len(history)-1]); err != nil {
+			log.Error(err, "backfilling the journal from status.history")
+		} else if n > 0 {
+			log.Info("journal backfilled from status.history", "records", n)
+		}
+	}
+	if err := r.Journal.Append(key, entry); err != nil {
+		// Status is authoritative; a journal failure is reported, not fatal.
+		log.Error(err, "appending to the journal", "seq", entry.Seq)
+	}
+}
+

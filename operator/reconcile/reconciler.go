@@ -1,0 +1,243 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+	"github.com/valkey-fsm/valkey-operator/operator/journal"
+)
+
+// Finalizer holds a ValkeyCluster until the operator has let go of it (connections, journal
+// stream, metrics); owned objects are removed by the garbage collector through their owner
+// references.
+const Finalizer = "valkey.fsm.dev/finalizer"
+
+// Options tune the loop.
+type Options struct {
+	// ProbeInterval is how often every node is surveyed (default 2 s).
+	ProbeInterval time.Duration
+	// FailureThreshold is how many consecutive failed surveys make a primary lost (default 3).
+	FailureThreshold int
+	// FenceTimeout: see machine.Spec.FenceTimeout (default 10 s).
+	FenceTimeout time.Duration
+	// HandOverTimeout bounds FAILOVER TO (default 5 s).
+	HandOverTimeout time.Duration
+	// HistoryLimit is how many transitions status.history keeps (default machine's).
+	HistoryLimit int
+	// MaxConcurrentReconciles is how many clusters are reconciled at once (default 4).
+	MaxConcurrentReconciles int
+	// Valkey says how nodes are reached (source address, timeouts).
+	Valkey valkey.Options
+}
+
+func (o Options) withDefaults() Options {
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = 2 * time.Second
+	}
+	if o.FailureThreshold <= 0 {
+		o.FailureThreshold = 3
+	}
+	if o.FenceTimeout <= 0 {
+		o.FenceTimeout = 10 * time.Second
+	}
+	if o.HandOverTimeout <= 0 {
+		o.HandOverTimeout = 5 * time.Second
+	}
+	if o.HistoryLimit <= 0 {
+		o.HistoryLimit = machine.DefaultHistoryLimit
+	}
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = 4
+	}
+	return o
+}
+
+// Reconciler runs the loop for every ValkeyCluster.
+type Reconciler struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+	Journal  *journal.Journal // nil: no journal
+	Metrics  *Metrics
+	Options  Options
+	// Now is the clock (tests may stop it); time.Now by default.
+	Now func() time.Time
+
+	probes probeCounters
+	pools  pools
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func logFrom(ctx context.Context) logr.Logger { return log.FromContext(ctx) }
+
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile is one turn of the loop for one cluster.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.Options = r.Options.withDefaults()
+	var vc v1alpha1.ValkeyCluster
+	if err := r.Client.Get(ctx, req.NamespacedName, &vc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !vc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &vc)
+	}
+	if !controllerutil.ContainsFinalizer(&vc, Finalizer) {
+		controllerutil.AddFinalizer(&vc, Finalizer)
+		if err := r.Client.Update(ctx, &vc); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "finalizer").Inc()
+	}
+	if vc.Status.State == "" {
+		if err := r.initialize(ctx, &vc); err != nil {
+			return r.retry(ctx, err)
+		}
+	}
+	res, err := r.turn(ctx, &vc)
+	if err != nil {
+		return r.retry(ctx, err)
+	}
+	return res, nil
+}
+
+// retry turns a conflict into an immediate, quiet requeue (observe again) and lets other
+// errors back off.
+func (r *Reconciler) retry(ctx context.Context, err error) (ctrl.Result, error) {
+	if errors.Is(err, errConflict) || apierrors.IsConflict(err) {
+		logFrom(ctx).V(1).Info("status changed meanwhile; observing again")
+		return ctrl.Result{Requeue: true}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// turn is observe -> decide -> persist -> act -> report.
+func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl.Result, error) {
+	log := logFrom(ctx)
+	owner := metav1.OwnerReference{
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+	passwords, err := kube.EnsureAuth(ctx, r.Client, vc, owner)
+	if err != nil {
+		r.Recorder.Eventf(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
+		return ctrl.Result{}, err
+	}
+	desired := kube.Build(vc, owner)
+	pool := r.pools.get(vc.UID, passwords.Operator)
+	w, err := r.observe(ctx, vc, desired, pool)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	w.passwords = passwords
+	persisted := persistedOf(&vc.Status)
+	d := machine.Decide(persisted, w.obs)
+	if d.Transition != nil {
+		t := d.Transition
+		log.Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message)
+		if err := r.persistTransition(ctx, vc, d, w.obs); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if d.Waiting != "" {
+		log.V(1).Info("waiting", "for", d.Waiting)
+	}
+	actErr := r.act(ctx, vc, w, d.Actions)
+	if err := r.syncRoles(ctx, vc, w, d.Next); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.report(ctx, vc, w, d.Next); err != nil {
+		return ctrl.Result{}, err
+	}
+	if actErr != nil {
+		log.Info("action failed; deciding again on the next observation", "error", actErr.Error())
+		return ctrl.Result{RequeueAfter: r.Options.ProbeInterval}, nil
+	}
+	// Valkey's own state changes (a primary dying) produce no Kubernetes event: the next
+	// survey comes from the clock. Faster while something is in progress.
+	after := r.Options.ProbeInterval
+	if d.Transition != nil || len(d.Actions) > 1 {
+		after = 200 * time.Millisecond
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// finalize lets go of a cluster being deleted.
+func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) error {
+	r.pools.forget(vc.UID)
+	r.probes.forget(vc.UID)
+	r.Metrics.forget(vc.Namespace, vc.Name)
+	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
+		return nil
+	}
+	controllerutil.RemoveFinalizer(vc, Finalizer)
+	if err := r.Client.Update(ctx, vc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	logFrom(ctx).Info("cluster deleted; its objects go with it (owner references)")
+	return nil
+}
+
+// SetupWithManager registers the controller: the ValkeyCluster (spec changes only: status
+// writes of our own must not wake us), the objects it owns, and its pods (readiness, IP and
+// existence changes).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.Options = r.Options.withDefaults()
+	r.pools.opts = r.Options.Valkey
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.ValkeyCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster), builder.WithPredicates(podChanged{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// podToCluster maps a pod to its ValkeyCluster by label.
+func podToCluster(_ context.Context, o client.Object) []ctrl.Request {
+	name := o.GetLabels()[kube.LabelCluster]
+	if name == "" {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}

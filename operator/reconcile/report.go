@@ -1,0 +1,119 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// roleOf is the role label a pod should carry now. Only the recorded primary, open for
+// writes, is "primary" (the client Service sends writes nowhere else); a replica that is
+// linked to its primary is "replica" (the read Service); anything else carries no role and
+// receives no Service traffic.
+func roleOf(p machine.Persisted, n machine.Node) string {
+	if !n.Reachable {
+		return ""
+	}
+	switch n.Valkey.Role {
+	case machine.RolePrimary:
+		if len(p.Shards) > 0 && p.Shards[0].Primary == n.Name && p.Shards[0].RunID == n.Valkey.RunID && !n.Valkey.WritesFenced {
+			return kube.RolePrimary
+		}
+	case machine.RoleReplica:
+		if n.Valkey.LinkUp {
+			return kube.RoleReplica
+		}
+	}
+	return ""
+}
+
+// syncRoles keeps the pods' role labels equal to what their processes report.
+func (r *Reconciler) syncRoles(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) error {
+	for _, n := range w.obs.Nodes {
+		pod := w.pods[n.Name]
+		if pod == nil || pod.DeletionTimestamp != nil {
+			continue
+		}
+		changed, err := kube.SetRole(ctx, r.Client, pod, roleOf(p, n))
+		if err != nil {
+			return err
+		}
+		if changed {
+			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "role-label").Inc()
+		}
+	}
+	return nil
+}
+
+// report writes the status fields that describe the world (nodes, primary, ready counts)
+// when they differ from what status shows: no write when nothing changed.
+func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) error {
+	before := vc.DeepCopy()
+	var primaryOffset int64
+	for _, n := range w.obs.Nodes {
+		if n.Reachable && n.Valkey.Role == machine.RolePrimary && len(p.Shards) > 0 && p.Shards[0].Primary == n.Name {
+			primaryOffset = n.Valkey.Offset
+		}
+	}
+	nodes := make([]v1alpha1.NodeStatus, 0, len(w.obs.Nodes))
+	ready := int32(0)
+	for _, n := range w.obs.Nodes {
+		if !n.Pod.Exists && !n.Reachable {
+			continue
+		}
+		ns := v1alpha1.NodeStatus{Pod: n.Name, IP: n.Pod.IP, Role: v1alpha1.NodeRoleUnknown, Ready: n.Pod.Ready && n.Reachable}
+		if n.Reachable {
+			ns.ReplicationOffset = n.Valkey.Offset
+			switch n.Valkey.Role {
+			case machine.RolePrimary:
+				ns.Role = v1alpha1.NodeRolePrimary
+			case machine.RoleReplica:
+				ns.Role = v1alpha1.NodeRoleReplica
+				if primaryOffset > n.Valkey.Offset {
+					ns.Lag = primaryOffset - n.Valkey.Offset
+				}
+			}
+		}
+		if ns.Ready {
+			ready++
+		}
+		nodes = append(nodes, ns)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Pod < nodes[j].Pod })
+	want := *w.desired.StatefulSet.Spec.Replicas
+	vc.Status.Nodes = nodes
+	vc.Status.Replicas = want
+	vc.Status.ReadyReplicas = ready
+	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
+	vc.Status.Primary = ""
+	if len(p.Shards) > 0 {
+		vc.Status.Primary = p.Shards[0].Primary
+	}
+	if equality.Semantic.DeepEqual(withoutOffsets(before.Status), withoutOffsets(vc.Status)) {
+		// Offsets move all the time (replication pings advance them even on an idle
+		// cluster): they are written with the next real change, not on their own, so that an
+		// idle cluster costs no API writes. Lag is kept as "behind or not".
+		vc.Status = before.Status
+		return nil
+	}
+	return r.patchStatus(ctx, vc, before, "status-report")
+}
+
+// withoutOffsets masks what changes without anything happening: offsets, and lag except
+// whether it is zero.
+func withoutOffsets(st v1alpha1.ValkeyClusterStatus) v1alpha1.ValkeyClusterStatus {
+	st = *st.DeepCopy()
+	for i := range st.Nodes {
+		st.Nodes[i].ReplicationOffset = 0
+		if st.Nodes[i].Lag > 0 {
+			st.Nodes[i].Lag = 1
+		}
+	}
+	return st
+}
