@@ -1,0 +1,162 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+)
+
+const (
+	// DefaultOperatorNamespace is where the Helm chart installs the operator.
+	DefaultOperatorNamespace = "valkey-operator-system"
+	// DefaultOperatorPort is the operator's HTTP port serving the journal.
+	DefaultOperatorPort = 8082
+	// OperatorSelector selects the operator's pods.
+	OperatorSelector = "app.kubernetes.io/name=valkey-operator"
+)
+
+// OperatorOptions say where the operator's journal endpoint is.
+type OperatorOptions struct {
+	// URL, when set, is the only place tried.
+	URL string
+	// Namespace and Port locate the operator's pods otherwise.
+	Namespace string
+	Port      int
+}
+
+// dialTimeout bounds each connection attempt: a pod IP that is not routable from this
+// machine hangs rather than refuses, and the error should come quickly and say why.
+var dialTimeout = 3 * time.Second
+
+// requestTimeout bounds a whole request, reading a long journal included.
+const requestTimeout = 60 * time.Second
+
+// httpClient talks to the operator. Pod IPs are dialled without the environment's proxy,
+// which could not reach them; an explicit URL honours it.
+func httpClient(useProxy bool) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: dialTimeout}).DialContext
+	if !useProxy {
+		t.Proxy = nil
+	}
+	return &http.Client{Transport: t, Timeout: requestTimeout}
+}
+
+// endpoint is one place the journal may be served.
+type endpoint struct {
+	// what describes it in errors: "--operator-url" or "pod NAME".
+	what string
+	url  string
+}
+
+// podEndpoints are the Ready operator pods that have an IP, by name (the same order on every
+// run), as journal endpoints.
+func podEndpoints(pods []corev1.Pod, port int) []endpoint {
+	var ready []corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && podReady(p) {
+			ready = append(ready, p)
+		}
+	}
+	slices.SortFunc(ready, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	out := make([]endpoint, len(ready))
+	for i, p := range ready {
+		out[i] = endpoint{what: "pod " + p.Name, url: "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))}
+	}
+	return out
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// runFull is history --full: find the operator, read the journal, print it.
+func runFull(ctx context.Context, flags *kube.Flags, op OperatorOptions, name string, w io.Writer, opts Options) error {
+	namespace, err := flags.Namespace()
+	if err != nil {
+		return err
+	}
+	var core kubernetes.Interface
+	if op.URL == "" {
+		clients, err := flags.NewClients()
+		if err != nil {
+			return err
+		}
+		core = clients.Core
+	}
+	raw, j, err := readJournal(ctx, core, op, namespace, name)
+	if err != nil {
+		return err
+	}
+	return PrintJournal(w, raw, j, opts)
+}
+
+// readJournal reads the journal from --operator-url, or else from the Ready operator pods in
+// turn: the first that answers with a journal wins. Only the leader journals, so another
+// replica may not know the cluster (404); the next one is tried. When none answers, the
+// error lists every attempt and how to point the plugin at the operator.
+func readJournal(ctx context.Context, core kubernetes.Interface, op OperatorOptions, namespace, name string) ([]byte, *Journal, error) {
+	cluster := namespace + "/" + name
+	if op.URL != "" {
+		raw, j, err := fetchJournal(ctx, httpClient(true), op.URL, namespace, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the journal of %s from --operator-url: %w%s", cluster, err, notFoundHint(err))
+		}
+		return raw, j, nil
+	}
+	pods, err := core.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: OperatorSelector})
+	if err != nil {
+		return nil, nil, fmt.Errorf("finding the operator (pods labelled %s in namespace %s): %w; pass --operator-url to skip the search", OperatorSelector, op.Namespace, err)
+	}
+	endpoints := podEndpoints(pods.Items, op.Port)
+	if len(endpoints) == 0 {
+		return nil, nil, fmt.Errorf("cannot read the journal of %s: no Ready pod with an IP is labelled %s in namespace %s (%d pods found); "+
+			"use --operator-namespace if the operator runs elsewhere, or --operator-url", cluster, OperatorSelector, op.Namespace, len(pods.Items))
+	}
+	client := httpClient(false)
+	var tried []string
+	var last error
+	for _, ep := range endpoints {
+		raw, j, err := fetchJournal(ctx, client, ep.url, namespace, name)
+		if err == nil {
+			return raw, j, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		tried = append(tried, fmt.Sprintf("  %s at %s: %v", ep.what, ep.url, err))
+		last = err
+	}
+	first := strings.TrimPrefix(endpoints[0].what, "pod ")
+	return nil, nil, fmt.Errorf("cannot read the journal of %s from the operator; tried:\n%s%s\n"+
+		"If this machine cannot reach pod IPs, forward the port and pass --operator-url:\n"+
+		"  kubectl port-forward -n %s pod/%s %d &\n  kubectl valkey history %s -n %s --full --operator-url http://127.0.0.1:%d",
+		cluster, strings.Join(tried, "\n"), notFoundHint(last), op.Namespace, first, op.Port, name, namespace, op.Port)
+}
+
+// notFoundHint explains a 404: the operator answered, but has no journal for the cluster.
+func notFoundHint(err error) string {
+	var he *httpError
+	if errors.As(err, &he) && he.code == http.StatusNotFound {
+		return "\n(the operator answered but has no journal of this cluster: is the name or namespace wrong, or has it not reconciled the cluster yet?)"
+	}
+	return ""
+}

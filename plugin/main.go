@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/valkey-fsm/valkey-operator/plugin/history"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/status"
+)
+
+func main() {
+	// Ctrl-C cancels the context: a --watch ends cleanly, anything else stops its request.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCommand(time.Now).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// newRootCommand builds the command tree. now is the clock of every verb, so that tests can
+// fix it.
+func newRootCommand(now func() time.Time) *cobra.Command {
+	flags := kube.NewFlags()
+	root := &cobra.Command{
+		Use:   "kubectl-valkey",
+		Short: "Inspect ValkeyClusters managed by the valkey-operator",
+		Long: `kubectl valkey shows what the valkey-operator's state machine recorded for a
+ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).`,
+		Annotations: map[string]string{
+			// Help and usage then say "kubectl valkey", as the user typed it.
+			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
+		},
+		// Usage after a failed API call hides the error; errors are printed once, by main.
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(
+		status.NewCmd(flags, now),
+		history.NewCmd(flags, now),
+	)
+	return root
+}

@@ -1,0 +1,175 @@
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
+)
+
+// now is the clock of every test: ages in the golden files are relative to it.
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func clock() time.Time { return now }
+
+func ago(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+
+func stateConditions(state v1alpha1.State, reason string, since metav1.Time) []metav1.Condition {
+	conds := []metav1.Condition{}
+	for _, typ := range v1alpha1.StateConditionTypes() {
+		c := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: "NotCurrent", LastTransitionTime: since, Message: "the cluster is " + string(state)}
+		if typ == string(state) {
+			c = metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, LastTransitionTime: since, Message: "since this transition"}
+		}
+		conds = append(conds, c)
+	}
+	return conds
+}
+
+// steadyAfterFailover is a three-pod cluster that failed over once and rolled out a new
+// image: seven transitions, more than status shows.
+func steadyAfterFailover() *v1alpha1.ValkeyCluster {
+	vc := &v1alpha1.ValkeyCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod", Generation: 3},
+		Spec:       v1alpha1.ValkeyClusterSpec{Topology: v1alpha1.TopologyReplication, Profile: v1alpha1.ProfileDurable, Image: "valkey/valkey:8.1", Replicas: 3},
+	}
+	h := []v1alpha1.HistoryEntry{
+		{Seq: 1, Time: ago(72 * time.Hour), From: "Bootstrapping", To: "Steady", Event: "bootstrap-complete", Reason: "BootstrapComplete", Message: "3/3 nodes ready, primary cache-0"},
+		{Seq: 2, Time: ago(30 * time.Hour), From: "Steady", To: "FailingOver", Event: "primary-lost", Reason: "PrimaryLost", Message: "cache-0 unreachable for 3 probes"},
+		{Seq: 3, Time: ago(30*time.Hour - 4*time.Second), From: "FailingOver", To: "FailingOver", Event: "candidate-elected", Reason: "CandidateElected", Message: "cache-1 has the highest offset (120394)"},
+		{Seq: 4, Time: ago(30*time.Hour - 6*time.Second), From: "FailingOver", To: "Steady", Event: "failover-complete", Reason: "FailoverComplete", Message: "cache-1 is primary, 2 replicas follow"},
+		{Seq: 5, Time: ago(2 * time.Hour), From: "Steady", To: "Rolling", Event: "rollout-needed", Reason: "RolloutNeeded", Message: "image valkey/valkey:8.0 -> valkey/valkey:8.1"},
+		{Seq: 6, Time: ago(2*time.Hour - 40*time.Second), From: "Rolling", To: "Rolling", Event: "primary-handed-over", Reason: "PrimaryHandedOver", Message: "switchover cache-1 -> cache-2\nbefore replacing cache-1"},
+		{Seq: 7, Time: ago(2*time.Hour - 90*time.Second), From: "Rolling", To: "Steady", Event: "rollout-complete", Reason: "RolloutComplete", Message: "3/3 pods on revision 7d9f"},
+	}
+	conds := append([]metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "PrimaryServing", LastTransitionTime: ago(2*time.Hour - 40*time.Second), Message: "cache-2 accepts writes"}},
+		stateConditions(v1alpha1.StateSteady, "RolloutComplete", h[6].Time)...)
+	vc.Status = v1alpha1.ValkeyClusterStatus{
+		State: v1alpha1.StateSteady, ObservedGeneration: 3, Conditions: conds, History: h,
+		Nodes: []v1alpha1.NodeStatus{
+			{Pod: "cache-0", IP: "10.244.1.7", Role: v1alpha1.NodeRoleReplica, ReplicationOffset: 9812003, Lag: 0, Ready: true},
+			{Pod: "cache-1", IP: "10.244.2.4", Role: v1alpha1.NodeRoleReplica, ReplicationOffset: 9811459, Lag: 544, Ready: true},
+			{Pod: "cache-2", IP: "10.244.3.9", Role: v1alpha1.NodeRolePrimary, ReplicationOffset: 9812003, Ready: true},
+		},
+		Primary: "cache-2", ReadyNodes: "3/3", Replicas: 3, ReadyReplicas: 3,
+	}
+	return vc
+}
+
+func unstructuredOf(t *testing.T, vc *v1alpha1.ValkeyCluster) *unstructured.Unstructured {
+	t.Helper()
+	u, err := kube.Unstructured(vc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func print(t *testing.T, u *unstructured.Unstructured, f output.Format) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := Print(&out, u, f, clock); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestTextSteadyCluster(t *testing.T) {
+	got := print(t, unstructuredOf(t, steadyAfterFailover()), output.Text)
+	golden.Assert(t, "steady.txt", got)
+	// The golden file is read by people; these are the facts it must keep whatever its layout.
+	for _, want := range []string{"Steady for 118m (RolloutComplete)", "3/3 (Ready=True)", "cache-1   replica   10.244.2.4   9811459   544", "(2 earlier: kubectl valkey history cache -n prod)"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(string(got), "bootstrap-complete") {
+		t.Error("output shows transition 1, older than the last 5")
+	}
+	if strings.Contains(string(got), "Warnings") {
+		t.Error("a consistent status has warnings")
+	}
+}
+
+// A cluster the operator has not reconciled yet has no status at all.
+func TestTextNewCluster(t *testing.T) {
+	vc := &v1alpha1.ValkeyCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: "default", Generation: 1},
+		Spec:       v1alpha1.ValkeyClusterSpec{Topology: v1alpha1.TopologyStandalone, Profile: v1alpha1.ProfileCache, Image: "valkey/valkey:8.0", Replicas: 1},
+	}
+	golden.Assert(t, "new.txt", print(t, unstructuredOf(t, vc), output.Text))
+}
+
+func TestWarnings(t *testing.T) {
+	vc := steadyAfterFailover()
+	if w := Warnings(vc); len(w) != 0 {
+		t.Fatalf("consistent status: warnings %q", w)
+	}
+	vc.Generation = 4
+	vc.Status.Nodes[0].Role = v1alpha1.NodeRolePrimary // a second primary
+	vc.Status.Primary = "cache-1"                       // recognised, but reports replica
+	vc.Status.Conditions[1].Status = metav1.ConditionTrue
+	got := print(t, unstructuredOf(t, vc), output.Text)
+	golden.Assert(t, "warnings.txt", got)
+	w := Warnings(vc)
+	if len(w) != 3 {
+		t.Fatalf("got %d warnings, want 3: %q", len(w), w)
+	}
+	for i, want := range []string{"state conditions: condition Bootstrapping is True", "2 nodes report role primary: cache-0, cache-2", "the recognised primary cache-1 reports role replica"} {
+		if !strings.Contains(w[i], want) {
+			t.Errorf("warning %d is %q, want it to contain %q", i, w[i], want)
+		}
+	}
+	if !strings.Contains(string(got), "4 (the operator has acted on 3)") {
+		t.Error("a spec change the operator has not acted on is not shown")
+	}
+}
+
+// -o json and -o yaml print status, all of it: a field this plugin does not know survives.
+func TestJSONAndYAMLPrintWholeStatus(t *testing.T) {
+	u := unstructuredOf(t, steadyAfterFailover())
+	if err := unstructured.SetNestedField(u.Object, "from a newer operator", "status", "futureField"); err != nil {
+		t.Fatal(err)
+	}
+	gotJSON := print(t, u, output.JSON)
+	golden.Assert(t, "status.json", gotJSON)
+	gotYAML := print(t, u, output.YAML)
+	golden.Assert(t, "status.yaml", gotYAML)
+
+	for name, data := range map[string][]byte{"json": gotJSON, "yaml": gotYAML} {
+		var decoded map[string]any
+		if err := yaml.Unmarshal(data, &decoded); err != nil { // YAML is a superset of JSON
+			t.Fatalf("%s: %v", name, err)
+		}
+		if decoded["futureField"] != "from a newer operator" {
+			t.Errorf("%s lost a status field the plugin does not know", name)
+		}
+		if _, ok := decoded["spec"]; ok {
+			t.Errorf("%s printed the object rather than its status", name)
+		}
+		want, _ := json.Marshal(u.Object["status"])
+		got, _ := json.Marshal(decoded)
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s is not the object's status:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}
+
+func TestJSONOfNewClusterIsEmptyObject(t *testing.T) {
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: "default"}}
+	u := unstructuredOf(t, vc)
+	delete(u.Object, "status")
+	if got := string(print(t, u, output.JSON)); got != "{}\n" {
+		t.Errorf("got %q, want {}", got)
+	}
+}
