@@ -30,7 +30,11 @@ type Passwords struct {
 func AuthConfig(p Passwords) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "user %s on >%s ~* &* +@all\n", UserOperator, p.Operator)
-	fmt.Fprintf(&b, "user %s off >%s ~* &* +@all\n", UserClient, p.Client)
+	clientPass := ">" + p.Client
+	if p.Client == "" {
+		clientPass = "nopass" // spec.auth.enabled=false: the on/off fence still applies
+	}
+	fmt.Fprintf(&b, "user %s off %s ~* &* +@all\n", UserClient, clientPass)
 	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
 	fmt.Fprintf(&b, "user %s off >%s +psync +sync +replconf +ping\n", UserReplication, p.Replication)
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)

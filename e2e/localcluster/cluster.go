@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -157,6 +158,10 @@ func (c *Cluster) Stop() error {
 	})
 	return c.stopErr
 }
+
+// Log returns a writer into the cluster's log whose lines carry the given prefix, for
+// components a test runs beside the cluster (an operator in the test process).
+func (c *Cluster) Log(prefix string) io.Writer { return prefixed(c.opts.Log, prefix) }
 
 // RESTConfig is an admin (system:masters) client configuration.
 func (c *Cluster) RESTConfig() *rest.Config { return c.cp.restConfig() }

@@ -22,7 +22,8 @@ import (
 // namespace of its own). It starts the cluster, runs the tests, stops the cluster and returns
 // the exit code. The cluster's log goes to .cache/logs/<name>.log; when a test fails its tail
 // is printed. Without root, tests that ask for a namespace are skipped with ErrNotRoot.
-func RunTests(m *testing.M, name string, opts Options, out **Cluster) int {
+// setup runs once the cluster is up (installing CRDs, say); its failure fails the package.
+func RunTests(m *testing.M, name string, opts Options, out **Cluster, setup ...func(*Cluster) error) int {
 	logPath := ""
 	if root, err := kubeassets.RepoRoot(); err == nil {
 		logPath = filepath.Join(root, ".cache", "logs", name+".log")
@@ -48,6 +49,14 @@ func RunTests(m *testing.M, name string, opts Options, out **Cluster) int {
 		return 1
 	default:
 		fmt.Fprintf(os.Stderr, "localcluster: %s up in %s (log: %s)\n", name, time.Since(start).Round(time.Millisecond), logPath)
+		for _, f := range setup {
+			if err := f(cl); err != nil {
+				fmt.Fprintln(os.Stderr, "localcluster: setting up the suite:", err)
+				_ = cl.Stop()
+				printTail(logPath)
+				return 1
+			}
+		}
 	}
 	*out = cl
 	code := m.Run()

@@ -1,0 +1,150 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FieldOwner is the operator's field manager name.
+const FieldOwner = "valkey-operator"
+
+// Result tells what Apply did, for logs, Events and the zero-writes benchmark.
+type Result struct {
+	Created, Updated []string
+}
+
+// Writes is how many API writes Apply made.
+func (r Result) Writes() int { return len(r.Created) + len(r.Updated) }
+
+// Apply creates the objects that are missing and repairs those that drifted from d (someone
+// edited or deleted them), writing nothing when everything is as it should be. Fields the
+// API server or other controllers fill in (a Service's ClusterIP, defaults) are not drift:
+// only what d sets is compared.
+func Apply(ctx context.Context, c client.Client, d Desired) (Result, error) {
+	var res Result
+	steps := []step{
+		{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
+			return equality.Semantic.DeepEqual(d.Config.Data, cur.(*corev1.ConfigMap).Data)
+		}, func(cur client.Object) { cur.(*corev1.ConfigMap).Data = d.Config.Data }},
+		serviceStep(d.Headless), serviceStep(d.Client), serviceStep(d.Replicas),
+		{"StatefulSet", d.StatefulSet, &appsv1.StatefulSet{}, func(cur client.Object) bool {
+			s := cur.(*appsv1.StatefulSet)
+			want := d.StatefulSet.Spec.DeepCopy()
+			// Claim templates are immutable; storage grows by expanding the claims.
+			want.VolumeClaimTemplates = s.Spec.VolumeClaimTemplates
+			return equality.Semantic.DeepDerivative(*want, s.Spec)
+		}, func(cur client.Object) {
+			s := cur.(*appsv1.StatefulSet)
+			vct := s.Spec.VolumeClaimTemplates
+			s.Spec = *d.StatefulSet.Spec.DeepCopy()
+			s.Spec.VolumeClaimTemplates = vct
+		}},
+	}
+	if d.PDB != nil {
+		steps = append(steps, struct {
+			kind    string
+			desired client.Object
+			current client.Object
+			same    func(cur client.Object) bool
+			merge   func(cur client.Object)
+		}{"PodDisruptionBudget", d.PDB, &policyv1.PodDisruptionBudget{}, func(cur client.Object) bool {
+			return equality.Semantic.DeepDerivative(d.PDB.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
+		}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = d.PDB.Spec }})
+	}
+	for _, s := range steps {
+		key := types.NamespacedName{Namespace: s.desired.GetNamespace(), Name: s.desired.GetName()}
+		name := s.kind + "/" + key.Name
+		err := c.Get(ctx, key, s.current)
+		if apierrors.IsNotFound(err) {
+			if err := c.Create(ctx, s.desired); err != nil {
+				return res, fmt.Errorf("creating %s: %w", name, err)
+			}
+			res.Created = append(res.Created, name)
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if s.same(s.current) && labelsAndOwners(s.desired, s.current) {
+			continue
+		}
+		s.merge(s.current)
+		mergeMeta(s.desired, s.current)
+		if err := c.Update(ctx, s.current); err != nil {
+			return res, fmt.Errorf("repairing %s: %w", name, err)
+		}
+		res.Updated = append(res.Updated, name)
+	}
+	return res, nil
+}
+
+// step is one owned object: how to tell whether the current one is as desired, and how to
+// bring it there.
+type step struct {
+	kind    string
+	desired client.Object
+	current client.Object
+	same    func(cur client.Object) bool
+	merge   func(cur client.Object)
+}
+
+func serviceStep(want *corev1.Service) step {
+	return step{"Service", want, &corev1.Service{}, func(cur client.Object) bool {
+		s := cur.(*corev1.Service)
+		return equality.Semantic.DeepEqual(want.Spec.Selector, s.Spec.Selector) &&
+			equality.Semantic.DeepDerivative(want.Spec.Ports, s.Spec.Ports) &&
+			want.Spec.PublishNotReadyAddresses == s.Spec.PublishNotReadyAddresses
+	}, func(cur client.Object) {
+		s := cur.(*corev1.Service)
+		s.Spec.Selector, s.Spec.Ports, s.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.Ports, want.Spec.PublishNotReadyAddresses
+	}}
+}
+
+// labelsAndOwners reports whether cur carries every label and owner reference desired sets.
+func labelsAndOwners(desired, cur client.Object) bool {
+	for k, v := range desired.GetLabels() {
+		if cur.GetLabels()[k] != v {
+			return false
+		}
+	}
+	for _, want := range desired.GetOwnerReferences() {
+		found := false
+		for _, have := range cur.GetOwnerReferences() {
+			found = found || have.UID == want.UID
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func mergeMeta(desired, cur client.Object) {
+	labels := cur.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range desired.GetLabels() {
+		labels[k] = v
+	}
+	cur.SetLabels(labels)
+	refs := cur.GetOwnerReferences()
+	for _, want := range desired.GetOwnerReferences() {
+		found := false
+		for _, have := range refs {
+			found = found || have.UID == want.UID
+		}
+		if !found {
+			refs = append(refs, want)
+		}
+	}
+	cur.SetOwnerReferences(refs)
+}

@@ -1,0 +1,187 @@
+package kube
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// Desired is every owned object but the auth Secret, as it should be now.
+type Desired struct {
+	Config      *corev1.ConfigMap
+	Headless    *corev1.Service
+	Client      *corev1.Service
+	Replicas    *corev1.Service
+	StatefulSet *appsv1.StatefulSet
+	PDB         *policyv1.PodDisruptionBudget // nil when spec.podDisruptionBudget.enabled=false
+	// Revision identifies the pod template (see AnnotationRevision).
+	Revision string
+}
+
+// Persistence tells whether the profile keeps data on disk.
+func Persistence(vc *v1alpha1.ValkeyCluster) bool { return vc.Spec.Profile != v1alpha1.ProfileCache }
+
+// maxMemoryBytes is 60% of the memory limit: the rest is for copy-on-write during
+// BGSAVE/AOF rewrite, replication buffers and fragmentation. 0 without a limit.
+func maxMemoryBytes(vc *v1alpha1.ValkeyCluster) int64 {
+	lim, ok := vc.Spec.Resources.Limits[corev1.ResourceMemory]
+	if !ok {
+		return 0
+	}
+	return lim.Value() * 6 / 10
+}
+
+// Build computes the desired objects. authSecret is the auth Secret's name (the pods mount
+// auth.conf from it and the readiness probe reads the operator password from it).
+func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
+	names := NamesOf(vc)
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}}
+	}
+	extra := make(map[string]string, len(vc.Spec.Config))
+	for k, v := range vc.Spec.Config {
+		extra[k] = string(v)
+	}
+	conf := valkey.RenderConfig(valkey.ConfigInput{Persistence: Persistence(vc), MaxMemoryBytes: maxMemoryBytes(vc), Extra: extra})
+	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
+	port := []corev1.ServicePort{{Name: "valkey", Port: valkey.Port, TargetPort: intstr.FromString("valkey")}}
+	headless := &corev1.Service{ObjectMeta: meta(names.Headless), Spec: corev1.ServiceSpec{
+		ClusterIP: corev1.ClusterIPNone, Selector: SelectorLabels(vc), Ports: port,
+		// Peers and the operator find nodes before they are ready.
+		PublishNotReadyAddresses: true,
+	}}
+	withRole := func(role string) map[string]string {
+		l := SelectorLabels(vc)
+		l[LabelRole] = role
+		return l
+	}
+	clientSvc := &corev1.Service{ObjectMeta: meta(names.Client), Spec: corev1.ServiceSpec{Selector: withRole(RolePrimary), Ports: port}}
+	replicasSvc := &corev1.Service{ObjectMeta: meta(names.Replicas), Spec: corev1.ServiceSpec{Selector: withRole(RoleReplica), Ports: port}}
+
+	tmpl := podTemplate(vc, names)
+	// The revision covers everything that needs a restart to take effect: the pod template
+	// and the rendered configuration.
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(tmpl.Spec)
+	h.Write([]byte(conf))
+	revision := hex.EncodeToString(h.Sum(nil))[:16]
+	tmpl.Annotations = map[string]string{AnnotationRevision: revision}
+
+	size := resource.MustParse("1Gi")
+	if vc.Spec.Storage.Size != nil {
+		size = *vc.Spec.Storage.Size
+	}
+	sts := &appsv1.StatefulSet{ObjectMeta: meta(names.StatefulSet), Spec: appsv1.StatefulSetSpec{
+		Replicas:            ptr.To(replicasOf(vc)),
+		ServiceName:         names.Headless,
+		Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(vc)},
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		// The operator decides when a pod restarts (replicas first, the primary last, after a
+		// hand-over): the StatefulSet controller never rolls pods by itself.
+		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+		// Claims outlive pods and scale-downs: data is never deleted by a spec change.
+		PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+			WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+		},
+		Template: tmpl,
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: SelectorLabels(vc)},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: vc.Spec.Storage.StorageClassName,
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+			},
+		}},
+	}}
+	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision}
+	if vc.Spec.PodDisruptionBudget.Enabled == nil || *vc.Spec.PodDisruptionBudget.Enabled {
+		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(vc)},
+		}}
+	}
+	return d
+}
+
+func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
+	if vc.Spec.Topology == v1alpha1.TopologyStandalone || vc.Spec.Replicas < 1 {
+		return 1
+	}
+	return vc.Spec.Replicas
+}
+
+func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
+	image := vc.Spec.Image
+	if image == "" {
+		image = "valkey/valkey:8.0"
+	}
+	passwordEnv := corev1.EnvVar{Name: "VALKEY_OPERATOR_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: names.Auth}, Key: KeyOperatorPassword,
+	}}}
+	spec := corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To(int64(30)),
+		NodeSelector:                  vc.Spec.NodeSelector,
+		Tolerations:                   vc.Spec.Tolerations,
+		Affinity:                      vc.Spec.Affinity,
+		TopologySpreadConstraints:     vc.Spec.TopologySpreadConstraints,
+		Containers: []corev1.Container{{
+			Name:    "valkey",
+			Image:   image,
+			Command: []string{"valkey-server"},
+			Args:    valkey.ServerArgs(),
+			Env: []corev1.EnvVar{
+				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+				passwordEnv,
+			},
+			Ports:     []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkey.Port}},
+			Resources: vc.Spec.Resources,
+			// Ready = the process answers and has loaded its data. Whether it may take writes
+			// is the operator's business (role label and ACL fences), not the probe's.
+			ReadinessProbe: &corev1.Probe{
+				ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c",
+					`valkey-cli --no-auth-warning -h "$POD_IP" --user operator --pass "$VALKEY_OPERATOR_PASSWORD" ping | grep -q PONG`}}},
+				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
+			},
+			LivenessProbe: &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("valkey")}},
+				PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "data", MountPath: valkey.DataDir},
+				{Name: "config", MountPath: valkey.ConfigDir},
+				{Name: "auth", MountPath: valkey.AuthDir, ReadOnly: true},
+			},
+		}},
+		Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: names.Config}}}},
+			{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: names.Auth, DefaultMode: ptr.To(int32(0o400)),
+				Items: []corev1.KeyToPath{{Key: valkey.AuthFileKey, Path: valkey.AuthFileKey}}}}},
+		},
+	}
+	if len(spec.TopologySpreadConstraints) == 0 && spec.Affinity == nil {
+		spec.TopologySpreadConstraints = defaultSpread(vc)
+	}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
+}
+
+// defaultSpread keeps pods on different hosts whenever the cluster has enough of them (a
+// node failure then takes one pod) and spreads them over zones where it can.
+func defaultSpread(vc *v1alpha1.ValkeyCluster) []corev1.TopologySpreadConstraint {
+	sel := &metav1.LabelSelector{MatchLabels: SelectorLabels(vc)}
+	return []corev1.TopologySpreadConstraint{
+		{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel},
+		{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: sel},
+	}
+}

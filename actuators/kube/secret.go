@@ -1,0 +1,118 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// Keys of the auth Secret.
+const (
+	KeyOperatorPassword    = "operator-password"
+	KeyClientPassword      = "password"
+	KeyReplicationPassword = "replication-password"
+)
+
+// EnsureAuth makes sure the cluster's auth Secret exists and is current, and returns the
+// passwords. Generated passwords are made once and kept: a new one would lock the operator
+// and the replicas out of running nodes. The client password comes from spec.auth's
+// existing Secret when one is named, is generated otherwise, and is empty when auth is off.
+func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) (valkey.Passwords, error) {
+	names := NamesOf(vc)
+	var s corev1.Secret
+	err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return valkey.Passwords{}, err
+	}
+	exists := err == nil
+	data := map[string][]byte{}
+	for k, v := range s.Data {
+		data[k] = v
+	}
+	for _, k := range []string{KeyOperatorPassword, KeyReplicationPassword} {
+		if len(data[k]) == 0 {
+			data[k] = []byte(randomPassword())
+		}
+	}
+	client, err := clientPassword(ctx, c, vc, data[KeyClientPassword])
+	if err != nil {
+		return valkey.Passwords{}, err
+	}
+	data[KeyClientPassword] = []byte(client)
+	pw := valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: client, Replication: string(data[KeyReplicationPassword])}
+	data[valkey.AuthFileKey] = []byte(valkey.AuthConfig(pw))
+	if exists && sameData(s.Data, data) {
+		return pw, nil
+	}
+	desired := corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: names.Auth, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+	if !exists {
+		return pw, c.Create(ctx, &desired)
+	}
+	s.Data = data
+	return pw, c.Update(ctx, &s)
+}
+
+func clientPassword(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, current []byte) (string, error) {
+	if !AuthEnabled(vc) {
+		return "", nil
+	}
+	ref := vc.Spec.Auth.ExistingSecret
+	if ref == nil {
+		if len(current) > 0 {
+			return string(current), nil
+		}
+		return randomPassword(), nil
+	}
+	var s corev1.Secret
+	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: ref.Name}, &s); err != nil {
+		return "", fmt.Errorf("spec.auth.existingSecret %s: %w", ref.Name, err)
+	}
+	key := ref.Key
+	if key == "" {
+		key = "password"
+	}
+	v := s.Data[key]
+	if len(v) == 0 {
+		return "", fmt.Errorf("spec.auth.existingSecret %s has no key %q", ref.Name, key)
+	}
+	return string(v), nil
+}
+
+// AuthEnabled is spec.auth.enabled with its default (on).
+func AuthEnabled(vc *v1alpha1.ValkeyCluster) bool {
+	return vc.Spec.Auth.Enabled == nil || *vc.Spec.Auth.Enabled
+}
+
+func sameData(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if string(b[k]) != string(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func randomPassword() string {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,76 @@
+package valkey
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Paths inside the pod where the rendered files are mounted.
+const (
+	ConfigDir   = "/etc/valkey"
+	ConfigFile  = ConfigDir + "/valkey.conf"
+	AuthDir     = "/etc/valkey/auth"
+	AuthFile    = AuthDir + "/auth.conf"
+	DataDir     = "/data"
+	AuthFileKey = "auth.conf"
+)
+
+// ConfigInput is what valkey.conf depends on.
+type ConfigInput struct {
+	// Persistence: RDB snapshots and AOF with noeviction (the Durable profile); without it,
+	// an LRU cache that keeps nothing on disk (Cache).
+	Persistence bool
+	// MaxMemoryBytes is maxmemory; 0 leaves it unset (no memory limit).
+	MaxMemoryBytes int64
+	// Extra holds the user's directives (spec.config), already checked not to touch what the
+	// operator owns.
+	Extra map[string]string
+}
+
+// RenderConfig renders valkey.conf. Per-pod values (bind address, announced IP) are passed
+// as command-line arguments from the pod's IP instead, so one ConfigMap serves every pod.
+func RenderConfig(in ConfigInput) string {
+	var b strings.Builder
+	b.WriteString("# Rendered by valkey-operator; edit spec.config of the ValkeyCluster instead.\n")
+	fmt.Fprintf(&b, "port %d\n", Port)
+	fmt.Fprintf(&b, "dir %s\n", DataDir)
+	// Access control is by ACL users (see auth.conf): protected mode would only refuse
+	// connections that the users already govern.
+	b.WriteString("protected-mode no\n")
+	// Full syncs stream straight to the replica instead of through a file on the primary.
+	b.WriteString("repl-diskless-sync yes\nrepl-diskless-sync-delay 0\n")
+	b.WriteString("tcp-keepalive 60\n")
+	if in.Persistence {
+		b.WriteString("appendonly yes\nappendfsync everysec\naof-use-rdb-preamble yes\n")
+		b.WriteString("save 3600 1 300 100 60 10000\n")
+		b.WriteString("maxmemory-policy noeviction\n")
+	} else {
+		b.WriteString("appendonly no\nsave \"\"\n")
+		b.WriteString("maxmemory-policy allkeys-lru\n")
+	}
+	if in.MaxMemoryBytes > 0 {
+		fmt.Fprintf(&b, "maxmemory %s\n", strconv.FormatInt(in.MaxMemoryBytes, 10))
+	}
+	keys := make([]string, 0, len(in.Extra))
+	for k := range in.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %s\n", k, in.Extra[k])
+	}
+	// Last, so that nothing above can override the users and replication credentials.
+	fmt.Fprintf(&b, "include %s\n", AuthFile)
+	return b.String()
+}
+
+// ServerArgs are the command-line arguments of valkey-server in the pod: the config file and
+// the per-pod addresses, from the POD_IP environment variable ($(POD_IP) is expanded by
+// Kubernetes). Binding the pod IP, not 0.0.0.0, matters on the local cluster, where pods
+// share the host's network stack; the announced IP is what FAILOVER TO and the primary's
+// replica list know a replica by.
+func ServerArgs() []string {
+	return []string{ConfigFile, "--bind", "$(POD_IP)", "--replica-announce-ip", "$(POD_IP)"}
+}

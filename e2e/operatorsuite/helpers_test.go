@@ -1,0 +1,109 @@
+package operatorsuite
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newCluster(ns, name string, topology v1alpha1.Topology, replicas int32) *v1alpha1.ValkeyCluster {
+	return &v1alpha1.ValkeyCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.ValkeyClusterSpec{Topology: topology, Replicas: replicas},
+	}
+}
+
+func get(t *testing.T, ns, name string) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	var vc v1alpha1.ValkeyCluster
+	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: ns, Name: name}, &vc); err != nil {
+		t.Fatal(err)
+	}
+	return &vc
+}
+
+// waitFor polls the cluster until cond holds, failing with its status summary.
+func waitFor(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*v1alpha1.ValkeyCluster) bool) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	var last v1alpha1.ValkeyCluster
+	err := wait.PollUntilContextTimeout(ctxFor(t, timeout+5*time.Second), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &last); err != nil {
+			return false, nil
+		}
+		return cond(&last), nil
+	})
+	if err != nil {
+		t.Fatalf("%s/%s: %s: %v\n%s", ns, name, what, err, summary(&last))
+	}
+	return &last
+}
+
+func steadyWith(ready int) func(*v1alpha1.ValkeyCluster) bool {
+	return func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.State == v1alpha1.StateSteady && vc.Status.ReadyNodes == fmt.Sprintf("%d/%d", ready, ready) && vc.Status.Primary != ""
+	}
+}
+
+func summary(vc *v1alpha1.ValkeyCluster) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "state=%s ready=%s primary=%s gen=%d observed=%d\n", vc.Status.State, vc.Status.ReadyNodes, vc.Status.Primary, vc.Generation, vc.Status.ObservedGeneration)
+	for _, n := range vc.Status.Nodes {
+		fmt.Fprintf(&b, "  node %s ip=%s role=%s offset=%d lag=%d ready=%v\n", n.Pod, n.IP, n.Role, n.ReplicationOffset, n.Lag, n.Ready)
+	}
+	for _, h := range vc.Status.History {
+		fmt.Fprintf(&b, "  #%d %s -> %s %s: %s\n", h.Seq, h.From, h.To, h.Event, h.Message)
+	}
+	for _, c := range vc.Status.Conditions {
+		fmt.Fprintf(&b, "  condition %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
+}
+
+// password is the application password the operator generated.
+func password(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
+	t.Helper()
+	var s corev1.Secret
+	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(vc).Auth}, &s); err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data[kube.KeyClientPassword])
+}
+
+// appClient connects as an application does: AUTH with the client password.
+func appClient(t *testing.T, addr, pass string) vk.Client {
+	t.Helper()
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}, ForceSingleClient: true})
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", addr, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func clientServiceAddr(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
+	t.Helper()
+	var svc corev1.Service
+	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(vc).Client}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort(svc.Spec.ClusterIP, "6379")
+}
+

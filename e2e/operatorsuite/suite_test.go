@@ -1,0 +1,99 @@
+package operatorsuite
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
+	"github.com/valkey-fsm/valkey-operator/operator/manager"
+)
+
+var (
+	cl *localcluster.Cluster
+	k  client.Client
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{}, &cl, setUp))
+}
+
+// setUp installs the CRDs from the chart and makes the typed client.
+func setUp(c *localcluster.Cluster) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.ApplyFile(ctx, "../../charts/valkey-operator/crds/valkey.fsm.dev_valkeyclusters.yaml", ""); err != nil {
+		return err
+	}
+	var err error
+	k, err = client.New(c.RESTConfig(), client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return err
+	}
+	// The CRD is served once its kind is listable.
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return k.List(ctx, &v1alpha1.ValkeyClusterList{}) == nil, nil
+	})
+}
+
+// operator is an operator running in the test process.
+type operator struct {
+	cancel  context.CancelFunc
+	done    chan error
+	journal string
+	addr    string
+}
+
+// operatorLog is where in-process operators write their logs.
+func operatorLog() io.Writer { return cl.Log("operator") }
+
+// startOperator runs the operator in the test process until the test ends (or stop). Its
+// logs go to the cluster's log with an [operator] prefix.
+func startOperator(t *testing.T, journalPath string) *operator {
+	t.Helper()
+	if journalPath == "" {
+		journalPath = filepath.Join(t.TempDir(), "journal.db")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	o := &operator{cancel: cancel, done: make(chan error, 1), journal: journalPath, addr: addr}
+	cfg := manager.Config{
+		MetricsAddr: "0", ProbeAddr: "0", JournalAddr: addr, JournalPath: journalPath,
+		LeaderElect: false, MaxConcurrentReconciles: 4, ProbeInterval: time.Second, FailureThreshold: 3,
+		LogOutput: operatorLog(), SkipNameValidation: true,
+	}
+	go func() { o.done <- manager.Run(ctx, cl.RESTConfig(), cfg) }()
+	t.Cleanup(func() { o.stop(t) })
+	return o
+}
+
+// stop ends the operator at once, as a crash ends its work: whatever it was doing stops.
+func (o *operator) stop(t *testing.T) {
+	t.Helper()
+	if o.cancel == nil {
+		return
+	}
+	o.cancel()
+	o.cancel = nil
+	select {
+	case err := <-o.done:
+		if err != nil {
+			t.Logf("operator stopped with: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the operator did not stop within 30s")
+	}
+}
