@@ -74,4 +74,3 @@ func ExpandClaims(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyClust
 	}
 	return n, nil
 }
-

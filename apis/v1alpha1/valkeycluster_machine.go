@@ -26,6 +26,7 @@ type MachineStatus struct {
 // ShardRecord is who the machine recognises as a shard's primary: only that process is ever
 // opened for writes, and only its replication history counts as the shard's data.
 type ShardRecord struct {
+	// Primary is the pod of the recognised primary.
 	Primary string `json:"primary,omitempty"`
 	// RunID is the Valkey process the record is about; a restarted primary is another process.
 	RunID string `json:"runID,omitempty"`
@@ -38,25 +39,45 @@ type ShardRecord struct {
 
 // ReplicationHistory identifies a replication history.
 type ReplicationHistory struct {
-	ID      string `json:"id,omitempty"`
-	PrevID  string `json:"prevID,omitempty"`
-	PrevEnd int64  `json:"prevEnd,omitempty"`
+	// ID is the replication ID (master_replid).
+	ID string `json:"id,omitempty"`
+	// PrevID is the replication ID this history continues (master_replid2), if any.
+	PrevID string `json:"prevID,omitempty"`
+	// PrevEnd is the offset up to which PrevID is continued (second_repl_offset).
+	PrevEnd int64 `json:"prevEnd,omitempty"`
 }
 
 // OperationRecord is what the machine must remember about the operation in progress because
 // the world cannot tell it: whom it replaces, whom it elected, what the goal is.
 type OperationRecord struct {
-	Shard        int                `json:"shard,omitempty"`
-	Lost         string             `json:"lost,omitempty"`
-	LostRunID    string             `json:"lostRunID,omitempty"`
-	LostHistory  ReplicationHistory `json:"lostHistory,omitempty"`
-	Planned      bool               `json:"planned,omitempty"`
-	Candidate    string             `json:"candidate,omitempty"`
-	ElectedAt    *metav1.MicroTime       `json:"electedAt,omitempty"`
-	KnownFenced  bool               `json:"knownFenced,omitempty"`
-	Reseed       bool               `json:"reseed,omitempty"`
-	Preempted    State              `json:"preempted,omitempty"`
-	Target       string             `json:"target,omitempty"`
-	TargetShards int                `json:"targetShards,omitempty"`
-	Snapshot     string             `json:"snapshot,omitempty"`
+	// Shard is the shard a failover or switchover is about.
+	Shard int `json:"shard,omitempty"`
+	// Lost is the pod of the primary being replaced.
+	Lost string `json:"lost,omitempty"`
+	// LostRunID is the Valkey run ID of the primary being replaced.
+	LostRunID string `json:"lostRunID,omitempty"`
+	// LostHistory is the lost primary's replication history: candidates must continue it.
+	LostHistory ReplicationHistory `json:"lostHistory,omitempty"`
+	// Planned is true for a requested switchover (a hand-over), false for a failover.
+	Planned bool `json:"planned,omitempty"`
+	// Candidate is the elected node, once its election has been recorded.
+	Candidate string `json:"candidate,omitempty"`
+	// ElectedAt is the time of the observation in which the candidate was elected; an
+	// isolated old primary may accept writes until the fence timeout after it, not later.
+	ElectedAt *metav1.MicroTime `json:"electedAt,omitempty"`
+	// KnownFenced is true when the old primary can no longer accept writes, so no fence
+	// timeout is needed.
+	KnownFenced bool `json:"knownFenced,omitempty"`
+	// Reseed is true when no node held the shard's data any more and a new, empty history
+	// was started: a data loss the machine states explicitly.
+	Reseed bool `json:"reseed,omitempty"`
+	// Preempted is the planned operation a failover interrupted.
+	Preempted State `json:"preempted,omitempty"`
+	// Target is the goal of a planned operation: the revision being rolled out, the restore
+	// request, or the switchover target pod.
+	Target string `json:"target,omitempty"`
+	// TargetShards is the number of shards a resharding aims for.
+	TargetShards int `json:"targetShards,omitempty"`
+	// Snapshot is the backup a restore reads from.
+	Snapshot string `json:"snapshot,omitempty"`
 }

@@ -106,4 +106,3 @@ func clientServiceAddr(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "6379")
 }
-

@@ -111,4 +111,3 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 	}
 	return fmt.Errorf("%s: %w", a.Kind(), errNotSupported)
 }
-

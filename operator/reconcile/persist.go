@@ -108,4 +108,3 @@ func (r *Reconciler) journalAppend(ctx context.Context, vc *v1alpha1.ValkeyClust
 		log.Error(err, "appending to the journal", "seq", entry.Seq)
 	}
 }
-
