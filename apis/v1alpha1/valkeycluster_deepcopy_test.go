@@ -19,6 +19,7 @@ func fullCluster() *ValkeyCluster {
 	size := resource.MustParse("2Gi")
 	class := "fast"
 	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	micro := metav1.NewMicroTime(time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC))
 	return &ValkeyCluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: SchemeGroupVersion.String(), Kind: "ValkeyCluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: "vk", Namespace: "ns", Labels: map[string]string{"a": "b"}},
@@ -68,6 +69,21 @@ func fullCluster() *ValkeyCluster {
 			ReadyNodes:    "2/3",
 			Replicas:      3,
 			ReadyReplicas: 2,
+			Machine: &MachineStatus{
+				Seq:   4,
+				Since: &micro,
+				Shards: []ShardRecord{{
+					Primary: "vk-1", RunID: "run-1", Epoch: 2,
+					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900},
+				}},
+				Operation: &OperationRecord{
+					Shard: 1, Lost: "vk-0", LostRunID: "run-0", Planned: true, Candidate: "vk-1",
+					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10},
+					ElectedAt:   &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling,
+					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1",
+				},
+				Restored: "restore-1",
+			},
 		},
 	}
 }
@@ -129,6 +145,10 @@ func TestDeepCopyIsEqualAndIndependent(t *testing.T) {
 	cp.Status.Conditions[0].Reason = "Other"
 	cp.Status.History[0].Seq = 99
 	cp.Status.Nodes[0].Lag = 99
+	cp.Status.Machine.Since.Time = cp.Status.Machine.Since.Add(time.Hour)
+	cp.Status.Machine.Shards[0].Epoch = 99
+	cp.Status.Machine.Operation.Candidate = "vk-2"
+	cp.Status.Machine.Operation.ElectedAt.Time = cp.Status.Machine.Operation.ElectedAt.Add(time.Hour)
 	cp.Labels["a"] = "c"
 	after, err := json.Marshal(orig)
 	if err != nil {
@@ -184,7 +204,9 @@ func TestJSONRoundTrip(t *testing.T) {
 		`"podDisruptionBudget"`, `"state"`, `"observedGeneration"`, `"conditions"`, `"history"`,
 		`"seq"`, `"time"`, `"from"`, `"to"`, `"event"`, `"reason"`, `"message"`, `"nodes"`,
 		`"pod"`, `"ip"`, `"role"`, `"replicationOffset"`, `"lag"`, `"ready"`, `"primary"`,
-		`"readyNodes"`, `"readyReplicas"`,
+		`"readyNodes"`, `"readyReplicas"`, `"machine"`, `"since"`, `"shards"`, `"runID"`,
+		`"epoch"`, `"prevID"`, `"prevEnd"`, `"operation"`, `"lostHistory"`, `"electedAt"`,
+		`"knownFenced"`, `"reseed"`, `"preempted"`, `"targetShards"`, `"snapshot"`, `"restored"`,
 	} {
 		if !strings.Contains(string(data), name+":") {
 			t.Errorf("JSON has no field %s", name)

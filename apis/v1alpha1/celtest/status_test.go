@@ -15,6 +15,8 @@ import (
 // steadyStatus is a status as the operator writes it after a failover.
 func steadyStatus() v1alpha1.ValkeyClusterStatus {
 	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	// Microsecond precision survives the round trip: fence timeouts are measured from it.
+	micro := metav1.NewMicroTime(time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC))
 	var conds []metav1.Condition
 	for _, typ := range v1alpha1.StateConditionTypes() {
 		status := metav1.ConditionFalse
@@ -43,6 +45,14 @@ func steadyStatus() v1alpha1.ValkeyClusterStatus {
 		ReadyNodes:    "2/3",
 		Replicas:      3,
 		ReadyReplicas: 2,
+		Machine: &v1alpha1.MachineStatus{
+			Seq:   4,
+			Since: &micro,
+			Shards: []v1alpha1.ShardRecord{{
+				Primary: "vk-1", RunID: "run-1", Epoch: 1,
+				History: v1alpha1.ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 900},
+			}},
+		},
 	}
 }
 
