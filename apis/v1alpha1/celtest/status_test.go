@@ -23,18 +23,18 @@ func steadyStatus() v1alpha1.ValkeyClusterStatus {
 		if typ == v1alpha1.ConditionSteady {
 			status = metav1.ConditionTrue
 		}
-		conds = append(conds, metav1.Condition{Type: typ, Status: status, Reason: "CandidatePromoted", Message: "vk-1 promoted", LastTransitionTime: at, ObservedGeneration: 1})
+		conds = append(conds, metav1.Condition{Type: typ, Status: status, Reason: "FailoverComplete", Message: "vk-1 promoted", LastTransitionTime: at, ObservedGeneration: 1})
 	}
-	conds = append(conds, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "CandidatePromoted", LastTransitionTime: at})
+	conds = append(conds, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "FailoverComplete", LastTransitionTime: at})
 	return v1alpha1.ValkeyClusterStatus{
 		State:              v1alpha1.StateSteady,
 		ObservedGeneration: 1,
 		Conditions:         conds,
 		History: []v1alpha1.HistoryEntry{
-			{Seq: 1, Time: at, To: v1alpha1.StateBootstrapping, Event: "cluster-created", Reason: "ClusterCreated"},
-			{Seq: 2, Time: at, From: v1alpha1.StateBootstrapping, To: v1alpha1.StateSteady, Event: "bootstrap-done", Reason: "BootstrapDone"},
+			{Seq: 1, Time: at, To: v1alpha1.StateBootstrapping, Event: "cluster-created", Reason: "ClusterCreated", Message: "new cluster"},
+			{Seq: 2, Time: at, From: v1alpha1.StateBootstrapping, To: v1alpha1.StateSteady, Event: "bootstrap-complete", Reason: "BootstrapComplete"},
 			{Seq: 3, Time: at, From: v1alpha1.StateSteady, To: v1alpha1.StateFailingOver, Event: "primary-lost", Reason: "PrimaryLost", Message: "vk-0 stopped answering"},
-			{Seq: 4, Time: at, From: v1alpha1.StateFailingOver, To: v1alpha1.StateSteady, Event: "candidate-promoted", Reason: "CandidatePromoted", Message: "vk-1 promoted"},
+			{Seq: 4, Time: at, From: v1alpha1.StateFailingOver, To: v1alpha1.StateSteady, Event: "failover-complete", Reason: "FailoverComplete", Message: "vk-1 promoted"},
 		},
 		Nodes: []v1alpha1.NodeStatus{
 			{Pod: "vk-0", IP: "127.0.0.10", Role: v1alpha1.NodeRoleReplica, ReplicationOffset: 900, Lag: 100, Ready: true},
