@@ -43,10 +43,13 @@ type printer struct {
 	started bool
 }
 
-// newPrinter returns a printer writing transitions to out and remarks that are not
-// transitions (a recreated or deleted cluster, gaps in JSON or YAML) to notes, so that the
-// JSON and YAML streams on out stay parseable.
+// newPrinter returns a printer writing transitions to out. Remarks that are not transitions
+// (a recreated or deleted cluster, gaps in JSON or YAML) go to notes when the format is JSON
+// or YAML, so that the stream on out stays parseable; in text they belong with the rows.
 func newPrinter(out, notes io.Writer, opts Options, stream bool) *printer {
+	if opts.Format != output.JSON && opts.Format != output.YAML {
+		notes = out
+	}
 	return &printer{out: out, notes: notes, opts: opts, stream: stream}
 }
 
@@ -86,7 +89,7 @@ func (p *printer) print(vc *v1alpha1.ValkeyCluster) error {
 	}
 	t := timeline.NewTable(timeline.Options{Age: p.opts.Age, Now: p.opts.Now()})
 	if gapTo > 0 {
-		why := "missed: status.history dropped them before they were seen"
+		why := "dropped from status.history unseen"
 		if first {
 			why = "no longer in status.history"
 		}
@@ -119,7 +122,7 @@ func (p *printer) encode(cluster string, fresh []v1alpha1.HistoryEntry, first bo
 		return output.Encode(p.out, fresh, p.opts.Format)
 	}
 	if gapTo > 0 && !first {
-		fmt.Fprintf(p.notes, "%s: %d transitions (seq %d-%d) dropped from status.history before they were seen\n", cluster, gapTo-gapFrom+1, gapFrom, gapTo)
+		fmt.Fprintf(p.notes, "%s: %s\n", cluster, timeline.GapText(gapFrom, gapTo, "dropped from status.history unseen"))
 	}
 	for _, e := range fresh {
 		if p.opts.Format == output.YAML {

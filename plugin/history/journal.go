@@ -32,7 +32,7 @@ type JournalRecord struct {
 	// Kind is "transition" (journaled as it happened), "backfilled" (copied from
 	// status.history by a leader that had not journaled it) or "gap" (in neither).
 	Kind  string        `json:"kind"`
-	Entry machine.Entry `json:"entry"`
+	Entry machine.Entry `json:"entry,omitzero"`
 	// GapFrom and GapTo are the first and last sequence numbers a gap stands for.
 	GapFrom uint64 `json:"gapFrom,omitempty"`
 	GapTo   uint64 `json:"gapTo,omitempty"`

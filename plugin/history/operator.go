@@ -131,7 +131,18 @@ func readJournal(ctx context.Context, core kubernetes.Interface, op OperatorOpti
 		return nil, nil, fmt.Errorf("cannot read the journal of %s: no Ready pod with an IP is labelled %s in namespace %s (%d pods found); "+
 			"use --operator-namespace if the operator runs elsewhere, or --operator-url", cluster, OperatorSelector, op.Namespace, len(pods.Items))
 	}
-	client := httpClient(false)
+	raw, j, err := tryEndpoints(ctx, httpClient(false), endpoints, namespace, name)
+	if err != nil {
+		first := strings.TrimPrefix(endpoints[0].what, "pod ")
+		return nil, nil, fmt.Errorf("%w\nIf this machine cannot reach pod IPs, forward the port and pass --operator-url:\n"+
+			"  kubectl port-forward -n %s pod/%s %d &\n  kubectl valkey history %s -n %s --full --operator-url http://127.0.0.1:%d",
+			err, op.Namespace, first, op.Port, name, namespace, op.Port)
+	}
+	return raw, j, nil
+}
+
+// tryEndpoints reads the journal from each endpoint in turn until one answers with it.
+func tryEndpoints(ctx context.Context, client *http.Client, endpoints []endpoint, namespace, name string) ([]byte, *Journal, error) {
 	var tried []string
 	var last error
 	for _, ep := range endpoints {
@@ -142,14 +153,11 @@ func readJournal(ctx context.Context, core kubernetes.Interface, op OperatorOpti
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		tried = append(tried, fmt.Sprintf("  %s at %s: %v", ep.what, ep.url, err))
+		tried = append(tried, fmt.Sprintf("  %s: %v", ep.what, err))
 		last = err
 	}
-	first := strings.TrimPrefix(endpoints[0].what, "pod ")
-	return nil, nil, fmt.Errorf("cannot read the journal of %s from the operator; tried:\n%s%s\n"+
-		"If this machine cannot reach pod IPs, forward the port and pass --operator-url:\n"+
-		"  kubectl port-forward -n %s pod/%s %d &\n  kubectl valkey history %s -n %s --full --operator-url http://127.0.0.1:%d",
-		cluster, strings.Join(tried, "\n"), notFoundHint(last), op.Namespace, first, op.Port, name, namespace, op.Port)
+	return nil, nil, fmt.Errorf("cannot read the journal of %s/%s from the operator; tried:\n%s%s",
+		namespace, name, strings.Join(tried, "\n"), notFoundHint(last))
 }
 
 // notFoundHint explains a 404: the operator answered, but has no journal for the cluster.

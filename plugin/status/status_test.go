@@ -117,7 +117,7 @@ func TestWarnings(t *testing.T) {
 	}
 	vc.Generation = 4
 	vc.Status.Nodes[0].Role = v1alpha1.NodeRolePrimary // a second primary
-	vc.Status.Primary = "cache-1"                       // recognised, but reports replica
+	vc.Status.Primary = "cache-1"                      // recognised, but reports replica
 	vc.Status.Conditions[1].Status = metav1.ConditionTrue
 	got := print(t, unstructuredOf(t, vc), output.Text)
 	golden.Assert(t, "warnings.txt", got)

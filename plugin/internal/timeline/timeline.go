@@ -90,17 +90,21 @@ func (t *Table) Add(tr Transition) {
 }
 
 // Gap adds the line of the transitions from to to (inclusive) that cannot be shown, and
-// why: "not journaled", "no longer in status.history" ...
+// why: "      ... 3 transitions not journaled (seq 1-3) ...".
 func (t *Table) Gap(from, to uint64, why string) {
 	if to < from {
 		return
 	}
-	n := to - from + 1
-	noun, seqs := "transitions", fmt.Sprintf("%d-%d", from, to)
-	if n == 1 {
-		noun, seqs = "transition", strconv.FormatUint(from, 10)
+	t.t.Span("      ... " + GapText(from, to, why) + " ...")
+}
+
+// GapText says that the transitions from to to (inclusive) are missing, and why:
+// "3 transitions not journaled (seq 1-3)", "1 transition not journaled (seq 4)".
+func GapText(from, to uint64, why string) string {
+	if to <= from {
+		return fmt.Sprintf("1 transition %s (seq %d)", why, from)
 	}
-	t.t.Span(fmt.Sprintf("      ... %d %s %s (seq %s) ...", n, noun, why, seqs))
+	return fmt.Sprintf("%d transitions %s (seq %d-%d)", to-from+1, why, from, to)
 }
 
 // Len is the number of rows and gap lines.
