@@ -86,8 +86,11 @@ func TestConfigDocListsOwnedDirectives(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("Config's doc comment has no %q", intro)
 	}
-	rest := doc[i+len(intro):]
-	listed := strings.Split(rest[:strings.Index(rest, ".")], ", ")
+	list, _, found := strings.Cut(doc[i+len(intro):], ".")
+	if !found {
+		t.Fatalf("Config's doc comment does not end the list after %q with a period", intro)
+	}
+	listed := strings.Split(list, ", ")
 	if !slices.Equal(listed, OperatorOwnedDirectives) {
 		t.Errorf("Config's doc comment lists\n %v\nwant\n %v", listed, OperatorOwnedDirectives)
 	}
