@@ -27,8 +27,10 @@ func (r Result) Writes() int { return len(r.Created) + len(r.Updated) }
 // Apply creates the objects that are missing and repairs those that drifted from d (someone
 // edited or deleted them), writing nothing when everything is as it should be. Fields the
 // API server or other controllers fill in (a Service's ClusterIP, defaults) are not drift:
-// only what d sets is compared.
-func Apply(ctx context.Context, c client.Client, d Desired) (Result, error) {
+// only what d sets is compared. The StatefulSet is included only with withStatefulSet: its
+// changes (pod count, template) are the machine's decisions (EnsureObjects), while the
+// supporting objects are simply kept as they should be.
+func Apply(ctx context.Context, c client.Client, d Desired, withStatefulSet bool) (Result, error) {
 	var res Result
 	steps := []step{
 		{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
@@ -47,6 +49,9 @@ func Apply(ctx context.Context, c client.Client, d Desired) (Result, error) {
 			s.Spec = *d.StatefulSet.Spec.DeepCopy()
 			s.Spec.VolumeClaimTemplates = vct
 		}},
+	}
+	if !withStatefulSet {
+		steps = steps[:len(steps)-1]
 	}
 	if d.PDB != nil {
 		steps = append(steps, struct {

@@ -56,10 +56,46 @@ func waitFor(t *testing.T, ns, name string, timeout time.Duration, what string, 
 	return &last
 }
 
-func steadyWith(ready int) func(*v1alpha1.ValkeyCluster) bool {
+// steadyWith is a converged cluster of n pods: Steady, the current spec observed, every pod
+// ready, one primary and n-1 replicas.
+func steadyWith(n int) func(*v1alpha1.ValkeyCluster) bool {
 	return func(vc *v1alpha1.ValkeyCluster) bool {
-		return vc.Status.State == v1alpha1.StateSteady && vc.Status.ReadyNodes == fmt.Sprintf("%d/%d", ready, ready) && vc.Status.Primary != ""
+		primaries, replicas := 0, 0
+		for _, node := range vc.Status.Nodes {
+			switch node.Role {
+			case v1alpha1.NodeRolePrimary:
+				primaries++
+			case v1alpha1.NodeRoleReplica:
+				replicas++
+			}
+		}
+		return vc.Status.State == v1alpha1.StateSteady && vc.Status.ObservedGeneration == vc.Generation &&
+			vc.Status.ReadyNodes == fmt.Sprintf("%d/%d", n, n) && vc.Status.Primary != "" &&
+			len(vc.Status.Nodes) == n && primaries == 1 && replicas == n-1
 	}
+}
+
+// writable waits until a write through the client Service succeeds: the machine persists
+// Steady before it opens the primary for writes and the operator moves the role label.
+func writable(t *testing.T, vc *v1alpha1.ValkeyCluster) vk.Client {
+	t.Helper()
+	addr, pass := clientServiceAddr(t, vc), password(t, vc)
+	ctx := ctxFor(t, 30*time.Second)
+	var last error
+	for ctx.Err() == nil {
+		c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}, ForceSingleClient: true})
+		if err == nil {
+			if err = c.Do(ctx, c.B().Set().Key("probe").Value("1").Build()).Error(); err == nil {
+				t.Cleanup(c.Close)
+				return c
+			}
+			c.Close()
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no write through the client Service %s within 30s: %v\n%s", addr, last, summary(vc))
+	return nil
 }
 
 func summary(vc *v1alpha1.ValkeyCluster) string {

@@ -23,7 +23,7 @@ func TestReplicationReachesSteadyAndReplicatesThroughTheClientService(t *testing
 		t.Fatalf("history should start Bootstrapping -> ... -> Steady with reasons:\n%s", summary(vc))
 	}
 	pass := password(t, vc)
-	primary := appClient(t, clientServiceAddr(t, vc), pass)
+	primary := writable(t, vc)
 	if err := primary.Do(ctx, primary.B().Set().Key("k").Value("v").Build()).Error(); err != nil {
 		t.Fatalf("SET through the client Service: %v\n%s", err, summary(vc))
 	}

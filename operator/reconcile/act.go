@@ -13,6 +13,18 @@ import (
 )
 
 // errNotSupported is for actions of topologies this operator version does not run yet.
+// recordApply counts, logs and announces what Apply wrote.
+func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster, res kube.Result) {
+	for _, n := range res.Created {
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "create").Inc()
+		logFrom(ctx).Info("created", "object", n)
+	}
+	for _, n := range res.Updated {
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "repair").Inc()
+		r.Recorder.Eventf(vc, corev1.EventTypeNormal, "Repaired", "%s drifted from its spec and was repaired", n)
+	}
+}
+
 var errNotSupported = errors.New("not supported by this operator version")
 
 // act carries out the decision's actions in order. It stops at the first failure: later
@@ -43,18 +55,11 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 	}
 	switch a := a.(type) {
 	case machine.EnsureObjects:
-		res, err := kube.Apply(ctx, r.Client, w.desired)
+		res, err := kube.Apply(ctx, r.Client, w.desired, true)
 		if err != nil {
 			return err
 		}
-		for _, n := range res.Created {
-			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "create").Inc()
-			logFrom(ctx).Info("created", "object", n)
-		}
-		for _, n := range res.Updated {
-			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "repair").Inc()
-			r.Recorder.Eventf(vc, corev1.EventTypeNormal, "Repaired", "%s drifted from its spec and was repaired", n)
-		}
+		r.recordApply(ctx, vc, res)
 		expanded, err := kube.ExpandClaims(ctx, r.Client, vc)
 		if expanded > 0 {
 			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "expand").Add(float64(expanded))

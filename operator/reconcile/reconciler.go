@@ -179,6 +179,13 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	if d.Waiting != "" {
 		log.V(1).Info("waiting", "for", d.Waiting)
 	}
+	// Services, ConfigMap and PDB are kept as they should be on every turn (no write when
+	// they are); the StatefulSet only changes when the machine says so.
+	if res, err := kube.Apply(ctx, r.Client, desired, false); err != nil {
+		return ctrl.Result{}, err
+	} else {
+		r.recordApply(ctx, vc, res)
+	}
 	actErr := r.act(ctx, vc, w, d.Actions)
 	if err := r.syncRoles(ctx, vc, w, d.Next); err != nil {
 		return ctrl.Result{}, err

@@ -91,6 +91,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.Replicas = want
 	vc.Status.ReadyReplicas = ready
 	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
+	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Primary = ""
 	if len(p.Shards) > 0 {
 		vc.Status.Primary = p.Shards[0].Primary
