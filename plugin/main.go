@@ -16,14 +16,19 @@ import (
 )
 
 func main() {
+	os.Exit(run())
+}
+
+// run is main without os.Exit, so that the signal handler is released before exiting.
+func run() int {
 	// Ctrl-C cancels the context: a --watch ends cleanly, anything else stops its request.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand(time.Now).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
-		stop()
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // newRootCommand builds the command tree. now is the clock of every verb, so that tests can

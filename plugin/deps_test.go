@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The plugin depends on the API and the machine only (docs/design: plugin -> apis, machine):
+// never on the operator, the actuators or e2e, nor on what they bring (controller-runtime,
+// bbolt, valkey-go). Tests may use more; the binary may not.
+func TestPluginDependsOnAPIAndMachineOnly(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const module = "github.com/valkey-fsm/valkey-operator/"
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list found only %v", deps)
+	}
+	for _, dep := range deps {
+		if rest, ok := strings.CutPrefix(dep, module); ok {
+			if !strings.HasPrefix(rest, "apis/") && rest != "machine" && !strings.HasPrefix(rest, "plugin") {
+				t.Errorf("the plugin depends on %s", dep)
+			}
+			continue
+		}
+		for _, banned := range []string{"sigs.k8s.io/controller-runtime", "go.etcd.io/bbolt", "github.com/valkey-io/"} {
+			if strings.HasPrefix(dep, banned) {
+				t.Errorf("the plugin depends on %s", dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+)
+
+// serviceRange is this package's ClusterIP range. Nothing here creates a Service, but the API
+// server allocates from the range at start, and nothing may ever use a non-loopback one.
+const serviceRange = "127.253.0.0/16"
+
+// crdDir is where hack/controller-gen.sh writes the CRDs, relative to this package.
+const crdDir = "../charts/valkey-operator/crds"
+
+// binDirEnv names the variable that points at prebuilt etcd and kube-apiserver binaries. It
+// is the one e2e/kubeassets reads (kubeassets.EnvDir); the plugin's tests do not import e2e,
+// which the lint configuration forbids for everything under plugin/.
+const binDirEnv = "LOCALCLUSTER_BIN_DIR"
+
+// One API server for the whole package: starting it takes seconds, and each test works in
+// its own namespace.
+var shared struct {
+	once       sync.Once
+	env        *envtest.Environment
+	dyn        dynamic.Interface
+	core       kubernetes.Interface
+	kubeconfig string
+	dir        string
+	err        error
+}
+
+func TestMain(m *testing.M) {
+	// envtest logs through controller-runtime's logger; without one it prints a warning with
+	// a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
+	code := m.Run()
+	if shared.env != nil {
+		if err := shared.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// apiServer starts the package's API server with the CRDs installed on first use.
+func apiServer(tb testing.TB) {
+	tb.Helper()
+	shared.once.Do(func() { shared.err = start() })
+	if shared.err != nil {
+		tb.Fatal(shared.err)
+	}
+}
+
+func start() error {
+	bin, err := kubeBinaries()
+	if err != nil {
+		return err
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{crdDir},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: bin,
+	}
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", serviceRange)
+	shared.env = env
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("starting envtest with the CRDs of %s: %w", crdDir, err)
+	}
+	if shared.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if shared.core, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	// The plugin connects as a user would: through a kubeconfig file.
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if shared.dir, err = os.MkdirTemp("", "kubectl-valkey-test-"); err != nil {
+		return err
+	}
+	shared.kubeconfig = filepath.Join(shared.dir, "kubeconfig")
+	return os.WriteFile(shared.kubeconfig, kubeconfig, 0o600)
+}
+
+// kubeBinaries returns the directory with etcd and kube-apiserver: $LOCALCLUSTER_BIN_DIR,
+// or what hack/kube-binaries.sh prints (it builds them once per machine, in minutes, and
+// afterwards only prints the cached directory), exactly as e2e/kubeassets.Dir does.
+func kubeBinaries() (string, error) {
+	if d := os.Getenv(binDirEnv); d != "" {
+		return d, nil
+	}
+	script, err := filepath.Abs("../hack/kube-binaries.sh")
+	if err != nil {
+		return "", err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(context.Background(), script)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("building Kubernetes binaries with %s: %w\n%s", script, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// namespace creates a namespace for one test.
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	apiServer(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := shared.core.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// createCluster creates a ValkeyCluster with the API server's defaults.
+func createCluster(t *testing.T, ns, name string) {
+	t.Helper()
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	u, err := kube.Unstructured(vc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.ClusterResource(shared.dyn, ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeStatus replaces the cluster's status through the status subresource, as the
+// operator does.
+func writeStatus(t *testing.T, ns, name string, st v1alpha1.ValkeyClusterStatus) {
+	t.Helper()
+	ctx := context.Background()
+	res := kube.ClusterResource(shared.dyn, ns)
+	u, err := res.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, err := kube.Typed(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc.Status = st
+	if u, err = kube.Unstructured(vc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a buffer a running command writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runCommand runs kubectl-valkey in-process with the test kubeconfig and the fixed clock.
+func runCommand(ctx context.Context, stdout, stderr *syncBuffer, args ...string) error {
+	root := newRootCommand(clock)
+	root.SetArgs(append(args, "--kubeconfig", shared.kubeconfig))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return root.ExecuteContext(ctx)
+}
+
+// kubectlValkey runs a command to its end and returns its output.
+func kubectlValkey(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	err := runCommand(ctx, &stdout, &stderr, args...)
+	if s := stderr.String(); s != "" {
+		t.Logf("stderr of %v:\n%s", args, s)
+	}
+	return stdout.String(), err
+}
+
+// eventually waits until cond holds, for at most 30 seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
