@@ -36,13 +36,15 @@ $(GOLANGCI):
 lint: $(GOLANGCI)
 	$(GOLANGCI) run ./...
 
-## Regenerates every generated file (deepcopy, CRDs, the state diagram).
+## Regenerates every generated file (deepcopy, CRDs, RBAC, the state diagram).
 generate:
+	hack/controller-gen.sh
 	$(GO) run ./machine/cmd/render-diagram > docs/state-machine.md
 
-## Fails when a generated file differs from what `make generate` writes.
+GENERATED := docs/state-machine.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go
+## Fails when a generated file differs from what `make generate` writes (untracked files too).
 verify-generate: generate
-	@git diff --exit-code -- docs/state-machine.md || { echo "generated files drifted: run make generate and commit"; exit 1; }
+	@out=$$(git status --porcelain -- $(GENERATED)); if [ -n "$$out" ]; then echo "generated files drifted: run make generate and commit"; echo "$$out"; git --no-pager diff -- $(GENERATED) | head -50; exit 1; fi
 
 ## Everything CI runs.
 test: tools fmt vet lint verify-generate

@@ -32,3 +32,6 @@ cd "$top"
 mkdir -p "$crd_dir"
 rm -f "$crd_dir"/*.yaml
 "$controller_gen" crd paths=./apis/... output:crd:artifacts:config="$crd_dir"
+# The operator's RBAC rules, from the +kubebuilder:rbac markers of operator/reconcile; the
+# chart's templates/rbac.yaml reads them (as a ClusterRole, or a Role with watchNamespace).
+"$controller_gen" rbac:roleName=valkey-operator paths=./operator/... output:rbac:artifacts:config=charts/valkey-operator/files

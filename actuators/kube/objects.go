@@ -30,16 +30,15 @@ type Desired struct {
 }
 
 // Persistence tells whether the profile keeps data on disk.
-func Persistence(vc *v1alpha1.ValkeyCluster) bool { return vc.Spec.Profile != v1alpha1.ProfileCache }
+func Persistence(vc *v1alpha1.ValkeyCluster) bool { return profileOf(vc) != v1alpha1.ProfileCache }
 
-// maxMemoryBytes is 60% of the memory limit: the rest is for copy-on-write during
-// BGSAVE/AOF rewrite, replication buffers and fragmentation. 0 without a limit.
-func maxMemoryBytes(vc *v1alpha1.ValkeyCluster) int64 {
-	lim, ok := vc.Spec.Resources.Limits[corev1.ResourceMemory]
-	if !ok {
-		return 0
+// profileOf is spec.profile with its default (Durable) for objects the API server has not
+// defaulted (built in Go).
+func profileOf(vc *v1alpha1.ValkeyCluster) v1alpha1.Profile {
+	if vc.Spec.Profile == "" {
+		return v1alpha1.ProfileDurable
 	}
-	return lim.Value() * 6 / 10
+	return vc.Spec.Profile
 }
 
 // Build computes the desired objects. authSecret is the auth Secret's name (the pods mount
@@ -53,7 +52,8 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	for k, v := range vc.Spec.Config {
 		extra[k] = string(v)
 	}
-	conf := valkey.RenderConfig(valkey.ConfigInput{Persistence: Persistence(vc), MaxMemoryBytes: maxMemoryBytes(vc), Extra: extra})
+	maxMemory, _ := v1alpha1.MaxMemory(&vc.Spec)
+	conf := valkey.RenderConfig(valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(profileOf(vc)), MaxMemory: maxMemory, Extra: extra})
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
 	port := []corev1.ServicePort{{Name: "valkey", Port: valkey.Port, TargetPort: intstr.FromString("valkey")}}
 	headless := &corev1.Service{ObjectMeta: meta(names.Headless), Spec: corev1.ServiceSpec{
@@ -171,17 +171,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 		},
 	}
 	if len(spec.TopologySpreadConstraints) == 0 && spec.Affinity == nil {
-		spec.TopologySpreadConstraints = defaultSpread(vc)
+		spec.TopologySpreadConstraints = v1alpha1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
-}
-
-// defaultSpread keeps pods on different hosts whenever the cluster has enough of them (a
-// node failure then takes one pod) and spreads them over zones where it can.
-func defaultSpread(vc *v1alpha1.ValkeyCluster) []corev1.TopologySpreadConstraint {
-	sel := &metav1.LabelSelector{MatchLabels: SelectorLabels(vc)}
-	return []corev1.TopologySpreadConstraint{
-		{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel},
-		{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: sel},
-	}
 }

@@ -3,7 +3,6 @@ package valkey
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -19,11 +18,10 @@ const (
 
 // ConfigInput is what valkey.conf depends on.
 type ConfigInput struct {
-	// Persistence: RDB snapshots and AOF with noeviction (the Durable profile); without it,
-	// an LRU cache that keeps nothing on disk (Cache).
-	Persistence bool
-	// MaxMemoryBytes is maxmemory; 0 leaves it unset (no memory limit).
-	MaxMemoryBytes int64
+	// Profile holds the profile's directives (persistence and eviction).
+	Profile map[string]string
+	// MaxMemory is the maxmemory argument; empty leaves it unset (no memory limit).
+	MaxMemory string
 	// Extra holds the user's directives (spec.config), already checked not to touch what the
 	// operator owns.
 	Extra map[string]string
@@ -41,29 +39,31 @@ func RenderConfig(in ConfigInput) string {
 	b.WriteString("protected-mode no\n")
 	// Full syncs stream straight to the replica instead of through a file on the primary.
 	b.WriteString("repl-diskless-sync yes\nrepl-diskless-sync-delay 0\n")
-	b.WriteString("tcp-keepalive 60\n")
-	if in.Persistence {
-		b.WriteString("appendonly yes\nappendfsync everysec\naof-use-rdb-preamble yes\n")
-		b.WriteString("save 3600 1 300 100 60 10000\n")
-		b.WriteString("maxmemory-policy noeviction\n")
-	} else {
-		b.WriteString("appendonly no\nsave \"\"\n")
-		b.WriteString("maxmemory-policy allkeys-lru\n")
+	writeSorted(&b, in.Profile)
+	if in.MaxMemory != "" {
+		fmt.Fprintf(&b, "maxmemory %s\n", in.MaxMemory)
 	}
-	if in.MaxMemoryBytes > 0 {
-		fmt.Fprintf(&b, "maxmemory %s\n", strconv.FormatInt(in.MaxMemoryBytes, 10))
+	extra := map[string]string{}
+	for k, v := range in.Extra {
+		if !strings.EqualFold(k, "maxmemory") { // rendered above, from spec.config when set
+			extra[k] = v
+		}
 	}
-	keys := make([]string, 0, len(in.Extra))
-	for k := range in.Extra {
+	writeSorted(&b, extra)
+	// Last, so that nothing above can override the users and replication credentials.
+	fmt.Fprintf(&b, "include %s\n", AuthFile)
+	return b.String()
+}
+
+func writeSorted(b *strings.Builder, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s %s\n", k, in.Extra[k])
+		fmt.Fprintf(b, "%s %s\n", k, m[k])
 	}
-	// Last, so that nothing above can override the users and replication credentials.
-	fmt.Fprintf(&b, "include %s\n", AuthFile)
-	return b.String()
 }
 
 // ServerArgs are the command-line arguments of valkey-server in the pod: the config file and

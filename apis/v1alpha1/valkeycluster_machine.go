@@ -51,13 +51,19 @@ type ReplicationHistory struct {
 // the world cannot tell it: whom it replaces, whom it elected, what the goal is.
 type OperationRecord struct {
 	// Shard is the shard a failover or switchover is about.
-	Shard int `json:"shard,omitempty"`
+	Shard int32 `json:"shard,omitempty"`
 	// Lost is the pod of the primary being replaced.
 	Lost string `json:"lost,omitempty"`
 	// LostRunID is the Valkey run ID of the primary being replaced.
 	LostRunID string `json:"lostRunID,omitempty"`
 	// LostHistory is the lost primary's replication history: candidates must continue it.
 	LostHistory ReplicationHistory `json:"lostHistory,omitempty"`
+	// Writer and WriterRunID name the process that may still accept writes for the shard
+	// (the lost primary or, after a hand-over began, its target) and must be fenced first.
+	Writer      string `json:"writer,omitempty"`
+	WriterRunID string `json:"writerRunID,omitempty"`
+	// HandOver is the node a planned hand-over moves the primary role to.
+	HandOver string `json:"handOver,omitempty"`
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
 	Planned bool `json:"planned,omitempty"`
 	// Candidate is the elected node, once its election has been recorded.
@@ -77,7 +83,7 @@ type OperationRecord struct {
 	// request, or the switchover target pod.
 	Target string `json:"target,omitempty"`
 	// TargetShards is the number of shards a resharding aims for.
-	TargetShards int `json:"targetShards,omitempty"`
+	TargetShards int32 `json:"targetShards,omitempty"`
 	// Snapshot is the backup a restore reads from.
 	Snapshot string `json:"snapshot,omitempty"`
 }

@@ -24,9 +24,10 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	}
 	if o := m.Operation; o != nil {
 		p.Op = machine.Operation{
-			Shard: o.Shard, Lost: o.Lost, LostRunID: o.LostRunID, LostHistory: historyOf(o.LostHistory),
-			Planned: o.Planned, Candidate: o.Candidate, ElectedAt: microTime(o.ElectedAt), KnownFenced: o.KnownFenced,
-			Reseed: o.Reseed, Preempted: machine.State(o.Preempted), Target: o.Target, TargetShards: o.TargetShards, Snapshot: o.Snapshot,
+			Shard: int(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
+			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: microTime(o.ElectedAt),
+			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: machine.State(o.Preempted),
+			Target: o.Target, TargetShards: int(o.TargetShards), Snapshot: o.Snapshot,
 		}
 	}
 	return p
@@ -41,9 +42,10 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 	if p.Op != (machine.Operation{}) {
 		o := p.Op
 		m.Operation = &v1alpha1.OperationRecord{
-			Shard: o.Shard, Lost: o.Lost, LostRunID: o.LostRunID, LostHistory: apiHistory(o.LostHistory),
-			Planned: o.Planned, Candidate: o.Candidate, ElectedAt: toMicro(o.ElectedAt), KnownFenced: o.KnownFenced,
-			Reseed: o.Reseed, Preempted: v1alpha1.State(o.Preempted), Target: o.Target, TargetShards: o.TargetShards, Snapshot: o.Snapshot,
+			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
+			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: toMicro(o.ElectedAt),
+			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1alpha1.State(o.Preempted),
+			Target: o.Target, TargetShards: int32(o.TargetShards), Snapshot: o.Snapshot,
 		}
 	}
 	return m
