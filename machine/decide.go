@@ -5,10 +5,11 @@ import "context"
 // decider carries one Decide call: the persisted state, the observation, its index, and the
 // outcome of the guard that passed.
 type decider struct {
-	p       Persisted
-	obs     Observation
-	v       *view
-	outcome outcome
+	p   Persisted
+	obs Observation
+	v   *view
+	// approved is the event whose guard passed, the only one looplab may take.
+	approved Event
 }
 
 // Decide is the machine: given the persisted state and an observation it returns at most one
@@ -22,7 +23,8 @@ type decider struct {
 //   - An observation older than p.Since is stale (someone persisted a newer transition since
 //     it was taken): no transition and no actions, observe again.
 //   - Guards are tried in the table's priority order; the first that passes fires through a
-//     fresh looplab FSM, which refuses anything not in the table.
+//     fresh looplab FSM (built for that decision, never shared), which refuses anything not
+//     in the table.
 func Decide(p Persisted, obs Observation) Decision {
 	if p.State == "" {
 		p.State = Bootstrapping
@@ -43,25 +45,29 @@ func Decide(p Persisted, obs Observation) Decision {
 	return Decision{Transition: taken, Next: next, Actions: actions, Waiting: waiting}
 }
 
-// transition fires the first rule whose guard passes, through a fresh looplab FSM.
+// transition evaluates the guards of the rules leaving the persisted state in priority order
+// and fires the first that passes through a fresh looplab FSM, which refuses anything the
+// table does not have. The FSM is only built when there is something to fire: most
+// observations cause no transition.
 func (d *decider) transition() (*Transition, Persisted) {
-	f := newFSM(d.p.State)
-	ctx := context.WithValue(context.Background(), guardKey{}, d)
 	for _, r := range rulesFrom[d.p.State] {
-		to, taken, err := fire(ctx, f, r.event)
-		if err != nil {
+		out, pass := r.guard(d)
+		if !pass {
+			continue
+		}
+		d.approved = r.event
+		ctx := context.WithValue(context.Background(), guardKey{}, d)
+		to, taken, err := fire(ctx, newFSM(d.p.State), r.event)
+		if err != nil || !taken {
 			// The table and rulesFrom are built from the same rows, so looplab refusing one
 			// is a programming error; staying put is the safe reaction.
 			return nil, d.p
 		}
-		if !taken {
-			continue
-		}
-		next := d.outcome.next
+		next := out.next
 		next.State = to
 		next.Seq = d.p.Seq + 1
 		next.Since = d.obs.Time
-		t := &Transition{Seq: next.Seq, From: d.p.State, To: to, Event: r.event, Message: d.outcome.message, Time: d.obs.Time}
+		t := &Transition{Seq: next.Seq, From: d.p.State, To: to, Event: r.event, Message: out.message, Time: d.obs.Time}
 		return t, next
 	}
 	return nil, d.p

@@ -21,25 +21,17 @@ func newFSM(state State) *fsm.FSM {
 	})
 }
 
-// runGuard is the single before_event callback: it evaluates the pure guard of the rule being
-// fired and cancels the event when the guard does not hold. A FSM built for rendering or
-// table checks has no decider in the context and accepts every event.
+// runGuard is the single before_event callback: looplab takes an event only if the decider
+// approved it, that is, if its rule's guard passed on this decision's inputs. A FSM built
+// for rendering or table checks has no decider in the context and accepts every event.
 func runGuard(ctx context.Context, e *fsm.Event) {
 	d, ok := ctx.Value(guardKey{}).(*decider)
 	if !ok {
 		return
 	}
-	r := ruleFor(Event(e.Event), State(e.Src))
-	if r == nil {
-		e.Cancel(fmt.Errorf("no rule for %s from %s", e.Event, e.Src))
-		return
+	if d.approved != Event(e.Event) || ruleFor(Event(e.Event), State(e.Src)) == nil {
+		e.Cancel(fmt.Errorf("%s from %s was not approved by its guard", e.Event, e.Src))
 	}
-	out, pass := r.guard(d)
-	if !pass {
-		e.Cancel()
-		return
-	}
-	d.outcome = out
 }
 
 // fire tries event from the FSM's current state. It reports whether the guard passed and the

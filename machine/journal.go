@@ -68,7 +68,7 @@ func EntryFor(d Decision, obs Observation) (Entry, bool) {
 	if t == nil {
 		return Entry{}, false
 	}
-	return Entry{Seq: t.Seq, Time: t.Time, Event: t.Event, From: t.From, To: t.To, Message: t.Message, Observation: Summarize(obs), After: d.Next}, true
+	return Entry{Seq: t.Seq, Time: t.Time, Event: t.Event, From: t.From, To: t.To, Message: t.Message, Observation: Summarize(obs), After: d.Next.Clone()}, true
 }
 
 // Folded is what a journal folds into: the persisted state and the full history.
@@ -92,23 +92,34 @@ func (f Folded) History(limit int) []HistoryRecord {
 // the transition reached. It returns the persisted state and history the entries rebuild.
 func Fold(entries []Entry) (Folded, error) {
 	f := Folded{State: Persisted{State: Bootstrapping}}
-	for i, e := range entries {
-		if e.Seq != uint64(i)+1 {
-			return f, fmt.Errorf("journal: entry %d has seq %d, want %d", i, e.Seq, i+1)
+	for _, e := range entries {
+		if err := f.Apply(e); err != nil {
+			return f, err
 		}
-		if e.From != f.State.State {
-			return f, fmt.Errorf("journal: entry %d starts in %s, previous ended in %s", e.Seq, e.From, f.State.State)
-		}
-		m := newFSM(e.From)
-		to, taken, err := fire(context.Background(), m, e.Event)
-		if err != nil || !taken {
-			return f, fmt.Errorf("journal: entry %d: %s from %s is not in the table: %v", e.Seq, e.Event, e.From, err)
-		}
-		if to != e.To || e.After.State != to || e.After.Seq != e.Seq {
-			return f, fmt.Errorf("journal: entry %d: %s from %s leads to %s, entry says %s (after: %s #%d)", e.Seq, e.Event, e.From, to, e.To, e.After.State, e.After.Seq)
-		}
-		f.State = e.After
-		f.Records = append(f.Records, HistoryRecord{Seq: e.Seq, From: e.From, To: e.To, Event: e.Event, Reason: e.Event.Reason(), Message: e.Message, Time: e.Time})
 	}
 	return f, nil
+}
+
+// Apply folds one more entry into f, with the checks of Fold; a journal reader that keeps
+// its fold up to date applies entries one at a time.
+func (f *Folded) Apply(e Entry) error {
+	if f.State.State == "" {
+		f.State.State = Bootstrapping
+	}
+	if e.Seq != f.State.Seq+1 {
+		return fmt.Errorf("journal: entry has seq %d, want %d", e.Seq, f.State.Seq+1)
+	}
+	if e.From != f.State.State {
+		return fmt.Errorf("journal: entry %d starts in %s, previous ended in %s", e.Seq, e.From, f.State.State)
+	}
+	to, taken, err := fire(context.Background(), newFSM(e.From), e.Event)
+	if err != nil || !taken {
+		return fmt.Errorf("journal: entry %d: %s from %s is not in the table: %v", e.Seq, e.Event, e.From, err)
+	}
+	if to != e.To || e.After.State != to || e.After.Seq != e.Seq {
+		return fmt.Errorf("journal: entry %d: %s from %s leads to %s, entry says %s (after: %s #%d)", e.Seq, e.Event, e.From, to, e.To, e.After.State, e.After.Seq)
+	}
+	f.State = e.After.Clone()
+	f.Records = append(f.Records, HistoryRecord{Seq: e.Seq, From: e.From, To: e.To, Event: e.Event, Reason: e.Event.Reason(), Message: e.Message, Time: e.Time})
+	return nil
 }

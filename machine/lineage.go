@@ -7,36 +7,12 @@ import (
 )
 
 // Replication histories, in Valkey's terms: every primary has a replication ID (ReplID) and
-// an offset. A replica that syncs takes its primary's ID. A promoted node (and a node that
-// restarted from its persisted data) gets a fresh ID and remembers the one it continues as
-// ReplID2, valid for offsets below SecondOffset (second_repl_offset is exclusive). Valkey
-// itself uses exactly these fields to decide whether a replica can continue from a primary
-// (partial resync); the machine uses them the same way to decide whose data contains whose.
-
-// claimCovered reports whether node b's data contains the history id up to offset pos.
-func claimCovered(b Valkey, id string, pos int64) bool {
-	if id == "" {
-		return false
-	}
-	if id == b.ReplID && pos <= b.Offset {
-		return true
-	}
-	return b.ReplID2 != "" && id == b.ReplID2 && pos < b.SecondOffset
-}
-
-// covers reports whether b's data contains all of a's (a could continue from b by partial
-// resync). An empty node is contained in anything. A node that switched to a new ID but has
-// written nothing since (Offset == SecondOffset-1) is judged by the history it continues:
-// that is the case of a node restarted from its data, or promoted and still fenced.
-func covers(b, a Valkey) bool {
-	if a.Offset == 0 {
-		return true
-	}
-	if claimCovered(b, a.ReplID, a.Offset) {
-		return true
-	}
-	return a.ReplID2 != "" && a.Offset == a.SecondOffset-1 && claimCovered(b, a.ReplID2, a.Offset)
-}
+// an offset. A replica that syncs takes its primary's ID. A promoted node gets a fresh ID and
+// remembers the one it continues as ReplID2, valid for offsets below SecondOffset
+// (second_repl_offset is exclusive). A node restarted from its data, started as a replica
+// (as the pod template starts every node), keeps its ID and offset but forgets ReplID2. Valkey
+// itself uses these fields to decide whether a replica can continue from a primary (partial
+// resync); the machine uses them the same way to decide whose data contains whose.
 
 // lineage is the set of replication IDs that carry a shard's data: the recorded history,
 // the history it continued (up to where it left it), and every history that continues one of
@@ -157,9 +133,12 @@ func (l lineage) holds(c, o candidate) bool {
 	return (c.byOffset || o.byOffset) && c.Valkey.Offset >= o.Valkey.Offset
 }
 
-// covers is covers with what the lineage knows about which history continued which: a node
-// restarted from its data reports only its current ID (Valkey does not keep master_replid2
-// across a restart), but the record or another node may still say where that ID came from.
+// covers reports whether b's data contains all of a's: a could continue from b by partial
+// resync, following the chain of continued histories the lineage knows (a node restarted
+// from its data reports only its current ID, but the record or another node may still say
+// where that ID came from). An empty node is contained in anything. A node that switched to
+// a new ID but has written nothing since (Offset == SecondOffset-1: promoted and still
+// fenced, say) is judged by the history it continues.
 func (l lineage) covers(b, a Valkey) bool {
 	if a.Offset == 0 {
 		return true

@@ -21,7 +21,7 @@ func TestCoversFollowsValkeyPartialResyncRules(t *testing.T) {
 		{"a promoted node that wrote something is not", v("h1", 10, "", -1), v("h2", 9, "h1", 9), false},
 	}
 	for _, c := range cases {
-		if got := covers(c.b, c.a); got != c.want {
+		if got := (lineage{}).covers(c.b, c.a); got != c.want {
 			t.Errorf("%s: covers = %v, want %v", c.name, got, c.want)
 		}
 	}

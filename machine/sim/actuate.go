@@ -144,7 +144,14 @@ func (w *World) handOver(a machine.HandOver) error {
 	if err != nil {
 		return err
 	}
-	if from.role != machine.RolePrimary || to.role != machine.RoleReplica || to.masterIP != from.ip || !to.linkUp ||
+	return w.failoverTo(from, to)
+}
+
+// failoverTo is FAILOVER TO as Valkey runs it on from: the target must be a linked replica
+// the primary reaches; it is brought up to date, takes over with writes as they were, and
+// the old primary follows it.
+func (w *World) failoverTo(from, to *node) error {
+	if !w.responsive(from) || from.role != machine.RolePrimary || to.role != machine.RoleReplica || to.masterIP != from.ip || !to.linkUp ||
 		to.linkRun != from.runID || to.lagTicks > 0 || !w.talk(from, to) {
 		return fmt.Errorf("FAILOVER TO %s: not a caught-up replica of %s", to.name, from.name)
 	}
@@ -220,6 +227,11 @@ func (w *World) migrate(a machine.MigrateSlots) error {
 	}
 	if from.role != machine.RolePrimary || to.role != machine.RolePrimary || !w.talk(from, to) {
 		return fmt.Errorf("migrate %s -> %s: both must be reachable primaries", from.name, to.name)
+	}
+	// MIGRATE writes the keys into the target with RESTORE, a write command: with
+	// min-replicas-to-write the target refuses it (NOREPLICAS) unless enough replicas follow.
+	if w.topo.MinSyncReplicas > 0 && w.goodReplicas(to) < w.topo.MinSyncReplicas {
+		return fmt.Errorf("migrate %s -> %s: NOREPLICAS", from.name, to.name)
 	}
 	for _, id := range from.log {
 		if slot := slotOf(w.writes[id].key); slot >= a.Slots.Start && slot <= a.Slots.End && !to.has.get(id) {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // ChaosConfig is one exploration: Schedules random schedules of Steps steps each, the i-th
@@ -56,6 +58,7 @@ func Explore(cfg ChaosConfig) ChaosReport {
 		cfg.ShrinkRuns = 2000
 	}
 	rep := ChaosReport{Config: cfg, Faults: map[FaultKind]int{}, Violations: map[ViolationKind]int{}}
+	rep.Totals.Edges = map[string]int{}
 	start := time.Now()
 	opts := Options{Sabotage: cfg.Sabotage}
 	for i := 0; i < cfg.Schedules; i++ {
@@ -109,6 +112,9 @@ func (r *ChaosReport) add(s Stats) {
 	r.Totals.WritesRejected += s.WritesRejected
 	r.Totals.WaitAcked += s.WaitAcked
 	r.Totals.Transitions += s.Transitions
+	for e, n := range s.Edges {
+		r.Totals.Edges[e] += n
+	}
 	r.Totals.Actions += s.Actions
 	r.Totals.ActionsRefused += s.ActionsRefused
 	r.Totals.Reconciles += s.Reconciles
@@ -135,6 +141,18 @@ func (r ChaosReport) Write(out io.Writer) {
 	t := r.Totals
 	fmt.Fprintf(out, "reconciles %d, transitions %d, actions %d (%d refused or failed), client writes %d acknowledged (%d by WAIT), %d rejected\n",
 		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
+	var unexercised []string
+	edges := machine.Table()
+	for _, e := range edges {
+		if r.Totals.Edges[edgeName(e.From, e.Event, e.To)] == 0 {
+			unexercised = append(unexercised, edgeName(e.From, e.Event, e.To))
+		}
+	}
+	fmt.Fprintf(out, "table edges exercised: %d of %d", len(edges)-len(unexercised), len(edges))
+	if len(unexercised) > 0 {
+		fmt.Fprintf(out, " (not: %s)", strings.Join(unexercised, "; "))
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "faults injected:")
 	for _, k := range FaultKinds {
 		fmt.Fprintf(out, " %s=%d", k, r.Faults[k])

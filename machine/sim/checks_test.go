@@ -81,9 +81,15 @@ func TestPersistedChecksCatchBrokenStatus(t *testing.T) {
 	s := convergedSim(t)
 	op := s.op
 	op.journal = op.journal[:len(op.journal)-1] // an entry lost
-	op.checkPersisted()
+	op.checkJournal()
 	if !hasViolation(s, ViolationMachine, "journal") {
 		t.Error("a journal that does not fold to the live state went unnoticed")
+	}
+	s = convergedSim(t)
+	s.op.journal[len(s.op.journal)-1].After.Shards[0].Primary = "someone-else" // an entry altered
+	s.op.checkJournal()
+	if !hasViolation(s, ViolationMachine, "journal folds to") {
+		t.Error("a journal entry that disagrees with the status went unnoticed")
 	}
 	s = convergedSim(t)
 	s.op.status.Conditions = machine.InitialConditions(timeOf(0)) // Bootstrapping True in Steady

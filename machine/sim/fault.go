@@ -42,6 +42,10 @@ const (
 	// FaultSlowActuator makes the next action take Ticks before it takes effect, the operator
 	// waiting on it meanwhile.
 	FaultSlowActuator FaultKind = "slow-actuator"
+	// FaultManualFailover is a person running FAILOVER TO on the shard's primary behind the
+	// operator's back, towards the replica Node names (when it is a caught-up replica), while
+	// the cluster's state is Steady.
+	FaultManualFailover FaultKind = "manual-failover"
 	// FaultHeal ends every partition, pause and link lag.
 	FaultHeal FaultKind = "heal"
 )
@@ -50,7 +54,7 @@ const (
 var FaultKinds = []FaultKind{
 	FaultKillPrimary, FaultKillNode, FaultPause, FaultPartition, FaultPartitionOperator,
 	FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultLinkLag, FaultOperatorCrash,
-	FaultAPIConflict, FaultActuatorFailure, FaultSlowActuator, FaultHeal,
+	FaultAPIConflict, FaultActuatorFailure, FaultSlowActuator, FaultManualFailover, FaultHeal,
 }
 
 // NodeRef names a node portably: by shard and ordinal (pod <cluster>-<shard>-<ordinal>), or

@@ -77,6 +77,8 @@ func GenFault(src Source, t Topology) Fault {
 	case FaultLinkLag:
 		f.Node = genRef(src, t)
 		f.Ticks = 1 + src.Intn(4, "ticks")
+	case FaultManualFailover:
+		f.Node = genRef(src, t)
 	case FaultPartition:
 		for s := 0; s < maxShards(t); s++ {
 			for o := 0; o <= t.Replicas; o++ {

@@ -21,6 +21,11 @@ type Operator struct {
 	journal  []machine.Entry
 	sabotage Sabotage
 
+	// folded is the journal folded so far (kept up to date entry by entry); stored is the
+	// persisted state as it reads back from the API (a JSON round trip), for the checks.
+	folded machine.Folded
+	stored machine.Persisted
+
 	probes      map[string]int
 	queue       []machine.Action
 	inflight    machine.Action
@@ -40,6 +45,7 @@ func newOperator(w *World, sab Sabotage) *Operator {
 		sabotage: sab,
 		probes:   map[string]int{},
 		status:   Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(0))},
+		stored:   machine.Persisted{State: machine.Bootstrapping},
 	}
 }
 
@@ -147,9 +153,15 @@ func (o *Operator) persist(obs machine.Observation, d machine.Decision) {
 	if e, ok := machine.EntryFor(d, obs); ok {
 		o.journal = append(o.journal, e)
 	}
+	o.store(d.Next)
 	w.stats.Transitions++
+	w.stats.Edges[edgeName(t.From, t.Event, t.To)]++
 	w.note("operator: %s", t)
 	o.checkPersisted()
+}
+
+func edgeName(from machine.State, e machine.Event, to machine.State) string {
+	return string(from) + " --" + string(e) + "--> " + string(to)
 }
 
 // crash restarts the operator: memory lost; an action in flight took effect only if inFlight.

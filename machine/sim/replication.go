@@ -86,15 +86,6 @@ func (m *node) setAck(replica string, tick int64) {
 	m.acks = append(m.acks, ack{replica, tick})
 }
 
-func (m *node) ackOf(replica string) (int64, bool) {
-	for _, a := range m.acks {
-		if a.replica == replica {
-			return a.tick, true
-		}
-	}
-	return 0, false
-}
-
 // goodReplicas counts what min-replicas-to-write counts: replicas this process heard from
 // within maxLag. The primary forgets a replica at once when it sees the connection close (the
 // replica, reachable from it, follows someone else or nothing, or restarted); a replica cut off

@@ -131,6 +131,15 @@ func (s *Sim) fault(f Fault) {
 		s.op.failures += f.Count
 	case FaultSlowActuator:
 		s.op.slowTicks = f.Ticks
+	case FaultManualFailover:
+		// A person checks that the cluster is Steady first; a hand-over run behind the
+		// operator's back in the middle of its own failover is out of scope.
+		from := w.resolve(NodeRef{Shard: f.Node.Shard, Primary: true})
+		if from != nil && n != nil && from != n && s.op.status.Persisted.State == machine.Steady {
+			if err := w.failoverTo(from, n); err == nil {
+				w.note("manual FAILOVER TO: %s handed over to %s", from.name, n.name)
+			}
+		}
 	case FaultHeal:
 		s.heal()
 	}
@@ -229,6 +238,7 @@ func (s *Sim) Converge() int {
 			if s.op.status.Persisted.Seq != seq || !s.op.settled {
 				w.violate(ViolationLiveness, "Steady did not hold once settled: %s", s.op.lastDecision)
 			}
+			s.op.checkJournal()
 			w.note("settled in Steady after %d operator steps", i+1)
 			return i + 1
 		}

@@ -74,6 +74,8 @@ type Stats struct {
 	WaitAcked      int
 	Faults         map[FaultKind]int
 	Transitions    int
+	// Edges counts the transitions taken per table edge ("From --event--> To").
+	Edges          map[string]int
 	Actions        int
 	ActionsRefused int
 	Reconciles     int
@@ -140,6 +142,7 @@ type ack struct {
 func NewWorld(t Topology) *World {
 	w := &World{topo: t, spec: t.initialSpec()}
 	w.stats.Faults = map[FaultKind]int{}
+	w.stats.Edges = map[string]int{}
 	return w
 }
 
@@ -329,26 +332,27 @@ func (w *World) deletePod(n *node, keepData bool) {
 	}
 }
 
-// wiped records that n's data is destroyed by a restart or a deletion. A write acknowledged
-// by WAIT was promised to survive on MinSyncReplicas nodes besides the one that accepted it;
-// once faults have destroyed every such copy (the accepting node may still hold it), the
-// promise is void, and losing the write in a failover is not counted against the operator.
+// wiped records that n's data is destroyed by a restart or a deletion. WAIT MinSyncReplicas
+// promises a write on that many nodes besides the primary, so that losing any one node
+// loses no acknowledged write. Once faults have destroyed copies until a single node holds
+// a write, that promise is void: the write now lives or dies with that node (a failover away
+// from it while it is unreachable is what a failover is for), and losing it is not counted
+// against the operator.
 func (w *World) wiped(n *node, why string) {
 	for i := range w.writes {
 		wr := &w.writes[i]
 		if !wr.waitAcked || wr.exempt || !n.has.get(wr.id) {
 			continue
 		}
-		otherCopy := false
+		holders := 0
 		for _, m := range w.nodes {
-			if m != n && m.name != wr.node && m.exists && m.has.get(wr.id) {
-				otherCopy = true
-				break
+			if m != n && m.exists && m.has.get(wr.id) {
+				holders++
 			}
 		}
-		if !otherCopy {
+		if holders <= 1 {
 			wr.exempt = true
-			w.note("write %d exempt: %s %s and no node but %s, which accepted it, holds it", wr.id, n.name, why, wr.node)
+			w.note("write %d exempt: %s %s and %d node(s) still hold it", wr.id, n.name, why, holders)
 		}
 	}
 }
