@@ -2,9 +2,11 @@ package operatorsuite
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
@@ -23,7 +26,28 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{}, &cl, setUp))
+	// The operator image maps to a binary built from this tree, for the tests that run the
+	// operator as a Pod.
+	bin, err := buildOperator()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the operator:", err)
+		os.Exit(1)
+	}
+	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorBinary: bin}, &cl, setUp))
+}
+
+func buildOperator() (string, error) {
+	root, err := kubeassets.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(root, ".cache", "bin", "valkey-operator-e2e")
+	cmd := exec.Command("go", "build", "-o", bin, "./operator")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%w: %s", err, out)
+	}
+	return bin, nil
 }
 
 // setUp installs the CRDs from the chart and makes the typed client.
