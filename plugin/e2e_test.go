@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -270,6 +271,28 @@ func TestHistoryFull(t *testing.T) {
 		t.Errorf("through the operator's pod:\n%s\nwant as through --operator-url:\n%s", found, out)
 	}
 
+	// Every replica serves its journal, but only the leader's is current: the pod holding the
+	// leader election Lease is tried first, though another comes first by name.
+	leaderNS := namespace(t, "operator-leader")
+	port2 := journalServersOnOnePort(t, map[string]string{
+		followerIP: strings.Replace(journalDocument, `{"kind":"transition","entry":{"Seq":6`, `{"kind":"ignored","entry":{"Seq":6`, 1),
+		leaderIP:   journalDocument,
+	})
+	operatorPod(t, leaderNS, "valkey-operator-a", followerIP, true)
+	operatorPod(t, leaderNS, "valkey-operator-b", leaderIP, true)
+	holder := "valkey-operator-b_5f0c8e2a-3d4b-4c1e-9a7f-2b6d8e0c1a3f"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "valkey-operator.valkey.fsm.dev"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	if _, err := shared.core.CoordinationV1().Leases(leaderNS).Create(context.Background(), lease, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fromLeader, err := kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--operator-namespace", leaderNS, "--operator-port", strconv.Itoa(port2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromLeader != out {
+		t.Errorf("with a leader:\n%s\nwant the leader's journal:\n%s", fromLeader, out)
+	}
+
 	// A Ready pod where nothing listens.
 	deadNS := namespace(t, "operator-dead")
 	operatorPod(t, deadNS, "valkey-operator-0", "127.0.0.1", true)
@@ -294,6 +317,54 @@ func TestHistoryFull(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot be combined") {
 		t.Errorf("--full --watch: %v", err)
 	}
+}
+
+// The fake operator pods of the leader test listen on addresses of this package's own
+// loopback range (serviceRange), where the API server allocates no ClusterIP because no test
+// creates a Service, and no other package listens.
+const (
+	followerIP = "127.253.255.1"
+	leaderIP   = "127.253.255.2"
+)
+
+// journalServersOnOnePort serves, on each address, its journal document for
+// history-full/cache, all on the same port (as every operator pod listens on 8082), and
+// returns the port.
+func journalServersOnOnePort(t *testing.T, docs map[string]string) int {
+	t.Helper()
+	for attempt := 0; attempt < 20; attempt++ {
+		var listeners []net.Listener
+		port := 0
+		for ip := range docs {
+			l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+			if err != nil {
+				break // the port is taken on this address: try another
+			}
+			port = l.Addr().(*net.TCPAddr).Port
+			listeners = append(listeners, l)
+		}
+		if len(listeners) < len(docs) {
+			for _, l := range listeners {
+				l.Close()
+			}
+			continue
+		}
+		for _, l := range listeners {
+			doc := docs[l.Addr().(*net.TCPAddr).IP.String()]
+			srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/journal/history-full/cache" {
+					http.NotFound(w, r)
+					return
+				}
+				_, _ = w.Write([]byte(doc))
+			})}}
+			srv.Start()
+			t.Cleanup(srv.Close)
+		}
+		return port
+	}
+	t.Fatal("no port free on every address")
+	return 0
 }
 
 func closedPort(t *testing.T) int {

@@ -27,8 +27,9 @@ before and after, the event that caused it and what happened.
 By default the transitions come from status.history, which keeps the most recent ones.
 --watch keeps printing transitions as the operator records them, until interrupted.
 --full asks the operator for its journal, which keeps every transition; the operator is
-found at --operator-url, or by dialling the first Ready pod labelled
-app.kubernetes.io/name=valkey-operator in --operator-namespace on --operator-port.`,
+found at --operator-url, or by dialling the Ready pods labelled
+app.kubernetes.io/name=valkey-operator in --operator-namespace on --operator-port, the
+leader's first.`,
 		Example: `  kubectl valkey history cache
   kubectl valkey history cache --watch --age
   kubectl valkey history cache --full -o json
@@ -68,7 +69,7 @@ app.kubernetes.io/name=valkey-operator in --operator-namespace on --operator-por
 	fs.BoolVar(&opts.Age, "age", false, "Show how long ago each transition was instead of its RFC 3339 time")
 	fs.BoolVarP(&watch, "watch", "w", false, "After the current transitions, print new ones as the operator records them, until interrupted")
 	fs.BoolVar(&full, "full", false, "Read every transition from the operator's journal instead of status.history")
-	fs.StringVar(&op.URL, "operator-url", "", "Base URL of the operator's journal endpoint (for example http://127.0.0.1:8082 through kubectl port-forward); by default the first Ready operator pod is dialled directly")
+	fs.StringVar(&op.URL, "operator-url", "", "Base URL of the operator's journal endpoint (for example http://127.0.0.1:8082 through kubectl port-forward); by default the operator's Ready pods are dialled directly, the leader's first")
 	fs.StringVar(&op.Namespace, "operator-namespace", op.Namespace, "Namespace of the operator's pods, for --full without --operator-url")
 	fs.IntVar(&op.Port, "operator-port", op.Port, "Port of the operator's journal endpoint on its pods, for --full without --operator-url")
 	return cmd

@@ -5,5 +5,5 @@
 // operator persists before it acts on each of them. --watch follows it as the operator
 // appends. --full reads the operator's journal instead, which keeps every transition; it is
 // served by the operator over HTTP (GET /journal/{namespace}/{name} on port 8082), either
-// at --operator-url or on the first Ready operator pod, dialled directly.
+// at --operator-url or on the operator's Ready pods, dialled directly, the leader's first.
 package history

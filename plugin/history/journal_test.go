@@ -240,8 +240,8 @@ func closedPort(t *testing.T) string {
 func TestTryEndpoints(t *testing.T) {
 	doc := served(t, operatorJournal(t))
 	good := journalServer(t, doc)
-	dead := endpoint{what: "pod valkey-operator-a", url: "http://" + closedPort(t)}
-	unaware := endpoint{what: "pod valkey-operator-b", url: journalServer(t, doc).URL + "/elsewhere"}
+	dead := endpoint{what: "pod valkey-operator-a", pod: "valkey-operator-a", url: "http://" + closedPort(t)}
+	unaware := endpoint{what: "pod valkey-operator-b", pod: "valkey-operator-b", url: journalServer(t, doc).URL + "/elsewhere"}
 
 	_, j, err := tryEndpoints(context.Background(), httpClient(false), []endpoint{dead, unaware, {what: "pod valkey-operator-c", url: good.URL}}, "prod", "cache")
 	if err != nil || len(j.Records) != 4 {
@@ -278,9 +278,19 @@ func TestPodEndpoints(t *testing.T) {
 		terminating,
 		pod("op-e", "fd00::5", corev1.ConditionTrue),
 	}
-	got := podEndpoints(pods, 8082)
-	want := []endpoint{{what: "pod op-e", url: "http://[fd00::5]:8082"}, {what: "pod op-z", url: "http://10.0.0.9:8082"}}
+	got := podEndpoints(pods, 8082, "")
+	want := []endpoint{{what: "pod op-e", pod: "op-e", url: "http://[fd00::5]:8082"}, {what: "pod op-z", pod: "op-z", url: "http://10.0.0.9:8082"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+	// The leader's journal is the current one: it is tried first.
+	got = podEndpoints(pods, 8082, "op-z")
+	want = []endpoint{{what: "pod op-z (leader)", pod: "op-z", url: "http://10.0.0.9:8082"}, {what: "pod op-e", pod: "op-e", url: "http://[fd00::5]:8082"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with leader op-z: got %+v, want %+v", got, want)
+	}
+	// A leader that is not Ready is not dialled.
+	if got := podEndpoints(pods, 8082, "op-c"); len(got) != 2 || got[0].pod != "op-e" {
+		t.Errorf("with a leader that is not Ready: %+v", got)
 	}
 }

@@ -26,6 +26,9 @@ const (
 	DefaultOperatorPort = 8082
 	// OperatorSelector selects the operator's pods.
 	OperatorSelector = "app.kubernetes.io/name=valkey-operator"
+	// LeaseName is the operator's leader election Lease (LeaderElectionID in
+	// operator/manager), in the operator's namespace.
+	LeaseName = "valkey-operator.valkey.fsm.dev"
 )
 
 // OperatorOptions say where the operator's journal endpoint is.
@@ -57,26 +60,57 @@ func httpClient(useProxy bool) *http.Client {
 
 // endpoint is one place the journal may be served.
 type endpoint struct {
-	// what describes it in errors: "--operator-url" or "pod NAME".
+	// what describes it in errors: "pod NAME" or "pod NAME (leader)".
 	what string
+	pod  string
 	url  string
 }
 
-// podEndpoints are the Ready operator pods that have an IP, by name (the same order on every
-// run), as journal endpoints.
-func podEndpoints(pods []corev1.Pod, port int) []endpoint {
+// podEndpoints are the Ready operator pods that have an IP, as journal endpoints: the
+// leader's first, then the others by name (the same order on every run). Every replica
+// serves its journal, but a follower's holds only what it journaled while it led: the
+// leader's is the one that is up to date.
+func podEndpoints(pods []corev1.Pod, port int, leader string) []endpoint {
 	var ready []corev1.Pod
 	for _, p := range pods {
 		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && podReady(p) {
 			ready = append(ready, p)
 		}
 	}
-	slices.SortFunc(ready, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(ready, func(a, b corev1.Pod) int {
+		if (a.Name == leader) != (b.Name == leader) {
+			if a.Name == leader {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	out := make([]endpoint, len(ready))
 	for i, p := range ready {
-		out[i] = endpoint{what: "pod " + p.Name, url: "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))}
+		what := "pod " + p.Name
+		if p.Name == leader {
+			what += " (leader)"
+		}
+		out[i] = endpoint{what: what, pod: p.Name, url: "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))}
 	}
 	return out
+}
+
+// leaderPod is the name of the pod holding the operator's leader election Lease, or "" when
+// it cannot be told (no Lease, no permission to read it, another identity format): the pods
+// are then tried by name. controller-runtime's identity is "<hostname>_<uuid>", and a pod's
+// hostname is its name.
+func leaderPod(ctx context.Context, core kubernetes.Interface, namespace string) string {
+	lease, err := core.CoordinationV1().Leases(namespace).Get(ctx, LeaseName, metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	name, _, ok := strings.Cut(*lease.Spec.HolderIdentity, "_")
+	if !ok {
+		return ""
+	}
+	return name
 }
 
 func podReady(p corev1.Pod) bool {
@@ -110,9 +144,9 @@ func runFull(ctx context.Context, flags *kube.Flags, op OperatorOptions, name st
 }
 
 // readJournal reads the journal from --operator-url, or else from the Ready operator pods in
-// turn: the first that answers with a journal wins. Only the leader journals, so another
-// replica may not know the cluster (404); the next one is tried. When none answers, the
-// error lists every attempt and how to point the plugin at the operator.
+// turn, the leader first: the first that answers with a journal wins. A replica that never
+// led while the cluster existed does not know it (404); the next one is tried. When none
+// answers, the error lists every attempt and how to point the plugin at the operator.
 func readJournal(ctx context.Context, core kubernetes.Interface, op OperatorOptions, namespace, name string) ([]byte, *Journal, error) {
 	cluster := namespace + "/" + name
 	if op.URL != "" {
@@ -126,14 +160,14 @@ func readJournal(ctx context.Context, core kubernetes.Interface, op OperatorOpti
 	if err != nil {
 		return nil, nil, fmt.Errorf("finding the operator (pods labelled %s in namespace %s): %w; pass --operator-url to skip the search", OperatorSelector, op.Namespace, err)
 	}
-	endpoints := podEndpoints(pods.Items, op.Port)
+	endpoints := podEndpoints(pods.Items, op.Port, leaderPod(ctx, core, op.Namespace))
 	if len(endpoints) == 0 {
 		return nil, nil, fmt.Errorf("cannot read the journal of %s: no Ready pod with an IP is labelled %s in namespace %s (%d pods found); "+
 			"use --operator-namespace if the operator runs elsewhere, or --operator-url", cluster, OperatorSelector, op.Namespace, len(pods.Items))
 	}
 	raw, j, err := tryEndpoints(ctx, httpClient(false), endpoints, namespace, name)
 	if err != nil {
-		first := strings.TrimPrefix(endpoints[0].what, "pod ")
+		first := endpoints[0].pod
 		return nil, nil, fmt.Errorf("%w\nIf this machine cannot reach pod IPs, forward the port and pass --operator-url:\n"+
 			"  kubectl port-forward -n %s pod/%s %d &\n  kubectl valkey history %s -n %s --full --operator-url http://127.0.0.1:%d",
 			err, op.Namespace, first, op.Port, name, namespace, op.Port)
