@@ -127,12 +127,32 @@ func TestElectsHighestOffsetOfTheHistory(t *testing.T) {
 }
 
 func TestNeverElectsAcrossAFork(t *testing.T) {
-	// s0-2 has the highest offset but in another history: never a candidate.
+	// The record says h2, which continued h1 below offset 6. s0-2 went on in h1 beyond that
+	// point (an isolated old primary's writes): a known fork, never a candidate.
+	p := steadyState()
+	p.Shards[0].History = History{ID: "h2", PrevID: "h1", PrevEnd: 6}
+	prim := primary(9)
+	prim.Valkey.ReplID = "h2"
+	inLine := replica(1, 8)
+	inLine.Valkey.ReplID = "h2"
 	forked := replica(2, 50)
-	forked.Valkey.ReplID = "other"
-	_, d := failingOver(t, replica(1, 5), forked)
+	spec := testSpec(2)
+	d := Decide(p, obsAt(5, spec, unreachable(prim, 5), inLine, forked))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, unreachable(prim, 6), detached(inLine), detached(forked)))
 	if d.Next.Op.Candidate != "s0-1" {
-		t.Fatalf("want s0-1 elected (s0-2 is in another history), got %s", d)
+		t.Fatalf("want s0-1 elected (s0-2 forked off h1 at 50 > 6), got %s", d)
+	}
+	// A node on its own holding data of a history nobody knows (a promoted node, or a
+	// hand-over target, restarted before its new ID was recorded) is compared by offset:
+	// it may hold the newest writes.
+	stranger := detached(replica(2, 50))
+	stranger.Valkey.ReplID = "other"
+	_, d = failingOver(t, replica(1, 5), stranger)
+	if d.Next.Op.Candidate != "s0-2" {
+		t.Fatalf("want s0-2 (offset 50, history unknown) elected, got %s", d)
 	}
 	// Two candidates that each continued h1 and then diverged: nobody contains the other,
 	// so the primary is not failed over at all, and the reason is given.
@@ -140,7 +160,7 @@ func TestNeverElectsAcrossAFork(t *testing.T) {
 	a.Valkey.ReplID, a.Valkey.ReplID2, a.Valkey.SecondOffset = "ha", "h1", 6
 	b := detached(replica(2, 8))
 	b.Valkey.ReplID, b.Valkey.ReplID2, b.Valkey.SecondOffset = "hb", "h1", 7
-	d = Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 5), a, b))
+	d = Decide(steadyState(), obsAt(5, spec, unreachable(primary(0), 5), a, b))
 	if d.Transition != nil || !strings.Contains(d.Waiting, "forked") {
 		t.Fatalf("forked candidates: want no failover and a reason, got %s", d)
 	}

@@ -111,12 +111,17 @@ primary-handed-over records).
 
 ### Which node may be promoted
 - Only a node that answers, is not loading, and holds data of the shard's lineage: the recorded
-  history, the history it continued (below where it left it), and every history that continues one
-  of them as the observed nodes report it (master_replid2), so that a node which followed a
+  history, the chain of histories it continued (each below where it was left; the record keeps up
+  to seven links because a restart makes Valkey forget master_replid2), and every history that
+  continues one of them as the observed nodes report it, so that a node which followed a
   hand-over target and then restarted still counts.
-- Also the lost primary itself restarted from its data, and the node a recorded hand-over went to:
-  what they hold is the shard's one line of writes as far as their offset reaches, so against them
-  offsets decide.
+- Also, compared by offset, a node that is fenced, follows nothing and holds data, when it is the
+  lost primary as a new process, the node a recorded hand-over went to, or a node whose history
+  the lineage cannot place at all: only the recorded primary is ever opened for writes, so such
+  data is the shard's one line of writes as far as its offset reaches (a node the machine promoted
+  and that restarted before its new id was recorded, say). Their ids join the lineage. A node of
+  a history the lineage left behind (a known fork: an isolated old primary's later writes) is
+  never a candidate.
 - Among the candidates, only the node whose data contains every other candidate's, judged as Valkey
   judges a partial resync (same replication id and offset not beyond, or a previous id below
   second_repl_offset, following the chain of continued histories). Never one behind another eligible

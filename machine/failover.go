@@ -51,7 +51,7 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
-	next.Shards[s].History = historyOf(c)
+	next.Shards[s].History = historyOf(c).continuing(rec.History)
 	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Writer, fencedBy)
 	if op.Reseed {
 		msg += "; DATA LOST, new history"
@@ -165,7 +165,7 @@ func guardCandidatePromoted(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
-	next.Shards[op.Shard].History = historyOf(c)
+	next.Shards[op.Shard].History = historyOf(c).continuing(rec.History)
 	return outcome{next: next, message: fmt.Sprintf("shard %d: %s promoted, history %s continues %s at offset %d", op.Shard, c.Name, short(c.Valkey.ReplID), short(c.Valkey.ReplID2), c.Valkey.SecondOffset-1)}, true
 }
 
@@ -185,7 +185,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 			return outcome{}, false
 		}
 	}
-	if ok, _ := d.quorum(op.Shard, op.Writer); !ok {
+	if ok, _ := d.quorum(op); !ok {
 		return outcome{}, false
 	}
 	if len(d.toDetach(op)) > 0 {
@@ -202,6 +202,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.Shards = recordPrimary(p.Shards, op.Shard, c)
+	next.Shards[op.Shard].History = d.electedHistory(op, c)
 	if op.Candidate != "" {
 		// A re-election replaces the record, it does not add a primary change.
 		next.Shards[op.Shard].Epoch--
@@ -220,6 +221,29 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new history", op.Shard, op.Lost, c.Name)
 	}
 	return outcome{next: next, message: msg}, true
+}
+
+// electedHistory is the history recorded for the elected node. It is the node's own, plus
+// the history it continues when the node no longer reports it (a restart forgets
+// master_replid2): the next failover must still recognise the nodes of the lost history as
+// the shard's. The link comes from the lineage (another node reports it) or, for a node
+// trusted by offset, is the lost history itself up to the node's offset: everything it
+// holds is the shard's one line of writes.
+func (d *decider) electedHistory(op Operation, c *Node) History {
+	h := historyOf(c)
+	if h.PrevID == "" && h.ID != op.LostHistory.ID {
+		l, cands := d.candidates(op)
+		if parent, ok := l.parents[h.ID]; ok {
+			h.PrevID, h.PrevEnd = parent.id, parent.end
+		} else {
+			for _, cand := range cands {
+				if cand.Node == c && cand.byOffset {
+					h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
+				}
+			}
+		}
+	}
+	return h.continuing(op.LostHistory)
 }
 
 // toDetach lists the visible nodes of the shard that still follow something while the
@@ -261,7 +285,8 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		rec := p.Shards[s]
 		c := d.v.node(rec.Primary)
 		if !alive(c, rec.RunID) {
-			b.wait(fmt.Sprintf("elected %s not answering", rec.Primary))
+			_, why, _ := d.failoverOf(p, s, &op)
+			b.wait(fmt.Sprintf("elected %s not answering: %s", rec.Primary, why))
 			return
 		}
 		if !servesReplicas(c) {
@@ -276,7 +301,7 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		}
 		return
 	}
-	if ok, why := d.quorum(s, op.Writer); !ok {
+	if ok, why := d.quorum(op); !ok {
 		b.wait(why)
 		return
 	}

@@ -81,7 +81,7 @@ func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, st
 	if prev != nil {
 		op.Writer, op.WriterRunID, op.KnownFenced = prev.Writer, prev.WriterRunID, prev.KnownFenced
 	}
-	if ok, whyNot := d.quorum(s, op.Writer); !ok {
+	if ok, whyNot := d.quorum(op); !ok {
 		return Operation{}, why + "; no failover: " + whyNot, false
 	}
 	if _, _, ok := d.failoverCandidate(op); !ok {

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,9 +22,10 @@ import (
 // restarted from its data reports only its current ID: a node that followed a hand-over
 // target and then restarted names the target's history, not the recorded one.
 type lineage struct {
-	ids     []string
-	prevID  string
-	prevEnd int64
+	ids []string
+	// prefixes are the histories the recorded one continued, each with the bound (exclusive)
+	// below which a node of it holds a prefix of the recorded history's data.
+	prefixes []HistoryLink
 	// parents maps a history to the one it continued and the exclusive offset where it
 	// left it, as the record and the observed nodes report (replication IDs are unique, so
 	// every report of the same ID agrees).
@@ -35,10 +37,19 @@ type parentRef struct {
 	end int64
 }
 
-func (d *decider) lineage(shard int, h History) lineage {
-	l := lineage{ids: []string{h.ID}, prevID: h.PrevID, prevEnd: h.PrevEnd, parents: map[string]parentRef{}}
-	if h.PrevID != "" {
-		l.parents[h.ID] = parentRef{h.PrevID, h.PrevEnd}
+func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
+	l := lineage{ids: []string{h.ID}, parents: map[string]parentRef{}}
+	for _, id := range seeds {
+		if !l.has(id) {
+			l.ids = append(l.ids, id)
+		}
+	}
+	child, bound := h.ID, int64(1)<<62
+	for _, link := range h.links() {
+		bound = min(bound, link.End)
+		l.prefixes = append(l.prefixes, HistoryLink{ID: link.ID, End: bound})
+		l.parents[child] = parentRef{link.ID, link.End}
+		child = link.ID
 	}
 	for _, n := range d.v.shard(shard) {
 		if v := n.Valkey; n.Reachable && v.ReplID2 != "" && v.ReplID != "" {
@@ -74,7 +85,15 @@ func (l lineage) continued(v Valkey) bool {
 	if v.ReplID2 == "" {
 		return false
 	}
-	return l.has(v.ReplID2) || (v.ReplID2 == l.prevID && v.SecondOffset <= l.prevEnd)
+	if l.has(v.ReplID2) {
+		return true
+	}
+	for _, p := range l.prefixes {
+		if v.ReplID2 == p.ID && v.SecondOffset <= p.End {
+			return true
+		}
+	}
+	return false
 }
 
 // contains reports whether a node's data belongs to the lineage: it is in one of its
@@ -84,7 +103,12 @@ func (l lineage) contains(v Valkey) bool {
 	if l.has(v.ReplID) || l.continued(v) {
 		return true
 	}
-	return l.prevID != "" && v.ReplID == l.prevID && v.Offset < l.prevEnd
+	for _, p := range l.prefixes {
+		if v.ReplID == p.ID && v.Offset < p.End {
+			return true
+		}
+	}
+	return false
 }
 
 // candidates are the nodes of a shard that may become its primary after the loss of the
@@ -99,20 +123,45 @@ func (l lineage) contains(v Valkey) bool {
 // ever held came from the shard's one line of writes (the machine never lets two nodes
 // accept writes at once). The same holds for the node a hand-over was recorded to go to: it
 // was a caught-up replica, and if the hand-over happened, it took writes as the primary
-// under an ID the record never saw. Against these two, offsets decide.
+// under an ID the record never saw. Against these two, offsets decide, and their IDs join
+// the lineage.
 func (d *decider) candidates(op Operation) (lineage, []candidate) {
-	l := d.lineage(op.Shard, op.LostHistory)
+	// Nodes trusted by offset: fenced, following nothing and holding data (restarted from
+	// their volume, or detached), and either the lost primary as a new process, or the
+	// recorded hand-over target. Their histories are the shard's line too: they seed the
+	// lineage, so that nodes that followed them are recognised even when nobody reports
+	// where their ID came from.
+	onItsOwn := func(n *Node) bool {
+		v := n.Valkey
+		return usable(n) && v.WritesFenced && v.PrimaryHost == "" && v.Offset > 0
+	}
+	var trusted []*Node
+	var seeds []string
+	for _, n := range d.v.shard(op.Shard) {
+		if onItsOwn(n) && ((n.Name == op.Lost && n.Valkey.RunID != op.LostRunID) || (op.HandOver != "" && n.Name == op.HandOver)) {
+			trusted = append(trusted, n)
+			seeds = append(seeds, n.Valkey.ReplID)
+		}
+	}
+	l := d.lineage(op.Shard, op.LostHistory, seeds...)
+	// A node on its own whose history the lineage cannot place at all is trusted by offset
+	// too: only the recorded primary is ever opened for writes, so such data comes from a
+	// node the machine promoted (or a hand-over) whose new ID it did not see before a
+	// restart made the node forget where that ID came from, and it may be the newest of the
+	// shard's writes. A known fork (an ID the lineage left behind) is not trusted.
+	for _, n := range d.v.shard(op.Shard) {
+		if onItsOwn(n) && !l.knows(n.Valkey.ReplID) && !l.knows(n.Valkey.ReplID2) && !slices.Contains(trusted, n) {
+			trusted = append(trusted, n)
+		}
+	}
 	var out []candidate
 	for _, n := range d.v.shard(op.Shard) {
 		if !usable(n) {
 			continue
 		}
-		v := n.Valkey
-		// Fenced, following nothing, holding data: restarted from its volume (or detached).
-		onItsOwn := v.WritesFenced && v.PrimaryHost == "" && v.Offset > 0
-		trusted := onItsOwn && ((n.Name == op.Lost && v.RunID != op.LostRunID) || (op.HandOver != "" && n.Name == op.HandOver))
-		if l.contains(v) || trusted {
-			out = append(out, candidate{Node: n, byOffset: trusted})
+		isTrusted := slices.Contains(trusted, n)
+		if l.contains(n.Valkey) || isTrusted {
+			out = append(out, candidate{Node: n, byOffset: isTrusted})
 		}
 	}
 	return l, out
@@ -195,22 +244,43 @@ func (d *decider) unknown(shard int, except string) []*Node {
 	return out
 }
 
-// quorum reports whether enough of a shard is visible to promote safely; lost is the last
-// primary that may have taken writes, which is not counted. A write
-// acknowledged with WAIT MinSyncReplicas is on that many replicas, so with at most
-// MinSyncReplicas-1 replicas unseen at least one holder is seen; and an isolated old primary
-// can keep no more than MinSyncReplicas-1 replicas, below its min-replicas-to-write. With
-// MinSyncReplicas 0 nothing bounds what an unseen replica holds, so all must be seen.
-func (d *decider) quorum(shard int, lost string) (bool, string) {
+// quorum reports whether enough of a shard is visible to promote safely for op. A write
+// acknowledged with WAIT MinSyncReplicas is on that many nodes besides the primary that
+// took it (op.Writer, not counted), so with at most MinSyncReplicas-1 of them unseen at
+// least one holder is seen; and an isolated old primary can keep no more than
+// MinSyncReplicas-1 replicas, below its min-replicas-to-write. With MinSyncReplicas 0
+// nothing bounds what an unseen node holds, so all must be seen.
+func (d *decider) quorum(op Operation) (bool, string) {
 	allowed := d.v.spec.MinSyncReplicas - 1
 	if allowed < 0 {
 		allowed = 0
 	}
-	unknown := d.unknown(shard, lost)
+	unknown := d.unknown(op.Shard, op.Writer)
 	if len(unknown) <= allowed {
 		return true, ""
 	}
-	return false, fmt.Sprintf("%d node(s) of shard %d unseen (%s), at most %d allowed", len(unknown), shard, names(unknown), allowed)
+	return false, fmt.Sprintf("%d node(s) of shard %d unseen (%s), at most %d allowed", len(unknown), op.Shard, names(unknown), allowed)
+}
+
+// knows reports whether id is one of the lineage's histories or one it is related to.
+func (l lineage) knows(id string) bool {
+	if id == "" {
+		return false
+	}
+	if l.has(id) {
+		return true
+	}
+	for _, p := range l.prefixes {
+		if p.ID == id {
+			return true
+		}
+	}
+	for child, parent := range l.parents {
+		if child == id || parent.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // elect picks the node to promote among candidates: the one whose data contains every other
@@ -263,5 +333,8 @@ func names(nodes []*Node) string {
 
 // historyOf is the history a node reports, as recorded when it becomes a primary.
 func historyOf(n *Node) History {
+	if n.Valkey.ReplID2 == "" {
+		return History{ID: n.Valkey.ReplID}
+	}
 	return History{ID: n.Valkey.ReplID, PrevID: n.Valkey.ReplID2, PrevEnd: n.Valkey.SecondOffset}
 }

@@ -1,6 +1,9 @@
 package machine
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestCoversFollowsValkeyPartialResyncRules(t *testing.T) {
 	v := func(id string, off int64, id2 string, second int64) Valkey {
@@ -52,5 +55,38 @@ func TestLineageFollowsContinuedHistories(t *testing.T) {
 	l = (&decider{v: newView(obsAt(1, testSpec(1), restarted))}).lineage(0, History{ID: "h2", PrevID: "h1", PrevEnd: 10})
 	if !l.covers(restarted.Valkey, Valkey{ReplID: "h1", Offset: 9}) || l.covers(restarted.Valkey, Valkey{ReplID: "h1", Offset: 10}) {
 		t.Fatal("h2 contains h1 below 10 and nothing beyond")
+	}
+}
+
+func TestRecordKeepsTheChainOfContinuedHistories(t *testing.T) {
+	prior := History{ID: "h2", PrevID: "h1", PrevEnd: 10}
+	// h3 continued h2 at 15: the record keeps h2 and h1 behind it.
+	h := History{ID: "h3", PrevID: "h2", PrevEnd: 15}.continuing(prior)
+	if links := h.links(); len(links) != 2 || links[1].ID != "h1" {
+		t.Fatalf("chain = %+v", links)
+	}
+	// A node of h1 below 10 is in the lineage of h3, above it is not (a fork).
+	d := &decider{v: newView(obsAt(1, testSpec(1)))}
+	l := d.lineage(0, h)
+	if !l.contains(Valkey{ReplID: "h1", Offset: 9}) || l.contains(Valkey{ReplID: "h1", Offset: 10}) {
+		t.Fatal("h1 belongs to the lineage below 10 only")
+	}
+	if !l.covers(Valkey{ReplID: "h3", Offset: 20}, Valkey{ReplID: "h1", Offset: 9}) {
+		t.Fatal("a node of h3 contains h1 below 10")
+	}
+	// The same history as the record keeps its chain; an unrelated one starts afresh.
+	if same := (History{ID: "h2"}).continuing(prior); len(same.links()) != 1 {
+		t.Fatalf("same history lost its chain: %+v", same)
+	}
+	if fresh := (History{ID: "x"}).continuing(prior); len(fresh.links()) != 0 {
+		t.Fatalf("unrelated history got a chain: %+v", fresh)
+	}
+	// The chain is bounded.
+	long := History{ID: "a"}
+	for i := 0; i < 20; i++ {
+		long = History{ID: fmt.Sprintf("n%d", i), PrevID: long.ID, PrevEnd: int64(100 - i)}.continuing(long)
+	}
+	if n := len(long.links()); n != 1+maxOlderLinks {
+		t.Fatalf("chain of %d links", n)
 	}
 }

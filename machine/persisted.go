@@ -41,12 +41,79 @@ type ShardRecord struct {
 	Epoch uint64
 }
 
-// History identifies a replication history as a primary reports it: master_replid, and the
-// history it continues (master_replid2 up to second_repl_offset) when it was promoted.
+// History identifies a replication history: its ID (master_replid) and the chain of
+// histories it continued, nearest first, as far as the machine has seen them: PrevID below
+// PrevEnd (master_replid2 and second_repl_offset, exclusive), then Older. Valkey itself
+// reports one link and forgets it when the node restarts; the record keeps the chain so that
+// a node still holding an older history of the shard's line stays recognisable. The chain is
+// a fixed array so that History (and Operation) stay comparable values.
 type History struct {
 	ID      string
 	PrevID  string
 	PrevEnd int64
+	// Older continues the chain beyond PrevID, nearest first; unused entries are zero.
+	Older [maxOlderLinks]HistoryLink
+}
+
+// HistoryLink is one continued history: its ID and End, the offset (exclusive) below which
+// the data of the continuing history is that history's.
+type HistoryLink struct {
+	ID  string
+	End int64
+}
+
+// maxOlderLinks bounds the chain kept in the record beyond PrevID.
+const maxOlderLinks = 6
+
+// links returns the chain, nearest first.
+func (h History) links() []HistoryLink {
+	if h.PrevID == "" {
+		return nil
+	}
+	out := []HistoryLink{{ID: h.PrevID, End: h.PrevEnd}}
+	for _, l := range h.Older {
+		if l.ID == "" {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// withLinks returns h with its chain replaced by links (cut to what the record keeps).
+func (h History) withLinks(links []HistoryLink) History {
+	out := History{ID: h.ID}
+	if len(links) == 0 {
+		return out
+	}
+	out.PrevID, out.PrevEnd = links[0].ID, links[0].End
+	copy(out.Older[:], links[1:])
+	return out
+}
+
+// continuing returns h extended, when its chain ends in prior's ID (or in one of prior's
+// links), by the rest of prior's chain; a history identical to prior keeps prior's chain.
+func (h History) continuing(prior History) History {
+	mine := h.links()
+	if h.ID == prior.ID && len(mine) == 0 {
+		return prior
+	}
+	if len(mine) == 0 {
+		return h
+	}
+	theirs := prior.links()
+	last := mine[len(mine)-1].ID
+	if last == prior.ID {
+		mine = append(mine, theirs...)
+	} else {
+		for i, link := range theirs {
+			if link.ID == last {
+				mine = append(mine, theirs[i+1:]...)
+				break
+			}
+		}
+	}
+	return h.withLinks(mine)
 }
 
 // Operation is what the machine must remember about the operation in progress because the

@@ -85,7 +85,7 @@ func recordPrimary(shards []ShardRecord, s int, n *Node) []ShardRecord {
 	for len(out) <= s {
 		out = append(out, ShardRecord{})
 	}
-	out[s] = ShardRecord{Primary: n.Name, RunID: n.Valkey.RunID, History: historyOf(n), Epoch: out[s].Epoch + 1}
+	out[s] = ShardRecord{Primary: n.Name, RunID: n.Valkey.RunID, History: historyOf(n).continuing(out[s].History), Epoch: out[s].Epoch + 1}
 	return out
 }
 

@@ -1,12 +1,14 @@
-// Command valkey-operator is the Valkey operator binary. It dispatches subcommands; for now
-// the only one is simulate, which drives the state machine through random fault schedules in
-// a simulated world (package machine/sim).
+// Command valkey-operator is the Valkey operator binary. It only dispatches subcommands,
+// each registered in subcommands and implemented in its own file (simulate.go: random fault
+// schedules against the state machine in a simulated world, package machine/sim).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 )
 
 // subcommands maps a subcommand name to its entry point, which returns the exit code.
@@ -33,7 +35,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
+	names := make([]string, 0, len(subcommands))
+	for name := range subcommands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	fmt.Fprintln(w, "usage: valkey-operator <subcommand> [flags]")
-	fmt.Fprintln(w, "subcommands:")
-	fmt.Fprintln(w, "  simulate   run random fault schedules against the state machine in a simulated world")
+	fmt.Fprintln(w, "subcommands:", strings.Join(names, ", "))
+	fmt.Fprintln(w, "run a subcommand with -h for its flags")
 }

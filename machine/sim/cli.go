@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -18,6 +19,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 100, "steps (ticks) per schedule before the faults stop")
 	sabotage := fs.String("sabotage", "", "break one rule on purpose to see the checks catch it: "+sabotageNames())
 	failures := fs.Int("failures", 1, "stop after this many failing schedules")
+	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
 		fmt.Fprintln(stderr, "Runs random fault schedules against the state machine in a simulated world and checks the safety")
@@ -49,12 +51,52 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: unknown sabotage %q (known: %s)\n", sab, sabotageNames())
 		return 2
 	}
+	if *replay != "" {
+		return replaySchedule(*replay, *topology, sab, stdout, stderr)
+	}
 	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures})
 	rep.Write(stdout)
 	if !rep.OK() {
 		return 1
 	}
 	return 0
+}
+
+// replaySchedule plays a schedule file (its "# topology:" line, else -topology) and prints
+// the history and the violations.
+func replaySchedule(path, topology string, sab Sabotage, stdout, stderr io.Writer) int {
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "simulate:", err)
+		return 2
+	}
+	defer f.Close()
+	name, steps, err := ReadSchedule(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate: %s: %v\n", path, err)
+		return 2
+	}
+	if name == "" {
+		name = topology
+	}
+	t, err := LookupTopology(name)
+	if err != nil {
+		fmt.Fprintln(stderr, "simulate:", err)
+		return 2
+	}
+	res := Run(t, steps, Options{Sabotage: sab, Trace: true})
+	fmt.Fprintf(stdout, "replayed %s: %d steps on %s\n", path, len(steps), t.Name)
+	for _, line := range res.Trace {
+		fmt.Fprintln(stdout, "  "+line)
+	}
+	if len(res.Violations) == 0 {
+		fmt.Fprintln(stdout, "invariant violations: none")
+		return 0
+	}
+	for _, v := range res.Violations {
+		fmt.Fprintln(stdout, "VIOLATION", v)
+	}
+	return 1
 }
 
 func knownSabotage(s Sabotage) bool {

@@ -104,8 +104,9 @@ func GenUser(src Source, t Topology) UserAction {
 	u := UserAction{Kind: UserActionKinds[src.Intn(len(UserActionKinds), "user")]}
 	switch u.Kind {
 	case UserSwitchover:
-		u.To = src.Intn(1+t.Replicas, "to")
-		u.Clear = src.Intn(3, "clear") == 0
+		if u.Clear = src.Intn(3, "clear") == 0; !u.Clear {
+			u.To = src.Intn(1+t.Replicas, "to")
+		}
 	case UserReshard:
 		if len(t.ReshardTo) == 0 {
 			u.Kind = UserBackup // nothing to reshard in this topology
