@@ -8,7 +8,7 @@ GOLANGCI := $(CACHE)/bin/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test unit e2e-test bench chaos demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey tools
+	kube-binaries valkey tools plugin operator
 
 all: test
 
@@ -54,6 +54,14 @@ test: tools fmt vet lint verify-generate
 bench: tools
 	@hack/bench.sh
 
+## Builds the kubectl plugin into bin/ (put it on $PATH, then: kubectl valkey status NAME).
+plugin:
+	$(GO) build -o bin/kubectl-valkey ./plugin
+
+## Builds the operator binary into bin/.
+operator:
+	$(GO) build -o bin/valkey-operator ./operator
+
 ## A longer chaos run of the simulated world.
 chaos:
 	$(GO) run ./operator simulate -schedules 20000 -steps 200
@@ -62,6 +70,6 @@ chaos:
 dev-cluster: tools
 	$(GO) run ./e2e/cmd/dev-cluster
 
-## Until the operator lands, the demo runs a plain Valkey StatefulSet on the local cluster.
+## The demo: a local cluster, the operator installed from its chart, a replicated ValkeyCluster.
 demo: tools
-	$(GO) run ./e2e/cmd/dev-cluster -apply testdata/samples/valkey-statefulset.yaml
+	$(GO) run ./e2e/cmd/dev-cluster -operator -apply testdata/samples/replication.yaml -wait demo

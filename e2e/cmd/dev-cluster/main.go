@@ -24,15 +24,17 @@ func main() {
 	nodes := flag.Int("nodes", 3, "how many Nodes to register")
 	newIPs := flag.Bool("new-ip-on-recreate", false, "give re-created Pods a new IP, as real clusters do")
 	verbose := flag.Bool("v", false, "print the control plane's and the pods' output")
-	apply := flag.String("apply", "", "a manifest file to apply in the default namespace once the cluster is up; waits for its pods to be Ready")
+	apply := flag.String("apply", "", "a manifest file to apply in the default namespace once the cluster is up")
+	operator := flag.Bool("operator", false, "build the operator and install its Helm chart")
+	waitFor := flag.String("wait", "", "a ValkeyCluster (default namespace) to wait for until Steady, then show with kubectl valkey")
 	flag.Parse()
-	if err := run(*nodes, *newIPs, *verbose, *apply); err != nil {
+	if err := run(*nodes, *newIPs, *verbose, *apply, *operator, *waitFor); err != nil {
 		fmt.Fprintln(os.Stderr, "dev-cluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nodes int, newIPs, verbose bool, apply string) error {
+func run(nodes int, newIPs, verbose bool, apply string, withOperator bool, waitFor string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := io.Discard // an io.Writer: the log file or stderr replace it below
@@ -47,9 +49,20 @@ func run(nodes int, newIPs, verbose bool, apply string) error {
 			log = f
 		}
 	}
+	root, err := kubeassets.RepoRoot()
+	if err != nil {
+		return err
+	}
+	operatorBin, pluginBin := "", ""
+	if withOperator {
+		fmt.Println("building valkey-operator and kubectl-valkey...")
+		if operatorBin, pluginBin, err = buildBinaries(root); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	fmt.Println("starting the local cluster (the first run builds the Kubernetes binaries: a few minutes)...")
-	cl, err := localcluster.Start(ctx, localcluster.Options{Nodes: nodes, NewIPOnRecreate: newIPs, Log: log})
+	cl, err := localcluster.Start(ctx, localcluster.Options{Nodes: nodes, NewIPOnRecreate: newIPs, Log: log, OperatorBinary: operatorBin})
 	if err != nil {
 		return err
 	}
@@ -74,10 +87,30 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 	if logPath != "" {
 		fmt.Printf("log: %s\n", logPath)
 	}
-	if apply != "" {
-		if err := applyAndWait(ctx, cl, apply); err != nil {
+	if withOperator {
+		if err := installOperator(root, kubeconfig); err != nil {
 			return err
 		}
+	}
+	if apply != "" {
+		if waitFor != "" {
+			if _, err := cl.ApplyFile(ctx, apply, "default"); err != nil {
+				return err
+			}
+			fmt.Printf("\napplied %s; waiting for ValkeyCluster %s to be Steady...\n", apply, waitFor)
+		} else if err := applyAndWait(ctx, cl, apply); err != nil {
+			return err
+		}
+	}
+	if waitFor != "" {
+		if err := waitSteady(ctx, cl, "default", waitFor); err != nil {
+			return err
+		}
+		if pluginBin != "" {
+			showPlugin(pluginBin, kubeconfig, "default", waitFor)
+		}
+		fmt.Printf("\nTry it:\n  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get vkc\n  kubectl valkey history %s --watch\n%s\n",
+			kubeconfig, filepath.Dir(pluginBin), waitFor, clientHint(ctx, cl, "default", waitFor))
 	}
 	fmt.Println("Ctrl-C stops it.")
 	<-ctx.Done()
