@@ -245,3 +245,16 @@ func (c *Cluster) WaitPodReady(ctx context.Context, namespace, name string, time
 	}
 	return pod, nil
 }
+
+// ContainerPID is the host PID of a running container's main process (for resource
+// measurements; faults have their own methods).
+func (c *Cluster) ContainerPID(namespace, pod, container string) (int, error) {
+	_, ct, err := c.container(namespace, pod, container)
+	if err != nil {
+		return 0, err
+	}
+	if pid := ct.pid(); pid != 0 {
+		return pid, nil
+	}
+	return 0, fmt.Errorf("container %s of %s/%s is not running", container, namespace, pod)
+}

@@ -18,7 +18,7 @@ import (
 )
 
 // helm runs the project's pinned helm against the local cluster.
-func helm(t *testing.T, args ...string) string {
+func helm(t testing.TB, args ...string) string {
 	t.Helper()
 	root, err := kubeassets.RepoRoot()
 	if err != nil {

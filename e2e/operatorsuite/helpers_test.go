@@ -18,7 +18,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
+func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx

@@ -81,7 +81,7 @@ func operatorLog() io.Writer { return cl.Log("operator") }
 
 // startOperator runs the operator in the test process until the test ends (or stop). Its
 // logs go to the cluster's log with an [operator] prefix.
-func startOperator(t *testing.T, journalPath string) *operator {
+func startOperator(t testing.TB, journalPath string) *operator {
 	t.Helper()
 	if journalPath == "" {
 		journalPath = filepath.Join(t.TempDir(), "journal.db")
@@ -105,7 +105,7 @@ func startOperator(t *testing.T, journalPath string) *operator {
 }
 
 // stop ends the operator at once, as a crash ends its work: whatever it was doing stops.
-func (o *operator) stop(t *testing.T) {
+func (o *operator) stop(t testing.TB) {
 	t.Helper()
 	if o.cancel == nil {
 		return

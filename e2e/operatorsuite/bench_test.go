@@ -1,0 +1,270 @@
+package operatorsuite
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// BenchmarkApplyToSteady measures a 3-pod Replication cluster from apply to Steady, against
+// the reference measured in the same run: the same StatefulSet (as the operator builds it)
+// applied directly, until its pods are Ready. The ratio is the operator's own overhead.
+func BenchmarkApplyToSteady(b *testing.B) {
+	if cl == nil {
+		b.Skip("no local cluster")
+	}
+	var withOp, podsOnly []time.Duration
+	for i := 0; i < b.N; i++ {
+		ns := benchNamespace(b)
+		op := startOperator(b, "")
+		start := time.Now()
+		if err := k.Create(context.Background(), newCluster(ns, "bench", v1alpha1.TopologyReplication, 3)); err != nil {
+			b.Fatal(err)
+		}
+		pollUntil(b, 2*time.Minute, func() bool {
+			var vc v1alpha1.ValkeyCluster
+			return k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "bench"}, &vc) == nil && steadyWith(3)(&vc)
+		})
+		withOp = append(withOp, time.Since(start))
+		op.stop(b)
+
+		ns2 := benchNamespace(b)
+		vc := newCluster(ns2, "ref", v1alpha1.TopologyReplication, 3)
+		vc.UID = types.UID("bench-ref")
+		d := kube.Build(vc, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "bench-ref"})
+		d.StatefulSet.OwnerReferences = nil
+		d.Config.OwnerReferences = nil
+		// The pods need their ConfigMap and auth Secret, as the operator would create them.
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns2, Name: kube.NamesOf(vc).Auth}, StringData: map[string]string{
+			kube.KeyOperatorPassword: "x", "auth.conf": "user operator on >x ~* &* +@all\n",
+		}}
+		for _, o := range []client.Object{sec, d.Config, d.Headless} {
+			o.SetOwnerReferences(nil)
+			if err := k.Create(context.Background(), o); err != nil {
+				b.Fatal(err)
+			}
+		}
+		start = time.Now()
+		if err := k.Create(context.Background(), d.StatefulSet); err != nil {
+			b.Fatal(err)
+		}
+		pollUntil(b, 2*time.Minute, func() bool {
+			var sts appsv1.StatefulSet
+			return k.Get(context.Background(), client.ObjectKey{Namespace: ns2, Name: "ref"}, &sts) == nil && sts.Status.ReadyReplicas == 3
+		})
+		podsOnly = append(podsOnly, time.Since(start))
+	}
+	m, r := median(withOp), median(podsOnly)
+	b.ReportMetric(m.Seconds(), "apply-to-steady-s")
+	b.ReportMetric(r.Seconds(), "ref-pods-ready-s")
+	b.ReportMetric(float64(m)/float64(r), "steady/pods-ready")
+}
+
+// BenchmarkFiftyClusters runs the operator as a Pod (from the chart) with 50 Standalone
+// clusters: time for all to reach Steady, reconcile latency p50/p99 from the operator's own
+// controller-runtime histogram, API writes per minute per idle cluster, and the operator's
+// resident memory against its own baseline with no cluster (measured in the same run).
+func BenchmarkFiftyClusters(b *testing.B) {
+	if cl == nil {
+		b.Skip("no local cluster")
+	}
+	const n = 50
+	for i := 0; i < b.N; i++ {
+		helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
+			"--set", "image.tag=dev", "--wait", "--timeout", "3m")
+		opIP, opPID := operatorPod(b, "vo-bench")
+		time.Sleep(2 * time.Second)
+		baseRSS := rssBytes(b, opPID)
+		ns := benchNamespace(b)
+		start := time.Now()
+		for j := 0; j < n; j++ {
+			if err := k.Create(context.Background(), newCluster(ns, fmt.Sprintf("c%02d", j), v1alpha1.TopologyStandalone, 1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		pollUntil(b, 5*time.Minute, func() bool {
+			var list v1alpha1.ValkeyClusterList
+			if k.List(context.Background(), &list, client.InNamespace(ns)) != nil {
+				return false
+			}
+			steady := 0
+			for i := range list.Items {
+				if steadyWith(1)(&list.Items[i]) {
+					steady++
+				}
+			}
+			return steady == n
+		})
+		allSteady := time.Since(start)
+		time.Sleep(5 * time.Second)
+		before := scrape(b, opIP)
+		const idle = 30 * time.Second
+		time.Sleep(idle)
+		after := scrape(b, opIP)
+		writes := sumMetric(after, "valkey_operator_api_writes_total", ns) - sumMetric(before, "valkey_operator_api_writes_total", ns)
+		p50, p99 := histogramQuantiles(after, "controller_runtime_reconcile_time_seconds", `controller="valkeycluster"`)
+		rss := rssBytes(b, opPID)
+		b.ReportMetric(allSteady.Seconds(), "all-steady-s")
+		b.ReportMetric(p50*1000, "reconcile-p50-ms")
+		b.ReportMetric(p99*1000, "reconcile-p99-ms")
+		b.ReportMetric(writes/float64(n)/idle.Minutes(), "idle-writes/min/cluster")
+		b.ReportMetric(float64(rss)/(1<<20), "operator-rss-MiB")
+		b.ReportMetric(float64(rss)/float64(baseRSS), "rss/baseline")
+		helm(b, "uninstall", "valkey-operator", "--namespace", "vo-bench", "--wait")
+		_ = cl.Clientset().CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	}
+}
+
+func benchNamespace(b *testing.B) string {
+	ns := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	if _, err := cl.Clientset().CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cl.Clientset().CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	pollUntil(b, 30*time.Second, func() bool {
+		_, err := cl.Clientset().CoreV1().ServiceAccounts(ns).Get(context.Background(), "default", metav1.GetOptions{})
+		return err == nil
+	})
+	return ns
+}
+
+func pollUntil(b *testing.B, timeout time.Duration, f func() bool) {
+	b.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return f(), nil })
+	if err != nil {
+		b.Fatalf("timed out after %s", timeout)
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// operatorPod finds the chart's operator pod: its IP (metrics on :8080) and the host PID of
+// its process (resident memory).
+func operatorPod(b *testing.B, ns string) (string, int) {
+	b.Helper()
+	pods, err := cl.Clientset().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=valkey-operator"})
+	if err != nil || len(pods.Items) != 1 {
+		b.Fatalf("operator pod: %v (%d pods)", err, len(pods.Items))
+	}
+	p := pods.Items[0]
+	pid, err := cl.ContainerPID(ns, p.Name, "operator")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p.Status.PodIP, pid
+}
+
+func rssBytes(b *testing.B, pid int) int64 {
+	b.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	b.Fatalf("no VmRSS for pid %d", pid)
+	return 0
+}
+
+func scrape(b *testing.B, ip string) string {
+	b.Helper()
+	resp, err := http.Get("http://" + ip + ":8080/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(data)
+}
+
+// sumMetric adds up the samples of a counter whose labels mention namespace ns.
+func sumMetric(text, name, ns string) float64 {
+	total := 0.0
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name+"{") || !strings.Contains(line, `namespace="`+ns+`"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		total += v
+	}
+	return total
+}
+
+// histogramQuantiles estimates p50 and p99 of a Prometheus histogram (linear interpolation
+// inside the bucket, as histogram_quantile does).
+func histogramQuantiles(text, name, selector string) (float64, float64) {
+	type bucket struct{ le, count float64 }
+	var buckets []bucket
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name+"_bucket{") || !strings.Contains(line, selector) {
+			continue
+		}
+		i := strings.Index(line, `le="`)
+		j := strings.Index(line[i+4:], `"`)
+		le, err := strconv.ParseFloat(line[i+4:i+4+j], 64)
+		if err != nil {
+			le = math.Inf(1)
+		}
+		f := strings.Fields(line)
+		c, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		buckets = append(buckets, bucket{le, c})
+	}
+	sort.Slice(buckets, func(i, j int) bool { return buckets[i].le < buckets[j].le })
+	q := func(p float64) float64 {
+		if len(buckets) == 0 {
+			return math.NaN()
+		}
+		total := buckets[len(buckets)-1].count
+		rank := p * total
+		prevLe, prevCount := 0.0, 0.0
+		for _, bk := range buckets {
+			if bk.count >= rank {
+				if math.IsInf(bk.le, 1) {
+					return prevLe
+				}
+				if bk.count == prevCount {
+					return bk.le
+				}
+				return prevLe + (bk.le-prevLe)*(rank-prevCount)/(bk.count-prevCount)
+			}
+			prevLe, prevCount = bk.le, bk.count
+		}
+		return prevLe
+	}
+	return q(0.5), q(0.99)
+}
