@@ -344,9 +344,12 @@ func (w *World) wiped(n *node, why string) {
 		if !wr.waitAcked || wr.exempt || !n.has.get(wr.id) {
 			continue
 		}
+		// Copies count in the shard that serves the key now: a migration moved the key (MIGRATE
+		// deletes it from the source; the model leaves stale entries in the source's log).
+		owner := w.shardOfKey(wr.key)
 		holders := 0
 		for _, m := range w.nodes {
-			if m != n && m.exists && m.has.get(wr.id) {
+			if m != n && m.exists && m.shard == owner && m.has.get(wr.id) {
 				holders++
 			}
 		}
