@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	}
 	r := &reconcile.Reconciler{
 		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorderFor("valkey-operator"),
+		Recorder: mgr.GetEventRecorder("valkey-operator"),
 		Journal:  j,
 		Metrics:  reconcile.NewMetrics(metrics.Registry),
 		Options: reconcile.Options{

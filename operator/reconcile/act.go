@@ -21,7 +21,7 @@ func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster
 	}
 	for _, n := range res.Updated {
 		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "repair").Inc()
-		r.Recorder.Eventf(vc, corev1.EventTypeNormal, "Repaired", "%s drifted from its spec and was repaired", n)
+		r.event(vc, corev1.EventTypeNormal, "Repaired", "%s drifted from its spec and was repaired", n)
 	}
 }
 
@@ -35,7 +35,7 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 		err := r.do(ctx, vc, w, a)
 		if err != nil {
 			r.Metrics.ActionErrors.WithLabelValues(a.Kind()).Inc()
-			r.Recorder.Eventf(vc, corev1.EventTypeWarning, "ActionFailed", "%s: %v", a, err)
+			r.event(vc, corev1.EventTypeWarning, "ActionFailed", "%s: %v", a, err)
 			return fmt.Errorf("%s: %w", a, err)
 		}
 		if a.Kind() != "ensure-objects" {
@@ -63,7 +63,7 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		expanded, err := kube.ExpandClaims(ctx, r.Client, vc)
 		if expanded > 0 {
 			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "expand").Add(float64(expanded))
-			r.Recorder.Eventf(vc, corev1.EventTypeNormal, "StorageExpanding", "%d claims growing to %s", expanded, vc.Spec.Storage.Size)
+			r.event(vc, corev1.EventTypeNormal, "StorageExpanding", "%d claims growing to %s", expanded, vc.Spec.Storage.Size)
 		}
 		return err
 	case machine.Promote:
@@ -111,7 +111,7 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "roll-pod").Inc()
-		r.Recorder.Eventf(vc, corev1.EventTypeNormal, "RollingPod", "restarting %s at revision %s", a.Node, a.Revision)
+		r.event(vc, corev1.EventTypeNormal, "RollingPod", "restarting %s at revision %s", a.Node, a.Revision)
 		return nil
 	}
 	return fmt.Errorf("%s: %w", a.Kind(), errNotSupported)

@@ -48,7 +48,7 @@ func (r *Reconciler) initialize(ctx context.Context, vc *v1alpha1.ValkeyCluster)
 		return err
 	}
 	r.Metrics.setState(vc.Namespace, vc.Name, machine.Bootstrapping, float64(now.Unix()))
-	r.Recorder.Event(vc, corev1.EventTypeNormal, "Bootstrapping", "new cluster: creating its objects")
+	r.event(vc, corev1.EventTypeNormal, "Bootstrapping", "new cluster: creating its objects")
 	return nil
 }
 
@@ -80,7 +80,7 @@ func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyC
 	if t.To == machine.FailingOver {
 		typ = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(vc, typ, t.Reason(), "%s -> %s (%s): %s", t.From, t.To, t.Event, t.Message)
+	r.event(vc, typ, t.Reason(), "%s -> %s (%s): %s", t.From, t.To, t.Event, t.Message)
 	r.journalAppend(ctx, vc, history, d, obs)
 	r.Metrics.Transitions.WithLabelValues(string(t.From), string(t.To), string(t.Event)).Inc()
 	r.Metrics.setState(vc.Namespace, vc.Name, t.To, float64(t.Time.Unix()))

@@ -11,7 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -76,8 +76,9 @@ func (o Options) withDefaults() Options {
 
 // Reconciler runs the loop for every ValkeyCluster.
 type Reconciler struct {
-	Client   client.Client
-	Recorder record.EventRecorder
+	Client client.Client
+	// Recorder writes Kubernetes Events (events.k8s.io) about the clusters.
+	Recorder events.EventRecorder
 	Journal  *journal.Journal // nil: no journal
 	Metrics  *Metrics
 	Options  Options
@@ -96,6 +97,11 @@ func (r *Reconciler) now() time.Time {
 }
 
 func logFrom(ctx context.Context) logr.Logger { return log.FromContext(ctx) }
+
+// event records a Kubernetes Event about the cluster; the reason doubles as the action.
+func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format string, args ...any) {
+	r.Recorder.Eventf(vc, nil, typ, reason, reason, format, args...)
+}
 
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/status,verbs=get;update;patch
@@ -142,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) retry(ctx context.Context, err error) (ctrl.Result, error) {
 	if errors.Is(err, errConflict) || apierrors.IsConflict(err) {
 		logFrom(ctx).V(1).Info("status changed meanwhile; observing again")
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
 	}
 	return ctrl.Result{}, err
 }
@@ -156,7 +162,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	}
 	passwords, err := kube.EnsureAuth(ctx, r.Client, vc, owner)
 	if err != nil {
-		r.Recorder.Eventf(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
+		r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
 		return ctrl.Result{}, err
 	}
 	desired := kube.Build(vc, owner)
