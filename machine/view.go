@@ -82,7 +82,7 @@ func (v *view) shard(s int) []*Node {
 	return v.shards[s]
 }
 
-// highestShard is one more than the highest shard number with an observed pod.
+// shardCount is one more than the highest shard number with an observed pod.
 func (v *view) shardCount() int {
 	n := 0
 	for s, nodes := range v.shards {

@@ -110,7 +110,7 @@ func ciExploration() ChaosConfig {
 	for _, n := range TopologyNames() {
 		topos = append(topos, Topologies[n])
 	}
-	cfg := ChaosConfig{Topologies: topos, Seed: 1, Schedules: 800, Steps: 100}
+	cfg := ChaosConfig{Topologies: topos, Seed: 1, Schedules: 2000, Steps: 100}
 	if *chaosLong {
 		cfg.Schedules, cfg.Steps = 20000, 200
 	}
