@@ -21,9 +21,9 @@ follows anything is detached, so offsets stop moving and an isolated old primary
 its min-replicas-to-write needs; (2) elect the node whose data contains every other candidate's and
 record it as the shard's primary (candidate-elected) before touching it; (3) promote it (serves
 replicas, writes still fenced), record its new replication ID (candidate-promoted) and re-point the
-others to it; (4) wait until the old primary cannot
-accept writes, then failover-complete records its new history. Planned (switchover): one FAILOVER TO
-hand-over to the requested, caught-up replica.`,
+others to it; (4) wait until the old primary cannot accept writes, then failover-complete records
+the new primary's history. Planned (switchover): one FAILOVER TO hand-over to the requested,
+caught-up replica, recorded beforehand.`,
 	Rolling: `Pods are restarted onto the target revision, one at a time and only from a converged cluster:
 replicas first, then each shard's primary after a hand-over (FAILOVER TO) to its most advanced
 linked replica. A shard without replicas restarts its primary in place (without persistence that
