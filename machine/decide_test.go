@@ -197,8 +197,8 @@ func TestReseedOnlyWhenEveryNodeIsSeenEmpty(t *testing.T) {
 }
 
 func TestFenceTimeoutBeforeOpeningWrites(t *testing.T) {
-	p, d := failingOver(t, replica(1, 5), replica(2, 7))
-	p = d.Next // elected s0-2
+	_, d := failingOver(t, replica(1, 5), replica(2, 7))
+	p := d.Next // elected s0-2
 	spec := testSpec(2)
 	promoted := detached(replica(2, 7))
 	promoted.Valkey.Role, promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = RolePrimary, "h2", "h1", 8

@@ -197,7 +197,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	if !ok || c.Name == op.Candidate {
 		return outcome{}, false
 	}
-	if l, _ := d.candidates(op); cur != nil && !(l.covers(c.Valkey, cur.Valkey) && c.Valkey.Offset > cur.Valkey.Offset) {
+	if l, _ := d.candidates(op); cur != nil && (!l.covers(c.Valkey, cur.Valkey) || c.Valkey.Offset <= cur.Valkey.Offset) {
 		return outcome{}, false
 	}
 	next := p

@@ -41,10 +41,6 @@ func (v Violation) String() string { return fmt.Sprintf("t=%d %s: %s", v.Tick, v
 
 // checkWorld checks the safety properties that hold at every tick.
 func (w *World) checkWorld() {
-	shards := len(w.slots)
-	if shards == 0 {
-		shards = 1
-	}
 	var accepting []*node
 	for _, n := range w.nodes {
 		if w.acceptsWrites(n) {
