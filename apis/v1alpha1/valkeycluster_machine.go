@@ -45,6 +45,17 @@ type ReplicationHistory struct {
 	PrevID string `json:"prevID,omitempty"`
 	// PrevEnd is the offset up to which PrevID is continued (second_repl_offset).
 	PrevEnd int64 `json:"prevEnd,omitempty"`
+	// Older continues the chain beyond prevID, nearest first: the histories this data
+	// continued, which Valkey itself forgets when a node restarts.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Older []HistoryLink `json:"older,omitempty"`
+}
+
+// HistoryLink is one earlier replication history: its id and the offset where it ended.
+type HistoryLink struct {
+	ID  string `json:"id"`
+	End int64  `json:"end"`
 }
 
 // OperationRecord is what the machine must remember about the operation in progress because

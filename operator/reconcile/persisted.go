@@ -52,11 +52,28 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 }
 
 func historyOf(h v1alpha1.ReplicationHistory) machine.History {
-	return machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+	out := machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+	for i, l := range h.Older {
+		if i < len(out.Older) {
+			out.Older[i] = machine.HistoryLink{ID: l.ID, End: l.End}
+		}
+	}
+	return out
 }
 
+// apiHistory keeps the used links of the machine's fixed-size chain (unused ones are zero).
 func apiHistory(h machine.History) v1alpha1.ReplicationHistory {
-	return v1alpha1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+	out := v1alpha1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+	used := 0
+	for i, l := range h.Older {
+		if l != (machine.HistoryLink{}) {
+			used = i + 1
+		}
+	}
+	for _, l := range h.Older[:used] {
+		out.Older = append(out.Older, v1alpha1.HistoryLink{ID: l.ID, End: l.End})
+	}
+	return out
 }
 
 func microTime(t *metav1.MicroTime) time.Time {

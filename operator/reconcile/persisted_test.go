@@ -23,6 +23,10 @@ func fill(v reflect.Value, n *int) {
 		for i := 0; i < v.NumField(); i++ {
 			fill(v.Field(i), n)
 		}
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			fill(v.Index(i), n)
+		}
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), 2, 2)
 		for i := 0; i < 2; i++ {
