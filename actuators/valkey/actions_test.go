@@ -41,7 +41,7 @@ func startServer(t *testing.T, ip string) *server {
 	}
 	// replica-announce-ip: on loopback a replica connects from 127.0.0.1; FAILOVER TO
 	// finds the target by the address the replica announces. The operator renders the same.
-	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\nsave \"\"\nappendonly no\nrepl-diskless-sync-delay 0\nreplica-announce-ip %[1]s\ninclude %[4]s\n", ip, Port, dir, auth)
+	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\nsave \"\"\nappendonly no\nrepl-diskless-sync-delay 0\nreplica-announce-ip %[1]s\n%[5]sinclude %[4]s\n", ip, Port, dir, auth, StartAsReplicaOfNothing)
 	if err := os.WriteFile(filepath.Join(dir, "valkey.conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestFreshNodeStartsFencedAndCannotBeASyncSource(t *testing.T) {
 	p := newTestPool(t)
 	prim, repl := startServer(t, "127.78.0.1"), startServer(t, "127.78.0.2")
 	v := survey(t, p, prim)
-	if v.Role != machine.RolePrimary || !v.WritesFenced || !v.SyncFenced || v.RunID == "" {
-		t.Fatalf("a fresh node should be a fenced primary with a run id, got %+v", v)
+	if v.Role != machine.RoleReplica || v.PrimaryHost != "" || v.LinkUp || !v.WritesFenced || !v.SyncFenced || v.RunID == "" {
+		t.Fatalf("a fresh node should be a fenced replica of nothing with a run id, got %+v", v)
 	}
 	if appClient(t, prim) != nil {
 		t.Fatalf("an application could log in to a fenced node")
@@ -130,11 +130,19 @@ func TestFreshNodeStartsFencedAndCannotBeASyncSource(t *testing.T) {
 	if err := p.ReplicaOf(context.Background(), repl.ip, r.RunID, prim.ip, testPasswords.Replication); err != nil {
 		t.Fatal(err)
 	}
-	// The primary's replication user is off: the replica must not get a sync.
+	// The fresh node follows nothing and its replication user is off: no sync from it.
 	time.Sleep(1500 * time.Millisecond)
 	if r := survey(t, p, repl); r.Role != machine.RoleReplica || r.LinkUp {
-		t.Fatalf("a replica synced from a fenced primary: %+v", r)
+		t.Fatalf("a replica synced from a fresh, fenced node: %+v", r)
 	}
+	// Promoted but with writes still fenced, it serves replicas...
+	if err := p.Promote(context.Background(), prim.ip, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if appClient(t, prim) != nil {
+		t.Fatalf("an application could log in to a promoted node before OpenWrites")
+	}
+	// ... and opened, it takes writes.
 	if err := p.OpenWrites(context.Background(), prim.ip, v.RunID); err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +169,9 @@ func TestActionsAreRefusedForAnotherProcess(t *testing.T) {
 	s := startServer(t, "127.78.0.3")
 	old := survey(t, p, s).RunID
 	s.restart(t)
+	if v := survey(t, p, s); v.Role != machine.RoleReplica || v.PrimaryHost != "" || !v.WritesFenced {
+		t.Fatalf("a restarted node should come back a fenced replica of nothing: %+v", v)
+	}
 	err := p.OpenWrites(context.Background(), s.ip, old)
 	if !errors.Is(err, ErrOtherProcess) {
 		t.Fatalf("OpenWrites for the previous process: got %v, want ErrOtherProcess", err)
@@ -175,6 +186,9 @@ func TestFenceDetachPromoteAndHandOver(t *testing.T) {
 	p := newTestPool(t)
 	a, b, c := startServer(t, "127.78.0.4"), startServer(t, "127.78.0.5"), startServer(t, "127.78.0.6")
 	va, vb, vc := survey(t, p, a), survey(t, p, b), survey(t, p, c)
+	if err := p.Promote(ctx, a.ip, va.RunID); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.OpenWrites(ctx, a.ip, va.RunID); err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,7 @@ func RenderConfig(in ConfigInput) string {
 	b.WriteString("protected-mode no\n")
 	// Full syncs stream straight to the replica instead of through a file on the primary.
 	b.WriteString("repl-diskless-sync yes\nrepl-diskless-sync-delay 0\n")
+	b.WriteString(StartAsReplicaOfNothing)
 	writeSorted(&b, in.Profile)
 	if in.MaxMemory != "" {
 		fmt.Fprintf(&b, "maxmemory %s\n", in.MaxMemory)
@@ -65,6 +66,19 @@ func writeSorted(b *strings.Builder, m map[string]string) {
 		fmt.Fprintf(b, "%s %s\n", k, m[k])
 	}
 }
+
+// Placeholder is the address every node starts replicating from: nothing listens there, so
+// the link never comes up. Starting as a replica (of nothing) instead of as a primary makes
+// Valkey keep the replication id and offset saved with its data across a restart, so a node
+// restarted from its volume still names the history its data belongs to; the survey reports
+// it as following nobody.
+const (
+	PlaceholderHost = "127.255.255.254"
+	PlaceholderPort = 1
+)
+
+// StartAsReplicaOfNothing is the valkey.conf line that makes a node start that way.
+var StartAsReplicaOfNothing = fmt.Sprintf("replicaof %s %d\n", PlaceholderHost, PlaceholderPort)
 
 // ServerArgs are the command-line arguments of valkey-server in the pod: the config file and
 // the per-pod addresses, from the POD_IP environment variable ($(POD_IP) is expanded by

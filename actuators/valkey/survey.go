@@ -45,8 +45,10 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			v.Role = machine.RolePrimary
 		case "slave", "replica":
 			v.Role = machine.RoleReplica
-			v.PrimaryHost = info["master_host"]
-			v.LinkUp = info["master_link_status"] == "up"
+			if host := info["master_host"]; host != PlaceholderHost {
+				v.PrimaryHost = host
+				v.LinkUp = info["master_link_status"] == "up"
+			}
 		default:
 			return fmt.Errorf("INFO reports role %q", info["role"])
 		}
