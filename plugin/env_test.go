@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
@@ -30,11 +29,6 @@ const serviceRange = "127.253.0.0/16"
 
 // crdDir is where hack/controller-gen.sh writes the CRDs, relative to this package.
 const crdDir = "../charts/valkey-operator/crds"
-
-// binDirEnv names the variable that points at prebuilt etcd and kube-apiserver binaries. It
-// is the one e2e/kubeassets reads (kubeassets.EnvDir); the plugin's tests do not import e2e,
-// which the lint configuration forbids for everything under plugin/.
-const binDirEnv = "LOCALCLUSTER_BIN_DIR"
 
 // One API server for the whole package: starting it takes seconds, and each test works in
 // its own namespace.
@@ -74,7 +68,7 @@ func apiServer(tb testing.TB) {
 }
 
 func start() error {
-	bin, err := kubeBinaries()
+	bin, err := kubeassets.Dir()
 	if err != nil {
 		return err
 	}
@@ -109,27 +103,6 @@ func start() error {
 	}
 	shared.kubeconfig = filepath.Join(shared.dir, "kubeconfig")
 	return os.WriteFile(shared.kubeconfig, kubeconfig, 0o600)
-}
-
-// kubeBinaries returns the directory with etcd and kube-apiserver: $LOCALCLUSTER_BIN_DIR,
-// or what hack/kube-binaries.sh prints (it builds them once per machine, in minutes, and
-// afterwards only prints the cached directory), exactly as e2e/kubeassets.Dir does.
-func kubeBinaries() (string, error) {
-	if d := os.Getenv(binDirEnv); d != "" {
-		return d, nil
-	}
-	script, err := filepath.Abs("../hack/kube-binaries.sh")
-	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(context.Background(), script)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("building Kubernetes binaries with %s: %w\n%s", script, err, stderr.String())
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // namespace creates a namespace for one test.

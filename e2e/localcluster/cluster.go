@@ -19,10 +19,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/provisioner"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/serviceproxy"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 // ErrNotRoot is returned by Start when the process is not root: Pods need mount namespaces

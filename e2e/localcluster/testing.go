@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 // RunTests is a TestMain for a package whose tests share one local cluster (each test in a

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 // helm runs the project's pinned helm against the local cluster.

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 

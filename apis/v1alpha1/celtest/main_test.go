@@ -1,17 +1,13 @@
 package celtest
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -23,11 +19,6 @@ const serviceRange = "127.254.0.0/16"
 
 // crdDir is where hack/controller-gen.sh writes the CRDs, relative to this package.
 const crdDir = "../../../charts/valkey-operator/crds"
-
-// binDirEnv names the variable that points at prebuilt etcd and kube-apiserver binaries. It
-// is the one e2e/kubeassets reads (kubeassets.EnvDir); this package does not import e2e,
-// which the dependency rule and the lint configuration forbid for everything under apis/.
-const binDirEnv = "LOCALCLUSTER_BIN_DIR"
 
 // One API server for the whole package: starting it takes seconds, and every test works in
 // its own namespace.
@@ -64,7 +55,7 @@ func apiServer(tb testing.TB) dynamic.Interface {
 }
 
 func start() error {
-	bin, err := kubeBinaries()
+	bin, err := kubeassets.Dir()
 	if err != nil {
 		return err
 	}
@@ -83,25 +74,4 @@ func start() error {
 		return err
 	}
 	return nil
-}
-
-// kubeBinaries returns the directory with etcd and kube-apiserver: $LOCALCLUSTER_BIN_DIR,
-// or what hack/kube-binaries.sh prints (it builds them once per machine, in minutes, and
-// afterwards only prints the cached directory), exactly as e2e/kubeassets.Dir does.
-func kubeBinaries() (string, error) {
-	if d := os.Getenv(binDirEnv); d != "" {
-		return d, nil
-	}
-	script, err := filepath.Abs("../../../hack/kube-binaries.sh")
-	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(context.Background(), script)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("building Kubernetes binaries with %s: %w\n%s", script, err, stderr.String())
-	}
-	return strings.TrimSpace(string(out)), nil
 }

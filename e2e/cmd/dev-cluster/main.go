@@ -16,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 // This package's API server allocates ClusterIPs from its own loopback range (no test here

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/valkey-fsm/valkey-operator/e2e/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 // Address plan of this package's tests (other packages use other 127.x ranges, so test

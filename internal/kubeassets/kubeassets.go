@@ -1,5 +1,7 @@
 // Package kubeassets finds (and builds once, when missing) the etcd and Kubernetes
-// control-plane binaries that the local cluster runs.
+// control-plane binaries that the local cluster and the envtest-based suites run. It lives in
+// internal/ rather than e2e/ because tests of apis/ and plugin/ need it too, and nothing may
+// import e2e.
 package kubeassets
 
 import (
