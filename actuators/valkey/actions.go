@@ -59,16 +59,13 @@ func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 }
 
 // Detach freezes a replica's data where it is: it stops following its (lost) primary
-// without changing role, data or replication id. The replica's credentials for its primary
-// are replaced by a wrong password and its link is killed, so it cannot reconnect, while it
-// stays comparable with its peers by offset until one of them is elected.
+// without changing role, data or replication id, by following the placeholder instead (the
+// address nothing answers at, as at start-up). Valkey keeps its replication id and offset
+// when it switches primaries, so the node stays comparable with its peers by offset until
+// one of them is elected.
 func (p *Pool) Detach(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		if err := doAll(ctx, c, c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", "detached-by-operator").Build()); err != nil {
-			return err
-		}
-		// CLIENT KILL TYPE master answers how many it killed; none is fine (already down).
-		return c.Do(ctx, c.B().ClientKill().TypeMaster().Build()).Error()
+		return doAll(ctx, c, c.B().Replicaof().Host(PlaceholderHost).Port(PlaceholderPort).Build())
 	})
 }
 

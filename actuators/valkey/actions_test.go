@@ -226,7 +226,7 @@ func TestFenceDetachPromoteAndHandOver(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond)
 	dc := survey(t, p, c)
-	if dc.Role != machine.RoleReplica || dc.LinkUp || dc.ReplID != hist {
+	if dc.Role != machine.RoleReplica || dc.LinkUp || dc.PrimaryHost != "" || dc.ReplID != hist {
 		t.Fatalf("after Detach: %+v (history was %s)", dc, hist)
 	}
 

@@ -142,3 +142,5 @@ func clientServiceAddr(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "6379")
 }
+
+func metav1GetOptions() metav1.GetOptions { return metav1.GetOptions{} }

@@ -1,0 +1,75 @@
+package operatorsuite
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites stops the node under the primary
+// (its process dies, its pod stops answering): the operator promotes a replica, moves the
+// client Service, and every write that WAIT confirmed on a replica is still there.
+func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	if err := k.Create(ctx, newCluster(ns, "fo", v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	vc := waitFor(t, ns, "fo", 2*time.Minute, "Steady", steadyWith(3))
+	c := writable(t, vc)
+	const n = 200
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("acked-%d", i)
+		if err := c.Do(ctx, c.B().Set().Key(key).Value("v").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := c.Do(ctx, c.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64(); err != nil || got < 1 {
+		t.Fatalf("WAIT 1: %d replicas, %v", got, err)
+	}
+	oldPrimary := vc.Status.Primary
+	pod, err := cl.Clientset().CoreV1().Pods(ns).Get(ctx, oldPrimary, metav1GetOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cl.StopNode(ctx, pod.Spec.NodeName); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.StartNode(context.Background(), pod.Spec.NodeName) })
+	vc = waitFor(t, ns, "fo", 90*time.Second, "a new primary", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary != "" && vc.Status.Primary != oldPrimary
+	})
+	c2 := writable(t, vc)
+	t.Logf("failover: new primary %s, writable %s after the node stopped", vc.Status.Primary, time.Since(start).Round(10*time.Millisecond))
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("acked-%d", i)
+		if v, err := c2.Do(ctx, c2.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
+			t.Fatalf("WAIT-acknowledged %s lost after failover: %q, %v\n%s", key, v, err, summary(vc))
+		}
+	}
+	sawFailover := false
+	for _, h := range vc.Status.History {
+		sawFailover = sawFailover || h.To == v1alpha1.StateFailingOver
+	}
+	if !sawFailover {
+		t.Fatalf("history does not show the failover:\n%s", summary(vc))
+	}
+	// The old primary comes back (node restarts) and must rejoin as a replica.
+	if err := cl.StartNode(ctx, pod.Spec.NodeName); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "fo", 90*time.Second, "old primary back as a replica", func(vc *v1alpha1.ValkeyCluster) bool {
+		for _, node := range vc.Status.Nodes {
+			if node.Pod == oldPrimary {
+				return node.Role == v1alpha1.NodeRoleReplica && steadyWith(3)(vc)
+			}
+		}
+		return false
+	})
+	checkReplication(t, vc, 2)
+}
