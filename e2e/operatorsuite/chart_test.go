@@ -2,6 +2,8 @@ package operatorsuite
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,8 +70,45 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	if err := k.Create(ctx, newCluster(tns, "charted", v1alpha1.TopologyReplication, 3)); err != nil {
 		t.Fatal(err)
 	}
-	vc := waitFor(t, tns, "charted", 3*time.Minute, "Steady under the chart-installed operator", steadyWith(3))
+	// SIGKILL the operator in the middle of bootstrapping: the container restarts (a new
+	// process, the same journal file on its claim) and finishes the job.
+	waitFor(t, tns, "charted", time.Minute, "bootstrapping started", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.State == v1alpha1.StateBootstrapping
+	})
+	if err := cl.KillContainer(ns, op.Name, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	vc := waitFor(t, tns, "charted", 3*time.Minute, "Steady under the chart-installed operator after a SIGKILL", steadyWith(3))
 	checkReplication(t, vc, 2)
+	for i, h := range vc.Status.History {
+		if h.Seq != int64(i+1) || (i > 0 && h.From != vc.Status.History[i-1].To) {
+			t.Fatalf("history has a gap, duplicate or break at %d:\n%s", i, summary(vc))
+		}
+	}
+	restarted, err := cl.Clientset().CoreV1().Pods(ns).Get(ctx, op.Name, metav1.GetOptions{})
+	if err != nil || restarted.Status.ContainerStatuses[0].RestartCount < 1 {
+		t.Fatalf("the operator container was not restarted: %v", err)
+	}
+	// Its metrics count the transitions it persisted.
+	if ip := restarted.Status.PodIP; ip != "" {
+		resp, err := http.Get("http://" + ip + ":8080/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		for _, want := range []string{"valkey_operator_cluster_state{", "valkey_operator_cluster_state_since_seconds{"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("operator metrics lack %s", want)
+			}
+		}
+	}
+	// kubectl valkey history --full finds the operator pod and reads its journal.
+	out, err := exec.Command(pluginBinary(t), "history", "charted", "-n", tns, "--full", "--kubeconfig", cl.KubeconfigPath(),
+		"--operator-namespace", ns).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Bootstrapping -> Steady") {
+		t.Fatalf("kubectl valkey history --full: %v\n%s", err, out)
+	}
 	// Its journal is on the claim the chart made.
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		pvc, err := cl.Clientset().CoreV1().PersistentVolumeClaims(ns).Get(ctx, "valkey-operator-journal", metav1.GetOptions{})
@@ -86,4 +125,20 @@ func canI(t *testing.T, ns, verb, resource string) bool {
 	out, _ := exec.Command("kubectl", "--kubeconfig", cl.KubeconfigPath(), "auth", "can-i", verb, resource,
 		"--as", "system:serviceaccount:"+ns+":valkey-operator", "--all-namespaces").CombinedOutput()
 	return strings.TrimSpace(string(out)) == "yes"
+}
+
+// pluginBinary builds kubectl-valkey once per test run.
+func pluginBinary(t *testing.T) string {
+	t.Helper()
+	root, err := kubeassets.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, ".cache", "bin", "kubectl-valkey-e2e")
+	cmd := exec.Command("go", "build", "-o", bin, "./plugin")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building kubectl-valkey: %v\n%s", err, out)
+	}
+	return bin
 }

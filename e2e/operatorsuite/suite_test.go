@@ -81,7 +81,7 @@ func operatorLog() io.Writer { return cl.Log("operator") }
 
 // startOperator runs the operator in the test process until the test ends (or stop). Its
 // logs go to the cluster's log with an [operator] prefix.
-func startOperator(t testing.TB, journalPath string) *operator {
+func startOperator(t testing.TB, journalPath string, tweak ...func(*manager.Config)) *operator {
 	t.Helper()
 	if journalPath == "" {
 		journalPath = filepath.Join(t.TempDir(), "journal.db")
@@ -98,6 +98,9 @@ func startOperator(t testing.TB, journalPath string) *operator {
 		MetricsAddr: "0", ProbeAddr: "0", JournalAddr: addr, JournalPath: journalPath,
 		LeaderElect: false, MaxConcurrentReconciles: 4, ProbeInterval: time.Second, FailureThreshold: 3,
 		LogOutput: operatorLog(), SkipNameValidation: true,
+	}
+	for _, f := range tweak {
+		f(&cfg)
 	}
 	go func() { o.done <- manager.Run(ctx, cl.RESTConfig(), cfg) }()
 	t.Cleanup(func() { o.stop(t) })
