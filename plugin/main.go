@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/valkey-fsm/valkey-operator/plugin/failover"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/restart"
 	"github.com/valkey-fsm/valkey-operator/plugin/status"
 )
 
@@ -52,6 +54,8 @@ ValkeyCluster: its state, nodes and conditions (status) and its state transition
 	root.AddCommand(
 		status.NewCmd(flags, now),
 		history.NewCmd(flags, now),
+		failover.NewCmd(flags),
+		restart.NewCmd(flags, now),
 	)
 	return root
 }

@@ -70,6 +70,10 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	replicasSvc := &corev1.Service{ObjectMeta: meta(names.Replicas), Spec: corev1.ServiceSpec{Selector: withRole(RoleReplica), Ports: port}}
 
 	tmpl := podTemplate(vc, names)
+	if at := vc.Annotations[v1alpha1.AnnotationRestartRequested]; at != "" {
+		// Part of what the revision hashes: a new request is a new revision, rolled safely.
+		tmpl.Spec.Containers[0].Env = append(tmpl.Spec.Containers[0].Env, corev1.EnvVar{Name: "VALKEY_RESTART_REQUESTED", Value: at})
+	}
 	// The revision covers everything that needs a restart to take effect: the pod template
 	// and the rendered configuration.
 	h := sha256.New()

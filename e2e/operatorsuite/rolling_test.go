@@ -1,10 +1,6 @@
 package operatorsuite
 
 import (
-	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,32 +25,8 @@ func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
 	c := writable(t, vc)
 	before := podRevisions(t, ns)
 
-	// A writer that records which writes were acknowledged (plain SET on the client Service,
-	// reconnecting through failures).
-	var acked sync.Map
-	var failures atomic.Int64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			key := fmt.Sprintf("w-%d", i)
-			wctx, cancel := context.WithTimeout(ctx, time.Second)
-			err := c.Do(wctx, c.B().Set().Key(key).Value("v").Build()).Error()
-			cancel()
-			if err == nil {
-				acked.Store(key, true)
-			} else {
-				failures.Add(1)
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-	}()
+	// A client writing all along through the client Service (reconnecting through failures).
+	w := startWriter(ctx, c, "roll")
 
 	vc = get(t, ns, "roll")
 	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"hz": "20"}
@@ -73,8 +45,6 @@ func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
 		}
 		return len(after) == 3
 	})
-	close(stop)
-	<-done
 	sawRolling := false
 	for _, h := range vc.Status.History {
 		sawRolling = sawRolling || h.To == v1alpha1.StateRolling
@@ -82,19 +52,11 @@ func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
 	if !sawRolling {
 		t.Fatalf("history shows no Rolling:\n%s", summary(vc))
 	}
-	c2 := writable(t, vc)
-	lost := 0
-	acked.Range(func(k, _ any) bool {
-		v, err := c2.Do(ctx, c2.B().Get().Key(k.(string)).Build()).ToString()
-		if err != nil || v != "v" {
-			lost++
-		}
-		return true
-	})
+	lost, acked := w.lost(t, writable(t, vc))
 	if lost > 0 {
-		t.Fatalf("%d acknowledged writes lost in a rolling restart:\n%s", lost, summary(vc))
+		t.Fatalf("%d of %d acknowledged writes lost in a rolling restart:\n%s", lost, acked, summary(vc))
 	}
-	t.Logf("rolling restart done; %d writes failed (and were retried) during it", failures.Load())
+	t.Logf("rolling restart done; %d writes acknowledged, none lost, %d failed and retried", acked, w.failures.Load())
 }
 
 func podRevisions(t *testing.T, ns string) map[string]string {

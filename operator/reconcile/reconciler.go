@@ -173,12 +173,22 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	}
 	w.passwords = passwords
 	persisted := persistedOf(&vc.Status)
+	if w.obs.Spec.Switchover, err = r.switchoverRequest(ctx, vc, w.obs, persisted); err != nil {
+		return ctrl.Result{}, err
+	}
 	d := machine.Decide(persisted, w.obs)
 	if d.Transition != nil {
 		t := d.Transition
 		log.Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message)
 		if err := r.persistTransition(ctx, vc, d, w.obs); err != nil {
 			return ctrl.Result{}, err
+		}
+		if t.Event == machine.EventSwitchoverStale && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] != "" {
+			// The request failed; retrying it is the user's decision, not a loop of ours.
+			r.event(vc, corev1.EventTypeWarning, "SwitchoverAborted", "%s", t.Message)
+			if err := r.setSwitchover(ctx, vc, ""); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	if d.Waiting != "" {

@@ -2,8 +2,10 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,4 +68,19 @@ func Unstructured(vc *v1alpha1.ValkeyCluster) (*unstructured.Unstructured, error
 	u := &unstructured.Unstructured{Object: obj}
 	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("ValkeyCluster"))
 	return u, nil
+}
+
+// Annotate sets (or, with an empty value, removes) one annotation of a ValkeyCluster with a
+// merge patch: the verbs that trigger operations only write intent, the operator does the work.
+func Annotate(ctx context.Context, dyn dynamic.Interface, namespace, name, key, value string) error {
+	var v any = value
+	if value == "" {
+		v = nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: v}}})
+	if err != nil {
+		return err
+	}
+	_, err = ClusterResource(dyn, namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return NotFoundHint(err, namespace, name)
 }

@@ -1,0 +1,19 @@
+package v1alpha1
+
+// Annotations on a ValkeyCluster through which users (and `kubectl valkey`) ask the operator
+// for an operation. They carry intent only: the operator does the work, records it in
+// history and removes or keeps the annotation as described.
+const (
+	// AnnotationSwitchoverTo asks for a planned, zero-loss switchover of the primary role to
+	// the named pod (a caught-up replica), or to the most caught-up replica when the value is
+	// "auto" (the operator then rewrites it to the pod it chose). The operator removes the
+	// annotation once the pod is the primary, or when the request cannot be carried out
+	// (an Event says why).
+	AnnotationSwitchoverTo = "valkey.fsm.dev/switchover-to"
+	// AnnotationRestartRequested asks for a rolling restart: any new value (kubectl valkey
+	// restart writes the time) becomes part of the pod template, so every pod is restarted
+	// the safe way (replicas one at a time, the primary last after a hand-over).
+	AnnotationRestartRequested = "valkey.fsm.dev/restart-requested"
+	// SwitchoverAuto lets the operator choose the target of a switchover.
+	SwitchoverAuto = "auto"
+)
