@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,10 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		extra[k] = string(v)
 	}
 	maxMemory, _ := v1alpha1.MaxMemory(&vc.Spec)
+	spec := vc.Spec.DeepCopy()
+	v1alpha1.SetDefaults(spec)
+	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
+	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
 	conf := valkey.RenderConfig(valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(profileOf(vc)), MaxMemory: maxMemory, Extra: extra})
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
 	port := []corev1.ServicePort{{Name: "valkey", Port: valkey.Port, TargetPort: intstr.FromString("valkey")}}

@@ -50,6 +50,8 @@ func fullCluster() *ValkeyCluster {
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "vk"}},
 			}},
 			PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(false)},
+			Failover:            FailoverSpec{ProbeIntervalSeconds: 2, FailureThreshold: 4},
+			Durability:          DurabilitySpec{MinReplicasToWrite: ptrTo(int32(1)), MaxLagSeconds: 3},
 		},
 		Status: ValkeyClusterStatus{
 			State:              StateFailingOver,
@@ -223,7 +225,7 @@ func TestEmptySpecMarshalsNoValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"resources":{},"storage":{},"auth":{},"podDisruptionBudget":{}}`
+	const want = `{"resources":{},"storage":{},"auth":{},"podDisruptionBudget":{},"failover":{},"durability":{}}`
 	if string(data) != want {
 		t.Errorf("empty spec marshals to %s, want %s", data, want)
 	}

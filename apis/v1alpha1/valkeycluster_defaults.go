@@ -56,6 +56,28 @@ func SetDefaults(spec *ValkeyClusterSpec) {
 	if spec.PodDisruptionBudget.Enabled == nil {
 		spec.PodDisruptionBudget.Enabled = ptrTo(true)
 	}
+	if spec.Failover.ProbeIntervalSeconds == 0 {
+		spec.Failover.ProbeIntervalSeconds = 1
+	}
+	if spec.Failover.FailureThreshold == 0 {
+		spec.Failover.FailureThreshold = 3
+	}
+	if spec.Durability.MaxLagSeconds == 0 {
+		spec.Durability.MaxLagSeconds = 2
+	}
+}
+
+// MinReplicasToWrite is spec.durability.minReplicasToWrite with its default: 1 for a Durable
+// cluster with replicas (a primary cut off from every replica stops accepting writes), 0 for
+// a Cache or a Standalone cluster.
+func MinReplicasToWrite(spec *ValkeyClusterSpec) int32 {
+	if spec.Durability.MinReplicasToWrite != nil {
+		return *spec.Durability.MinReplicasToWrite
+	}
+	if spec.Topology != TopologyStandalone && spec.Profile != ProfileCache && spec.Replicas != 1 {
+		return 1
+	}
+	return 0
 }
 
 // IsEnabled reports whether authentication is on; unset means on, the safe default.

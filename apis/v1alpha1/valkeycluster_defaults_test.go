@@ -22,6 +22,8 @@ func TestSetDefaultsOnEmptySpec(t *testing.T) {
 		Storage:             StorageSpec{Size: &size},
 		Auth:                AuthSpec{Enabled: ptrTo(true)},
 		PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(true)},
+		Failover:            FailoverSpec{ProbeIntervalSeconds: 1, FailureThreshold: 3},
+		Durability:          DurabilitySpec{MaxLagSeconds: 2},
 	}
 	if !equality.Semantic.DeepEqual(spec, want) {
 		t.Errorf("SetDefaults(empty) =\n%+v\nwant\n%+v", spec, want)
@@ -39,6 +41,8 @@ func TestSetDefaultsKeepsSetValues(t *testing.T) {
 		Storage:             StorageSpec{Size: &size, StorageClassName: &class},
 		Auth:                AuthSpec{Enabled: ptrTo(false)},
 		PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(false)},
+		Failover:            FailoverSpec{ProbeIntervalSeconds: 5, FailureThreshold: 2},
+		Durability:          DurabilitySpec{MinReplicasToWrite: ptrTo(int32(0)), MaxLagSeconds: 7},
 	}
 	want := *spec.DeepCopy()
 	SetDefaults(&spec)
@@ -179,6 +183,23 @@ func TestDefaultTopologySpreadConstraints(t *testing.T) {
 		}
 		if !equality.Semantic.DeepEqual(c.LabelSelector, sel) || c.LabelSelector == sel {
 			t.Errorf("%s: label selector %v is not a copy of %v", c.TopologyKey, c.LabelSelector, sel)
+		}
+	}
+}
+
+func TestMinReplicasToWriteDefaultsByProfileAndTopology(t *testing.T) {
+	for _, c := range []struct {
+		spec ValkeyClusterSpec
+		want int32
+	}{
+		{ValkeyClusterSpec{Topology: TopologyReplication, Profile: ProfileDurable, Replicas: 3}, 1},
+		{ValkeyClusterSpec{Topology: TopologyReplication, Profile: ProfileCache, Replicas: 3}, 0},
+		{ValkeyClusterSpec{Topology: TopologyStandalone, Profile: ProfileDurable, Replicas: 1}, 0},
+		{ValkeyClusterSpec{Topology: TopologyReplication, Profile: ProfileDurable, Replicas: 1}, 0},
+		{ValkeyClusterSpec{Topology: TopologyReplication, Profile: ProfileCache, Replicas: 3, Durability: DurabilitySpec{MinReplicasToWrite: ptrTo(int32(2))}}, 2},
+	} {
+		if got := MinReplicasToWrite(&c.spec); got != c.want {
+			t.Errorf("MinReplicasToWrite(%+v) = %d, want %d", c.spec, got, c.want)
 		}
 	}
 }

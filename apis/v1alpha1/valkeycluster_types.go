@@ -78,6 +78,7 @@ type ConfigValue string
 // empty spec is a three-pod Durable replication group with authentication, persistent
 // volumes, a PodDisruptionBudget and pods spread over zones and hosts.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.durability) || !has(self.durability.minReplicasToWrite) || self.durability.minReplicasToWrite < (has(self.replicas) ? self.replicas : 3)",message="durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Standalone' || !has(self.replicas) || self.replicas == 1",message="a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
 type ValkeyClusterSpec struct {
 	// Topology is how the pods are arranged. Standalone runs a single Valkey server (replicas
@@ -177,6 +178,17 @@ type ValkeyClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	PodDisruptionBudget PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// Failover tunes how the operator detects a lost primary.
+	// +kubebuilder:default={}
+	// +optional
+	Failover FailoverSpec `json:"failover,omitempty"`
+
+	// Durability trades write availability for what a failover can lose. See
+	// docs/failover.md for what each setting can and cannot lose.
+	// +kubebuilder:default={}
+	// +optional
+	Durability DurabilitySpec `json:"durability,omitempty"`
 }
 
 // StorageSpec is the persistent volume each pod gets through a PersistentVolumeClaim.
@@ -231,6 +243,46 @@ type SecretKeyReference struct {
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	// +optional
 	Key string `json:"key,omitempty"`
+}
+
+// FailoverSpec says how a lost primary is detected: the operator surveys every node each
+// probe interval, and a primary that failed failureThreshold surveys in a row, and whose
+// replicas lost their link to it too, is replaced. Detection takes about interval x threshold.
+type FailoverSpec struct {
+	// ProbeIntervalSeconds is how often every node is surveyed.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=60
+	// +optional
+	ProbeIntervalSeconds int32 `json:"probeIntervalSeconds,omitempty"`
+	// FailureThreshold is how many consecutive failed surveys make a primary lost.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=30
+	// +optional
+	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+}
+
+// DurabilitySpec sets Valkey's min-replicas-to-write and min-replicas-max-lag. With
+// minReplicasToWrite >= 1 a primary that loses its replicas (a partition) stops accepting
+// writes after maxLagSeconds, which bounds what it can accept that a failover would discard,
+// and lets the operator open a promoted replica after maxLagSeconds + 1 s instead of waiting
+// until the old primary is known dead. With 0 nothing bounds an isolated primary: the
+// operator then opens a promoted replica only once the old primary is seen dead or fenced.
+type DurabilitySpec struct {
+	// MinReplicasToWrite is how many replicas must be connected and caught up (within
+	// maxLagSeconds) for the primary to accept writes. Default: 1 for the Durable profile
+	// with replicas, 0 otherwise.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReplicasToWrite *int32 `json:"minReplicasToWrite,omitempty"`
+	// MaxLagSeconds is how far behind (seconds since its last acknowledgement) a replica may
+	// be and still count for minReplicasToWrite.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=60
+	// +optional
+	MaxLagSeconds int32 `json:"maxLagSeconds,omitempty"`
 }
 
 // PodDisruptionBudgetSpec is the PodDisruptionBudget the operator keeps for the pods.

@@ -44,7 +44,7 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	}
 	const ns = "valkey-operator-system"
 	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "probeInterval=1s", "--wait", "--timeout", "3m")
+		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "valkey-operator", "--namespace", ns, "--wait", "--timeout", "2m")
 	})

@@ -96,7 +96,7 @@ func startOperator(t testing.TB, journalPath string, tweak ...func(*manager.Conf
 	o := &operator{cancel: cancel, done: make(chan error, 1), journal: journalPath, addr: addr}
 	cfg := manager.Config{
 		MetricsAddr: "0", ProbeAddr: "0", JournalAddr: addr, JournalPath: journalPath,
-		LeaderElect: false, MaxConcurrentReconciles: 4, ProbeInterval: time.Second, FailureThreshold: 3,
+		LeaderElect: false, MaxConcurrentReconciles: 4, RetryInterval: time.Second,
 		LogOutput: operatorLog(), SkipNameValidation: true,
 	}
 	for _, f := range tweak {

@@ -18,8 +18,7 @@ type Config struct {
 	LeaderElectionNamespace string
 	WatchNamespace          string
 	MaxConcurrentReconciles int
-	ProbeInterval           time.Duration
-	FailureThreshold        int
+	RetryInterval           time.Duration
 	SourceIP                string
 	LogLevel                string
 	// LogOutput receives the logs (default: standard error).
@@ -49,8 +48,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
 	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "only manage ValkeyClusters in this namespace (default: all)")
 	fs.IntVar(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "how many clusters are reconciled at once")
-	fs.DurationVar(&c.ProbeInterval, "probe-interval", 2*time.Second, "how often every Valkey node is surveyed")
-	fs.IntVar(&c.FailureThreshold, "failure-threshold", 3, "consecutive failed surveys before a primary counts as lost")
+	fs.DurationVar(&c.RetryInterval, "retry-interval", 2*time.Second, "how soon a cluster whose action failed is looked at again (each cluster's survey interval is its spec.failover.probeIntervalSeconds)")
 	fs.StringVar(&c.SourceIP, "source-ip", host, "local address for connections to Valkey nodes (default: POD_IP)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info or error")
 	if err := fs.Parse(args); err != nil {

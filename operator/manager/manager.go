@@ -101,8 +101,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		Journal:  j,
 		Metrics:  reconcile.NewMetrics(metrics.Registry),
 		Options: reconcile.Options{
-			ProbeInterval:           c.ProbeInterval,
-			FailureThreshold:        c.FailureThreshold,
+			RetryInterval:           c.RetryInterval,
 			MaxConcurrentReconciles: c.MaxConcurrentReconciles,
 			Valkey:                  vopts,
 		},

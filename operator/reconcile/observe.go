@@ -89,6 +89,15 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	// The clock is read here, once, and truncated to what status keeps (microseconds), so
 	// that the machine's stored times compare exactly with later observations.
 	w.obs.Time = r.now().UTC().Truncate(time.Microsecond)
+	spec := specWithDefaults(vc)
+	minSync := v1alpha1.MinReplicasToWrite(spec)
+	// An isolated primary stops taking writes once its replicas lag more than maxLag; only
+	// then may a promoted replica be opened without evidence the old one is dead or fenced.
+	// Without min-replicas-to-write nothing stops it: 0 makes the machine wait for evidence.
+	fence := time.Duration(0)
+	if minSync > 0 {
+		fence = time.Duration(spec.Durability.MaxLagSeconds)*time.Second + time.Second
+	}
 	w.obs.Spec = machine.Spec{
 		Generation:       vc.Generation,
 		Mode:             machine.ModeReplication,
@@ -96,8 +105,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		Replicas:         want - 1,
 		Revision:         desired.Revision,
 		Persistence:      kube.Persistence(vc),
-		FailureThreshold: r.Options.FailureThreshold,
-		FenceTimeout:     r.Options.FenceTimeout,
+		MinSyncReplicas:  int(minSync),
+		FailureThreshold: int(spec.Failover.FailureThreshold),
+		FenceTimeout:     fence,
 	}
 	if w.sts != nil {
 		w.obs.Objects = machine.Objects{Shards: 1, Revision: w.sts.Spec.Template.Annotations[kube.AnnotationRevision]}
@@ -154,6 +164,14 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	}
 	pool.Retain(keep)
 	return w, nil
+}
+
+// specWithDefaults is the spec with every default applied, for objects the API server has
+// not defaulted (created before a field existed, or built in Go).
+func specWithDefaults(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyClusterSpec {
+	spec := vc.Spec.DeepCopy()
+	v1alpha1.SetDefaults(spec)
+	return spec
 }
 
 func podFacts(pod *corev1.Pod) machine.Pod {

@@ -36,12 +36,10 @@ const Finalizer = "valkey.fsm.dev/finalizer"
 
 // Options tune the loop.
 type Options struct {
-	// ProbeInterval is how often every node is surveyed (default 2 s).
-	ProbeInterval time.Duration
-	// FailureThreshold is how many consecutive failed surveys make a primary lost (default 3).
-	FailureThreshold int
-	// FenceTimeout: see machine.Spec.FenceTimeout (default 10 s).
-	FenceTimeout time.Duration
+	// RetryInterval is how soon a cluster whose action failed is reconciled again (default
+	// 2 s). Detection (probe interval, failure threshold) and the fence timeout come from
+	// each cluster's spec.
+	RetryInterval time.Duration
 	// HandOverTimeout bounds FAILOVER TO (default 5 s).
 	HandOverTimeout time.Duration
 	// HistoryLimit is how many transitions status.history keeps (default machine's).
@@ -53,14 +51,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.ProbeInterval <= 0 {
-		o.ProbeInterval = 2 * time.Second
-	}
-	if o.FailureThreshold <= 0 {
-		o.FailureThreshold = 3
-	}
-	if o.FenceTimeout <= 0 {
-		o.FenceTimeout = 10 * time.Second
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = 2 * time.Second
 	}
 	if o.HandOverTimeout <= 0 {
 		o.HandOverTimeout = 5 * time.Second
@@ -210,11 +202,12 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	}
 	if actErr != nil {
 		log.Info("action failed; deciding again on the next observation", "error", actErr.Error())
-		return ctrl.Result{RequeueAfter: r.Options.ProbeInterval}, nil
+		return ctrl.Result{RequeueAfter: r.Options.RetryInterval}, nil
 	}
 	// Valkey's own state changes (a primary dying) produce no Kubernetes event: the next
-	// survey comes from the clock. Faster while something is in progress.
-	after := r.Options.ProbeInterval
+	// survey comes from the clock, at the cluster's probe interval. Faster while something
+	// is in progress.
+	after := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
 	if d.Transition != nil || len(d.Actions) > 1 {
 		after = 200 * time.Millisecond
 	}

@@ -15,11 +15,12 @@ import (
 // accepts the good specs and refuses each bad one with the message users will read.
 func TestCreateValidation(t *testing.T) {
 	const (
-		standalone = "a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
-		secretOff  = "auth.existingSecret is set but auth.enabled is false: remove auth.existingSecret, or set auth.enabled to true"
-		keyName    = "config names must be valkey.conf directive names: letters, digits, '-', '_' and '.', at most 128 characters"
-		sizeZero   = "storage.size must be greater than zero"
-		valueLine  = "config values must be one line: remove newlines, tabs and other control characters"
+		standalone  = "a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
+		secretOff   = "auth.existingSecret is set but auth.enabled is false: remove auth.existingSecret, or set auth.enabled to true"
+		keyName     = "config names must be valkey.conf directive names: letters, digits, '-', '_' and '.', at most 128 characters"
+		sizeZero    = "storage.size must be greater than zero"
+		valueLine   = "config values must be one line: remove newlines, tabs and other control characters"
+		minReplicas = "durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 	)
 	cases := []struct {
 		name, spec, want string
@@ -34,6 +35,15 @@ func TestCreateValidation(t *testing.T) {
 		{"topology in other case", "topology: replication", `Unsupported value: "replication"`},
 		{"no replicas", "replicas: 0", "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"},
 		{"negative replicas", "replicas: -1", "should be greater than or equal to 1"},
+
+		// failover detection and durability
+		{"detection tuned", "failover: {probeIntervalSeconds: 2, failureThreshold: 5}", ""},
+		{"zero probe interval", "failover: {probeIntervalSeconds: 0}", "should be greater than or equal to 1"},
+		{"min replicas below replicas", "replicas: 3\ndurability: {minReplicasToWrite: 2}", ""},
+		{"min replicas equal to replicas", "replicas: 3\ndurability: {minReplicasToWrite: 3}", minReplicas},
+		{"min replicas above the default replicas", "durability: {minReplicasToWrite: 5}", minReplicas},
+		{"min replicas on a single pod", "replicas: 1\ndurability: {minReplicasToWrite: 1}", minReplicas},
+		{"no lag allowed", "durability: {maxLagSeconds: 0}", "should be greater than or equal to 1"},
 
 		// profile and image
 		{"cache", "profile: Cache", ""},

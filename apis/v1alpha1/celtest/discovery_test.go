@@ -136,6 +136,8 @@ func TestTypedRoundTrip(t *testing.T) {
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "vk"}},
 			}},
 			PodDisruptionBudget: v1alpha1.PodDisruptionBudgetSpec{Enabled: ptr(false)},
+			Failover:            v1alpha1.FailoverSpec{ProbeIntervalSeconds: 2, FailureThreshold: 4},
+			Durability:          v1alpha1.DurabilitySpec{MinReplicasToWrite: ptr(int32(2)), MaxLagSeconds: 5},
 		},
 	}
 	created, err := vkc.Create(context.Background(), unstructuredOf(t, c), metav1.CreateOptions{})
