@@ -18,6 +18,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
 // now is the clock the commands run with: ages in the golden files are relative to it.
@@ -376,4 +377,39 @@ func closedPort(t *testing.T) int {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	return port
+}
+
+// failover and restart only write intent: the annotations the operator acts on.
+func TestFailoverAndRestartWriteIntent(t *testing.T) {
+	ns := namespace(t, "intent")
+	createCluster(t, ns, "cache")
+	annotations := func() map[string]string {
+		t.Helper()
+		u, err := kube.GetCluster(context.Background(), shared.dyn, ns, "cache")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.GetAnnotations()
+	}
+	if out, err := kubectlValkey(t, "failover", "cache", "-n", ns); err != nil || !strings.Contains(out, "switchover of cache to auto requested") {
+		t.Fatalf("failover: %v\n%s", err, out)
+	}
+	if got := annotations()[v1alpha1.AnnotationSwitchoverTo]; got != v1alpha1.SwitchoverAuto {
+		t.Fatalf("switchover annotation = %q, want %q", got, v1alpha1.SwitchoverAuto)
+	}
+	if _, err := kubectlValkey(t, "failover", "cache", "-n", ns, "--to", "cache-2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := annotations()[v1alpha1.AnnotationSwitchoverTo]; got != "cache-2" {
+		t.Fatalf("switchover annotation = %q, want cache-2", got)
+	}
+	if out, err := kubectlValkey(t, "restart", "cache", "-n", ns); err != nil || !strings.Contains(out, "rolling restart of cache requested at 2026-03-01T12:00:00Z") {
+		t.Fatalf("restart: %v\n%s", err, out)
+	}
+	if got := annotations()[v1alpha1.AnnotationRestartRequested]; got != "2026-03-01T12:00:00Z" {
+		t.Fatalf("restart annotation = %q", got)
+	}
+	if _, err := kubectlValkey(t, "failover", "missing", "-n", ns); err == nil {
+		t.Fatal("failover of a missing cluster succeeded")
+	}
 }

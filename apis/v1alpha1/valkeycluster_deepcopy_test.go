@@ -71,6 +71,8 @@ func fullCluster() *ValkeyCluster {
 			ReadyNodes:    "2/3",
 			Replicas:      3,
 			ReadyReplicas: 2,
+			Progress:      "rolling: 1 of 3 pods restarted at revision r",
+			Waiting:       "vk-0 unreachable for 1 of 3 probes",
 			Machine: &MachineStatus{
 				Seq:   4,
 				Since: &micro,

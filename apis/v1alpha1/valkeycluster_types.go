@@ -339,6 +339,16 @@ type ValkeyClusterStatus struct {
 	// +optional
 	Primary string `json:"primary,omitempty"`
 
+	// Progress describes the operation in progress in words (for example "rolling: 2 of 3
+	// pods at the new revision"); empty in Steady with nothing to do.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// Waiting says what the operator is waiting for when nothing can progress (a node that
+	// does not answer, a failover that is not safe yet); empty otherwise.
+	// +optional
+	Waiting string `json:"waiting,omitempty"`
+
 	// ReadyNodes is "ready/desired" pods, for kubectl get.
 	// +optional
 	ReadyNodes string `json:"readyNodes,omitempty"`

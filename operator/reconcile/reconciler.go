@@ -197,7 +197,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	if err := r.syncRoles(ctx, vc, w, d.Next); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.report(ctx, vc, w, d.Next); err != nil {
+	if err := r.report(ctx, vc, w, d); err != nil {
 		return ctrl.Result{}, err
 	}
 	if actErr != nil {

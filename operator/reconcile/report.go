@@ -53,7 +53,8 @@ func (r *Reconciler) syncRoles(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 
 // report writes the status fields that describe the world (nodes, primary, ready counts)
 // when they differ from what status shows: no write when nothing changed.
-func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) error {
+func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) error {
+	p := d.Next
 	before := vc.DeepCopy()
 	var primaryOffset int64
 	for _, n := range w.obs.Nodes {
@@ -92,6 +93,8 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ReadyReplicas = ready
 	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
 	vc.Status.ObservedGeneration = vc.Generation
+	vc.Status.Progress = progressOf(w, p)
+	vc.Status.Waiting = d.Waiting
 	vc.Status.Primary = ""
 	if len(p.Shards) > 0 {
 		vc.Status.Primary = p.Shards[0].Primary
@@ -117,4 +120,40 @@ func withoutOffsets(st v1alpha1.ValkeyClusterStatus) v1alpha1.ValkeyClusterStatu
 		}
 	}
 	return st
+}
+
+// progressOf says in words how far the operation in progress is.
+func progressOf(w *world, p machine.Persisted) string {
+	switch p.State {
+	case machine.Rolling:
+		at, total := 0, 0
+		for _, n := range w.obs.Nodes {
+			if n.Pod.Exists {
+				total++
+				if n.Pod.Revision == w.obs.Spec.Revision && n.Pod.Ready {
+					at++
+				}
+			}
+		}
+		return fmt.Sprintf("rolling: %d of %d pods restarted at revision %s", at, total, w.obs.Spec.Revision)
+	case machine.FailingOver:
+		op := p.Op
+		switch {
+		case op.Planned && op.HandOver != "":
+			return fmt.Sprintf("switchover from %s to %s", op.Lost, op.HandOver)
+		case op.Candidate != "":
+			return fmt.Sprintf("failover from %s: %s elected", op.Lost, op.Candidate)
+		default:
+			return fmt.Sprintf("failover from %s: electing the most complete replica", op.Lost)
+		}
+	case machine.Bootstrapping:
+		ready := 0
+		for _, n := range w.obs.Nodes {
+			if n.Pod.Ready {
+				ready++
+			}
+		}
+		return fmt.Sprintf("bootstrapping: %d of %d pods ready", ready, len(w.obs.Nodes))
+	}
+	return ""
 }

@@ -54,6 +54,12 @@ func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 	fields.Row("Image:", orNone(vc.Spec.Image))
 	fields.Row("Ready:", readyLine(vc))
 	fields.Row("Primary:", orNone(st.Primary))
+	if st.Progress != "" {
+		fields.Row("Progress:", st.Progress)
+	}
+	if st.Waiting != "" {
+		fields.Row("Waiting for:", st.Waiting)
+	}
 	fields.Row("Generation:", generationLine(vc))
 	writeFields(&b, fields)
 
