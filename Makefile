@@ -8,7 +8,7 @@ GOLANGCI := $(CACHE)/bin/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test unit e2e-test bench chaos demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey tools plugin operator
+	kube-binaries valkey tools plugin operator helm
 
 all: test
 
@@ -20,7 +20,11 @@ valkey:
 kube-binaries:
 	@hack/kube-binaries.sh >/dev/null
 
-tools: valkey kube-binaries
+## Builds helm (for the chart tests and the demo) from the Go module proxy (cached in .cache/bin).
+helm:
+	@hack/helm.sh --path >/dev/null
+
+tools: valkey kube-binaries helm
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

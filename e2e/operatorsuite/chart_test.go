@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -119,12 +120,28 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	}
 }
 
-// canI asks the API server whether the operator's ServiceAccount may do verb on resource.
+// canI asks the API server (a SubjectAccessReview, as kubectl auth can-i does) whether the
+// operator's ServiceAccount may do verb on resource in any namespace.
 func canI(t *testing.T, ns, verb, resource string) bool {
 	t.Helper()
-	out, _ := exec.Command("kubectl", "--kubeconfig", cl.KubeconfigPath(), "auth", "can-i", verb, resource,
-		"--as", "system:serviceaccount:"+ns+":valkey-operator", "--all-namespaces").CombinedOutput()
-	return strings.TrimSpace(string(out)) == "yes"
+	group := ""
+	switch resource {
+	case "statefulsets":
+		group = "apps"
+	case "clusterroles":
+		group = "rbac.authorization.k8s.io"
+	}
+	review, err := cl.Clientset().AuthorizationV1().SubjectAccessReviews().Create(ctxFor(t, 10*time.Second), &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:" + ns + ":valkey-operator",
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return review.Status.Allowed
 }
 
 // pluginBinary builds kubectl-valkey once per test run.
