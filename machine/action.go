@@ -16,6 +16,13 @@ type Action interface {
 // EnsureObjects creates or updates the owned Kubernetes objects (StatefulSets, Services,
 // ConfigMap, Secret, PDB) for Shards shards of 1+Replicas pods at Revision. Pods are updated
 // with the OnDelete strategy: changing Revision never restarts a pod, RollPod does.
+//
+// The machine asks for fewer pods per shard (a StatefulSet removes the highest ordinals) only
+// once every pod being removed is a replica of a primary that stays. Before it shrinks a
+// StatefulSet the actuator must check that none of the pods it removes answers as a primary
+// (ROLE) and refuse otherwise, as actions aimed at a process refuse another run id: the
+// decision was taken when it was a replica, and a person may have run FAILOVER TO since. A pod
+// it cannot reach does not stop it.
 type EnsureObjects struct {
 	Shards   int
 	Replicas int

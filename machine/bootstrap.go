@@ -24,6 +24,7 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 		}
 		next.Shards = recordPrimary(next.Shards, s, first)
 	}
+	next.PodsPerShard = d.specPods()
 	return outcome{next: next, message: fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)}, true
 }
 
@@ -49,11 +50,21 @@ func (d *decider) firstNode(s int) *Node {
 	return first
 }
 
-// shardWired reports whether shard s has all its pods, the first node serving and every other
-// node following it with the link up (and, in cluster mode, every node joined).
+// shardWired reports whether shard s has all its pods (objectPods, none beyond), the first
+// node serving and every other node following it with the link up (and, in cluster mode,
+// every node joined).
 func (d *decider) shardWired(s int, first *Node) bool {
-	nodes := d.v.shard(s)
-	if len(nodes) != 1+d.v.spec.Replicas || !servesReplicas(first) {
+	pods := d.objectPods(d.p)
+	var nodes []*Node
+	for _, n := range d.v.shard(s) {
+		switch {
+		case n.Ordinal < pods:
+			nodes = append(nodes, n)
+		case n.Pod.Exists:
+			return false
+		}
+	}
+	if len(nodes) != pods || !servesReplicas(first) || first.Ordinal >= pods {
 		return false
 	}
 	for _, n := range nodes {
@@ -72,7 +83,7 @@ func (d *decider) shardWired(s int, first *Node) bool {
 
 func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	spec := d.v.spec
-	d.ensureObjects(spec.Shards, b)
+	d.ensureObjects(p, spec.Shards, b)
 	for s := 0; s < spec.Shards; s++ {
 		d.bootstrapShard(s, b)
 	}

@@ -48,8 +48,10 @@ func genCase(t *rapid.T) (Persisted, Observation) {
 	if rapid.Bool().Draw(t, "switchover") {
 		spec.Switchover = &Switchover{To: fmt.Sprintf("s0-%d", rapid.IntRange(0, replicas).Draw(t, "to"))}
 	}
+	// What the objects ask for may differ from the spec (a scale in progress).
+	objReplicas := rapid.IntRange(0, 3).Draw(t, "object-replicas")
 	var nodes []Node
-	for o := 0; o <= replicas; o++ {
+	for o := 0; o <= max(replicas, objReplicas); o++ {
 		if rapid.IntRange(0, 5).Draw(t, "missing") > 0 {
 			nodes = append(nodes, genNode(t, o))
 		}
@@ -59,12 +61,18 @@ func genCase(t *rapid.T) (Persisted, Observation) {
 		p.State = rapid.SampledFrom(States()).Draw(t, "state")
 		p.Seq = uint64(rapid.IntRange(1, 9).Draw(t, "seq"))
 		p.Since = at(0)
-		prim := fmt.Sprintf("s0-%d", rapid.IntRange(0, replicas).Draw(t, "prim"))
-		p.Shards = []ShardRecord{{Primary: prim, RunID: prim + "-run", History: History{ID: rapid.SampledFrom(histories[1:]).Draw(t, "rec-h")}, Epoch: 1}}
+		prim := fmt.Sprintf("s0-%d", rapid.IntRange(0, max(replicas, objReplicas)).Draw(t, "prim"))
+		runs := []string{prim + "-run", fmt.Sprintf("run-%s-0", prim[len("s0-"):])}
+		p.Shards = []ShardRecord{{Primary: prim, RunID: rapid.SampledFrom(runs).Draw(t, "rec-run"), History: History{ID: rapid.SampledFrom(histories[1:]).Draw(t, "rec-h")}, Epoch: 1}}
+		p.PodsPerShard = rapid.IntRange(0, 4).Draw(t, "pods-per-shard")
 		if p.State == FailingOver {
 			p.Op = Operation{Lost: prim, LostRunID: "old", LostHistory: p.Shards[0].History, Writer: prim, Planned: rapid.Bool().Draw(t, "planned")}
 			if rapid.Bool().Draw(t, "elected") {
 				p.Op.Candidate = prim
+			}
+			if p.Op.Planned && rapid.Bool().Draw(t, "scale-down") {
+				p.Op.Target = fmt.Sprintf("s0-%d", rapid.IntRange(0, 3).Draw(t, "target"))
+				p.Op.HandOver, p.Op.TargetPods = p.Op.Target, max(1, p.PodsPerShard)
 			}
 		}
 		if p.State == Rolling {
@@ -72,6 +80,7 @@ func genCase(t *rapid.T) (Persisted, Observation) {
 		}
 	}
 	obs := obsAt(rapid.IntRange(1, 30).Draw(t, "time"), spec, nodes...)
+	obs.Objects.Replicas = objReplicas
 	return p, obs
 }
 
@@ -113,9 +122,23 @@ func TestDecideContract(t *testing.T) {
 
 func withState(p Persisted, s State) Persisted { p.State = s; return p }
 
-// checkActionTargets: every action aimed at a process names one observed now, and only the
-// recorded primary is ever opened for writes.
+// checkActionTargets: every action aimed at a process names one observed now, only the
+// recorded primary is ever opened for writes, and the objects never stop asking for the pod
+// of a recorded primary of a shard they keep.
 func checkActionTargets(t *rapid.T, d Decision, obs Observation) {
+	for _, a := range d.Actions {
+		e, ok := a.(EnsureObjects)
+		if !ok {
+			continue
+		}
+		for s, rec := range d.Next.Shards {
+			for _, n := range obs.Nodes {
+				if s < e.Shards && n.Name == rec.Primary && n.Ordinal <= obs.Objects.Replicas && n.Ordinal > e.Replicas {
+					t.Fatalf("%s removes the pod of %s, the recorded primary of shard %d", e, n.Name, s)
+				}
+			}
+		}
+	}
 	find := func(name, run string) bool {
 		for _, n := range obs.Nodes {
 			if n.Name == name && n.Reachable && n.Valkey.RunID == run {

@@ -10,20 +10,25 @@ var stateDoc = map[State]string{
 its first node: that node is promoted (it serves replicas, client writes stay fenced), every other
 node follows it, and in cluster mode every node joins the cluster bus and the first node gets its
 planned slots. Nothing has been written yet, so the choice of the first node is free; a node that
-already serves replicas is preferred so that an operator restart does not move it.`,
+already serves replicas is preferred so that an operator restart does not move it.
+bootstrap-complete records the number of pods per shard the spec asks for.`,
 	Steady: `Every shard has a recorded primary. The machine converges the world to the record: stray
 masters (a returning old primary, a node restarted empty) are fenced and demoted, replicas that
 follow anything else (an old IP, an old primary) are re-pointed, and the recorded primary is opened
-for writes. Planned operations start from here only when the cluster is converged, one at a time,
-in this order: restore, switchover, rollout, resharding.`,
+for writes. A change of the replica count is recorded here (replicas-changed) and carried out by
+the objects: new pods at once, fewer pods only once every recorded primary answers on an ordinal
+that stays (scale-down-hand-over moves it first). Planned operations start from here only when the
+cluster is converged, one at a time, in this order: the hand-over a recorded scale-down waits for,
+restore, switchover, rollout, resharding.`,
 	FailingOver: `The primary of one shard is being replaced. Unplanned: (1) freeze: every visible node that
 follows anything is detached, so offsets stop moving and an isolated old primary loses the replicas
 its min-replicas-to-write needs; (2) elect the node whose data contains every other candidate's and
 record it as the shard's primary (candidate-elected) before touching it; (3) promote it (serves
 replicas, writes still fenced), record its new replication ID (candidate-promoted) and re-point the
 others to it; (4) wait until the old primary cannot accept writes, then failover-complete records
-the new primary's history. Planned (switchover): one FAILOVER TO hand-over to the requested,
-caught-up replica, recorded beforehand.`,
+the new primary's history. Planned (a switchover, or a primary moving off an ordinal a scale-down
+removes): one FAILOVER TO hand-over to the requested (or most advanced surviving), caught-up
+replica, recorded beforehand.`,
 	Rolling: `Pods are restarted onto the target revision, one at a time and only from a converged cluster:
 replicas first, then each shard's primary after a hand-over (FAILOVER TO) to its most advanced
 linked replica. A shard without replicas restarts its primary in place (without persistence that
@@ -60,14 +65,17 @@ actions of a new state are always carried out (and observed) before the next tra
 Whatever the machine will need to know after a crash is recorded by a transition before the action
 that depends on it is asked for: the elected node before it is promoted (candidate-elected), its new
 replication id as soon as it serves (candidate-promoted), the replica a primary is handed over to
-before FAILOVER TO is sent (hand-over-started, or the switchover request itself).
+before FAILOVER TO is sent (hand-over-started, scale-down-hand-over, or the switchover request
+itself), the pod count per shard before the objects are asked for it (replicas-changed).
 
 ### One operation at a time
 FailingOver, Rolling, Resharding and Restoring are operations; only one runs. Planned operations
 start only from Steady and only from a converged cluster (every recorded primary answers as the
 recorded process, open for writes; every other pod exists, follows it and is linked), in this order:
-restore, switchover, rollout, resharding. A planned request that arrives during an operation waits
-for Steady. A lost primary of another shard during a failover waits for that failover to finish.
+the hand-over a recorded scale-down waits for, restore, switchover, rollout, resharding (switchover,
+rollout and resharding also wait while a scale-down waits for its hand-over). A planned request
+that arrives during an operation waits for Steady; so does a change of the replica count. A lost
+primary of another shard during a failover waits for that failover to finish.
 
 ### Failover pre-empts rolling and resharding
 primary-lost is tried from Steady, Rolling and Resharding before any planned rule (only
@@ -81,8 +89,9 @@ pre-empted: it re-elects every shard's primary itself, and its masters are fence
 
 ### A spec change in the middle of an operation
 A planned operation whose goal the spec moves is aborted to Steady (spec-changed: another revision
-during Rolling, another shard count during Resharding; switchover-stale: the switchover request was
-withdrawn or names another node, or the target stopped being a caught-up replica). Steady re-plans
+during Rolling, another shard count during Resharding, another replica count during a scale-down
+hand-over; switchover-stale: the switchover request was withdrawn or names another node, or the
+target of a planned hand-over stopped being a caught-up replica). Steady re-plans
 from the new spec on the next observation. Pods already rolled and slots already moved stay as they
 are. An abort is refused while a recorded hand-over may have happened (the recorded primary is not
 answering as the same primary of the same history): the operation then ends by failover-complete,
@@ -90,6 +99,41 @@ primary-handed-over or primary-lost, never by forgetting where the newest writes
 unplanned failover is never aborted by a spec change: its job is to restore a writable primary. A
 restore runs to completion; a newer restore request is carried out after it, and a restore starts
 only into a cluster with as many shards as the snapshot.
+
+### Scaling
+The number of pods per shard (1 + replicas) the machine works towards is recorded
+(` + "`PodsPerShard`" + `): bootstrap-complete records the spec's, and replicas-changed, a Steady self-loop,
+records each new count the spec asks for, once (it fires only while the spec and the record
+differ), so every change shows in the history. A cluster persisted before the count was recorded
+counts what its objects ask for until the spec changes it. A count the spec changes during
+another operation is recorded when Steady is back.
+
+Scale-up: the objects ask for the new pods at once; they start fenced, as replicas of nothing,
+and Steady makes them follow the primary.
+
+Scale-down: a StatefulSet removes its highest ordinals, so the objects ask for fewer pods only in
+Steady and only once every shard's recorded primary answers, as the recorded process, on an
+ordinal that stays, and every answering node on an ordinal that stays follows it with the link up
+(the pods removed are then never the primary nor the only replicas that hold its writes); in
+cluster mode the nodes being removed first leave the cluster bus (remove-node), so the others do
+not keep them as failed nodes. A primary that does not answer blocks the shrink: the replicas
+being removed may hold writes a failover needs. A primary on a removed ordinal is handed over
+first: scale-down-hand-over records a planned hand-over (FailingOver, as a switchover, with its
+rules) to the most advanced caught-up replica on an ordinal that stays, from a converged cluster;
+failover-complete records the new primary and Steady then shrinks the objects. While a scale-down
+waits for its hand-over, switchovers, rollouts and reshardings wait too. The actuator refuses a
+shrink that would remove a pod answering as a primary (a person may have run FAILOVER TO since
+the decision), as actions aimed at a process refuse another run id.
+
+Nodes on removed ordinals are never hand-over targets (nor switchover targets). A lost primary
+pre-empts the hand-over (primary-lost, which keeps the recorded target as it does for any
+hand-over); a failover elects a node on a removed ordinal only when no node on an ordinal that
+stays holds all the data (safety first), and that node is then handed over from in turn. A new
+replica count during the hand-over aborts it (spec-changed) unless it may have happened; Steady
+then records the new count. A pod a scale-down removed whose volume claim the StatefulSet
+retained comes back with its old data on a later scale-up, as a node restarted from its volume
+does. Pods gone because the objects no longer ask for their ordinal do not count as unseen nodes
+for a failover's quorum.
 
 ### When not to fail over
 - The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
@@ -114,18 +158,24 @@ primary-handed-over records).
   history, the chain of histories it continued (each below where it was left; the record keeps up
   to seven links because a restart makes Valkey forget master_replid2), and every history that
   continues one of them as the observed nodes report it, so that a node which followed a
-  hand-over target and then restarted still counts.
-- Also, compared by offset, a node that is fenced, follows nothing and holds data, when it is the
-  lost primary as a new process, the node a recorded hand-over went to, or a node whose history
-  the lineage cannot place at all: only the recorded primary is ever opened for writes, so such
+  hand-over target and then restarted still counts. A node still in a history of the chain counts
+  only below the point where the record left it, whatever that history itself continued.
+- Also, compared by offset, a node that takes no writes (fenced, or a replica), follows nothing
+  and holds data, when it is the lost primary as a new process, the node a recorded hand-over went
+  to, a node in the history of one of these two, or a node whose history the lineage cannot place
+  at all (its reported ancestry does not reach the lineage): only the recorded
+  primary is ever opened for writes (and one replication id has one writer), so such
   data is the shard's one line of writes as far as its offset reaches (a node the machine promoted
   and that restarted before its new id was recorded, say). Their ids join the lineage. A node of
   a history the lineage left behind (a known fork: an isolated old primary's later writes) is
-  never a candidate.
+  never a candidate. After a restore, only a node whose data was loaded from it or synced since
+  is trusted by offset: older data (a volume a scale-up brought back) holds what the restore
+  discarded.
 - Among the candidates, only the node whose data contains every other candidate's, judged as Valkey
   judges a partial resync (same replication id and offset not beyond, or a previous id below
   second_repl_offset, following the chain of continued histories). Never one behind another eligible
-  node, never across a fork: when no candidate contains all others, nobody is promoted.
+  node, never across a fork: when no candidate contains all others, nobody is promoted. Among nodes
+  holding the same data, one on an ordinal a recorded scale-down keeps is preferred.
 - Offsets are compared only after every visible node stopped following anything (detached), so they
   no longer move. The elected node is recorded before it is promoted; until it serves, a node that
   shows up holding strictly more replaces it in the record.

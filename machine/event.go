@@ -27,6 +27,8 @@ const (
 	EventSnapshotLoaded      Event = "snapshot-loaded"
 	EventRestoreComplete     Event = "restore-complete"
 	EventSpecChanged         Event = "spec-changed"
+	EventReplicasChanged     Event = "replicas-changed"
+	EventScaleDownHandOver   Event = "scale-down-hand-over"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

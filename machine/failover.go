@@ -36,7 +36,11 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 			return outcome{}, false
 		}
 		next.Shards = recordPrimary(p.Shards, s, t)
-		return outcome{next: next, message: fmt.Sprintf("shard %d: switched over from %s to %s", s, op.Lost, t.Name)}, true
+		msg := fmt.Sprintf("shard %d: switched over from %s to %s", s, op.Lost, t.Name)
+		if op.TargetPods > 0 {
+			msg += fmt.Sprintf(" for the scale-down to %d pod(s) per shard", op.TargetPods)
+		}
+		return outcome{next: next, message: msg}, true
 	}
 	if op.Candidate == "" {
 		return outcome{}, false
@@ -120,7 +124,14 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	}
 	sw := d.v.spec.Switchover
 	why := ""
+	what := "switchover"
 	switch {
+	case op.TargetPods > 0:
+		// A scale-down hand-over: its goal (the replica count) moving is spec-changed's.
+		what = "hand-over for the scale-down"
+		if _, ok := d.switchoverTarget(d.p, op.Shard, op.Target); !ok {
+			why = fmt.Sprintf("%s is no longer a caught-up replica", op.Target)
+		}
 	case sw == nil:
 		why = "switchover request withdrawn"
 	case sw.Shard != op.Shard || sw.To != op.Target:
@@ -135,7 +146,7 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	}
 	next := d.p
 	next.Op = Operation{}
-	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover to %s abandoned: %s", op.Shard, op.Target, why)}, true
+	return outcome{next: next, message: fmt.Sprintf("shard %d: %s to %s abandoned: %s", op.Shard, what, op.Target, why)}, true
 }
 
 // handOverUnresolved reports whether a recorded hand-over may have happened: the shard's

@@ -60,7 +60,7 @@ func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
 		grew = false
 		for _, n := range d.v.shard(shard) {
 			v := n.Valkey
-			if usable(n) && l.continued(v) && !l.has(v.ReplID) {
+			if usable(n) && l.continued(v) && !l.has(v.ReplID) && !l.leftBehind(v.ReplID) {
 				l.ids = append(l.ids, v.ReplID)
 				grew = true
 			}
@@ -97,14 +97,26 @@ func (l lineage) continued(v Valkey) bool {
 }
 
 // contains reports whether a node's data belongs to the lineage: it is in one of its
-// histories, continues one, or is a prefix of the history the recorded one continued.
-// Membership only makes a node a candidate; whose data contains whose is judged by covers.
+// histories, continues one, or is a prefix of a history the recorded one continued. A node
+// still in a history the recorded one left behind belongs only below the point where it
+// was left, whatever that history itself continued: beyond it are writes off the line (an
+// isolated old primary's). Membership only makes a node a candidate; whose data contains
+// whose is judged by covers.
 func (l lineage) contains(v Valkey) bool {
-	if l.has(v.ReplID) || l.continued(v) {
-		return true
+	if !l.has(v.ReplID) {
+		for _, p := range l.prefixes {
+			if v.ReplID == p.ID {
+				return v.Offset < p.End
+			}
+		}
 	}
+	return l.has(v.ReplID) || l.continued(v)
+}
+
+// leftBehind reports whether id is a history the recorded one continued (and left).
+func (l lineage) leftBehind(id string) bool {
 	for _, p := range l.prefixes {
-		if v.ReplID == p.ID && v.Offset < p.End {
+		if p.ID == id {
 			return true
 		}
 	}
@@ -130,10 +142,14 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	// their volume, or detached), and either the lost primary as a new process, or the
 	// recorded hand-over target. Their histories are the shard's line too: they seed the
 	// lineage, so that nodes that followed them are recognised even when nobody reports
-	// where their ID came from.
+	// where their ID came from. "Fenced" is: client writes are off, or it is a replica (a
+	// primary a person demoted with FAILOVER TO keeps its writes open but takes none). After
+	// a restore, only data loaded from it or synced since counts: a node still holding data
+	// from before (a volume a scale-down left behind and a scale-up brought back, say) holds
+	// writes the restore discarded, however many.
 	onItsOwn := func(n *Node) bool {
 		v := n.Valkey
-		return usable(n) && v.WritesFenced && v.PrimaryHost == "" && v.Offset > 0
+		return usable(n) && (v.WritesFenced || v.Role == RoleReplica) && v.PrimaryHost == "" && v.Offset > 0 && (d.p.Restored == "" || v.Snapshot == d.p.Restored)
 	}
 	var trusted []*Node
 	var seeds []string
@@ -148,9 +164,16 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	// too: only the recorded primary is ever opened for writes, so such data comes from a
 	// node the machine promoted (or a hand-over) whose new ID it did not see before a
 	// restart made the node forget where that ID came from, and it may be the newest of the
-	// shard's writes. A known fork (an ID the lineage left behind) is not trusted.
+	// shard's writes. So is a node on its own in the history of a node trusted above (one
+	// replication ID has one writer, so its data is that history's as far as its offset
+	// reaches): that the lineage knows the ID only from the trusted node must not make it
+	// less trusted than an ID nobody knows. A known fork (an ID the lineage left behind) is
+	// not trusted.
 	for _, n := range d.v.shard(op.Shard) {
-		if onItsOwn(n) && !l.knows(n.Valkey.ReplID) && !l.knows(n.Valkey.ReplID2) && !slices.Contains(trusted, n) {
+		v := n.Valkey
+		unplaced := !l.knows(v.ReplID) && !l.knows(v.ReplID2)
+		seeded := slices.Contains(seeds, v.ReplID) && !l.leftBehind(v.ReplID)
+		if onItsOwn(n) && (unplaced || seeded) && !slices.Contains(trusted, n) {
 			trusted = append(trusted, n)
 		}
 	}
@@ -161,17 +184,19 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		}
 		isTrusted := slices.Contains(trusted, n)
 		if l.contains(n.Valkey) || isTrusted {
-			out = append(out, candidate{Node: n, byOffset: isTrusted})
+			out = append(out, candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n)})
 		}
 	}
 	return l, out
 }
 
 // candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
-// data is compared by offset only.
+// data is compared by offset only. removed marks a node on an ordinal a recorded scale-down
+// removes: it is elected only when no other candidate holds all the data.
 type candidate struct {
 	*Node
 	byOffset bool
+	removed  bool
 }
 
 // holds reports whether c's data contains o's.
@@ -223,7 +248,9 @@ func (l lineage) reaches(b Valkey, id string, pos int64) bool {
 
 // unknown lists the nodes of a shard, other than except, whose data the operator cannot see
 // now but which may hold data: unreachable or loading nodes, and, with persistence, nodes
-// whose pod is gone or not running (their volume keeps the data).
+// whose pod is gone or not running (their volume keeps the data), except pods gone for good
+// because the objects no longer ask for their ordinal (a scale-down removes a pod only while
+// the recorded primary answers on an ordinal that stays, so what it held is the primary's).
 func (d *decider) unknown(shard int, except string) []*Node {
 	var out []*Node
 	for _, n := range d.v.shard(shard) {
@@ -232,6 +259,8 @@ func (d *decider) unknown(shard int, except string) []*Node {
 		}
 		switch {
 		case n.Reachable && !n.Valkey.Loading:
+			continue
+		case !n.Pod.Exists && d.obs.Objects.Shards > 0 && n.Ordinal > d.obs.Objects.Replicas:
 			continue
 		case !n.Pod.Exists || !n.Pod.Running:
 			if d.v.spec.Persistence {
@@ -262,32 +291,42 @@ func (d *decider) quorum(op Operation) (bool, string) {
 	return false, fmt.Sprintf("%d node(s) of shard %d unseen (%s), at most %d allowed", len(unknown), op.Shard, names(unknown), allowed)
 }
 
-// knows reports whether id is one of the lineage's histories or one it is related to.
+// knows reports whether the lineage can place id: one of its histories, one the record
+// continued and left, an ancestor of one of those as the observed nodes report it, or a
+// history whose reported ancestry leads to one of them (a fork). A history that only names
+// a parent nobody can place is not known: its own report says nothing about the shard's line
+// (a node handed over to twice behind the machine's back names only the history in between).
 func (l lineage) knows(id string) bool {
 	if id == "" {
 		return false
 	}
-	if l.has(id) {
-		return true
+	related := map[string]bool{}
+	for _, x := range l.ids {
+		for depth := 0; depth < 16 && x != "" && !related[x]; depth++ {
+			related[x] = true
+			x = l.parents[x].id
+		}
 	}
 	for _, p := range l.prefixes {
-		if p.ID == id {
-			return true
-		}
+		related[p.ID] = true
 	}
-	for child, parent := range l.parents {
-		if child == id || parent.id == id {
+	for depth := 0; depth < 16 && id != ""; depth++ {
+		if related[id] {
 			return true
 		}
+		id = l.parents[id].id
 	}
 	return false
 }
 
 // elect picks the node to promote among candidates: the one whose data contains every other
-// candidate's (never one behind another, never across a fork). Among equals it prefers the
-// highest offset, then a node that is already a primary (replicas continue from it without a
-// full sync), then the lowest ordinal. It returns nil when no candidate contains all others:
-// the histories forked and promoting any would drop the others' writes.
+// candidate's (never one behind another, never across a fork). Nodes that contain each
+// other's data hold the same, so among them it prefers a node on an ordinal that stays (a
+// node a scale-down removes is elected only when it alone holds everything; it is handed
+// over from afterwards), then the highest offset, then a node that is already a primary
+// (replicas continue from it without a full sync), then the lowest ordinal. It returns nil
+// when no candidate contains all others: the histories forked and promoting any would drop
+// the others' writes.
 func elect(l lineage, cands []candidate) (*Node, string) {
 	if len(cands) == 0 {
 		return nil, "no node holds the shard's data"
@@ -295,6 +334,9 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 	sorted := append([]candidate(nil), cands...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
+		if a.removed != b.removed {
+			return b.removed
+		}
 		if a.Valkey.Offset != b.Valkey.Offset {
 			return a.Valkey.Offset > b.Valkey.Offset
 		}

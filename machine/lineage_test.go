@@ -90,3 +90,99 @@ func TestRecordKeepsTheChainOfContinuedHistories(t *testing.T) {
 		t.Fatalf("chain of %d links", n)
 	}
 }
+
+// A node still in a history the record left behind belongs to the lineage only below the
+// point where it was left, even when that history itself continued one the record also went
+// through (found by the simulator: an old primary's writes after the failover made every
+// election look forked, and the shard never got a primary again).
+func TestLeftBehindHistoryCountsOnlyBelowWhereItWasLeft(t *testing.T) {
+	// The record: h2, which continued h1 below 1, which continued h0 below 1.
+	rec := History{ID: "h2", PrevID: "h1", PrevEnd: 1, Older: [maxOlderLinks]HistoryLink{{ID: "h0", End: 1}}}
+	oldPrimary := node(0, RoleReplica, "h1", 2) // two writes in h1 after h2 left it at 1
+	oldPrimary.Valkey.ReplID2, oldPrimary.Valkey.SecondOffset = "h0", 1
+	behind := node(1, RoleReplica, "h1", 0)
+	newer := node(2, RoleReplica, "h2", 1)
+	d := &decider{v: newView(obsAt(1, testSpec(2), oldPrimary, behind, newer))}
+	l := d.lineage(0, rec)
+	if l.contains(oldPrimary.Valkey) || l.has("h1") {
+		t.Fatalf("h1 beyond offset 1 is off the line: %v", l.ids)
+	}
+	if !l.contains(behind.Valkey) || !l.contains(newer.Valkey) {
+		t.Fatal("h1 below 1 and h2 are the shard's line")
+	}
+}
+
+// A node on its own in the history of the restarted lost primary (which is trusted by offset
+// and seeds the lineage with its history) is trusted by offset as well: it was found stuck as
+// a "fork" against a returning old primary's prefix once both had restarted and forgotten
+// where that history came from.
+func TestNodeInATrustedHistoryIsComparedByOffset(t *testing.T) {
+	// Recorded: s0-2 in h5 (continuing h4 below 2). s0-2 handed over to s0-3 (h7) behind the
+	// machine's back; both restarted, so nobody says h7 continues h5.
+	p := steadyState()
+	p.Shards[0] = ShardRecord{Primary: "s0-2", RunID: "run-2", History: History{ID: "h5", PrevID: "h4", PrevEnd: 2}, Epoch: 2}
+	old := node(0, RoleReplica, "h4", 1) // a returning old primary, a prefix of the line
+	lost := node(2, RoleReplica, "h7", 1)
+	lost.Valkey.RunID = "run-2-again"
+	target := node(3, RoleReplica, "h7", 2)
+	spec := testSpec(3)
+	d := Decide(p, obsAt(5, spec, old, replica(1, 1), lost, target))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, old, detached(replica(1, 1)), lost, target))
+	if d.Next.Op.Candidate != "s0-3" {
+		t.Fatalf("want s0-3, the most advanced node of the trusted history, got %s", d)
+	}
+}
+
+// After a restore, a node holding data from before it (a volume a scale-down left behind and
+// a scale-up brought back) is not trusted by offset, however much it holds: found by the
+// simulator electing such a node and losing the writes acknowledged since the restore.
+func TestDataFromBeforeARestoreIsNotTrustedByOffset(t *testing.T) {
+	p := steadyState()
+	p.Restored = "restore-1"
+	withSnapshot := func(n Node) Node { n.Valkey.Snapshot = "restore-1"; return n }
+	prim := withSnapshot(primary(3))
+	stale := node(2, RoleReplica, "old", 50) // on its own, history unknown, 50 writes
+	spec := testSpec(2)
+	d := Decide(p, obsAt(5, spec, unreachable(prim, 5), withSnapshot(replica(1, 3)), stale))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, unreachable(prim, 6), withSnapshot(detached(replica(1, 3))), stale))
+	if d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1, which holds the restored line, got %s", d)
+	}
+	// Without the restore the same node would be trusted (its history is unplaceable).
+	p.Restored = ""
+	d = Decide(p, obsAt(5, spec, unreachable(prim, 5), withSnapshot(replica(1, 3)), stale))
+	d = Decide(d.Next, obsAt(6, spec, unreachable(prim, 6), withSnapshot(detached(replica(1, 3))), stale))
+	if d.Next.Op.Candidate != "s0-2" {
+		t.Fatalf("want s0-2 trusted by offset without a restore, got %s", d)
+	}
+}
+
+// A node handed the primary role twice behind the machine's back (FAILOVER TO to it, then
+// back) names only the history in between as its parent, which nobody can place: it holds
+// the shard's newest writes and is compared by offset, even though, demoted by FAILOVER TO,
+// its client writes were never fenced. Found by the simulator promoting a node behind it.
+func TestTwiceHandedOverNodeIsComparedByOffset(t *testing.T) {
+	p := steadyState()
+	p.Shards[0].History = History{ID: "h4", PrevID: "h1", PrevEnd: 1}
+	restarted := node(0, RoleReplica, "fresh", 0) // the recorded primary, restarted empty
+	restarted.Valkey.RunID = "run-0-again"
+	twice := detached(replica(1, 1))
+	twice.Valkey.ReplID, twice.Valkey.ReplID2, twice.Valkey.SecondOffset = "h6", "h5", 2
+	twice.Valkey.WritesFenced, twice.Valkey.SyncFenced = false, false
+	behind := node(2, RoleReplica, "h4", 0)
+	spec := testSpec(2)
+	d := Decide(p, obsAt(5, spec, restarted, twice, behind))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, restarted, twice, behind))
+	if d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1, which holds the newest writes, got %s", d)
+	}
+}

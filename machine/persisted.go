@@ -20,6 +20,12 @@ type Persisted struct {
 	Op Operation
 	// Restored is the ID of the last completed restore, so a request is carried out once.
 	Restored string
+	// PodsPerShard is the number of pods per shard (1 + replicas) the machine works towards,
+	// recorded by bootstrap-complete and by replicas-changed when the spec asks for another
+	// count. The owned objects never ask for fewer pods than a recorded primary needs (see
+	// scaling.go). 0 in a state persisted before the machine recorded it: what the objects ask
+	// for counts then, until the spec changes the count.
+	PodsPerShard int
 }
 
 // Clone returns a copy that shares nothing with p (Shards is a slice).
@@ -161,6 +167,10 @@ type Operation struct {
 	Target string
 	// TargetShards is the shard count a resharding works towards.
 	TargetShards int
+	// TargetPods is, for a planned hand-over that moves a shard's primary off an ordinal a
+	// scale-down removes (scale-down-hand-over), the pod count per shard it makes room for;
+	// 0 for a requested switchover. Target is then the surviving replica it goes to.
+	TargetPods int
 	// Snapshot is the snapshot being restored.
 	Snapshot string
 }

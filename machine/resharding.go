@@ -52,7 +52,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 			keep = s + 1
 		}
 	}
-	d.ensureObjects(keep, b)
+	d.ensureObjects(p, keep, b)
 	for s := range p.Shards {
 		if s < d.v.shardCount() {
 			d.converge(p, s, true, b)

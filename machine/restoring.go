@@ -67,7 +67,7 @@ func guardRestoreComplete(d *decider) (outcome, bool) {
 }
 
 func (d *decider) restoreActions(p Persisted, b *actionList) {
-	d.ensureObjects(len(p.Shards), b)
+	d.ensureObjects(p, len(p.Shards), b)
 	for s := range p.Shards {
 		if d.restored(p, s) {
 			d.converge(p, s, false, b)

@@ -25,6 +25,12 @@ func guardSpecChanged(d *decider) (outcome, bool) {
 		if spec.Shards != p.Op.TargetShards {
 			why = fmt.Sprintf("shard count changed from %d to %d during the resharding", p.Op.TargetShards, spec.Shards)
 		}
+	case FailingOver:
+		// Only a scale-down hand-over has a goal in the spec; a failover is never aborted
+		// and a switchover that no longer matches its request is switchover-stale's.
+		if p.Op.Planned && p.Op.TargetPods > 0 && d.specPods() != p.Op.TargetPods {
+			why = fmt.Sprintf("shard %d: replica count changed to %d during the hand-over for the scale-down to %d pod(s) per shard", p.Op.Shard, spec.Replicas, p.Op.TargetPods)
+		}
 	}
 	if why == "" {
 		return outcome{}, false
@@ -83,7 +89,7 @@ func guardRolloutComplete(d *decider) (outcome, bool) {
 }
 
 func (d *decider) rollingActions(p Persisted, b *actionList) {
-	d.ensureObjects(len(p.Shards), b)
+	d.ensureObjects(p, len(p.Shards), b)
 	for s := range p.Shards {
 		d.converge(p, s, true, b)
 	}
@@ -128,7 +134,7 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 }
 
 // handOverTarget is the replica of shard s a primary hands over to: linked, in the same
-// history, with the highest offset (lowest ordinal among equals).
+// history, on an ordinal that stays, with the highest offset (lowest ordinal among equals).
 func (d *decider) handOverTarget(p Persisted, s int) *Node {
 	var best *Node
 	for _, n := range d.v.shard(s) {

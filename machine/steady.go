@@ -46,6 +46,9 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	if op.Preempted != "" {
 		msg += fmt.Sprintf("; %s interrupted, resumed from Steady afterwards", op.Preempted)
 	}
+	if p.State == FailingOver && p.Op.TargetPods > 0 {
+		msg += fmt.Sprintf("; the hand-over for the scale-down to %d pod(s) per shard is re-planned from Steady afterwards", p.Op.TargetPods)
+	}
 	return outcome{next: next, message: msg}, true
 }
 
@@ -105,7 +108,7 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 	if sw == nil || sw.Shard < 0 || sw.Shard >= len(p.Shards) || sw.To == p.Shards[sw.Shard].Primary {
 		return outcome{}, false
 	}
-	if ok, _ := d.converged(p); !ok {
+	if ok, _ := d.converged(p); !ok || d.scaling(p) {
 		return outcome{}, false
 	}
 	if _, ok := d.switchoverTarget(p, sw.Shard, sw.To); !ok {
@@ -118,12 +121,13 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 }
 
 // switchoverTarget reports whether node `to` may take over shard s by a hand-over now: it is
-// a replica of the recorded primary, linked, in the same history.
+// a replica of the recorded primary, linked, in the same history, on an ordinal that stays
+// (never one a scale-down removes).
 func (d *decider) switchoverTarget(p Persisted, s int, to string) (*Node, bool) {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	t := d.v.node(to)
-	if t == nil || t.Shard != s || !usable(t) || !alive(prim, rec.RunID) {
+	if t == nil || t.Shard != s || !usable(t) || !alive(prim, rec.RunID) || d.removed(p, t) {
 		return nil, false
 	}
 	if !follows(t, prim) || !t.Valkey.LinkUp || t.Valkey.ReplID != prim.Valkey.ReplID {
@@ -133,7 +137,7 @@ func (d *decider) switchoverTarget(p Persisted, s int, to string) (*Node, bool) 
 }
 
 func guardRolloutNeeded(d *decider) (outcome, bool) {
-	if ok, _ := d.converged(d.p); !ok {
+	if ok, _ := d.converged(d.p); !ok || d.scaling(d.p) {
 		return outcome{}, false
 	}
 	stale := d.staleRevision(d.v.spec.Revision)
@@ -161,7 +165,7 @@ func guardReshardNeeded(d *decider) (outcome, bool) {
 	if spec.Mode != ModeCluster {
 		return outcome{}, false
 	}
-	if ok, _ := d.converged(d.p); !ok {
+	if ok, _ := d.converged(d.p); !ok || d.scaling(d.p) {
 		return outcome{}, false
 	}
 	if len(d.p.Shards) == spec.Shards && d.v.shardCount() == spec.Shards && len(d.slotMoves(d.p, spec.Shards)) == 0 {
@@ -173,8 +177,9 @@ func guardReshardNeeded(d *decider) (outcome, bool) {
 }
 
 // converged reports whether every recorded shard is as the record says: the primary answers
-// as the recorded process, open for writes; every other pod of the shard exists, follows it
-// and is linked; in cluster mode every node is joined. Planned operations start only then.
+// as the recorded process, open for writes; every pod the objects ask for (objectPods) exists,
+// follows it and is linked, and no pod beyond them is left; in cluster mode every node is
+// joined. Planned operations start only then.
 func (d *decider) converged(p Persisted) (bool, string) {
 	for s := range p.Shards {
 		if ok, why := d.shardConverged(p, s, true); !ok {
@@ -193,9 +198,18 @@ func (d *decider) shardConverged(p Persisted, s int, open bool) (bool, string) {
 	if open && prim.Valkey.WritesFenced {
 		return false, fmt.Sprintf("shard %d: primary %s not open for writes", s, rec.Primary)
 	}
-	nodes := d.v.shard(s)
-	if len(nodes) != 1+d.v.spec.Replicas {
-		return false, fmt.Sprintf("shard %d: %d of %d pods", s, len(nodes), 1+d.v.spec.Replicas)
+	pods := d.objectPods(p)
+	var nodes []*Node
+	for _, n := range d.v.shard(s) {
+		switch {
+		case n.Ordinal < pods:
+			nodes = append(nodes, n)
+		case n.Pod.Exists:
+			return false, fmt.Sprintf("shard %d: %s is still there (%d pod(s) per shard)", s, n.Name, pods)
+		}
+	}
+	if len(nodes) != pods {
+		return false, fmt.Sprintf("shard %d: %d of %d pods", s, len(nodes), pods)
 	}
 	for _, n := range nodes {
 		if d.v.spec.Mode == ModeCluster && (!n.Reachable || !n.Valkey.Joined) {
@@ -212,21 +226,32 @@ func (d *decider) shardConverged(p Persisted, s int, open bool) (bool, string) {
 }
 
 func (d *decider) steadyActions(p Persisted, b *actionList) {
-	d.ensureObjects(len(p.Shards), b)
+	d.ensureObjects(p, len(p.Shards), b)
 	for s := range p.Shards {
 		d.converge(p, s, true, b)
 	}
+	if target := d.targetPods(p); target < d.objectPods(p) {
+		if _, blocked := d.shardsBlockScaleDown(p, target); !blocked {
+			for _, n := range d.leavingBus(p, target) {
+				b.add(RemoveNode{Shard: n.Shard, Node: n.Name})
+			}
+		}
+	}
 	if len(b.actions) == 0 {
+		if target := d.targetPods(p); d.scaling(p) {
+			why, _ := d.scaleDownBlocked(p, target)
+			b.wait(why)
+		}
 		if ok, why := d.converged(p); !ok {
 			b.wait(why)
 		}
 	}
 }
 
-// ensureObjects asks for the owned objects when they differ from the spec (shards is the
-// number of shards the objects must keep).
-func (d *decider) ensureObjects(shards int, b *actionList) {
-	want := Objects{Shards: shards, Replicas: d.v.spec.Replicas, Revision: d.v.spec.Revision}
+// ensureObjects asks for the owned objects when they differ from what they must be now:
+// shards shards of objectPods pods at the spec's revision.
+func (d *decider) ensureObjects(p Persisted, shards int, b *actionList) {
+	want := Objects{Shards: shards, Replicas: d.objectPods(p) - 1, Revision: d.v.spec.Revision}
 	if d.obs.Objects != want {
 		b.add(EnsureObjects(want))
 	}
@@ -266,7 +291,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	}
 	if d.v.spec.Mode == ModeCluster {
 		for _, n := range d.v.shard(s) {
-			if usable(n) && !n.Valkey.Joined {
+			if usable(n) && !n.Valkey.Joined && !d.leaving(p, n) {
 				b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 			}
 		}

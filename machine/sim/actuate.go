@@ -30,6 +30,17 @@ func (w *World) target(name, runID string) (*node, error) {
 func (w *World) apply(a machine.Action) error {
 	switch a := a.(type) {
 	case machine.EnsureObjects:
+		// Before a shrink the actuator checks that no pod it removes answers as a primary:
+		// the decision was taken when it was a replica (a person may have run FAILOVER TO
+		// since). Pods it cannot reach do not stop it. (Shrinking first, the sabotage, has
+		// no such check either.)
+		if a.Replicas < w.objects.Replicas && w.sabotage != SabotageShrinkFirst {
+			for _, n := range w.nodes {
+				if n.shard < a.Shards && n.ordinal > a.Replicas && w.operatorTalks(n) && n.role == machine.RolePrimary {
+					return fmt.Errorf("scale-down to %d replicas: %s answers as a primary", a.Replicas, n.name)
+				}
+			}
+		}
 		w.objects = machine.Objects(a)
 		return nil
 	case machine.Promote:

@@ -41,7 +41,7 @@ func Generate(src Source, t Topology, n int) []Step {
 
 // GenWrite draws a client write.
 func GenWrite(src Source, t Topology) Write {
-	return Write{Key: src.Intn(32, "key"), Start: src.Intn(1+t.Replicas, "start"), Wait: src.Intn(2, "wait") == 1}
+	return Write{Key: src.Intn(32, "key"), Start: src.Intn(1+t.maxReplicas(), "start"), Wait: src.Intn(2, "wait") == 1}
 }
 
 func maxShards(t Topology) int {
@@ -53,7 +53,7 @@ func maxShards(t Topology) int {
 }
 
 func genRef(src Source, t Topology) NodeRef {
-	return NodeRef{Shard: src.Intn(maxShards(t), "shard"), Ordinal: src.Intn(1+t.Replicas, "ordinal")}
+	return NodeRef{Shard: src.Intn(maxShards(t), "shard"), Ordinal: src.Intn(1+t.maxReplicas(), "ordinal")}
 }
 
 // GenFault draws a fault; kill-primary and partitions that isolate a primary are as likely
@@ -81,7 +81,7 @@ func GenFault(src Source, t Topology) Fault {
 		f.Node = genRef(src, t)
 	case FaultPartition:
 		for s := 0; s < maxShards(t); s++ {
-			for o := 0; o <= t.Replicas; o++ {
+			for o := 0; o <= t.maxReplicas(); o++ {
 				if src.Intn(2, "side") == 1 {
 					f.Nodes = append(f.Nodes, NodeRef{Shard: s, Ordinal: o})
 				}
@@ -105,7 +105,7 @@ func GenUser(src Source, t Topology) UserAction {
 	switch u.Kind {
 	case UserSwitchover:
 		if u.Clear = src.Intn(3, "clear") == 0; !u.Clear {
-			u.To = src.Intn(1+t.Replicas, "to")
+			u.To = src.Intn(1+t.maxReplicas(), "to")
 		}
 	case UserReshard:
 		if len(t.ReshardTo) == 0 {

@@ -21,6 +21,10 @@ const (
 	// ViolationLostWrite: a node accepts writes without a WAIT-acknowledged write of its
 	// shard (that faults did not destroy): the write is lost.
 	ViolationLostWrite ViolationKind = "lost-wait-write"
+	// ViolationScaledDownPrimary: a scale-down removed the pod of a shard's recorded primary:
+	// scaling caused an unplanned failover (and may lose acknowledged writes) instead of
+	// handing the primary over first.
+	ViolationScaledDownPrimary ViolationKind = "scaled-down-primary"
 	// ViolationLiveness: Steady was not reached within the bound after the faults stopped.
 	ViolationLiveness ViolationKind = "no-steady"
 	// ViolationMachine: a machine invariant failed (table, conditions, history, journal,
@@ -85,5 +89,15 @@ func (w *World) checkPromotion(p machine.Promote) {
 			w.violate(ViolationLaggingPromotion, "promoting %s (offset %d) which is behind %s (offset %d)", c.name, len(c.log), n.name, len(n.log))
 			return
 		}
+	}
+}
+
+// checkScaleDown is called for every pod a StatefulSet scale-down removes: it must not be the
+// shard's recorded primary (the operator hands it over first). A node a person made primary
+// behind the operator's back after the scale-down was decided is the actuator's to refuse
+// (see apply), when it can see it.
+func (w *World) checkScaleDown(n *node) {
+	if n.shard < len(w.recorded) && w.recorded[n.shard].Primary == n.name && w.recorded[n.shard].RunID == n.runID && n.exists {
+		w.violate(ViolationScaledDownPrimary, "the scale-down to %d replicas removed %s, the recorded primary of shard %d", w.objects.Replicas, n.name, n.shard)
 	}
 }

@@ -137,6 +137,7 @@ func (o *Operator) persist(obs machine.Observation, d machine.Decision) {
 	t := *d.Transition
 	prev := o.status.Persisted.Shards
 	o.status.Persisted = d.Next
+	w.recorded = append(w.recorded[:0:0], d.Next.Shards...)
 	for s, rec := range d.Next.Shards {
 		if s >= len(prev) || prev[s].Primary != rec.Primary || prev[s].RunID != rec.RunID {
 			if n := w.byName(rec.Primary); n != nil && n.runID == rec.RunID {

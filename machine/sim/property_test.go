@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // rapidSource lets rapid draw the schedule, so that it can shrink a failure to the shortest
@@ -127,5 +129,14 @@ func TestChaosExploration(t *testing.T) {
 	t.Log("\n" + out.String())
 	if !rep.OK() {
 		t.Fatal("a schedule violated a property (see the shrunk history above)")
+	}
+	// Scaling is explored, including a scale-down that moves the primary first.
+	for _, e := range []string{
+		edgeName(machine.Steady, machine.EventReplicasChanged, machine.Steady),
+		edgeName(machine.Steady, machine.EventScaleDownHandOver, machine.FailingOver),
+	} {
+		if rep.Totals.Edges[e] == 0 {
+			t.Errorf("%s never taken", e)
+		}
 	}
 }

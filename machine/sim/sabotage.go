@@ -23,10 +23,15 @@ const (
 	// SabotageNoStartFence: nodes start unfenced (a pod template without the start-up
 	// fence), so replicas reconnect to a restarted, empty primary on their own.
 	SabotageNoStartFence Sabotage = "no-start-fence"
+	// SabotageShrinkFirst: the objects ask for the spec's replica count as soon as it
+	// changes, wherever the primary is (scaling as an EnsureObjects of the spec, without the
+	// machine's hand-over first, nor the actuator's check that no pod it removes is a
+	// primary).
+	SabotageShrinkFirst Sabotage = "shrink-first"
 )
 
 // Sabotages lists every sabotage (not None).
-var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence}
+var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst}
 
 // observation tampers with what the machine sees.
 func (s Sabotage) observation(obs machine.Observation) machine.Observation {
@@ -45,6 +50,9 @@ func (s Sabotage) observation(obs machine.Observation) machine.Observation {
 
 // actions rewrites what the operator carries out.
 func (s Sabotage) actions(w *World, state machine.State, actions []machine.Action) []machine.Action {
+	if s == SabotageShrinkFirst {
+		return shrinkFirst(w, state, actions)
+	}
 	if s != SabotagePromoteLowest && s != SabotagePromoteEmpty && s != SabotageOpenAtOnce {
 		return actions
 	}
@@ -81,6 +89,29 @@ func (s Sabotage) actions(w *World, state machine.State, actions []machine.Actio
 			}
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// shrinkFirst makes every EnsureObjects ask for the spec's replica count, and adds one when the
+// objects ask for another count, in every state but Bootstrapping.
+func shrinkFirst(w *World, state machine.State, actions []machine.Action) []machine.Action {
+	if state == machine.Bootstrapping || w.objects.Shards == 0 {
+		return actions
+	}
+	out := make([]machine.Action, 0, len(actions)+1)
+	found := false
+	for _, a := range actions {
+		if e, ok := a.(machine.EnsureObjects); ok {
+			e.Replicas, found = w.spec.Replicas, true
+			a = e
+		}
+		out = append(out, a)
+	}
+	if !found && w.objects.Replicas != w.spec.Replicas {
+		e := machine.EnsureObjects(w.objects)
+		e.Replicas = w.spec.Replicas
+		out = append([]machine.Action{e}, out...)
 	}
 	return out
 }

@@ -25,6 +25,7 @@ func TestBrokenRulesAreCaught(t *testing.T) {
 		{SabotageOpenAtOnce, "replication", []ViolationKind{ViolationTwoPrimaries, ViolationLostWrite}},
 		{SabotageIgnoreQuorum, "replication", []ViolationKind{ViolationLostWrite, ViolationTwoPrimaries}},
 		{SabotageNoStartFence, "replication", []ViolationKind{ViolationEmptySource}},
+		{SabotageShrinkFirst, "replication", []ViolationKind{ViolationScaledDownPrimary}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.sabotage), func(t *testing.T) {

@@ -132,10 +132,11 @@ func (s *Sim) fault(f Fault) {
 	case FaultSlowActuator:
 		s.op.slowTicks = f.Ticks
 	case FaultManualFailover:
-		// A person checks that the cluster is Steady first; a hand-over run behind the
-		// operator's back in the middle of its own failover is out of scope.
+		// A person checks that the cluster is Steady first, and does not hand over to a pod
+		// the spec is removing; a hand-over run behind the operator's back in the middle of
+		// its own failover is out of scope.
 		from := w.resolve(NodeRef{Shard: f.Node.Shard, Primary: true})
-		if from != nil && n != nil && from != n && s.op.status.Persisted.State == machine.Steady {
+		if from != nil && n != nil && from != n && s.op.status.Persisted.State == machine.Steady && n.ordinal <= w.spec.Replicas {
 			if err := w.failoverTo(from, n); err == nil {
 				w.note("manual FAILOVER TO: %s handed over to %s", from.name, n.name)
 			}
@@ -186,6 +187,15 @@ func (s *Sim) user(u UserAction) {
 		if w.topo.Mode == machine.ModeCluster && u.Shards > 0 {
 			w.spec.Generation++
 			w.spec.Shards = u.Shards
+		}
+	case UserScaleUp, UserScaleDown:
+		r := w.spec.Replicas + 1
+		if u.Kind == UserScaleDown {
+			r = w.spec.Replicas - 1
+		}
+		if r >= w.topo.MinReplicas && r <= w.topo.maxReplicas() {
+			w.spec.Generation++
+			w.spec.Replicas = r
 		}
 	}
 }

@@ -45,13 +45,18 @@ const (
 	UserBackup     UserActionKind = "backup"
 	UserRestore    UserActionKind = "restore"
 	UserReshard    UserActionKind = "reshard"
+	// UserScaleUp and UserScaleDown change the replica count per shard by one, within the
+	// topology's MinReplicas and MaxReplicas.
+	UserScaleUp   UserActionKind = "scale-up"
+	UserScaleDown UserActionKind = "scale-down"
 )
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
-// 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count.
+// 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one
+// replica more or less per shard.
 type UserAction struct {
 	Kind   UserActionKind
 	To     int

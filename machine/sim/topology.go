@@ -21,18 +21,25 @@ type Topology struct {
 	MinSyncReplicas int
 	// ReshardTo lists the shard counts the user may ask for (cluster mode).
 	ReshardTo []int
+	// MinReplicas and MaxReplicas bound the replica counts the user may scale to (scale-up
+	// and scale-down change the count by one within them; both 0: no scaling). Below
+	// MinSyncReplicas replicas a primary refuses every write (min-replicas-to-write).
+	MinReplicas, MaxReplicas int
 }
 
 // Topologies are the presets the simulate command and the tests use.
 var Topologies = map[string]Topology{
 	// One primary, two replicas, no persistence: the Kubernetes hazard at full strength.
-	"replication": {Name: "replication", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, MinSyncReplicas: 1},
+	"replication": {Name: "replication", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, MinSyncReplicas: 1, MinReplicas: 0, MaxReplicas: 3},
 	// The same with persistence: restarted nodes keep their data and may be re-admitted.
-	"replication-persistent": {Name: "replication-persistent", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, Persistence: true, MinSyncReplicas: 1},
-	// A single node with persistence: no failover possible, restarts must be ridden out.
+	"replication-persistent": {Name: "replication-persistent", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, Persistence: true, MinSyncReplicas: 1, MinReplicas: 1, MaxReplicas: 3},
+	// A single node with persistence: no failover possible, restarts must be ridden out. It
+	// is not scaled: with MinSyncReplicas 0 nothing stops an isolated primary from accepting
+	// writes, so FenceTimeout does not bound it (see docs/simulation.md).
 	"single": {Name: "single", Mode: machine.ModeReplication, Shards: 1, Replicas: 0, Persistence: true},
-	// Cluster mode, two shards of a primary and a replica, resharding between 2 and 3.
-	"cluster": {Name: "cluster", Mode: machine.ModeCluster, Shards: 2, Replicas: 1, MinSyncReplicas: 1, ReshardTo: []int{2, 3}},
+	// Cluster mode, two shards of a primary and a replica, resharding between 2 and 3,
+	// scaling between 1 and 2 replicas.
+	"cluster": {Name: "cluster", Mode: machine.ModeCluster, Shards: 2, Replicas: 1, MinSyncReplicas: 1, ReshardTo: []int{2, 3}, MinReplicas: 1, MaxReplicas: 2},
 }
 
 // TopologyNames lists the presets, sorted.
@@ -69,6 +76,9 @@ const (
 	// historyLimit bounds status.history.
 	historyLimit = 8
 )
+
+// maxReplicas is the highest replica count the topology may have.
+func (t Topology) maxReplicas() int { return max(t.Replicas, t.MaxReplicas) }
 
 // initialSpec is the spec a topology starts with.
 func (t Topology) initialSpec() machine.Spec {

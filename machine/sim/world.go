@@ -36,6 +36,12 @@ type World struct {
 	holders   []holder
 	snapshots []snapshot
 	restores  int
+	// retained holds, with persistence, the nodes a scale-down removed: their volume claims
+	// are kept (the StatefulSet's whenScaled: Retain) and a later scale-up starts the pod of
+	// that ordinal from the old data.
+	retained map[string]*node
+	// recorded is the operator's record of each shard's primary, as the status says.
+	recorded []machine.ShardRecord
 
 	violations []Violation
 	trace      *trace
@@ -231,7 +237,10 @@ func (w *World) resolve(r NodeRef) *node {
 }
 
 // kube plays the StatefulSet controller: pods the objects ask for are created (or recreated
-// after a deletion, on a new IP), pods they no longer ask for are deleted with their volume.
+// after a deletion, on a new IP), pods they no longer ask for are deleted: the highest
+// ordinals when a shard's StatefulSet shrinks (with persistence their volume claims are
+// retained and a later scale-up starts from them, as whenScaled: Retain does), every pod of
+// a removed shard (with its volumes).
 func (w *World) kube() {
 	kept := w.nodes[:0]
 	for _, n := range w.nodes {
@@ -239,13 +248,35 @@ func (w *World) kube() {
 			kept = append(kept, n)
 			continue
 		}
+		if n.shard >= w.objects.Shards {
+			w.wiped(n, "pod removed with its shard")
+			w.note("kube: %s removed with its shard", n.name)
+			continue
+		}
+		w.checkScaleDown(n)
 		w.wiped(n, "pod removed by scale-down")
-		w.note("kube: %s removed", n.name)
+		w.note("kube: %s removed by the scale-down", n.name)
+		if w.topo.Persistence {
+			n.exists, n.running = false, false
+			if w.retained == nil {
+				w.retained = map[string]*node{}
+			}
+			w.retained[n.name] = n
+		}
 	}
 	w.nodes = kept
 	for s := 0; s < w.objects.Shards; s++ {
 		for o := 0; o <= w.objects.Replicas; o++ {
 			n := w.byName(nodeName(s, o))
+			if n == nil && w.retained[nodeName(s, o)] != nil {
+				n = w.retained[nodeName(s, o)]
+				delete(w.retained, n.name)
+				n.side, n.operatorCut = 0, false
+				w.nodes = append(w.nodes, n)
+				w.createPod(n, true)
+				w.note("kube: %s created at %s (%s) on its retained volume (%d writes, history %s)", n.name, n.ip, n.revision, len(n.log), n.replID)
+				continue
+			}
 			if n == nil {
 				n = &node{name: nodeName(s, o), shard: s, ordinal: o, side: 0}
 				w.nodes = append(w.nodes, n)

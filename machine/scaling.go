@@ -1,0 +1,211 @@
+package machine
+
+import "fmt"
+
+// Scaling changes the number of pods per shard (1 + Spec.Replicas). The count the machine
+// works towards is part of its record (Persisted.PodsPerShard) and changes only by a
+// transition, replicas-changed, so that every change shows in the history. Scaling up, the
+// objects ask for the new pods at once and Steady makes them follow their primary. Scaling
+// down, a StatefulSet removes the highest ordinals: the objects ask for fewer pods only in
+// Steady, once every shard's recorded primary answers on an ordinal that stays and the nodes
+// that stay follow it (see scaleDownBlocked). A primary on a removed
+// ordinal is first handed over (scale-down-hand-over, a planned hand-over in FailingOver with
+// the switchover's rules: recorded before FAILOVER TO is sent, only to a caught-up replica,
+// aborted by switchover-stale or spec-changed only while it cannot have happened,
+// pre-empted by primary-lost) to the most advanced replica on an ordinal that stays. Nodes on
+// removed ordinals are never hand-over targets, and a failover elects one only when no
+// node on an ordinal that stays holds all the data (it then hands over in turn).
+
+// specPods is the number of pods per shard the spec asks for.
+func (d *decider) specPods() int { return 1 + d.v.spec.Replicas }
+
+// targetPods is the number of pods per shard the machine works towards: the spec's while
+// bootstrapping (nothing is recorded yet); otherwise the recorded PodsPerShard, or, for a
+// state persisted before the machine recorded it, what the objects ask for (the spec's when
+// there are no objects).
+func (d *decider) targetPods(p Persisted) int {
+	switch {
+	case p.State == Bootstrapping:
+		return d.specPods()
+	case p.PodsPerShard > 0:
+		return p.PodsPerShard
+	case d.obs.Objects.Shards > 0:
+		return max(1, 1+d.obs.Objects.Replicas)
+	default:
+		return d.specPods()
+	}
+}
+
+// objectPods is the number of pods per shard the owned objects must ask for now: the target,
+// except that a scale-down is carried out only in Steady, and waits, with the objects as
+// they are, while scaleDownBlocked.
+func (d *decider) objectPods(p Persisted) int {
+	target := d.targetPods(p)
+	if d.obs.Objects.Shards == 0 {
+		return target
+	}
+	cur := max(1, 1+d.obs.Objects.Replicas)
+	if target >= cur {
+		return target
+	}
+	if p.State != Steady {
+		return cur
+	}
+	if _, blocked := d.scaleDownBlocked(p, target); blocked {
+		return cur
+	}
+	return target
+}
+
+// scaleDownBlocked says why the objects may not shrink to target pods per shard yet: a
+// shard's recorded primary is on an ordinal the shrink removes, or it does not answer as the
+// recorded primary (it may be lost, and the replicas being removed may hold the newest
+// writes a failover needs), or a node that stays does not follow it yet; in cluster mode, a
+// node being removed is still a member of the cluster bus (it leaves it first, or the other
+// nodes would keep it as a failed node).
+func (d *decider) scaleDownBlocked(p Persisted, target int) (string, bool) {
+	if why, blocked := d.shardsBlockScaleDown(p, target); blocked {
+		return why, true
+	}
+	if leaving := d.leavingBus(p, target); len(leaving) > 0 {
+		return fmt.Sprintf("scale-down to %d pod(s) per shard waits: %s leave the cluster bus first", target, names(leaving)), true
+	}
+	return "", false
+}
+
+// leavingBus lists, in cluster mode, the reachable nodes on ordinals a scale-down to target
+// pods removes that are still joined.
+func (d *decider) leavingBus(p Persisted, target int) []*Node {
+	if d.v.spec.Mode != ModeCluster {
+		return nil
+	}
+	var out []*Node
+	for s := range p.Shards {
+		for _, n := range d.v.shard(s) {
+			if n.Ordinal >= target && n.Reachable && n.Valkey.Joined {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// leaving reports whether n is on an ordinal a scale-down removes while the shards allow it,
+// in Steady (the only state that shrinks): it leaves the cluster bus rather than joining it.
+func (d *decider) leaving(p Persisted, n *Node) bool {
+	if p.State != Steady || d.v.spec.Mode != ModeCluster || !d.removed(p, n) {
+		return false
+	}
+	_, blocked := d.shardsBlockScaleDown(p, d.targetPods(p))
+	return !blocked
+}
+
+// shardsBlockScaleDown is the part of scaleDownBlocked about the shards: each recorded
+// primary answers as the recorded process on an ordinal that stays, every answering node on
+// an ordinal that stays follows it with the link up (so that the pods removed are never the
+// only replicas the primary has), and no answering node being removed is a primary (a stray
+// master is fenced and demoted first).
+func (d *decider) shardsBlockScaleDown(p Persisted, target int) (string, bool) {
+	for s := range p.Shards {
+		rec := p.Shards[s]
+		prim := d.v.node(rec.Primary)
+		switch {
+		case !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary:
+			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: primary %s not answering", target, s, rec.Primary), true
+		case prim.Ordinal >= target:
+			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: primary %s is on a removed ordinal and hands over first", target, s, rec.Primary), true
+		}
+		for _, n := range d.v.shard(s) {
+			switch {
+			case n == prim || !usable(n):
+			case n.Ordinal < target && (!follows(n, prim) || !n.Valkey.LinkUp):
+				return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: %s does not follow %s yet", target, s, n.Name, prim.Name), true
+			case n.Ordinal >= target && n.Valkey.Role == RolePrimary:
+				return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: %s answers as a primary", target, s, n.Name), true
+			}
+		}
+	}
+	return "", false
+}
+
+// scaling reports whether a recorded scale-down waits (the objects still ask for more pods
+// than the target). Other planned operations wait for it.
+func (d *decider) scaling(p Persisted) bool {
+	return d.objectPods(p) != d.targetPods(p)
+}
+
+// removed reports whether n's ordinal is beyond the pods per shard the machine works towards.
+func (d *decider) removed(p Persisted, n *Node) bool {
+	return n.Ordinal >= d.targetPods(p)
+}
+
+// guardReplicasChanged records the spec's pod count when it differs from the record's.
+func guardReplicasChanged(d *decider) (outcome, bool) {
+	p := d.p
+	want, was := d.specPods(), d.targetPods(p)
+	if want == was {
+		return outcome{}, false
+	}
+	next := p
+	next.PodsPerShard = want
+	msg := fmt.Sprintf("scale from %d to %d pod(s) per shard: ", was, want)
+	if want > was {
+		cur := 0
+		if d.obs.Objects.Shards > 0 {
+			cur = 1 + d.obs.Objects.Replicas
+		}
+		if cur <= was {
+			msg += "add " + ordinals(was, want)
+			return outcome{next: next, message: msg}, true
+		}
+		msg += fmt.Sprintf("keep %s, not removed yet by the scale-down to %d", ordinals(was, min(cur, want)), was)
+		if want > cur {
+			msg += "; add " + ordinals(cur, want)
+		}
+		return outcome{next: next, message: msg}, true
+	}
+	msg += "remove " + ordinals(want, was)
+	for s := range p.Shards {
+		if prim := d.v.node(p.Shards[s].Primary); prim != nil && prim.Ordinal >= want {
+			msg += fmt.Sprintf("; shard %d: primary %s is on one of them and is handed over first", s, prim.Name)
+		}
+	}
+	return outcome{next: next, message: msg}, true
+}
+
+// ordinals names the ordinals from lo (inclusive) to hi (exclusive).
+func ordinals(lo, hi int) string {
+	if hi-lo == 1 {
+		return fmt.Sprintf("ordinal %d", lo)
+	}
+	return fmt.Sprintf("ordinals %d-%d", lo, hi-1)
+}
+
+// guardScaleDownHandOver starts the hand-over of a primary on an ordinal a recorded
+// scale-down removes, from a converged cluster, to the most advanced caught-up replica on an
+// ordinal that stays. It is recorded before FAILOVER TO is asked for, as a switchover is.
+func guardScaleDownHandOver(d *decider) (outcome, bool) {
+	p := d.p
+	target := d.targetPods(p)
+	if d.obs.Objects.Shards == 0 || target >= 1+d.obs.Objects.Replicas {
+		return outcome{}, false
+	}
+	if ok, _ := d.converged(p); !ok {
+		return outcome{}, false
+	}
+	for s := range p.Shards {
+		rec := p.Shards[s]
+		prim := d.v.node(rec.Primary)
+		if prim == nil || prim.Ordinal < target {
+			continue
+		}
+		t := d.handOverTarget(p, s)
+		if t == nil {
+			continue
+		}
+		next := p
+		next.Op = Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Target: t.Name, HandOver: t.Name, TargetPods: target}
+		return outcome{next: next, message: fmt.Sprintf("shard %d: %s hands over to %s before the scale-down to %d pod(s) per shard removes its ordinal", s, rec.Primary, t.Name, target)}, true
+	}
+	return outcome{}, false
+}

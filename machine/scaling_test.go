@@ -1,0 +1,298 @@
+package machine
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Scaling: replicas-changed records each requested pod count once; a scale-down never asks
+// the objects for fewer pods than the recorded primary's ordinal needs, and hands a primary
+// on a removed ordinal over first.
+
+// withObjects sets what the owned objects ask for (obsAt copies the spec).
+func withObjects(obs Observation, replicas int) Observation {
+	obs.Objects.Replicas = replicas
+	return obs
+}
+
+// ledBy returns nodes where ordinal prim is the open primary in history h1 and the others
+// are its linked replicas, each at the given offset.
+func ledBy(prim int, offsets ...int64) []Node {
+	ip := func(ord int) string { return node(ord, RoleReplica, "", 0).Pod.IP }
+	out := make([]Node, len(offsets))
+	for ord, off := range offsets {
+		if ord == prim {
+			n := node(ord, RolePrimary, "h1", off)
+			n.Valkey.WritesFenced, n.Valkey.SyncFenced = false, false
+			out[ord] = n
+			continue
+		}
+		n := node(ord, RoleReplica, "h1", off)
+		n.Valkey.PrimaryHost, n.Valkey.LinkUp = ip(prim), true
+		out[ord] = n
+	}
+	return out
+}
+
+// recordedAt is a converged Steady record led by ordinal prim, with pods per shard.
+func recordedAt(prim, pods int) Persisted {
+	p := steadyState()
+	p.Shards[0].Primary, p.Shards[0].RunID = node(prim, RolePrimary, "", 0).Name, node(prim, RolePrimary, "", 0).Valkey.RunID
+	p.PodsPerShard = pods
+	return p
+}
+
+// shrinks reports whether an action of d asks the objects for fewer than pods pods.
+func shrinks(d Decision, pods int) bool {
+	for _, a := range d.Actions {
+		if e, ok := a.(EnsureObjects); ok && 1+e.Replicas < pods {
+			return true
+		}
+	}
+	return false
+}
+
+func TestScaleUpRecordsOneTransitionAndEnsuresObjects(t *testing.T) {
+	spec := testSpec(3) // 4 pods per shard
+	obs := withObjects(obsAt(5, spec, ledBy(0, 5, 5, 5)...), 2)
+	d := Decide(recordedAt(0, 3), obs)
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Transition.From != Steady || d.Transition.To != Steady {
+		t.Fatalf("want replicas-changed Steady -> Steady, got %s", d)
+	}
+	if d.Next.PodsPerShard != 4 || !strings.Contains(d.Transition.Message, "from 3 to 4") {
+		t.Fatalf("want 4 pods per shard recorded, got %d (%s)", d.Next.PodsPerShard, d.Transition.Message)
+	}
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=3 revision=r1" {
+		t.Fatalf("want the objects asked for 4 pods at once, got %s", d)
+	}
+	// The new pod comes up empty: Steady makes it follow the primary, without a transition.
+	fresh := node(3, RoleReplica, "fresh", 0)
+	d = Decide(d.Next, obsAt(6, spec, append(ledBy(0, 5, 5, 5), fresh)...))
+	if d.Transition != nil {
+		t.Fatalf("no second transition for the same change, got %s", d)
+	}
+	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.HasPrefix(got[0], "replica-of s0-3 -> s0-0") {
+		t.Fatalf("want the new pod pointed at the primary, got %s", d)
+	}
+}
+
+func TestScaleDownWithThePrimaryOnAKeptOrdinal(t *testing.T) {
+	spec := testSpec(1) // 2 pods per shard: ordinal 2 goes
+	d := Decide(recordedAt(0, 3), withObjects(obsAt(5, spec, ledBy(0, 5, 5, 5)...), 2))
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Next.PodsPerShard != 2 || d.Next.State != Steady {
+		t.Fatalf("want replicas-changed recording 2 pods, got %s", d)
+	}
+	if !strings.Contains(d.Transition.Message, "remove ordinal 2") || strings.Contains(d.Transition.Message, "handed over") {
+		t.Fatalf("message: %q", d.Transition.Message)
+	}
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=1 revision=r1" {
+		t.Fatalf("the primary stays: want the objects shrunk at once, got %s", d)
+	}
+	// Once the pod is gone the cluster is converged with nothing to do.
+	d = Decide(d.Next, obsAt(6, spec, ledBy(0, 5, 5)...))
+	if d.Transition != nil || len(d.Actions) > 0 || d.Waiting != "" {
+		t.Fatalf("want a settled Steady, got %s", d)
+	}
+}
+
+func TestScaleDownHandsOverAPrimaryOnARemovedOrdinalFirst(t *testing.T) {
+	// 4 pods led by s0-3; the spec asks for 2: ordinals 2 and 3 go. s0-2 is the most
+	// advanced replica but goes too: s0-1 (ahead of s0-0) takes over.
+	spec := testSpec(1)
+	nodes := ledBy(3, 4, 6, 9, 9)
+	p := recordedAt(3, 4)
+	d := Decide(p, withObjects(obsAt(5, spec, nodes...), 3))
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Next.PodsPerShard != 2 {
+		t.Fatalf("want replicas-changed, got %s", d)
+	}
+	if !strings.Contains(d.Transition.Message, "remove ordinals 2-3") || !strings.Contains(d.Transition.Message, "s0-3 is on one of them") {
+		t.Fatalf("message: %q", d.Transition.Message)
+	}
+	if len(actionsOf(d, "ensure-objects")) != 0 || !strings.Contains(d.Waiting, "hands over first") {
+		t.Fatalf("the objects must not shrink while the primary is on a removed ordinal: %s", d)
+	}
+	d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3))
+	if d.Transition == nil || d.Transition.Event != EventScaleDownHandOver || d.Next.State != FailingOver {
+		t.Fatalf("want scale-down-hand-over to FailingOver, got %s", d)
+	}
+	if op := d.Next.Op; !op.Planned || op.HandOver != "s0-1" || op.Target != "s0-1" || op.TargetPods != 2 || op.Lost != "s0-3" {
+		t.Fatalf("want a planned hand-over to s0-1 recorded first, got %+v", op)
+	}
+	if got := actionsOf(d, "hand-over"); len(got) != 1 || got[0] != "hand-over s0-3 -> s0-1" || shrinks(d, 4) {
+		t.Fatalf("want FAILOVER TO s0-1 and nothing shrunk, got %s", d)
+	}
+	// FAILOVER TO happened: s0-1 continues h1 as h2, the others follow it.
+	after := ledBy(1, 9, 9, 9, 9)
+	for i := range after {
+		after[i].Valkey.ReplID = "h2"
+	}
+	after[1].Valkey.ReplID2, after[1].Valkey.SecondOffset = "h1", 10
+	d = Decide(d.Next, withObjects(obsAt(7, spec, after...), 3))
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.State != Steady || d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("want failover-complete recording s0-1, got %s", d)
+	}
+	if !strings.Contains(d.Transition.Message, "scale-down") {
+		t.Fatalf("message: %q", d.Transition.Message)
+	}
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=1 revision=r1" {
+		t.Fatalf("now the objects shrink, got %s", d)
+	}
+}
+
+func TestReplicasChangedIsRecordedOncePerChange(t *testing.T) {
+	spec := testSpec(1)
+	p := recordedAt(2, 3)
+	obs := withObjects(obsAt(5, spec, ledBy(2, 5, 5, 5)...), 2)
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged {
+		t.Fatalf("want replicas-changed, got %s", d)
+	}
+	again := Decide(d.Next, obs)
+	if again.Transition != nil || !reflect.DeepEqual(again.Actions, d.Actions) {
+		t.Fatalf("re-delivery: %s then %s", d, again)
+	}
+	// A later observation of the same request does not record it again.
+	later := Decide(d.Next, withObjects(obsAt(6, spec, ledBy(2, 5, 5, 5)...), 2))
+	if later.Transition != nil && later.Transition.Event == EventReplicasChanged {
+		t.Fatalf("the same change recorded twice: %s", later)
+	}
+	// A second change of the count is a second transition.
+	spec2 := testSpec(3)
+	second := Decide(d.Next, withObjects(obsAt(7, spec2, ledBy(2, 5, 5, 5)...), 2))
+	if second.Transition == nil || second.Transition.Event != EventReplicasChanged || second.Next.PodsPerShard != 4 || second.Transition.Seq != d.Transition.Seq+1 {
+		t.Fatalf("want a second replicas-changed recording 4 pods, got %s", second)
+	}
+	if got := actionsOf(second, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=3 revision=r1" {
+		t.Fatalf("scale-up after an unfinished scale-down: want 4 pods at once, got %s", second)
+	}
+}
+
+// handingOver is the persisted state of a scale-down from 3 to 2 pods whose primary s0-2
+// hands over to s0-1.
+func handingOver() Persisted {
+	p := recordedAt(2, 2)
+	p.State, p.Seq = FailingOver, 3
+	p.Op = Operation{Shard: 0, Lost: "s0-2", LostRunID: "run-2", LostHistory: History{ID: "h1"}, Planned: true, Target: "s0-1", HandOver: "s0-1", TargetPods: 2}
+	return p
+}
+
+func TestSpecChangeAbortsAScaleDownHandOver(t *testing.T) {
+	// Back to 3 pods before the hand-over happened: abort to Steady, which records the count.
+	spec := testSpec(2)
+	d := Decide(handingOver(), withObjects(obsAt(5, spec, ledBy(2, 5, 5, 5)...), 2))
+	if d.Transition == nil || d.Transition.Event != EventSpecChanged || d.Next.State != Steady || d.Next.Op != (Operation{}) {
+		t.Fatalf("want spec-changed to Steady, got %s", d)
+	}
+	d = Decide(d.Next, withObjects(obsAt(6, spec, ledBy(2, 5, 5, 5)...), 2))
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Next.PodsPerShard != 3 {
+		t.Fatalf("want replicas-changed recording 3 pods, got %s", d)
+	}
+	// The hand-over may have happened (the recorded primary follows s0-1 now): no abort,
+	// failover-complete records it.
+	after := ledBy(1, 5, 5, 5)
+	for i := range after {
+		after[i].Valkey.ReplID = "h2"
+	}
+	after[1].Valkey.ReplID2, after[1].Valkey.SecondOffset = "h1", 6
+	d = Decide(handingOver(), withObjects(obsAt(5, spec, after...), 2))
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("want failover-complete, got %s", d)
+	}
+	// The primary still answers but the target stopped being a caught-up replica:
+	// switchover-stale (the count did not change).
+	lagging := ledBy(2, 5, 5, 5)
+	lagging[1].Valkey.LinkUp = false
+	d = Decide(handingOver(), withObjects(obsAt(5, testSpec(1), lagging...), 2))
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || !strings.Contains(d.Transition.Message, "scale-down") {
+		t.Fatalf("want switchover-stale, got %s", d)
+	}
+	// Nothing wrong: the hand-over is asked for, the objects stay as they are.
+	d = Decide(handingOver(), withObjects(obsAt(5, testSpec(1), ledBy(2, 5, 5, 5)...), 2))
+	if d.Transition != nil || len(actionsOf(d, "hand-over")) != 1 || shrinks(d, 3) {
+		t.Fatalf("want the hand-over asked for, got %s", d)
+	}
+}
+
+func TestFailoverPreemptsAScaleDownHandOver(t *testing.T) {
+	nodes := ledBy(2, 5, 5, 5)
+	nodes[2] = unreachable(nodes[2], 5)
+	d := Decide(handingOver(), withObjects(obsAt(5, testSpec(1), nodes...), 2))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Next.Op.Planned || d.Next.Op.HandOver != "s0-1" {
+		t.Fatalf("want primary-lost keeping the recorded hand-over target, got %s (%+v)", d, d.Next.Op)
+	}
+	if !strings.Contains(d.Transition.Message, "scale-down") || shrinks(d, 3) {
+		t.Fatalf("want the scale-down named and nothing shrunk: %s", d)
+	}
+}
+
+func TestElectionPrefersAnOrdinalThatStays(t *testing.T) {
+	// 4 pods led by s0-3, 2 recorded: s0-3 is lost while ordinals 2 and 3 still exist.
+	spec := testSpec(1)
+	lost := func(offsets ...int64) Decision {
+		t.Helper()
+		nodes := ledBy(3, offsets...)
+		nodes[3] = unreachable(nodes[3], 5)
+		d := Decide(recordedAt(3, 2), withObjects(obsAt(5, spec, nodes...), 3))
+		if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+			t.Fatalf("want primary-lost, got %s", d)
+		}
+		for i := 0; i < 3; i++ {
+			nodes[i] = detached(nodes[i])
+		}
+		return Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3))
+	}
+	if d := lost(5, 7, 7, 0); d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("s0-1 and s0-2 hold the same: want s0-1, whose ordinal stays, got %s", d)
+	}
+	// s0-2 was promoted (fenced, nothing written since): it holds what s0-1 holds and is
+	// already a primary, which would otherwise make it the choice.
+	nodes := ledBy(3, 5, 7, 7, 0)
+	nodes[3] = unreachable(nodes[3], 5)
+	d := Decide(recordedAt(3, 2), withObjects(obsAt(5, spec, nodes...), 3))
+	nodes[0], nodes[1] = detached(nodes[0]), detached(nodes[1])
+	v := &nodes[2].Valkey
+	v.Role, v.PrimaryHost, v.LinkUp, v.ReplID, v.ReplID2, v.SecondOffset = RolePrimary, "", false, "h9", "h1", 8
+	if d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3)); d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1 rather than the promoted s0-2 on a removed ordinal, got %s", d)
+	}
+	// Safety first: s0-2 alone holds everything, it is elected (and hands over later).
+	if d := lost(5, 6, 7, 0); d.Next.Op.Candidate != "s0-2" {
+		t.Fatalf("want s0-2, the only node holding all the data, got %s", d)
+	}
+}
+
+func TestLegacyRecordWithoutAPodCount(t *testing.T) {
+	// Persisted before PodsPerShard existed: what the objects ask for counts.
+	p := steadyState()
+	d := Decide(p, obsAt(5, testSpec(2), ledBy(0, 5, 5, 5)...))
+	if d.Transition != nil || len(d.Actions) > 0 {
+		t.Fatalf("objects as the spec asks: want nothing, got %s", d)
+	}
+	d = Decide(p, withObjects(obsAt(5, testSpec(1), ledBy(0, 5, 5, 5)...), 2))
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || !strings.Contains(d.Transition.Message, "from 3 to 2") {
+		t.Fatalf("want replicas-changed from the objects' 3 pods, got %s", d)
+	}
+}
+
+func TestClusterModeScaleDownLeavesTheBusFirst(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode = ModeCluster
+	nodes := ledBy(0, 5, 5, 5)
+	for i := range nodes {
+		nodes[i].Valkey.Joined = true
+	}
+	nodes[0].Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	d := Decide(recordedAt(0, 3), withObjects(obsAt(5, spec, nodes...), 2))
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged {
+		t.Fatalf("want replicas-changed, got %s", d)
+	}
+	if got := actionsOf(d, "remove-node"); len(got) != 1 || got[0] != "remove-node s0-2" || shrinks(d, 3) {
+		t.Fatalf("want s0-2 to leave the cluster bus before its pod goes, got %s", d)
+	}
+	nodes[2].Valkey.Joined = false
+	d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 2))
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=1") || len(actionsOf(d, "add-node")) > 0 {
+		t.Fatalf("want the objects shrunk and s0-2 not joined again, got %s", d)
+	}
+}
