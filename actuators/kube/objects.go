@@ -99,10 +99,12 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		// The operator decides when a pod restarts (replicas first, the primary last, after a
 		// hand-over): the StatefulSet controller never rolls pods by itself.
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-		// Claims outlive pods and scale-downs: data is never deleted by a spec change.
+		// Claims outlive the cluster (deleting it never deletes data). A scale-down deletes the
+		// claims of the removed replicas: their data is a copy of the primary's, and a stale copy
+		// brought back by a later scale-up could hold writes of a history the shard left behind.
 		PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 			WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			WhenScaled:  appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 		},
 		Template: tmpl,
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{

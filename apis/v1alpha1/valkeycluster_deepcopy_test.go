@@ -74,15 +74,16 @@ func fullCluster() *ValkeyCluster {
 			Progress:      "rolling: 1 of 3 pods restarted at revision r",
 			Waiting:       "vk-0 unreachable for 1 of 3 probes",
 			Machine: &MachineStatus{
-				Seq:   4,
-				Since: &micro,
+				Seq:          4,
+				PodsPerShard: 3,
+				Since:        &micro,
 				Shards: []ShardRecord{{
 					Primary: "vk-1", RunID: "run-1", Epoch: 2,
 					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900, Older: []HistoryLink{{ID: "id-0", End: 10}}},
 				}},
 				Operation: &OperationRecord{
 					Shard: 1, Lost: "vk-0", LostRunID: "run-0", Planned: true, Candidate: "vk-1",
-					Writer: "vk-0", WriterRunID: "run-0", HandOver: "vk-2",
+					Writer: "vk-0", WriterRunID: "run-0", HandOver: "vk-2", TargetPods: 2,
 					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10, Older: []HistoryLink{{ID: "id-a", End: 5}}},
 					ElectedAt:   &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling,
 					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1",

@@ -15,6 +15,10 @@ type MachineStatus struct {
 	// Shards records the primary the machine recognises for each shard (one in replication).
 	// +optional
 	Shards []ShardRecord `json:"shards,omitempty"`
+	// PodsPerShard is the number of pods per shard (1 + replicas) the machine works towards,
+	// recorded when a change of spec.replicas is accepted (0: recorded by an older operator).
+	// +optional
+	PodsPerShard int32 `json:"podsPerShard,omitempty"`
 	// Operation holds the step markers of the operation in progress.
 	// +optional
 	Operation *OperationRecord `json:"operation,omitempty"`
@@ -75,6 +79,9 @@ type OperationRecord struct {
 	WriterRunID string `json:"writerRunID,omitempty"`
 	// HandOver is the node a planned hand-over moves the primary role to.
 	HandOver string `json:"handOver,omitempty"`
+	// TargetPods is, for a hand-over that makes room for a scale-down, the pod count per
+	// shard it makes room for (0 for a switchover the user asked for).
+	TargetPods int32 `json:"targetPods,omitempty"`
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
 	Planned bool `json:"planned,omitempty"`
 	// Candidate is the elected node, once its election has been recorded.

@@ -80,21 +80,38 @@ func TestScalingConvergesAndShowsInHistory(t *testing.T) {
 	scale(5)
 	vc := waitFor(t, ns, "scale", 2*time.Minute, "Steady with 5", steadyWith(5))
 	checkReplication(t, vc, 4)
+	// Put the primary on an ordinal the scale-down removes: it must hand over first.
+	vc.Annotations = map[string]string{v1alpha1.AnnotationSwitchoverTo: "scale-4"}
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "scale", 2*time.Minute, "scale-4 primary", func(vc *v1alpha1.ValkeyCluster) bool {
+		return steadyWith(5)(vc) && vc.Status.Primary == "scale-4" && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+	})
+	w := startWriter(ctx, writable(t, vc), "scale")
 	scale(2)
 	vc = waitFor(t, ns, "scale", 2*time.Minute, "Steady with 2", steadyWith(2))
+	if lost, acked := w.lost(t, writable(t, vc)); lost > 0 {
+		t.Fatalf("%d of %d acknowledged writes lost scaling down over the primary:\n%s", lost, acked, summary(vc))
+	}
 	checkReplication(t, vc, 1)
-	if scalingRecorded {
-		if n := len(vc.Status.History); n < 3 {
-			t.Fatalf("scaling 3 -> 5 -> 2 left no trace in history:\n%s", summary(vc))
+	handedOver := false
+	for _, h := range vc.Status.History {
+		handedOver = handedOver || h.Event == "scale-down-hand-over"
+	}
+	if !handedOver {
+		t.Fatalf("the primary on a removed ordinal was not handed over first:\n%s", summary(vc))
+	}
+	changes := 0
+	for _, h := range vc.Status.History {
+		if h.Event == "replicas-changed" {
+			changes++
 		}
-	} else {
-		t.Log("scaling is not yet a recorded transition of the machine: history not checked")
+	}
+	if changes != 2 {
+		t.Fatalf("scaling 3 -> 5 -> 2 should show two replicas-changed transitions in history:\n%s", summary(vc))
 	}
 }
-
-// scalingRecorded is whether the machine records a change of the replica count as a
-// transition. Until it does, the history check above cannot pass; the issue stays open for it.
-const scalingRecorded = false
 
 // checkReplication checks the status shows one primary and want linked replicas, and that a
 // write through the client Service reaches every replica.

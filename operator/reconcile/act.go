@@ -13,6 +13,25 @@ import (
 )
 
 // errNotSupported is for actions of topologies this operator version does not run yet.
+// refuseShrinkingOverAPrimary is the last check before a scale-down: the machine decided it
+// with the primary on a kept ordinal, but someone may have moved the role since (a manual
+// FAILOVER). Removing a pod that answers as a primary would be an unplanned failover.
+func refuseShrinkingOverAPrimary(w *world) error {
+	if w.sts == nil || w.sts.Spec.Replicas == nil {
+		return nil
+	}
+	want := int(*w.desired.StatefulSet.Spec.Replicas)
+	if want >= int(*w.sts.Spec.Replicas) {
+		return nil
+	}
+	for _, n := range w.obs.Nodes {
+		if n.Ordinal >= want && n.Reachable && n.Valkey.Role == machine.RolePrimary {
+			return fmt.Errorf("not shrinking to %d pods: %s, which would be removed, answers as a primary", want, n.Name)
+		}
+	}
+	return nil
+}
+
 // recordApply counts, logs and announces what Apply wrote.
 func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster, res kube.Result) {
 	for _, n := range res.Created {
@@ -55,6 +74,9 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 	}
 	switch a := a.(type) {
 	case machine.EnsureObjects:
+		if err := refuseShrinkingOverAPrimary(w); err != nil {
+			return err
+		}
 		res, err := kube.Apply(ctx, r.Client, w.desired, true)
 		if err != nil {
 			return err

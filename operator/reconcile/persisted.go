@@ -19,6 +19,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	p.Seq = uint64(m.Seq)
 	p.Since = microTime(m.Since)
 	p.Restored = m.Restored
+	p.PodsPerShard = int(m.PodsPerShard)
 	for _, s := range m.Shards {
 		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch)})
 	}
@@ -27,7 +28,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 			Shard: int(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
 			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: microTime(o.ElectedAt),
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: machine.State(o.Preempted),
-			Target: o.Target, TargetShards: int(o.TargetShards), Snapshot: o.Snapshot,
+			Target: o.Target, TargetShards: int(o.TargetShards), TargetPods: int(o.TargetPods), Snapshot: o.Snapshot,
 		}
 	}
 	return p
@@ -35,7 +36,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 
 // machineStatusOf is the inverse of persistedOf.
 func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
-	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Restored: p.Restored}
+	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard)}
 	for _, s := range p.Shards {
 		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch)})
 	}
@@ -45,7 +46,7 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
 			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: toMicro(o.ElectedAt),
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1alpha1.State(o.Preempted),
-			Target: o.Target, TargetShards: int32(o.TargetShards), Snapshot: o.Snapshot,
+			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot,
 		}
 	}
 	return m
