@@ -1,0 +1,176 @@
+package operatorsuite
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// gapRun is one planned or reactive operation under a writing client.
+type gapRun struct {
+	gap         time.Duration // longest time between consecutive acknowledged writes from the operation on
+	quiet       time.Duration // the same before the operation: the client's own noise floor
+	took        time.Duration // operation requested -> cluster Steady again
+	lost, acked int
+}
+
+// BenchmarkPlannedSwitchoverAndRollingGap measures what clients see of the operations that
+// move the primary role on purpose (issue 5): the longest write gap (time between two
+// consecutive acknowledged writes of a client writing continuously through the client
+// Service: plain SET, 100 ms per step, reconnecting) and the acknowledged writes lost, for
+//
+//   - switchover: `kubectl valkey failover` (planned hand-over to a caught-up replica);
+//   - restart: `kubectl valkey restart` (rolling restart: replicas, hand-over, old primary);
+//   - the reference, measured in the same run: deleting the primary's pod (cl.DeletePod)
+//     without a hand-over, which the operator handles as a lost primary.
+//
+// 5 runs of each, interleaved, on one cluster (Steady with 3 ready between runs). quiet is
+// the same client's longest gap in the second before each operation.
+func BenchmarkPlannedSwitchoverAndRollingGap(b *testing.B) {
+	if cl == nil {
+		b.Skip("no local cluster")
+	}
+	runs := benchRuns(5)
+	plugin := pluginForBench(b)
+	for i := 0; i < b.N; i++ {
+		ns := cl.Namespace(b)
+		_, tap := startTappedOperator(b)
+		createReplication(b, ns, "gap", 3)
+		tapWorks(b, tap, ns, "gap")
+		results := map[string][]gapRun{}
+		b.Logf("load average at the start: %s (%d CPUs)", loadAvg(), runtime.NumCPU())
+		b.Cleanup(func() { b.Logf("load average at the end: %s", loadAvg()) })
+		kinds := []string{"switchover", "restart", "delete-pod"}
+		for r := 0; r < runs; r++ {
+			for _, kind := range kinds {
+				results[kind] = append(results[kind], gapScenario(b, ns, "gap", tap, plugin, kind, r))
+			}
+		}
+		p50s := map[string]time.Duration{}
+		var quiet []time.Duration
+		for _, kind := range kinds {
+			var gaps, took []time.Duration
+			lost := 0
+			for _, g := range results[kind] {
+				gaps = append(gaps, g.gap)
+				took = append(took, g.took)
+				quiet = append(quiet, g.quiet)
+				lost += g.lost
+			}
+			p50s[kind] = pct(gaps, 0.5)
+			b.ReportMetric(msecs(pct(gaps, 0.5)), kind+"-gap-p50-ms")
+			b.ReportMetric(msecs(pct(gaps, 0.99)), kind+"-gap-p99-ms")
+			b.ReportMetric(float64(lost), kind+"-lost-writes")
+			b.ReportMetric(secs(pct(took, 0.5)), kind+"-done-p50-s")
+			b.Logf("%s: %d runs, longest gap p50 %s p99 %s (all: %s), %d acknowledged writes lost, Steady again after p50 %s",
+				kind, len(gaps), pct(gaps, 0.5).Round(time.Millisecond), pct(gaps, 0.99).Round(time.Millisecond), durs(gaps), lost, pct(took, 0.5).Round(time.Millisecond))
+		}
+		b.ReportMetric(msecs(pct(quiet, 0.5)), "quiet-gap-p50-ms")
+		b.ReportMetric(msecs(pct(quiet, 0.99)), "quiet-gap-p99-ms")
+		b.ReportMetric(float64(p50s["switchover"])/float64(p50s["delete-pod"]), "switchover/delete-pod-p50")
+		b.ReportMetric(float64(p50s["restart"])/float64(p50s["delete-pod"]), "restart/delete-pod-p50")
+	}
+}
+
+// gapScenario runs one operation of the given kind under a writing client.
+func gapScenario(b *testing.B, ns, name string, tap *opLogTap, plugin, kind string, run int) gapRun {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	vc := waitVC(b, ns, name, 3*time.Minute, "Steady with 3 ready before the run", steadyWith(3))
+	waitServiceWritable(b, vc, 30*time.Second)
+	addr, pass := clientEndpoint(b, vc)
+	old := vc.Status.Primary
+	before := podUIDsAndRevisions(b, ns)
+	w := startLoadWriter(b, fmt.Sprintf("%s-%d-%d", kind, run, time.Now().UnixNano()), serviceDialer(addr, pass, benchOpTimeout))
+	defer w.halt()
+	w.waitFlowing(b, 100, 30*time.Second)
+	time.Sleep(time.Second)
+
+	t0 := time.Now()
+	var done func(*v1alpha1.ValkeyCluster) bool
+	switch kind {
+	case "switchover":
+		runPlugin(b, plugin, "failover", name, "-n", ns)
+		done = func(vc *v1alpha1.ValkeyCluster) bool {
+			return steadyWith(3)(vc) && vc.Status.Primary != old && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+		}
+	case "restart":
+		runPlugin(b, plugin, "restart", name, "-n", ns)
+		done = func(vc *v1alpha1.ValkeyCluster) bool {
+			if !steadyWith(3)(vc) {
+				return false
+			}
+			after := podUIDsAndRevisions(b, ns)
+			for pod, rev := range after {
+				if rev == before[pod] {
+					return false
+				}
+			}
+			return len(after) == 3
+		}
+	case "delete-pod":
+		if err := cl.DeletePod(ctx, ns, old); err != nil {
+			b.Fatal(err)
+		}
+		done = func(vc *v1alpha1.ValkeyCluster) bool {
+			if !steadyWith(3)(vc) {
+				return false
+			}
+			after := podUIDsAndRevisions(b, ns)
+			return after[old] != "" && after[old] != before[old]
+		}
+	}
+	vc = waitVC(b, ns, name, 4*time.Minute, kind+" done and Steady with 3 ready", done)
+	took := time.Since(t0)
+	time.Sleep(500 * time.Millisecond)
+	w.halt()
+	stopped := time.Now()
+	acks := w.snapshot()
+	res := gapRun{took: took, acked: len(acks)}
+	var quietAcks []ack
+	for _, a := range acks {
+		if a.end.Before(t0) && !a.end.Before(t0.Add(-time.Second)) {
+			quietAcks = append(quietAcks, a)
+		}
+	}
+	res.quiet, _ = longestGap(quietAcks, time.Time{})
+	var gapAt time.Time
+	res.gap, gapAt = longestGap(acks, t0)
+	if n := len(acks); n > 0 && stopped.Sub(acks[n-1].end) > res.gap {
+		res.gap, gapAt = stopped.Sub(acks[n-1].end), acks[n-1].end // writes had not resumed: a lower bound
+	}
+	missing := missingKeys(b, serviceDialer(addr, pass, 2*time.Second), acks)
+	res.lost = len(missing)
+	b.Logf("%s run %d: primary %s -> %s: longest gap %s from +%.3fs to +%.3fs (quiet %s), lost %d/%d, Steady again after %s, writer: %s; operator log:%s",
+		kind, run, old, vc.Status.Primary, res.gap.Round(time.Millisecond), gapAt.Sub(t0).Seconds(), gapAt.Add(res.gap).Sub(t0).Seconds(),
+		res.quiet.Round(time.Millisecond), res.lost, res.acked, took.Round(time.Millisecond), w.status(), timeline(tap.since(ns, name, t0), t0)+lostTimes(missing, t0))
+	return res
+}
+
+// podUIDsAndRevisions maps each pod (not being deleted) to its UID and revision: a pod
+// restarted by the operator or re-created shows a different value.
+func podUIDsAndRevisions(tb testing.TB, ns string) map[string]string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pods corev1.PodList
+	if err := k.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			out[p.Name] = string(p.UID) + "/" + p.Annotations[kube.AnnotationRevision]
+		}
+	}
+	return out
+}
