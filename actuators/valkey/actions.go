@@ -48,9 +48,14 @@ func setUser(c vk.Client, user string, on bool) vk.Completed {
 }
 
 // Promote makes the node a primary (REPLICAOF NO ONE) and lets replicas sync from it. Client
-// writes stay fenced until OpenWrites: the machine opens them only once it is safe.
+// writes are fenced first (the client user, on while it was a replica serving reads, goes off
+// and its connections are closed) and stay fenced until OpenWrites: the machine opens them
+// only once the old primary cannot take writes any more.
 func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		if err := doAll(ctx, c, setUser(c, UserClient, false), c.B().ClientKill().User(UserClient).Build()); err != nil {
+			return err
+		}
 		return doAll(ctx, c,
 			c.B().Replicaof().No().One().Build(),
 			setUser(c, UserReplication, true),

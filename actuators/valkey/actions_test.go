@@ -235,8 +235,11 @@ func TestFenceDetachPromoteAndHandOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := survey(t, p, c)
-	if pc.Role != machine.RolePrimary || pc.SyncFenced || pc.ReplID2 != hist {
-		t.Fatalf("after Promote: %+v (want a primary continuing history %s, serving replicas)", pc, hist)
+	if pc.Role != machine.RolePrimary || pc.SyncFenced || !pc.WritesFenced || pc.ReplID2 != hist {
+		t.Fatalf("after Promote: %+v (want a primary continuing history %s, serving replicas, writes fenced)", pc, hist)
+	}
+	if appClient(t, c) != nil {
+		t.Fatal("an application logged in to a promoted replica before OpenWrites")
 	}
 	if err := p.Fence(ctx, c.ip, vc.RunID); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -26,6 +27,8 @@ import (
 	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
 )
 
+var setGlobalLogger sync.Once
+
 // Scheme knows the built-in kinds and ValkeyCluster.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -44,8 +47,11 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	case "error":
 		level = zapcore.ErrorLevel
 	}
-	ctrl.SetLogger(zap.New(zap.Level(level), zap.JSONEncoder(), zap.WriteTo(c.logWriter())))
-	log := ctrl.Log.WithName("setup")
+	logger := zap.New(zap.Level(level), zap.JSONEncoder(), zap.WriteTo(c.logWriter()))
+	// controller-runtime's global logger can be set once per process; each manager (tests run
+	// several) gets its own through Options.Logger as well.
+	setGlobalLogger.Do(func() { ctrl.SetLogger(logger) })
+	log := logger.WithName("setup")
 
 	if cfg == nil {
 		var err error
@@ -63,6 +69,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		// Stepping down releases the lease at once, so a new leader takes over without
 		// waiting for the lease to expire.
 		LeaderElectionReleaseOnCancel: true,
+		Logger:                        logger,
 	}
 	if c.SkipNameValidation {
 		opts.Controller.SkipNameValidation = ptr.To(true)

@@ -175,7 +175,10 @@ func specWithDefaults(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyClusterSpec {
 }
 
 func podFacts(pod *corev1.Pod) machine.Pod {
-	p := machine.Pod{Exists: pod.DeletionTimestamp == nil, IP: pod.Status.PodIP, Revision: pod.Annotations[kube.AnnotationRevision]}
+	// A terminating pod still exists: its process may take writes until it has exited (a
+	// graceful shutdown), so it only counts as gone once the object is, or its container
+	// stopped running.
+	p := machine.Pod{Exists: true, IP: pod.Status.PodIP, Revision: pod.Annotations[kube.AnnotationRevision]}
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.Name == "valkey" {
 			p.Running = c.State.Running != nil

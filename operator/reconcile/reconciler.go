@@ -208,8 +208,10 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// survey comes from the clock, at the cluster's probe interval. Faster while something
 	// is in progress.
 	after := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
-	if d.Transition != nil || len(d.Actions) > 1 {
-		after = 200 * time.Millisecond
+	if d.Transition != nil || len(d.Actions) > 0 {
+		// Something was just done (a hand-over, a promotion): look again soon, so that the
+		// role labels, and the client Service with them, follow within milliseconds.
+		after = 50 * time.Millisecond
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }
