@@ -32,6 +32,7 @@ func RunTests(m *testing.M, name string, opts Options, out **Cluster, setup ...f
 	var logFile *os.File
 	if logPath != "" && opts.Log == nil {
 		if f, err := os.Create(logPath); err == nil {
+			suiteLogPath = logPath
 			logFile = f
 			opts.Log = f
 		}
@@ -73,6 +74,33 @@ func RunTests(m *testing.M, name string, opts Options, out **Cluster, setup ...f
 		printTail(logPath)
 	}
 	return code
+}
+
+// suiteLogPath is the log RunTests writes, for SuiteLog.
+var suiteLogPath string
+
+// SuiteLog returns the lines of the package's cluster log (control plane, pods, and anything a
+// test wrote through Cluster.Log) that contain every one of the given strings, the last max
+// of them: evidence for a failing test's message.
+func SuiteLog(max int, contains ...string) string {
+	data, err := os.ReadFile(suiteLogPath)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		ok := true
+		for _, c := range contains {
+			ok = ok && strings.Contains(line, c)
+		}
+		if ok {
+			out = append(out, line)
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return strings.Join(out, "\n")
 }
 
 func printTail(path string) {

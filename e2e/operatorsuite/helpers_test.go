@@ -16,6 +16,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 )
 
 func ctxFor(t testing.TB, d time.Duration) context.Context {
@@ -51,9 +52,20 @@ func waitFor(t *testing.T, ns, name string, timeout time.Duration, what string, 
 		return cond(&last), nil
 	})
 	if err != nil {
-		t.Fatalf("%s/%s: %s: %v\n%s", ns, name, what, err, summary(&last))
+		t.Fatalf("%s/%s: %s: %v\n%s\noperator's transitions and actions for the namespace:\n%s", ns, name, what, err, summary(&last), operatorTrail(ns))
 	}
 	return &last
+}
+
+// operatorTrail is what the operator decided and did in a namespace, from its log.
+func operatorTrail(ns string) string {
+	var lines []string
+	for _, msg := range []string{`"msg":"transition"`, `"msg":"action done"`, `"msg":"action failed`} {
+		if l := localcluster.SuiteLog(40, ns, msg); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // steadyWith is a converged cluster of n pods: Steady, the current spec observed, every pod

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -171,7 +173,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	d := machine.Decide(persisted, w.obs)
 	if d.Transition != nil {
 		t := d.Transition
-		log.Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message)
+		log.Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message, "observed", observedNodes(w.obs))
 		if err := r.persistTransition(ctx, vc, d, w.obs); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -257,4 +259,22 @@ func podToCluster(_ context.Context, o client.Object) []ctrl.Request {
 		return nil
 	}
 	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// observedNodes is a one-line summary of what each node answered, logged with every
+// transition so that a decision can be checked against what it was taken on.
+func observedNodes(obs machine.Observation) string {
+	var b strings.Builder
+	for _, n := range obs.Nodes {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		if !n.Reachable {
+			fmt.Fprintf(&b, "%s unreachable(%d) pod=%v", n.Name, n.FailedProbes, n.Pod.Exists && n.Pod.Running)
+			continue
+		}
+		v := n.Valkey
+		fmt.Fprintf(&b, "%s %s run=%.8s repl=%.8s/%.8s@%d off=%d from=%q link=%v fenced=%v/%v", n.Name, v.Role, v.RunID, v.ReplID, v.ReplID2, v.SecondOffset, v.Offset, v.PrimaryHost, v.LinkUp, v.WritesFenced, v.SyncFenced)
+	}
+	return b.String()
 }
