@@ -200,7 +200,11 @@ func TestFenceDetachPromoteAndHandOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "both replicas linked", func() bool { return survey(t, p, b).LinkUp && survey(t, p, c).LinkUp })
+	// Linked as the replicas see it, and online as the primary sees it (it counts a replica
+	// only after the first acknowledgement following the sync; FAILOVER TO needs that).
+	eventually(t, "both replicas linked and online", func() bool {
+		return survey(t, p, b).LinkUp && survey(t, p, c).LinkUp && onlineReplicas(t, a) == 2
+	})
 
 	// Planned hand-over a -> b: no write lost, a follows b.
 	app := appClient(t, a)
@@ -253,4 +257,14 @@ func TestFenceDetachPromoteAndHandOver(t *testing.T) {
 	if !strings.Contains(AuthConfig(testPasswords), "user default off") {
 		t.Fatal("the client user must start off")
 	}
+}
+
+// onlineReplicas counts the replicas the primary at s lists as online.
+func onlineReplicas(t *testing.T, s *server) int {
+	t.Helper()
+	out, err := exec.Command("valkey-cli", "-h", s.ip, "-p", fmt.Sprint(Port), "--user", UserOperator, "--pass", testPasswords.Operator, "--no-auth-warning", "info", "replication").Output()
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(out), "state=online")
 }
