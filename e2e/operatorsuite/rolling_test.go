@@ -33,18 +33,7 @@ func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
 	if err := k.Update(ctx, vc); err != nil {
 		t.Fatal(err)
 	}
-	vc = waitFor(t, ns, "roll", 3*time.Minute, "rolled and Steady", func(vc *v1alpha1.ValkeyCluster) bool {
-		if !steadyWith(3)(vc) {
-			return false
-		}
-		after := podRevisions(t, ns)
-		for pod, rev := range after {
-			if rev == before[pod] {
-				return false
-			}
-		}
-		return len(after) == 3
-	})
+	vc = waitFor(t, ns, "roll", 3*time.Minute, "rolled and Steady", everyPodRestarted(t, ns, before, 3))
 	sawRolling := false
 	for _, h := range vc.Status.History {
 		sawRolling = sawRolling || h.To == v1alpha1.StateRolling
@@ -72,4 +61,21 @@ func podRevisions(t *testing.T, ns string) map[string]string {
 		}
 	}
 	return out
+}
+
+// everyPodRestarted is a converged cluster of n pods none of which is the pod (UID and
+// revision) it was in before.
+func everyPodRestarted(t *testing.T, ns string, before map[string]string, n int) func(*v1alpha1.ValkeyCluster) bool {
+	return func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyWith(n)(vc) {
+			return false
+		}
+		after := podRevisions(t, ns)
+		for pod, rev := range after {
+			if rev == before[pod] {
+				return false
+			}
+		}
+		return len(after) == n
+	}
 }

@@ -115,18 +115,7 @@ func TestKubectlValkeyRestartRollsEveryPod(t *testing.T) {
 	before := podRevisions(t, ns)
 	w := startWriter(ctx, writable(t, vc), "rs")
 	kubectlValkey(t, "restart", "rs", "-n", ns)
-	vc = waitFor(t, ns, "rs", 3*time.Minute, "every pod restarted", func(vc *v1alpha1.ValkeyCluster) bool {
-		if !steadyWith(3)(vc) {
-			return false
-		}
-		after := podRevisions(t, ns)
-		for pod, rev := range after {
-			if rev == before[pod] {
-				return false
-			}
-		}
-		return len(after) == 3
-	})
+	vc = waitFor(t, ns, "rs", 3*time.Minute, "every pod restarted", everyPodRestarted(t, ns, before, 3))
 	if lost, acked := w.lost(t, writable(t, vc)); lost > 0 {
 		t.Fatalf("%d of %d acknowledged writes lost in a rolling restart:\n%s", lost, acked, summary(vc))
 	}
