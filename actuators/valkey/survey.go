@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	vk "github.com/valkey-io/valkey-go"
 
@@ -34,8 +35,8 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 		info := parseInfo(text)
 		v = machine.Valkey{
 			RunID:        info["run_id"],
-			ReplID:       info["master_replid"],
-			ReplID2:      info["master_replid2"],
+			ReplID:       historyID(info["master_replid"]),
+			ReplID2:      historyID(info["master_replid2"]),
 			Offset:       infoInt(info, "master_repl_offset"),
 			SecondOffset: infoInt(info, "second_repl_offset"),
 			Loading:      info["loading"] == "1",
@@ -67,4 +68,14 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 		return nil
 	})
 	return v, err
+}
+
+// historyID maps Valkey's "no history" (forty zeros) to "": reported as an id, it made every
+// node appear to continue the same non-history, and the machine refused to fail over
+// (found by e2e/chaos).
+func historyID(s string) string {
+	if strings.Trim(s, "0") == "" {
+		return ""
+	}
+	return s
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	vk "github.com/valkey-io/valkey-go"
+
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
@@ -22,14 +24,22 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 	vc := waitFor(t, ns, "fo", 2*time.Minute, "Steady", steadyWith(3))
 	c := writable(t, vc)
 	const n = 200
-	for i := 0; i < n; i++ {
-		key := fmt.Sprintf("acked-%d", i)
-		if err := c.Do(ctx, c.B().Set().Key(key).Value("v").Build()).Error(); err != nil {
-			t.Fatal(err)
+	// SET and WAIT on one dedicated connection: WAIT counts the writes of its own connection
+	// (valkey-go would otherwise send it on another one, where it confirms nothing).
+	err := c.Dedicated(func(dc vk.DedicatedClient) error {
+		for i := 0; i < n; i++ {
+			if err := dc.Do(ctx, dc.B().Set().Key(fmt.Sprintf("acked-%d", i)).Value("v").Build()).Error(); err != nil {
+				return err
+			}
 		}
-	}
-	if got, err := c.Do(ctx, c.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64(); err != nil || got < 1 {
-		t.Fatalf("WAIT 1: %d replicas, %v", got, err)
+		got, err := dc.Do(ctx, dc.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64()
+		if err == nil && got < 1 {
+			err = fmt.Errorf("WAIT 1 answered %d", got)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	oldPrimary := vc.Status.Primary
 	pod, err := cl.Clientset().CoreV1().Pods(ns).Get(ctx, oldPrimary, metav1GetOptions())
