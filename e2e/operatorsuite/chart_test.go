@@ -81,11 +81,7 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	}
 	vc := waitFor(t, tns, "charted", 3*time.Minute, "Steady under the chart-installed operator after a SIGKILL", steadyWith(3))
 	checkReplication(t, vc, 2)
-	for i, h := range vc.Status.History {
-		if h.Seq != int64(i+1) || (i > 0 && h.From != vc.Status.History[i-1].To) {
-			t.Fatalf("history has a gap, duplicate or break at %d:\n%s", i, summary(vc))
-		}
-	}
+	checkHistoryChains(t, vc)
 	restarted, err := cl.Clientset().CoreV1().Pods(ns).Get(ctx, op.Name, metav1.GetOptions{})
 	if err != nil || restarted.Status.ContainerStatuses[0].RestartCount < 1 {
 		t.Fatalf("the operator container was not restarted: %v", err)

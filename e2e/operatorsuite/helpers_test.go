@@ -2,8 +2,10 @@ package operatorsuite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -156,3 +158,41 @@ func clientServiceAddr(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
 }
 
 func metav1GetOptions() metav1.GetOptions { return metav1.GetOptions{} }
+
+// journalRecord is a record of the operator's journal endpoint, as far as the tests read it.
+type journalRecord struct {
+	Kind  string `json:"kind"`
+	Entry struct {
+		Seq   uint64
+		To    string
+		Event string
+	} `json:"entry"`
+}
+
+// journalRecords reads a cluster's journal from an in-process operator's endpoint.
+func journalRecords(t *testing.T, op *operator, ns, name string) []journalRecord {
+	t.Helper()
+	resp, err := http.Get("http://" + op.addr + "/journal/" + ns + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var doc struct {
+		Records []journalRecord `json:"records"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Records
+}
+
+// checkHistoryChains fails unless status.history is gap-free (seq 1, 2, ...) and each
+// transition starts where the previous one ended.
+func checkHistoryChains(t *testing.T, vc *v1alpha1.ValkeyCluster) {
+	t.Helper()
+	for i, h := range vc.Status.History {
+		if h.Seq != int64(i+1) || (i > 0 && h.From != vc.Status.History[i-1].To) {
+			t.Fatalf("history has a gap, duplicate or break at %d:\n%s", i, summary(vc))
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package operatorsuite
 
 import (
-	"encoding/json"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,30 +28,14 @@ func TestNewLeaderWithAnEmptyJournalBackfillsFromStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	vc = waitFor(t, ns, "jb", 2*time.Minute, "Steady with 3", steadyWith(3))
-	resp, err := http.Get("http://" + second.addr + "/journal/" + ns + "/jb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var doc struct {
-		Records []struct {
-			Kind  string `json:"kind"`
-			Entry struct {
-				Seq   uint64
-				Event string
-			} `json:"entry"`
-		} `json:"records"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
+	records := journalRecords(t, second, ns, "jb")
 	h := vc.Status.History
-	if len(doc.Records) != len(h) {
-		t.Fatalf("the new journal has %d records, status.history %d: %+v\n%s", len(doc.Records), len(h), doc.Records, summary(vc))
+	if len(records) != len(h) {
+		t.Fatalf("the new journal has %d records, status.history %d: %+v\n%s", len(records), len(h), records, summary(vc))
 	}
-	for i, r := range doc.Records {
+	for i, r := range records {
 		want := "backfilled"
-		if i == len(doc.Records)-1 {
+		if i == len(records)-1 {
 			want = "transition" // the scale-up, journaled by the new leader itself
 		}
 		if r.Kind != want || r.Entry.Seq != uint64(h[i].Seq) || r.Entry.Event != h[i].Event {

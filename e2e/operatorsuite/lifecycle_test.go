@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -195,36 +194,13 @@ func TestOperatorKilledDuringBootstrapFinishesWithoutHistoryGaps(t *testing.T) {
 	}
 	op2 := startOperator(t, journal)
 	vc := waitFor(t, ns, "phoenix", 2*time.Minute, "Steady after the restart", steadyWith(3))
-	for i, h := range vc.Status.History {
-		if h.Seq != int64(i+1) {
-			t.Fatalf("history has a gap or duplicate at %d:\n%s", i, summary(vc))
-		}
-		if i > 0 && h.From != vc.Status.History[i-1].To {
-			t.Fatalf("history does not chain at %d:\n%s", i, summary(vc))
-		}
-	}
+	checkHistoryChains(t, vc)
 	// The journal holds the same transitions, each once.
-	resp, err := http.Get("http://" + op2.addr + "/journal/" + ns + "/phoenix")
-	if err != nil {
-		t.Fatal(err)
+	records := journalRecords(t, op2, ns, "phoenix")
+	if len(records) != len(vc.Status.History) {
+		t.Fatalf("journal has %d records, history %d: %+v", len(records), len(vc.Status.History), records)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	var doc struct {
-		Records []struct {
-			Kind  string `json:"kind"`
-			Entry struct {
-				Seq uint64
-				To  string
-			} `json:"entry"`
-		} `json:"records"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Records) != len(vc.Status.History) {
-		t.Fatalf("journal has %d records, history %d: %+v", len(doc.Records), len(vc.Status.History), doc.Records)
-	}
-	for i, r := range doc.Records {
+	for i, r := range records {
 		if r.Entry.Seq != uint64(i+1) || r.Entry.To != string(vc.Status.History[i].To) {
 			t.Fatalf("journal record %d = %+v, history says %+v", i, r, vc.Status.History[i])
 		}
