@@ -50,10 +50,13 @@ const rulesDoc = `## Rules
 ### What the machine assumes of the nodes
 The pod template makes every Valkey process start fenced (the application and replication ACL users
 are off until the operator opens them) and as a replica of nothing (a placeholder that never
-answers). Started like that, Valkey restores the replication id and offset saved with its data, so a
-node restarted from its volume still names the history its data belongs to, and a node restarted
-without its data reports a fresh id at offset 0. Every action aimed at a process carries its run id
-and is refused by the actuator if the node runs another process by then.
+answers). Started like that from an RDB file, Valkey restores the replication id and offset saved
+with its data, so the node still names the history its data belongs to. Started from an append-only
+file (the Durable profile), it does not (Valkey 8 saves neither there): the node reports a fresh id
+at offset 0 like an empty node, and only its key count (INFO keyspace) says it holds data; its place
+in the history is unknown (unmeasured). A node restarted without its data reports a fresh id at
+offset 0 and no keys. Every action aimed at a process carries its run id and is refused by the
+actuator if the node runs another process by then.
 
 ### One transition per observation
 Decide takes at most one transition per observation: an observation that is not newer than the
@@ -173,15 +176,23 @@ primary-handed-over records).
   discarded.
 - Among the candidates, only the node whose data contains every other candidate's, judged as Valkey
   judges a partial resync (same replication id and offset not beyond, or a previous id below
-  second_repl_offset, following the chain of continued histories). Never one behind another eligible
+  second_repl_offset, following the chain of continued histories). An empty node (offset 0, no
+  keys) is contained in anything. The last writer restarted from its own append-only file
+  (complete) contains every node of the recorded history, however far it got: every write went
+  through the writer, and a process crash loses nothing the kernel was given; its new history is
+  recorded as continuing all of the old one. Any other comparison with an unmeasured node can
+  only go by key count, and an election that rested on it says so in its message (an overwrite
+  adds no key, so key counts can misjudge). Never one behind another eligible
   node, never across a fork: when no candidate contains all others, nobody is promoted. Among nodes
   holding the same data, one on an ordinal a recorded scale-down keeps is preferred.
 - Offsets are compared only after every visible node stopped following anything (detached), so they
   no longer move. The elected node is recorded before it is promoted; until it serves, a node that
   shows up holding strictly more replaces it in the record.
-- An empty restarted node has a fresh replication id and no previous one: it is never a candidate.
+- An empty restarted node has a fresh replication id, no previous one and no keys: it is never a
+  candidate.
   Only when every node of the shard is visible and none holds the lineage is the shard's data gone
-  whatever the machine does; then the node holding the most data (lowest ordinal among equals)
+  whatever the machine does; then the node holding the most data (by offset, then key count;
+  lowest ordinal among equals)
   starts a new history and the transition messages say DATA LOST.
 
 ### Fencing

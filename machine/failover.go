@@ -228,6 +228,11 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	if op.Candidate != "" {
 		msg = fmt.Sprintf("shard %d: %s elected (offset %d) instead of %s to replace %s", op.Shard, c.Name, c.Valkey.Offset, op.Candidate, op.Lost)
 	}
+	if l, cands := d.candidates(op); !reseed {
+		if caveat := electionCaveat(l, cands, c); caveat != "" {
+			msg += "; " + caveat
+		}
+	}
 	if reseed {
 		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new history", op.Shard, op.Lost, c.Name)
 	}
@@ -248,7 +253,12 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 			h.PrevID, h.PrevEnd = parent.id, parent.end
 		} else {
 			for _, cand := range cands {
-				if cand.Node == c && cand.byOffset {
+				switch {
+				case cand.Node == c && cand.complete:
+					// The writer restarted from its append-only file holds all of the lost
+					// history, however far a node of it got.
+					h.PrevID, h.PrevEnd = op.LostHistory.ID, WholeHistory
+				case cand.Node == c && cand.byOffset:
 					h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
 				}
 			}

@@ -107,7 +107,7 @@ func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
 	}
 	var best *Node
 	for _, n := range d.v.shard(op.Shard) {
-		if usable(n) && (best == nil || n.Valkey.Offset > best.Valkey.Offset) {
+		if usable(n) && (best == nil || moreData(n, best)) {
 			best = n
 		}
 	}

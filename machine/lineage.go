@@ -10,10 +10,18 @@ import (
 // Replication histories, in Valkey's terms: every primary has a replication ID (ReplID) and
 // an offset. A replica that syncs takes its primary's ID. A promoted node gets a fresh ID and
 // remembers the one it continues as ReplID2, valid for offsets below SecondOffset
-// (second_repl_offset is exclusive). A node restarted from its data, started as a replica
+// (second_repl_offset is exclusive). A node restarted from an RDB file, started as a replica
 // (as the pod template starts every node), keeps its ID and offset but forgets ReplID2. Valkey
 // itself uses these fields to decide whether a replica can continue from a primary (partial
 // resync); the machine uses them the same way to decide whose data contains whose.
+//
+// A node restarted from its append-only file (the Durable profile) keeps its data but not its
+// place: Valkey (8.x) restores the replication ID and offset only from RDB files, so the node
+// reports a fresh ID at offset 0, like an empty node. Its data is a prefix of the shard's
+// line up to a point nobody can tell (unmeasured); only its key count says it is not empty.
+// Against it the machine knows two things: an empty node holds nothing it lacks, and the
+// last writer restarted from its own append-only file holds everything (complete): every
+// write of the line went through it, and its file has them all after a process crash.
 
 // lineage is the set of replication IDs that carry a shard's data: the recorded history,
 // the history it continued (up to where it left it), and every history that continues one of
@@ -37,6 +45,22 @@ type parentRef struct {
 	end int64
 }
 
+// WholeHistory is the End of a link whose child holds all of the parent history from its
+// first offset on: the complete writer restarted from its append-only file counts from 0
+// again under a fresh ID, yet holds every write of the history it had. Every other link
+// comes from a promotion, where offsets run on: the child at offset x holds the parent up to
+// min(x, End-1).
+const WholeHistory = int64(1) << 62
+
+// linkBound is how far into a parent history a node reaches when it reaches the child up to
+// bound (exclusive) and the link between them ends at end.
+func linkBound(bound, end int64) int64 {
+	if end == WholeHistory {
+		return WholeHistory
+	}
+	return min(bound, end)
+}
+
 func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
 	l := lineage{ids: []string{h.ID}, parents: map[string]parentRef{}}
 	for _, id := range seeds {
@@ -44,9 +68,9 @@ func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
 			l.ids = append(l.ids, id)
 		}
 	}
-	child, bound := h.ID, int64(1)<<62
+	child, bound := h.ID, WholeHistory
 	for _, link := range h.links() {
-		bound = min(bound, link.End)
+		bound = linkBound(bound, link.End)
 		l.prefixes = append(l.prefixes, HistoryLink{ID: link.ID, End: bound})
 		l.parents[child] = parentRef{link.ID, link.End}
 		child = link.ID
@@ -149,7 +173,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	// writes the restore discarded, however many.
 	onItsOwn := func(n *Node) bool {
 		v := n.Valkey
-		return usable(n) && (v.WritesFenced || v.Role == RoleReplica) && v.PrimaryHost == "" && v.Offset > 0 && (d.p.Restored == "" || v.Snapshot == d.p.Restored)
+		return usable(n) && (v.WritesFenced || v.Role == RoleReplica) && v.PrimaryHost == "" && !v.empty() && (d.p.Restored == "" || v.Snapshot == d.p.Restored)
 	}
 	var trusted []*Node
 	var seeds []string
@@ -159,6 +183,9 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 			seeds = append(seeds, n.Valkey.ReplID)
 		}
 	}
+	// Unmeasured is judged before the trusted nodes' IDs seed the lineage: seeded, an ID is
+	// known only because its node claims it.
+	unplacedBefore := d.lineage(op.Shard, op.LostHistory)
 	l := d.lineage(op.Shard, op.LostHistory, seeds...)
 	// A node on its own whose history the lineage cannot place at all is trusted by offset
 	// too: only the recorded primary is ever opened for writes, so such data comes from a
@@ -184,37 +211,86 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		}
 		isTrusted := slices.Contains(trusted, n)
 		if l.contains(n.Valkey) || isTrusted {
-			out = append(out, candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n)})
+			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unplacedBefore.unmeasured(n.Valkey)}
+			c.complete = c.unmeasured && d.completeWriter(op, n)
+			out = append(out, c)
 		}
 	}
 	return l, out
 }
 
-// candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
-// data is compared by offset only. removed marks a node on an ordinal a recorded scale-down
-// removes: it is elected only when no other candidate holds all the data.
-type candidate struct {
-	*Node
-	byOffset bool
-	removed  bool
+// unmeasured reports whether v holds data whose extent nobody can tell: a fresh ID the
+// lineage cannot place, continuing nothing, at offset 0, with keys (restarted from its
+// append-only file).
+func (l lineage) unmeasured(v Valkey) bool {
+	return v.ReplID2 == "" && v.Offset == 0 && v.Keys > 0 && !l.knows(v.ReplID)
 }
 
-// holds reports whether c's data contains o's.
+// completeWriter reports whether n is op's writer restarted from its own append-only file:
+// its data then contains every write of the shard's line (every one went through it, and a
+// process crash loses nothing the kernel was given). Not so when a hand-over was recorded
+// (its target may have taken writes after it), nor without persistence.
+func (d *decider) completeWriter(op Operation, n *Node) bool {
+	return d.v.spec.Persistence && op.HandOver == "" && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
+}
+
+// candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
+// data is compared by offset only. removed marks a node on an ordinal a recorded scale-down
+// removes: it is elected only when no other candidate holds all the data. unmeasured marks a
+// node restarted from its append-only file, complete the writer so restarted (see the top of
+// this file).
+type candidate struct {
+	*Node
+	byOffset   bool
+	removed    bool
+	unmeasured bool
+	complete   bool
+}
+
+// holds reports whether c's data contains o's. The complete writer holds every node of the
+// recorded history (or older); no such node holds it. Beyond that an unmeasured node's
+// extent is unknown (another unmeasured node may even be a writer a person handed over to
+// behind the machine's back), and the key counts are the only evidence left: holds then
+// estimates (see estimated).
 func (l lineage) holds(c, o candidate) bool {
+	switch {
+	case o.Valkey.empty():
+		return true
+	case c.complete && l.recorded(o.Valkey):
+		return true
+	case o.complete && l.recorded(c.Valkey):
+		return false
+	case c.unmeasured || o.unmeasured:
+		return estimated(c, o) && c.Valkey.Keys >= o.Valkey.Keys
+	}
 	if l.covers(c.Valkey, o.Valkey) {
 		return true
 	}
 	return (c.byOffset || o.byOffset) && c.Valkey.Offset >= o.Valkey.Offset
 }
 
+// estimated reports whether holds compares c and o by key count: one of them is unmeasured
+// (or the complete writer against a node of a history that continued it), and neither is
+// empty. More keys is not proof of more writes (an overwrite adds none, a delete removes
+// one), which is why an election that needed it says so.
+func estimated(c, o candidate) bool {
+	return (c.unmeasured || o.unmeasured) && !c.Valkey.empty() && !o.Valkey.empty()
+}
+
+// recorded reports whether v is in the recorded history or one it continued (and left).
+func (l lineage) recorded(v Valkey) bool {
+	return v.ReplID != "" && (v.ReplID == l.ids[0] || l.leftBehind(v.ReplID))
+}
+
 // covers reports whether b's data contains all of a's: a could continue from b by partial
 // resync, following the chain of continued histories the lineage knows (a node restarted
 // from its data reports only its current ID, but the record or another node may still say
-// where that ID came from). An empty node is contained in anything. A node that switched to
+// where that ID came from). An empty node (offset 0, no keys) is contained in anything; a
+// node at offset 0 with keys holds its history's starting data. A node that switched to
 // a new ID but has written nothing since (Offset == SecondOffset-1: promoted and still
 // fenced, say) is judged by the history it continues.
 func (l lineage) covers(b, a Valkey) bool {
-	if a.Offset == 0 {
+	if a.empty() {
 		return true
 	}
 	if l.reaches(b, a.ReplID, a.Offset) {
@@ -241,7 +317,7 @@ func (l lineage) reaches(b Valkey, id string, pos int64) bool {
 			}
 			up = p
 		}
-		cur, limit = up.id, min(limit, up.end-1)
+		cur, limit = up.id, linkBound(limit+1, up.end)-1
 	}
 	return false
 }
@@ -337,6 +413,9 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		if a.removed != b.removed {
 			return b.removed
 		}
+		if a.complete != b.complete {
+			return a.complete
+		}
 		if a.Valkey.Offset != b.Valkey.Offset {
 			return a.Valkey.Offset > b.Valkey.Offset
 		}
@@ -363,6 +442,42 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		nodes[i] = c.Node
 	}
 	return nil, "candidates' histories forked: " + names(nodes)
+}
+
+// electionCaveat says how the election of c among cands rested on key counts, or "" when it
+// did not: some candidate's data could be placed only by its key count (restarted from its
+// append-only file), so writes that overwrote keys may be counted wrong.
+func electionCaveat(l lineage, cands []candidate, c *Node) string {
+	var me candidate
+	for _, x := range cands {
+		if x.Node == c {
+			me = x
+		}
+	}
+	var by []*Node
+	for _, o := range cands {
+		if o.Node != c && estimated(me, o) && !(me.complete && l.recorded(o.Valkey)) {
+			by = append(by, o.Node)
+		}
+	}
+	if len(by) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("chosen over %s by key count (%d keys): restarted from append-only files, which keep no replication offset, their data cannot be placed in the history", names(by), me.Valkey.Keys)
+}
+
+// empty reports whether v holds no data: offset 0 and no keys.
+func (v Valkey) empty() bool {
+	return v.Offset == 0 && v.Keys == 0
+}
+
+// moreData orders nodes by how much data they visibly hold, for a reseed: the offset, then
+// the key count (a node restarted from its append-only file reports offset 0).
+func moreData(a, b *Node) bool {
+	if a.Valkey.Offset != b.Valkey.Offset {
+		return a.Valkey.Offset > b.Valkey.Offset
+	}
+	return a.Valkey.Keys > b.Valkey.Keys
 }
 
 func names(nodes []*Node) string {

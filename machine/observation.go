@@ -128,6 +128,12 @@ type Valkey struct {
 	ReplID2      string
 	Offset       int64
 	SecondOffset int64
+	// Keys is the number of keys the node holds (INFO keyspace, every database). Offsets
+	// alone cannot say whether a node holds data: a node restarted from its append-only file
+	// comes back with its data under a fresh ID at offset 0, exactly as an empty node does
+	// (Valkey keeps the replication ID and offset only in RDB files), and a replica that
+	// full-synced from such a node sits at offset 0 until writes stream.
+	Keys int64
 	// PrimaryHost is master_host for a replica ("" when it follows nothing).
 	PrimaryHost string
 	// LinkUp is master_link_status:up for a replica.

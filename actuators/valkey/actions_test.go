@@ -31,6 +31,12 @@ type server struct {
 
 func startServer(t *testing.T, ip string) *server {
 	t.Helper()
+	return startServerWith(t, ip, "save \"\"\nappendonly no\n")
+}
+
+// startServerWith starts a server with persistence directives of its own.
+func startServerWith(t *testing.T, ip, persistence string) *server {
+	t.Helper()
 	if _, err := exec.LookPath("valkey-server"); err != nil {
 		t.Skip("valkey-server is not installed (make valkey)")
 	}
@@ -41,7 +47,7 @@ func startServer(t *testing.T, ip string) *server {
 	}
 	// replica-announce-ip: on loopback a replica connects from 127.0.0.1; FAILOVER TO
 	// finds the target by the address the replica announces. The operator renders the same.
-	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\nsave \"\"\nappendonly no\nrepl-diskless-sync-delay 0\nreplica-announce-ip %[1]s\n%[5]sinclude %[4]s\n", ip, Port, dir, auth, StartAsReplicaOfNothing)
+	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\n%[6]srepl-diskless-sync-delay 0\nreplica-announce-ip %[1]s\n%[5]sinclude %[4]s\n", ip, Port, dir, auth, StartAsReplicaOfNothing, persistence)
 	if err := os.WriteFile(filepath.Join(dir, "valkey.conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}

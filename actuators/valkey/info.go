@@ -22,6 +22,23 @@ func parseInfo(s string) map[string]string {
 	return m
 }
 
+// keyspaceKeys adds up the keys of every database in INFO keyspace ("db0:keys=3,expires=0,...").
+func keyspaceKeys(m map[string]string) int64 {
+	var n int64
+	for k, v := range m {
+		if _, err := strconv.Atoi(strings.TrimPrefix(k, "db")); err != nil || !strings.HasPrefix(k, "db") {
+			continue
+		}
+		for _, field := range strings.Split(v, ",") {
+			if name, val, ok := strings.Cut(field, "="); ok && name == "keys" {
+				keys, _ := strconv.ParseInt(val, 10, 64)
+				n += keys
+			}
+		}
+	}
+	return n
+}
+
 func infoInt(m map[string]string, k string) int64 {
 	v, _ := strconv.ParseInt(m[k], 10, 64)
 	return v

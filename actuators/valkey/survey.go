@@ -18,13 +18,13 @@ const Port = 6379
 // Addr is a node's address from its pod IP.
 func Addr(podIP string) string { return net.JoinHostPort(podIP, strconv.Itoa(Port)) }
 
-// Survey asks one node what the machine needs: INFO server, replication and persistence, and
-// whether the client and replication users are on (the fences).
+// Survey asks one node what the machine needs: INFO server, replication, persistence and
+// keyspace, and whether the client and replication users are on (the fences).
 func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error) {
 	var v machine.Valkey
 	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		resps := c.DoMulti(ctx,
-			c.B().Info().Section("server").Section("replication").Section("persistence").Build(),
+			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Build(),
 			c.B().AclGetuser().Username(UserClient).Build(),
 			c.B().AclGetuser().Username(UserReplication).Build(),
 		)
@@ -40,6 +40,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			Offset:       infoInt(info, "master_repl_offset"),
 			SecondOffset: infoInt(info, "second_repl_offset"),
 			Loading:      info["loading"] == "1",
+			Keys:         keyspaceKeys(info),
 		}
 		switch info["role"] {
 		case "master":

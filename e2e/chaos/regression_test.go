@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
@@ -208,12 +207,13 @@ func mustSecret(t *testing.T, h *harness, vc *v1alpha1.ValkeyCluster) string {
 // TestDataSurvivesOnTheOneNodeThatKeptIt: a Durable node restarted from its volume holds its
 // data, but Valkey (8.0, append-only file with an RDB preamble) does not restore the
 // replication ID and offset from it: it reports a fresh ID at offset 0, like an empty node
-// ("Partial resynchronization not possible (no cached primary)"). The simulator models a
-// restart from a volume as keeping both, and the machine trusts that: a node at offset 0
-// is empty to it ("An empty node is contained in anything"). When the only node that still
-// holds the data is such a node, the machine, seeing no node of the shard's history, reseeds
-// on "the node holding the most data" by offset, all offsets 0, the lowest ordinal: an empty
-// node. The node with the data is made its replica and full-syncs from it: every key is gone.
+// ("Partial resynchronization not possible (no cached primary)"). The simulator modelled a
+// restart from a volume as keeping both, and the machine trusted that: a node at offset 0
+// was empty to it. When the only node that still held the data was such a node, the
+// machine reseeded on "the node holding the most data" by offset, all offsets 0, the lowest
+// ordinal: an empty node, and the node with the data full-synced from it. Fixed: the survey
+// reports key counts, a node is empty only at offset 0 with no keys, and the simulator
+// restarts Durable nodes as Valkey does (see machine/lineage.go).
 //
 // TestChaos found it as `node-down n1 for 9s; empty-restart primary; empty-restart n2;
 // empty-restart n2` (Durable): 20585 keys, among them 136 WAIT-acknowledged writes of the
@@ -225,7 +225,6 @@ func mustSecret(t *testing.T, h *harness, vc *v1alpha1.ValkeyCluster) string {
 // with the highest ordinal; wipe the volumes of the two other pods; power the node on.
 // Expected: the keys survive (the replica that kept them is the one to promote).
 func TestDataSurvivesOnTheOneNodeThatKeptIt(t *testing.T) {
-	knownBug(t, "a node restarted from its append-only file comes back with a fresh replication id at offset 0 and the machine takes it for empty (issue 5)")
 	if testing.Short() {
 		t.Skip("real processes")
 	}
@@ -365,16 +364,15 @@ func (h *harness) dbsize(vc *v1alpha1.ValkeyCluster, pod string, timeout time.Du
 // TestWAITAcknowledgedWritesSurviveARestartOfEveryPod: every pod of a Durable cluster
 // restarts at once (a power cut, a botched node upgrade) with its volume intact. Each comes back
 // from its append-only file with its data, but at offset 0 under a fresh replication ID (see
-// TestDataSurvivesOnTheOneNodeThatKeptIt), so the machine cannot tell which holds the most: it
-// reseeds on the lowest ordinal. Writes acknowledged by WAIT 1 on the primary and the other
-// replica, but not on that one, are then gone, though both nodes that had them are back with
-// their data.
+// TestDataSurvivesOnTheOneNodeThatKeptIt), so offsets cannot tell which holds the most; the
+// machine used to reseed on the lowest ordinal, and writes acknowledged by WAIT 1 on the
+// primary and the other replica, but not on that one, were gone. Now the last primary,
+// restarted from its own append-only file, is known to hold every write (it took them all).
 //
 // The steps: with n0 a replica, cut n0 from the primary (it falls behind); write keys with
 // WAIT 1 (the other replica acknowledges them); SIGKILL every pod; heal. Expected: the keys
 // are there.
 func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
-	knownBug(t, "a node restarted from its append-only file comes back with a fresh replication id at offset 0 and the machine takes it for empty (issue 5)")
 	if testing.Short() {
 		t.Skip("real processes")
 	}
@@ -456,13 +454,4 @@ func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
 			len(gone), len(keys), vc.Status.Primary, summary(vc))
 	}
 	step("the keys survived; primary %s", vc.Status.Primary)
-}
-
-// knownBug skips a reproducer of an open bug unless VKFSM_KNOWN_BUGS is set, so that make test
-// stays meaningful while the bug is open; the issue's note carries the evidence.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("VKFSM_KNOWN_BUGS") == "" {
-		t.Skip("open bug, reproducer kept: " + what + "; VKFSM_KNOWN_BUGS=1 runs it")
-	}
 }

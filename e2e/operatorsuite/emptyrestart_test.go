@@ -2,8 +2,6 @@ package operatorsuite
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -20,15 +18,6 @@ import (
 // persistence) is SIGKILLed and restarted empty at once; every WAIT-acknowledged key must
 // still be on every node once the cluster is Steady again.
 func TestEmptyRestartedPrimaryNeverWipesItsReplicas(t *testing.T) {
-	if os.Getenv("VKFSM_KNOWN_BUGS") == "" {
-		// Open bug, issue 5: the machine tells data from no data by replication offset, and a
-		// node that took its data by a full sync (offset 0) or restarted from its files (a fresh
-		// id at offset 0) looks empty; in about one run in ten the restarted empty primary is
-		// then elected and the replicas resync its empty data set. (The WAIT below runs on
-		// another connection than the SETs with valkey-go and confirms nothing; fix with the
-		// bug.) Evidence is in the issue's note. VKFSM_KNOWN_BUGS=1 runs it.
-		t.Skip("known data-loss race on an empty-restarted primary (issue 5); VKFSM_KNOWN_BUGS=1 runs it")
-	}
 	ns := cl.Namespace(t)
 	startOperator(t, "")
 	ctx := ctxFor(t, 4*time.Minute)
@@ -40,13 +29,8 @@ func TestEmptyRestartedPrimaryNeverWipesItsReplicas(t *testing.T) {
 	vc = waitFor(t, ns, "empty", 2*time.Minute, "Steady", steadyWith(3))
 	c := writable(t, vc)
 	const n = 100
-	for i := 0; i < n; i++ {
-		if err := c.Do(ctx, c.B().Set().Key(fmt.Sprintf("k%d", i)).Value("v").Build()).Error(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, err := c.Do(ctx, c.B().Wait().Numreplicas(2).Timeout(2000).Build()).AsInt64(); err != nil || got != 2 {
-		t.Fatalf("WAIT 2: %d, %v", got, err)
+	if err := setAndWait(ctx, c, "k", n, 2); err != nil {
+		t.Fatal(err)
 	}
 	old := vc.Status.Primary
 	// WipeVolumes kills the containers and empties the pod's directories before they start

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	vk "github.com/valkey-io/valkey-go"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
@@ -24,21 +23,7 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 	vc := waitFor(t, ns, "fo", 2*time.Minute, "Steady", steadyWith(3))
 	c := writable(t, vc)
 	const n = 200
-	// SET and WAIT on one dedicated connection: WAIT counts the writes of its own connection
-	// (valkey-go would otherwise send it on another one, where it confirms nothing).
-	err := c.Dedicated(func(dc vk.DedicatedClient) error {
-		for i := 0; i < n; i++ {
-			if err := dc.Do(ctx, dc.B().Set().Key(fmt.Sprintf("acked-%d", i)).Value("v").Build()).Error(); err != nil {
-				return err
-			}
-		}
-		got, err := dc.Do(ctx, dc.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64()
-		if err == nil && got < 1 {
-			err = fmt.Errorf("WAIT 1 answered %d", got)
-		}
-		return err
-	})
-	if err != nil {
+	if err := setAndWait(ctx, c, "acked-", n, 1); err != nil {
 		t.Fatal(err)
 	}
 	oldPrimary := vc.Status.Primary

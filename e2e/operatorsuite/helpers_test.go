@@ -196,3 +196,21 @@ func checkHistoryChains(t *testing.T, vc *v1alpha1.ValkeyCluster) {
 		}
 	}
 }
+
+// setAndWait writes keys prefix0..prefix(n-1) and then WAITs for replicas to acknowledge them,
+// all on one dedicated connection: WAIT counts the writes of its own connection (valkey-go
+// would otherwise send it on another one, where it confirms nothing).
+func setAndWait(ctx context.Context, c vk.Client, prefix string, n int, replicas int64) error {
+	return c.Dedicated(func(dc vk.DedicatedClient) error {
+		for i := 0; i < n; i++ {
+			if err := dc.Do(ctx, dc.B().Set().Key(fmt.Sprintf("%s%d", prefix, i)).Value("v").Build()).Error(); err != nil {
+				return err
+			}
+		}
+		got, err := dc.Do(ctx, dc.B().Wait().Numreplicas(replicas).Timeout(2000).Build()).AsInt64()
+		if err == nil && got < replicas {
+			err = fmt.Errorf("WAIT %d answered %d", replicas, got)
+		}
+		return err
+	})
+}

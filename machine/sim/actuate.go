@@ -137,7 +137,7 @@ func (w *World) promote(n *node) {
 		return
 	}
 	n.replID2 = n.replID
-	n.secondOffset = int64(len(n.log)) + 1
+	n.secondOffset = n.offset() + 1
 	n.replID = w.newReplID()
 	n.role = machine.RolePrimary
 	n.masterIP, n.linkUp = "", false
@@ -271,7 +271,7 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 		return fmt.Errorf("snapshot %s has no shard %d", a.Snapshot, a.Shard)
 	}
 	n.log = append([]int32(nil), snap.logs[a.Shard]...)
-	n.has = nil
+	n.has, n.base = nil, 0
 	for _, id := range n.log {
 		n.has.set(id)
 	}

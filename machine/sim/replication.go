@@ -47,8 +47,8 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 
 // handshake establishes r's link to m by partial or full resync.
 func (w *World) handshake(r, m *node) {
-	off := int64(len(r.log))
-	partial := (r.replID == m.replID && off <= int64(len(m.log))) ||
+	off := r.offset()
+	partial := (r.replID == m.replID && off <= m.offset()) ||
 		(m.replID2 != "" && r.replID == m.replID2 && off < m.secondOffset)
 	if partial {
 		if !isPrefix(r.log, m.log) {
@@ -64,7 +64,7 @@ func (w *World) handshake(r, m *node) {
 			}
 		}
 		r.log = append([]int32(nil), m.log...)
-		r.has = m.has.clone()
+		r.has, r.base = m.has.clone(), m.base
 		r.gen++
 		w.note("%s full sync from %s (%d writes)", r.name, m.name, len(m.log))
 	}

@@ -110,9 +110,13 @@ type node struct {
 	replID2      string
 	secondOffset int64 // Valkey's second_repl_offset: the previous history is valid below it
 
-	// The data: the writes in order (the offset is the length) and the same as a set.
-	log []int32
-	has bitset
+	// The data: the writes in order and the same as a set. The offset Valkey reports is the
+	// length minus base: a node restarted from its append-only file counts from 0 again
+	// under a fresh ID (base is then the length it came back with), and a replica takes its
+	// master's base with a full sync.
+	log  []int32
+	has  bitset
+	base int64
 	// gen changes whenever the data is replaced or the replication ID changes: replicas
 	// connected to this node must then handshake again.
 	gen int
@@ -309,10 +313,12 @@ func (w *World) createPod(n *node, keepData bool) {
 
 // startProcess starts a new Valkey process on n. The pod template makes every process start
 // fenced (client writes and replication refused until the operator opens them) and as a
-// replica of nothing (a placeholder that never answers): Valkey then restores the
-// replication ID and offset saved with the data, so a node restarted from its volume still
-// names the history its data belongs to, however often it restarts. Without its data a node
-// starts empty with a fresh ID, and if it held data before, it is tainted.
+// replica of nothing (a placeholder that never answers). With persistence (the Durable
+// profile: an append-only file) a node restarted from its volume keeps its data but, as
+// Valkey 8 does, not its place in the history: a fresh ID at offset 0. Without persistence
+// a kept volume holds an RDB file, from which Valkey restores the replication ID and offset
+// saved with the data, so the node still names the history its data belongs to. Without its
+// data a node starts empty with a fresh ID, and if it held data before, it is tainted.
 func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.runID = w.newRunID()
 	n.startsAt = w.tick + startTicks
@@ -327,13 +333,16 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.gen++
 	n.replID2, n.secondOffset = "", -1
 	if keepData {
+		if w.topo.Persistence {
+			n.replID, n.base = w.newReplID(), int64(len(n.log))
+		}
 		return
 	}
 	if tainting && len(n.log) > 0 {
 		w.wiped(n, "restarted without data")
 		n.tainted = true
 	}
-	n.log, n.has = nil, nil
+	n.log, n.has, n.base = nil, nil, 0
 	n.replID = w.newReplID()
 	n.snapshot = ""
 	n.joined = false
@@ -358,7 +367,7 @@ func (w *World) deletePod(n *node, keepData bool) {
 	n.keepData = keepData
 	if !keepData && len(n.log) > 0 {
 		w.wiped(n, "pod deleted without its data")
-		n.log, n.has = nil, nil
+		n.log, n.has, n.base = nil, nil, 0
 		n.tainted = true
 	}
 }
@@ -442,6 +451,9 @@ func (w *World) shardOfKey(key int) int {
 }
 
 // appendWrite appends write id to n's data.
+// offset is master_repl_offset as Valkey reports it.
+func (n *node) offset() int64 { return int64(len(n.log)) - n.base }
+
 func (n *node) appendWrite(id int32) {
 	n.log = append(n.log, id)
 	n.has.set(id)
