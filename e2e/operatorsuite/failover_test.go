@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
