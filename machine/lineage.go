@@ -229,9 +229,12 @@ func (l lineage) unmeasured(v Valkey) bool {
 // completeWriter reports whether n is op's writer restarted from its own append-only file:
 // its data then contains every write of the shard's line (every one went through it, and a
 // process crash loses nothing the kernel was given). Not so when a hand-over was recorded
-// (its target may have taken writes after it), nor without persistence.
+// (its target may have taken writes after it), nor without persistence, nor in a re-election
+// (Writer is not Lost): the recorded history is then the elected node's, which need not be
+// the writer's (found by the simulator: an elected node restarted from its file, holding an
+// isolated old primary's writes, was taken for a part of the writer's history).
 func (d *decider) completeWriter(op Operation, n *Node) bool {
-	return d.v.spec.Persistence && op.HandOver == "" && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
+	return d.v.spec.Persistence && op.HandOver == "" && op.Writer == op.Lost && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
 }
 
 // candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
