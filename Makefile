@@ -7,7 +7,7 @@ GOLANGCI := $(CACHE)/bin/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 # Test timeout for the whole `go test` run; CI has 90 minutes including builds.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all test unit e2e-test bench chaos demo dev-cluster generate verify-generate lint fmt vet \
+.PHONY: all test unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
 	kube-binaries valkey tools plugin operator helm
 
 all: test
@@ -69,6 +69,12 @@ operator:
 ## A longer chaos run of the simulated world.
 chaos:
 	$(GO) run ./operator simulate -schedules 20000 -steps 200
+
+## A longer chaos run against real processes on the local cluster (docs/chaos.md): 50 rapid-drawn
+## fault schedules of 3 to 8 faults; prints faults, schedules and violations with the shrunk schedule.
+CHAOS_CHECKS ?= 50
+chaos-e2e: tools
+	$(GO) test ./e2e/chaos -run TestChaos -v -count=1 -chaos.long -rapid.checks=$(CHAOS_CHECKS) -timeout 3h
 
 ## A local cluster that stays up until Ctrl-C.
 dev-cluster: tools
