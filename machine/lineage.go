@@ -459,7 +459,7 @@ func electionCaveat(l lineage, cands []candidate, c *Node) string {
 	}
 	var by []*Node
 	for _, o := range cands {
-		if o.Node != c && estimated(me, o) && !(me.complete && l.recorded(o.Valkey)) {
+		if o.Node != c && estimated(me, o) && (!me.complete || !l.recorded(o.Valkey)) {
 			by = append(by, o.Node)
 		}
 	}
