@@ -266,7 +266,7 @@ type FailoverSpec struct {
 // DurabilitySpec sets Valkey's min-replicas-to-write and min-replicas-max-lag. With
 // minReplicasToWrite >= 1 a primary that loses its replicas (a partition) stops accepting
 // writes after maxLagSeconds, which bounds what it can accept that a failover would discard,
-// and lets the operator open a promoted replica after maxLagSeconds + 1 s instead of waiting
+// and lets the operator open a promoted replica after maxLagSeconds + 2 s instead of waiting
 // until the old primary is known dead. With 0 nothing bounds an isolated primary: the
 // operator then opens a promoted replica only once the old primary is seen dead or fenced.
 type DurabilitySpec struct {

@@ -91,12 +91,13 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	w.obs.Time = r.now().UTC().Truncate(time.Microsecond)
 	spec := specWithDefaults(vc)
 	minSync := v1alpha1.MinReplicasToWrite(spec)
-	// An isolated primary stops taking writes once its replicas lag more than maxLag; only
-	// then may a promoted replica be opened without evidence the old one is dead or fenced.
-	// Without min-replicas-to-write nothing stops it: 0 makes the machine wait for evidence.
+	// An isolated primary stops taking writes once its replicas lag more than maxLag (as
+	// Valkey rounds and refreshes it); only then may a promoted replica be opened without
+	// evidence the old one is dead or fenced. Without min-replicas-to-write nothing stops
+	// it: 0 makes the machine wait for evidence.
 	fence := time.Duration(0)
 	if minSync > 0 {
-		fence = time.Duration(spec.Durability.MaxLagSeconds)*time.Second + time.Second
+		fence = valkey.IsolatedPrimaryStopsWritesWithin(time.Duration(spec.Durability.MaxLagSeconds) * time.Second)
 	}
 	w.obs.Spec = machine.Spec{
 		Generation:       vc.Generation,
