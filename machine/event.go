@@ -29,6 +29,7 @@ const (
 	EventSpecChanged         Event = "spec-changed"
 	EventReplicasChanged     Event = "replicas-changed"
 	EventScaleDownHandOver   Event = "scale-down-hand-over"
+	EventHistoryRenamed      Event = "history-renamed"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

@@ -171,7 +171,7 @@ func guardCandidatePromoted(d *decider) (outcome, bool) {
 	}
 	rec := p.Shards[op.Shard]
 	c := d.v.node(rec.Primary)
-	if !alive(c, rec.RunID) || !servesReplicas(c) || c.Valkey.ReplID == rec.History.ID {
+	if !alive(c, rec.RunID) || !servesReplicas(c) || c.Valkey.ReplID == rec.History.ID || renamedBy(c, rec.History) {
 		return outcome{}, false
 	}
 	next := p

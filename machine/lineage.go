@@ -34,6 +34,9 @@ type lineage struct {
 	// prefixes are the histories the recorded one continued, each with the bound (exclusive)
 	// below which a node of it holds a prefix of the recorded history's data.
 	prefixes []HistoryLink
+	// offsetsRestart: nodes restart from append-only files (persistence), which starts their
+	// offsets from 0 again under a fresh ID, so offsets of different histories do not compare.
+	offsetsRestart bool
 	// parents maps a history to the one it continued and the exclusive offset where it
 	// left it, as the record and the observed nodes report (replication IDs are unique, so
 	// every report of the same ID agrees).
@@ -62,7 +65,7 @@ func linkBound(bound, end int64) int64 {
 }
 
 func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
-	l := lineage{ids: []string{h.ID}, parents: map[string]parentRef{}}
+	l := lineage{ids: []string{h.ID}, parents: map[string]parentRef{}, offsetsRestart: d.v.spec.Persistence}
 	for _, id := range seeds {
 		if !l.has(id) {
 			l.ids = append(l.ids, id)
@@ -250,34 +253,43 @@ type candidate struct {
 	complete   bool
 }
 
-// holds reports whether c's data contains o's. The complete writer holds every node of the
-// recorded history (or older); no such node holds it. Beyond that an unmeasured node's
-// extent is unknown (another unmeasured node may even be a writer a person handed over to
-// behind the machine's back), and the key counts are the only evidence left: holds then
-// estimates (see estimated).
+// holds reports whether c's data contains o's.
 func (l lineage) holds(c, o candidate) bool {
-	switch {
-	case o.Valkey.empty():
-		return true
-	case c.complete && l.recorded(o.Valkey):
-		return true
-	case o.complete && l.recorded(c.Valkey):
-		return false
-	case c.unmeasured || o.unmeasured:
-		return estimated(c, o) && c.Valkey.Keys >= o.Valkey.Keys
-	}
-	if l.covers(c.Valkey, o.Valkey) {
-		return true
-	}
-	return (c.byOffset || o.byOffset) && c.Valkey.Offset >= o.Valkey.Offset
+	h, _ := l.compare(c, o)
+	return h
 }
 
-// estimated reports whether holds compares c and o by key count: one of them is unmeasured
-// (or the complete writer against a node of a history that continued it), and neither is
-// empty. More keys is not proof of more writes (an overwrite adds none, a delete removes
-// one), which is why an election that needed it says so.
-func estimated(c, o candidate) bool {
-	return (c.unmeasured || o.unmeasured) && !c.Valkey.empty() && !o.Valkey.empty()
+// compare reports whether c's data contains o's, and whether that rests on key counts. The
+// complete writer holds every node of the recorded history (or older); no such node holds
+// it. Beyond that an unmeasured node's extent is unknown (another unmeasured node may even
+// be a writer a person handed over to behind the machine's back), and so is the distance
+// between two nodes trusted by offset in different histories when nodes restart from
+// append-only files: each such restart starts its offsets from 0 again, so an offset says how
+// far a node got since the last restart of its history's origin, not along the shard's line
+// (found by the simulator: a replica of a restarted writer, holding a WAIT-acknowledged write
+// more, reported a lower offset than a node of the older history). Key counts are then the
+// only evidence left. More keys is not proof of more writes (an overwrite adds none, a delete
+// removes one), which is why an election that needed them says so.
+func (l lineage) compare(c, o candidate) (holds, estimate bool) {
+	switch {
+	case o.Valkey.empty():
+		return true, false
+	case c.complete && l.recorded(o.Valkey):
+		return true, false
+	case o.complete && l.recorded(c.Valkey):
+		return false, false
+	case c.Valkey.empty():
+		return false, false
+	case c.unmeasured || o.unmeasured:
+		return c.Valkey.Keys >= o.Valkey.Keys, true
+	case l.covers(c.Valkey, o.Valkey):
+		return true, false
+	case !c.byOffset && !o.byOffset:
+		return false, false
+	case l.offsetsRestart && c.Valkey.ReplID != o.Valkey.ReplID:
+		return c.Valkey.Keys >= o.Valkey.Keys, true
+	}
+	return c.Valkey.Offset >= o.Valkey.Offset, false
 }
 
 // recorded reports whether v is in the recorded history or one it continued (and left).
@@ -459,7 +471,7 @@ func electionCaveat(l lineage, cands []candidate, c *Node) string {
 	}
 	var by []*Node
 	for _, o := range cands {
-		if o.Node != c && estimated(me, o) && (!me.complete || !l.recorded(o.Valkey)) {
+		if _, estimate := l.compare(me, o); o.Node != c && estimate {
 			by = append(by, o.Node)
 		}
 	}

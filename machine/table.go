@@ -26,6 +26,8 @@ type outcome struct {
 // table is THE transition table. Rows are in priority order: from a given state, Decide
 // fires the first row whose guard passes, so a lost primary always wins over planned work.
 var table = []rule{
+	{EventHistoryRenamed, []State{Steady, Restoring, FailingOver}, "", guardHistoryRenamed,
+		"the recorded primary, the same process, reports a new replication ID and no previous one: Valkey renamed the history of a primary without a replication backlog when its first replica synced; record the new ID as continuing the old one"},
 	{EventPrimaryHandedOver, []State{Steady, Rolling}, "", guardPrimaryHandedOver,
 		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
 	{EventPrimaryLost, []State{Steady, Rolling, Resharding}, FailingOver, guardPrimaryLost,

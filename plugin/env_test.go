@@ -3,86 +3,57 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
-	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/testapiserver"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
-// serviceRange is this package's ClusterIP range. Nothing here creates a Service, but the API
-// server allocates from the range at start, and nothing may ever use a non-loopback one.
-const serviceRange = "127.253.0.0/16"
+// One API server for the whole package, with the CRDs hack/controller-gen.sh writes; each
+// test works in its own namespace. Nothing here creates a Service, but the API server
+// allocates ClusterIPs from the range at start.
+var server = testapiserver.Server{
+	ServiceRange: "127.253.0.0/16",
+	CRDDir:       "../charts/valkey-operator/crds",
+	Then:         clients,
+	Stopping: func() {
+		if shared.dir != "" {
+			_ = os.RemoveAll(shared.dir)
+		}
+	},
+}
 
-// crdDir is where hack/controller-gen.sh writes the CRDs, relative to this package.
-const crdDir = "../charts/valkey-operator/crds"
-
-// One API server for the whole package: starting it takes seconds, and each test works in
-// its own namespace.
+// shared holds what the tests use of the server: clients, and the kubeconfig file the
+// plugin reads.
 var shared struct {
-	once       sync.Once
-	env        *envtest.Environment
 	dyn        dynamic.Interface
 	core       kubernetes.Interface
 	kubeconfig string
 	dir        string
-	err        error
 }
 
-func TestMain(m *testing.M) {
-	// envtest logs through controller-runtime's logger; without one it prints a warning with
-	// a stack trace instead.
-	ctrllog.SetLogger(logr.Discard())
-	code := m.Run()
-	if shared.env != nil {
-		if err := shared.env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-		}
-	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testapiserver.Main(m, &server) }
 
 // apiServer starts the package's API server with the CRDs installed on first use.
 func apiServer(tb testing.TB) {
 	tb.Helper()
-	shared.once.Do(func() { shared.err = start() })
-	if shared.err != nil {
-		tb.Fatal(shared.err)
-	}
+	server.Start(tb)
 }
 
-func start() error {
-	bin, err := kubeassets.Dir()
-	if err != nil {
-		return err
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{crdDir},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: bin,
-	}
-	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", serviceRange)
-	shared.env = env
-	cfg, err := env.Start()
-	if err != nil {
-		return fmt.Errorf("starting envtest with the CRDs of %s: %w", crdDir, err)
-	}
+func clients(env *envtest.Environment, cfg *rest.Config) error {
+	var err error
 	if shared.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return err
 	}

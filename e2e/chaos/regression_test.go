@@ -46,15 +46,7 @@ import (
 // SIGKILL the primary (the operator waits: X is unseen); heal. Expected: a failover to the
 // third node, which holds the shard's history, and Steady within 60 s.
 func TestFailoverPastANodeRestartedFromAnUnknownHistory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes")
-	}
-	h := newHarness(t)
-	step := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		h.logf("regression: %s", msg)
-		t.Log(msg)
-	}
+	h, step := newRegression(t)
 	foreign, err := h.ensureNamed("foreign", v1alpha1.ProfileCache)
 	if err != nil {
 		t.Fatal(err)
@@ -225,15 +217,7 @@ func mustSecret(t *testing.T, h *harness, vc *v1alpha1.ValkeyCluster) string {
 // with the highest ordinal; wipe the volumes of the two other pods; power the node on.
 // Expected: the keys survive (the replica that kept them is the one to promote).
 func TestDataSurvivesOnTheOneNodeThatKeptIt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes")
-	}
-	h := newHarness(t)
-	step := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		h.logf("regression: %s", msg)
-		t.Log(msg)
-	}
+	h, step := newRegression(t)
 	vc, err := h.ensure(v1alpha1.ProfileDurable)
 	if err != nil {
 		t.Fatal(err)
@@ -373,15 +357,7 @@ func (h *harness) dbsize(vc *v1alpha1.ValkeyCluster, pod string, timeout time.Du
 // WAIT 1 (the other replica acknowledges them); SIGKILL every pod; heal. Expected: the keys
 // are there.
 func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes")
-	}
-	h := newHarness(t)
-	step := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		h.logf("regression: %s", msg)
-		t.Log(msg)
-	}
+	h, step := newRegression(t)
 	vc, err := h.ensure(v1alpha1.ProfileDurable)
 	if err != nil {
 		t.Fatal(err)
@@ -454,4 +430,19 @@ func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
 			len(gone), len(keys), vc.Status.Primary, summary(vc))
 	}
 	step("the keys survived; primary %s", vc.Status.Primary)
+}
+
+// newRegression opens a regression test: real processes (skipped with -short), the shared
+// harness, and step, which says what the test does next in its log and the suite's.
+func newRegression(t *testing.T) (*harness, func(format string, args ...any)) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	h := newHarness(t)
+	return h, func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		h.logf("regression: %s", msg)
+		t.Log(msg)
+	}
 }

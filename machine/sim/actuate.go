@@ -271,7 +271,7 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 		return fmt.Errorf("snapshot %s has no shard %d", a.Snapshot, a.Shard)
 	}
 	n.log = append([]int32(nil), snap.logs[a.Shard]...)
-	n.has, n.base = nil, 0
+	n.has, n.base, n.backlog = nil, 0, false
 	for _, id := range n.log {
 		n.has.set(id)
 	}

@@ -48,8 +48,8 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 // handshake establishes r's link to m by partial or full resync.
 func (w *World) handshake(r, m *node) {
 	off := r.offset()
-	partial := (r.replID == m.replID && off <= m.offset()) ||
-		(m.replID2 != "" && r.replID == m.replID2 && off < m.secondOffset)
+	partial := m.backlog && ((r.replID == m.replID && off <= m.offset()) ||
+		(m.replID2 != "" && r.replID == m.replID2 && off < m.secondOffset))
 	if partial {
 		if !isPrefix(r.log, m.log) {
 			w.violate(ViolationModel, "%s continued from %s by partial resync but its data is not a prefix of %s's", r.name, m.name, m.name)
@@ -63,6 +63,13 @@ func (w *World) handshake(r, m *node) {
 				}
 			}
 		}
+		if !m.backlog {
+			// "Replication backlog created, my new replication IDs are …": a new ID, no
+			// previous one, the offset kept.
+			m.replID, m.replID2, m.secondOffset = w.newReplID(), "", -1
+			m.backlog = true
+			w.note("%s renamed its history to %s on its first replica's sync", m.name, m.replID)
+		}
 		r.log = append([]int32(nil), m.log...)
 		r.has, r.base = m.has.clone(), m.base
 		r.gen++
@@ -73,6 +80,7 @@ func (w *World) handshake(r, m *node) {
 	}
 	r.replID, r.replID2, r.secondOffset = m.replID, m.replID2, m.secondOffset
 	r.linkUp, r.linkRun, r.linkGen = true, m.runID, m.gen
+	r.backlog = true
 	r.tainted = m.tainted
 }
 

@@ -121,6 +121,11 @@ type node struct {
 	// connected to this node must then handshake again.
 	gen int
 
+	// backlog: the process has a replication backlog (it synced as a replica or served one).
+	// A primary without one takes a new replication ID, clearing the previous one, when its
+	// first replica syncs, as Valkey does.
+	backlog bool
+
 	masterIP string
 	linkUp   bool
 	linkRun  string // master's run id when the link was established
@@ -331,6 +336,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.writesFenced, n.syncFenced = fence, fence
 	n.acks = nil
 	n.gen++
+	n.backlog = false
 	n.replID2, n.secondOffset = "", -1
 	if keepData {
 		if w.topo.Persistence {

@@ -22,8 +22,7 @@ import (
 // TestDiscovery checks what kubectl finds out about the kind: its short name, category,
 // scope and status subresource.
 func TestDiscovery(t *testing.T) {
-	apiServer(t)
-	dc, err := discovery.NewDiscoveryClientForConfig(shared.env.Config)
+	dc, err := discovery.NewDiscoveryClientForConfig(config(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +60,11 @@ func TestPrintColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hc, err := rest.HTTPClientFor(shared.env.Config)
+	hc, err := rest.HTTPClientFor(config(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := strings.TrimSuffix(shared.env.Config.Host, "/") + "/apis/valkey.fsm.dev/v1alpha1/namespaces/" + created.GetNamespace() + "/valkeyclusters"
+	url := strings.TrimSuffix(config(t).Host, "/") + "/apis/valkey.fsm.dev/v1alpha1/namespaces/" + created.GetNamespace() + "/valkeyclusters"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
