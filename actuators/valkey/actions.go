@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	vk "github.com/valkey-io/valkey-go"
 )
@@ -109,24 +110,85 @@ func (p *Pool) ReplicaOf(ctx context.Context, podIP, runID, primaryIP, replicati
 	})
 }
 
-// HandOver moves the primary role from one node to a caught-up replica without losing a write:
-// the target is allowed to serve replicas (the old primary will sync from it), then the old
-// primary runs FAILOVER TO, which pauses writes until the target has caught up. FAILOVER
-// answers once started; the next survey shows the outcome.
+// HandOver moves the primary role from one node to a caught-up replica without losing a write.
+// FAILOVER TO alone pauses writes and then waits for the target to acknowledge the primary's
+// offset, which a replica does once a second: measured 100 ms to 1 s for the role to move,
+// which is most of a switchover's write gap. So the hand-over does the waiting itself, on the
+// target's own offset: writes are paused (CLIENT PAUSE WRITE, which also stops the replication
+// stream, so the primary's offset stands still), the target is polled until it has processed
+// everything, and only then FAILOVER TO runs, with FORCE after a short TIMEOUT because nothing
+// is left to wait for (measured: the role moves in 30-110 ms, no acknowledged write lost).
+// The pause carries its own expiry, so writes resume even if the operator dies half-way; they
+// are unpaused at once when the target does not catch up in time. A node that is no longer a
+// primary, or already handing over, is left alone: the next survey shows the outcome.
 func (p *Pool) HandOver(ctx context.Context, fromIP, fromRunID, toIP, toRunID string, timeoutMillis int64) error {
 	if err := p.guard(ctx, toIP, toRunID, func(ctx context.Context, c vk.Client) error {
 		return doAll(ctx, c, setUser(c, UserReplication, true))
 	}); err != nil {
 		return fmt.Errorf("preparing the hand-over target: %w", err)
 	}
-	return p.guard(ctx, fromIP, fromRunID, func(ctx context.Context, c vk.Client) error {
-		state, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+	catchUp := time.Duration(timeoutMillis) * time.Millisecond
+	var offset string
+	skip := false
+	err := p.guard(ctx, fromIP, fromRunID, func(ctx context.Context, c vk.Client) error {
+		info, err := replicationInfo(ctx, c)
 		if err != nil {
 			return err
 		}
-		if parseInfo(state)["master_failover_state"] != "no-failover" {
-			return nil // one is under way already
+		if info["role"] != "master" || info["master_failover_state"] != "no-failover" {
+			skip = true
+			return nil
 		}
-		return c.Do(ctx, c.B().Arbitrary("FAILOVER", "TO", toIP, strconv.Itoa(Port), "TIMEOUT", strconv.FormatInt(timeoutMillis, 10)).Build()).Error()
+		pause := (catchUp + 2*time.Second).Milliseconds()
+		if err := c.Do(ctx, c.B().ClientPause().Timeout(pause).Write().Build()).Error(); err != nil {
+			return fmt.Errorf("CLIENT PAUSE: %w", err)
+		}
+		if info, err = replicationInfo(ctx, c); err != nil {
+			return err
+		}
+		offset = info["master_repl_offset"]
+		return nil
 	})
+	if err != nil || skip {
+		return err
+	}
+	unpause := func() {
+		_ = p.guard(context.WithoutCancel(ctx), fromIP, fromRunID, func(ctx context.Context, c vk.Client) error {
+			return c.Do(ctx, c.B().ClientUnpause().Build()).Error()
+		})
+	}
+	deadline := time.Now().Add(catchUp)
+	for {
+		var got string
+		err := p.guard(ctx, toIP, toRunID, func(ctx context.Context, c vk.Client) error {
+			info, err := replicationInfo(ctx, c)
+			got = info["master_repl_offset"]
+			return err
+		})
+		if err == nil && got == offset {
+			break
+		}
+		if err != nil || time.Now().After(deadline) || ctx.Err() != nil {
+			unpause()
+			if err == nil {
+				err = fmt.Errorf("%s did not reach the primary's offset %s within %s (at %s)", toIP, offset, catchUp, got)
+			}
+			return fmt.Errorf("hand-over: %w", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	err = p.guard(ctx, fromIP, fromRunID, func(ctx context.Context, c vk.Client) error {
+		return c.Do(ctx, c.B().Arbitrary("FAILOVER", "TO", toIP, strconv.Itoa(Port), "TIMEOUT", "50", "FORCE").Build()).Error()
+	})
+	// FAILOVER holds its own pause until the roles have moved; ours is no longer needed.
+	unpause()
+	return err
+}
+
+func replicationInfo(ctx context.Context, c vk.Client) (map[string]string, error) {
+	text, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+	if err != nil {
+		return nil, err
+	}
+	return parseInfo(text), nil
 }

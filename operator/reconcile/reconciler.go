@@ -42,7 +42,8 @@ type Options struct {
 	// 2 s). Detection (probe interval, failure threshold) and the fence timeout come from
 	// each cluster's spec.
 	RetryInterval time.Duration
-	// HandOverTimeout bounds FAILOVER TO (default 5 s).
+	// HandOverTimeout bounds how long a hand-over pauses writes waiting for its target to
+	// catch up (default 5 s).
 	HandOverTimeout time.Duration
 	// HistoryLimit is how many transitions status.history keeps (default machine's).
 	HistoryLimit int
