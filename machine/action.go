@@ -22,11 +22,28 @@ type Action interface {
 // StatefulSet the actuator must check that none of the pods it removes answers as a primary
 // (ROLE) and refuse otherwise, as actions aimed at a process refuse another run id: the
 // decision was taken when it was a replica, and a person may have run FAILOVER TO since. A pod
-// it cannot reach does not stop it.
+// it cannot reach does not stop it. It must also check that each process in Keep (the shards'
+// recorded primaries, named on a shrink) still runs and answers: the pods a shrink removes may
+// hold the only other copies of the shard's writes, and a primary that restarted since the
+// decision may have come back empty (found by the simulator: a scale-down decided with a
+// healthy primary and carried out after it restarted without its data removed the last copies
+// of a WAIT-acknowledged write).
 type EnsureObjects struct {
 	Shards   int
 	Replicas int
 	Revision string
+	Keep     []Proc
+}
+
+// Proc names one process: a node and its run id.
+type Proc struct {
+	Node  string
+	RunID string
+}
+
+// Objects is what the action asks the objects to be.
+func (a EnsureObjects) Objects() Objects {
+	return Objects{Shards: a.Shards, Replicas: a.Replicas, Revision: a.Revision}
 }
 
 // Promote makes Node the primary of its shard: REPLICAOF NO ONE, then let replicas sync from

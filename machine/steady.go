@@ -252,9 +252,16 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 // shards shards of objectPods pods at the spec's revision.
 func (d *decider) ensureObjects(p Persisted, shards int, b *actionList) {
 	want := Objects{Shards: shards, Replicas: d.objectPods(p) - 1, Revision: d.v.spec.Revision}
-	if d.obs.Objects != want {
-		b.add(EnsureObjects(want))
+	if d.obs.Objects == want {
+		return
 	}
+	a := EnsureObjects{Shards: want.Shards, Replicas: want.Replicas, Revision: want.Revision}
+	if want.Replicas < d.obs.Objects.Replicas {
+		for s := 0; s < shards && s < len(p.Shards); s++ {
+			a.Keep = append(a.Keep, Proc{Node: p.Shards[s].Primary, RunID: p.Shards[s].RunID})
+		}
+	}
+	b.add(a)
 }
 
 // converge brings shard s to its record: stray masters are fenced then demoted, replicas that

@@ -40,8 +40,13 @@ func (w *World) apply(a machine.Action) error {
 					return fmt.Errorf("scale-down to %d replicas: %s answers as a primary", a.Replicas, n.name)
 				}
 			}
+			for _, k := range a.Keep {
+				if n := w.byName(k.Node); n == nil || !w.operatorTalks(n) || n.runID != k.RunID {
+					return fmt.Errorf("scale-down to %d replicas: recorded primary %s is not the process %s any more", a.Replicas, k.Node, k.RunID)
+				}
+			}
 		}
-		w.objects = machine.Objects(a)
+		w.objects = a.Objects()
 		return nil
 	case machine.Promote:
 		n, err := w.target(a.Node, a.RunID)

@@ -109,8 +109,7 @@ func shrinkFirst(w *World, state machine.State, actions []machine.Action) []mach
 		out = append(out, a)
 	}
 	if !found && w.objects.Replicas != w.spec.Replicas {
-		e := machine.EnsureObjects(w.objects)
-		e.Replicas = w.spec.Replicas
+		e := machine.EnsureObjects{Shards: w.objects.Shards, Replicas: w.spec.Replicas, Revision: w.objects.Revision}
 		out = append([]machine.Action{e}, out...)
 	}
 	return out

@@ -32,6 +32,27 @@ func refuseShrinkingOverAPrimary(w *world) error {
 	return nil
 }
 
+// refuseShrinkingWithoutItsPrimaries asks each process a shrink keeps (the shards' recorded
+// primaries) for its run id right before the StatefulSet shrinks: one that restarted since the
+// decision may have come back empty, and the pods the shrink removes may hold the only other
+// copies of the shard's writes.
+func refuseShrinkingWithoutItsPrimaries(ctx context.Context, w *world, keep []machine.Proc) error {
+	for _, k := range keep {
+		pod := w.pods[k.Node]
+		if pod == nil || pod.Status.PodIP == "" {
+			return fmt.Errorf("not shrinking: recorded primary %s has no pod", k.Node)
+		}
+		v, err := w.pool.Survey(ctx, pod.Status.PodIP)
+		if err != nil {
+			return fmt.Errorf("not shrinking: recorded primary %s does not answer: %w", k.Node, err)
+		}
+		if v.RunID != k.RunID {
+			return fmt.Errorf("not shrinking: recorded primary %s restarted (run id %s, decided for %s)", k.Node, v.RunID, k.RunID)
+		}
+	}
+	return nil
+}
+
 // recordApply counts, logs and announces what Apply wrote.
 func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster, res kube.Result) {
 	for _, n := range res.Created {
@@ -75,6 +96,9 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 	switch a := a.(type) {
 	case machine.EnsureObjects:
 		if err := refuseShrinkingOverAPrimary(w); err != nil {
+			return err
+		}
+		if err := refuseShrinkingWithoutItsPrimaries(ctx, w, a.Keep); err != nil {
 			return err
 		}
 		res, err := kube.Apply(ctx, r.Client, w.desired, true)
