@@ -126,7 +126,10 @@ rules) to the most advanced caught-up replica on an ordinal that stays, from a c
 failover-complete records the new primary and Steady then shrinks the objects. While a scale-down
 waits for its hand-over, switchovers, rollouts and reshardings wait too. The actuator refuses a
 shrink that would remove a pod answering as a primary (a person may have run FAILOVER TO since
-the decision), as actions aimed at a process refuse another run id.
+the decision), and one whose shards' recorded primaries (named in the action) no longer run as
+the processes it was decided for (one that restarted may have come back empty, and the pods being
+removed may hold the last copies of its writes), as actions aimed at a process refuse another run
+id.
 
 Nodes on removed ordinals are never hand-over targets (nor switchover targets). A lost primary
 pre-empts the hand-over (primary-lost, which keeps the recorded target as it does for any
