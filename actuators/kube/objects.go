@@ -28,6 +28,10 @@ type Desired struct {
 	PDB         *policyv1.PodDisruptionBudget // nil when spec.podDisruptionBudget.enabled=false
 	// Revision identifies the pod template (see AnnotationRevision).
 	Revision string
+	// Live holds the directives that take effect without a restart, with their values: they
+	// are in the ConfigMap but not in the revision, and the operator sets them on the running
+	// processes (CONFIG SET), so changing one rolls nothing.
+	Live map[string]string
 }
 
 // Persistence tells whether the profile keeps data on disk.
@@ -58,7 +62,9 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	v1alpha1.SetDefaults(spec)
 	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
-	conf := valkey.RenderConfig(valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(profileOf(vc)), MaxMemory: maxMemory, Extra: extra})
+	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(profileOf(vc)), MaxMemory: maxMemory, Extra: extra}
+	conf := valkey.RenderConfig(in)
+	restartIn, live := valkey.Split(in)
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
 	port := []corev1.ServicePort{{Name: "valkey", Port: valkey.Port, TargetPort: intstr.FromString("valkey")}}
 	headless := &corev1.Service{ObjectMeta: meta(names.Headless), Spec: corev1.ServiceSpec{
@@ -80,10 +86,10 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		tmpl.Spec.Containers[0].Env = append(tmpl.Spec.Containers[0].Env, corev1.EnvVar{Name: "VALKEY_RESTART_REQUESTED", Value: at})
 	}
 	// The revision covers everything that needs a restart to take effect: the pod template
-	// and the rendered configuration.
+	// and the rendered configuration without the live directives.
 	h := sha256.New()
 	_ = json.NewEncoder(h).Encode(tmpl.Spec)
-	h.Write([]byte(conf))
+	h.Write([]byte(valkey.RenderConfig(restartIn)))
 	revision := hex.EncodeToString(h.Sum(nil))[:16]
 	tmpl.Annotations = map[string]string{AnnotationRevision: revision}
 
@@ -116,7 +122,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 			},
 		}},
 	}}
-	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision}
+	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision, Live: live}
 	if vc.Spec.PodDisruptionBudget.Enabled == nil || *vc.Spec.PodDisruptionBudget.Enabled {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),

@@ -3,7 +3,9 @@ package valkey
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
@@ -65,5 +67,62 @@ func TestAnAppendOnlyRestartKeepsTheKeysButNotThePlaceInTheHistory(t *testing.T)
 	}
 	if after.Offset != 0 || after.ReplID == before.ReplID || after.ReplID2 != "" {
 		t.Fatalf("Valkey now keeps the place in the history across an append-only restart (%+v, was %+v): the machine can measure such nodes, see machine/lineage.go", after, before)
+	}
+}
+
+// TestLiveDirectivesAreSettable sets every live directive, at the value the server has, in
+// one CONFIG SET on a real valkey-server: a name Valkey does not know or refuses to change at
+// run time fails here rather than in a user's cluster.
+func TestLiveDirectivesAreSettable(t *testing.T) {
+	ctx := context.Background()
+	p := newTestPool(t)
+	s := startServerWith(t, "127.78.0.9", "save \"\"\nappendonly no\n")
+	v := survey(t, p, s)
+	c := dialRaw(t, s.ip, UserOperator, testPasswords.Operator)
+	live := map[string]string{}
+	for name := range liveDirectives {
+		live[name] = configGet(t, c, name)
+	}
+	if err := p.ApplyLive(ctx, s.ip, v.RunID, live); err != nil {
+		t.Fatalf("CONFIG SET of every live directive at its current value: %v", err)
+	}
+	if err := p.ApplyLive(ctx, s.ip, v.RunID, map[string]string{"slowlog-max-len": "77"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := configGet(t, c, "slowlog-max-len"); got != "77" {
+		t.Fatalf("slowlog-max-len = %q after ApplyLive, want 77", got)
+	}
+}
+
+// configGet reads one directive with CONFIG GET (a two-element array of bulk strings).
+func configGet(t *testing.T, c *rawConn, name string) string {
+	t.Helper()
+	c.send(t, "CONFIG", "GET", name)
+	_ = c.c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	var lines []string
+	for i := 0; i < 5; i++ {
+		line, err := c.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("CONFIG GET %s: %v (Valkey may not know it: %v)", name, err, lines)
+		}
+		lines = append(lines, strings.TrimSpace(line))
+		if i == 0 && line != "*2\r\n" {
+			t.Fatalf("CONFIG GET %s: Valkey does not know it (%q)", name, line)
+		}
+	}
+	return lines[4]
+}
+
+func TestSplitKeepsOnlyRestartDirectivesInTheRevision(t *testing.T) {
+	in := ConfigInput{MaxMemory: "100mb", Extra: map[string]string{"HZ": "20", "databases": "32", "min-replicas-to-write": "1"}}
+	restart, live := Split(in)
+	if len(restart.Extra) != 1 || restart.Extra["databases"] != "32" || restart.MaxMemory != "" {
+		t.Fatalf("restart part: %+v", restart)
+	}
+	if live["hz"] != "20" || live["maxmemory"] != "100mb" || live["min-replicas-to-write"] != "1" || len(live) != 3 {
+		t.Fatalf("live part: %v", live)
+	}
+	if LiveHash(live) == LiveHash(map[string]string{"hz": "21", "maxmemory": "100mb", "min-replicas-to-write": "1"}) {
+		t.Fatal("a changed value must change the hash")
 	}
 }

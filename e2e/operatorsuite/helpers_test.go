@@ -130,11 +130,28 @@ func summary(vc *v1alpha1.ValkeyCluster) string {
 // password is the application password the operator generated.
 func password(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
 	t.Helper()
+	return secretKey(t, vc, kube.KeyClientPassword)
+}
+
+// secretKey reads one key of the cluster's auth Secret.
+func secretKey(t *testing.T, vc *v1alpha1.ValkeyCluster, key string) string {
+	t.Helper()
 	var s corev1.Secret
 	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(vc).Auth}, &s); err != nil {
 		t.Fatal(err)
 	}
-	return string(s.Data[kube.KeyClientPassword])
+	return string(s.Data[key])
+}
+
+// operatorClient connects to one node as the operator's user (it works on fenced nodes too).
+func operatorClient(t *testing.T, vc *v1alpha1.ValkeyCluster, ip string) vk.Client {
+	t.Helper()
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{ip + ":6379"}, Username: "operator", Password: secretKey(t, vc, kube.KeyOperatorPassword),
+		DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}, ForceSingleClient: true})
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", ip, err)
+	}
+	return c
 }
 
 // appClient connects as an application does: AUTH with the client password.

@@ -1,10 +1,14 @@
 package operatorsuite
 
 import (
+	"context"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
@@ -29,7 +33,8 @@ func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
 	w := startWriter(ctx, c, "roll")
 
 	vc = get(t, ns, "roll")
-	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"hz": "20"}
+	// databases takes effect only at start: a new revision, rolled.
+	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"databases": "32"}
 	if err := k.Update(ctx, vc); err != nil {
 		t.Fatal(err)
 	}
@@ -79,3 +84,81 @@ func everyPodRestarted(t *testing.T, ns string, before map[string]string, n int)
 		return len(after) == n
 	}
 }
+
+// TestLiveConfigChangeRestartsNothing: a directive Valkey applies at run time (here
+// slowlog-max-len and maxmemory-samples) is set on every running process with CONFIG SET: no pod
+// restarts, no Rolling in history, and every node reports the new values.
+func TestLiveConfigChangeRestartsNothing(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 3*time.Minute)
+	if err := k.Create(ctx, newCluster(ns, "live", v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	vc := waitFor(t, ns, "live", 2*time.Minute, "Steady", steadyWith(3))
+	before := podRevisions(t, ns)
+	runIDs := map[string]string{}
+	for _, n := range vc.Status.Nodes {
+		runIDs[n.Pod] = nodeInfo(t, vc, n.IP, "server")["run_id"]
+	}
+	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"slowlog-max-len": "321", "maxmemory-samples": "7"}
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, n := range get(t, ns, "live").Status.Nodes {
+			if configOf(t, vc, n.IP, "slowlog-max-len") != "321" || configOf(t, vc, n.IP, "maxmemory-samples") != "7" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("not every node has the new values: %v", err)
+	}
+	vc = get(t, ns, "live")
+	for _, n := range vc.Status.Nodes {
+		if got := nodeInfo(t, vc, n.IP, "server")["run_id"]; got != runIDs[n.Pod] {
+			t.Fatalf("%s restarted (run id %s, was %s) for a live directive", n.Pod, got, runIDs[n.Pod])
+		}
+	}
+	if after := podRevisions(t, ns); !maps.Equal(before, after) {
+		t.Fatalf("pods or their revisions changed: %v -> %v", before, after)
+	}
+	for _, h := range vc.Status.History {
+		if h.To == v1alpha1.StateRolling {
+			t.Fatalf("a live directive started a roll:\n%s", summary(vc))
+		}
+	}
+}
+
+// configOf reads one directive from a node as the operator's user.
+func configOf(t *testing.T, vc *v1alpha1.ValkeyCluster, ip, name string) string {
+	t.Helper()
+	c := operatorClient(t, vc, ip)
+	defer c.Close()
+	m, err := c.Do(context.Background(), c.B().ConfigGet().Parameter(name).Build()).AsStrMap()
+	if err != nil {
+		t.Fatalf("CONFIG GET %s on %s: %v", name, ip, err)
+	}
+	return m[name]
+}
+
+// nodeInfo reads an INFO section from a node as the operator's user.
+func nodeInfo(t *testing.T, vc *v1alpha1.ValkeyCluster, ip, section string) map[string]string {
+	t.Helper()
+	c := operatorClient(t, vc, ip)
+	defer c.Close()
+	text, err := c.Do(context.Background(), c.B().Info().Section(section).Build()).ToString()
+	if err != nil {
+		t.Fatalf("INFO %s on %s: %v", section, ip, err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+

@@ -81,6 +81,7 @@ type Reconciler struct {
 	Now func() time.Time
 
 	probes probeCounters
+	live   liveApplied
 	pools  pools
 }
 
@@ -197,6 +198,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		r.recordApply(ctx, vc, res)
 	}
 	actErr := r.act(ctx, vc, w, d.Actions)
+	r.applyLive(ctx, vc, w)
 	if err := r.syncRoles(ctx, vc, w, d.Next); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -223,6 +225,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) error {
 	r.pools.forget(vc.UID)
 	r.probes.forget(vc.UID)
+	r.live.forget(vc.UID)
 	r.Metrics.forget(vc.Namespace, vc.Name)
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return nil

@@ -1,0 +1,89 @@
+package reconcile
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// liveApplied remembers, per cluster and pod, which process got which set of live directives
+// (valkey.LiveHash), so that each process is set once per change. In memory only: after an
+// operator restart every process is set once more, which changes nothing.
+type liveApplied struct {
+	mu   sync.Mutex
+	done map[types.UID]map[string]string // pod -> runID + "/" + hash
+}
+
+func (l *liveApplied) get(cluster types.UID, pod string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done[cluster][pod]
+}
+
+func (l *liveApplied) set(cluster types.UID, pod, v string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done == nil {
+		l.done = map[types.UID]map[string]string{}
+	}
+	if l.done[cluster] == nil {
+		l.done[cluster] = map[string]string{}
+	}
+	l.done[cluster][pod] = v
+}
+
+func (l *liveApplied) forget(cluster types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.done, cluster)
+}
+
+// applyLive sets the live directives (spec.config entries Valkey applies at once, see
+// valkey.IsLive) on every process that answers and has not got this set yet: a change to them
+// rolls nothing. A process that restarted gets them again, since its mounted ConfigMap may
+// still be the old one (kubelet refreshes it lazily). A refused value is reported once per
+// process and change (Warning Event), and the cluster keeps serving with the old one.
+func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world) {
+	live := w.desired.Live
+	hash := valkey.LiveHash(live)
+	var set, failed []string
+	for _, n := range w.obs.Nodes {
+		pod := w.pods[n.Name]
+		if !n.Reachable || n.Valkey.Loading || pod == nil || pod.Status.PodIP == "" {
+			continue
+		}
+		key := n.Valkey.RunID + "/" + hash
+		if r.live.get(vc.UID, n.Name) == key {
+			continue
+		}
+		if err := w.pool.ApplyLive(ctx, pod.Status.PodIP, n.Valkey.RunID, live); err != nil {
+			failed = append(failed, n.Name+": "+err.Error())
+		} else {
+			set = append(set, n.Name)
+		}
+		r.live.set(vc.UID, n.Name, key)
+	}
+	if len(set) > 0 {
+		logFrom(ctx).Info("live configuration set", "pods", set, "directives", describeLive(live))
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "config-set").Add(float64(len(set)))
+	}
+	if len(failed) > 0 {
+		r.event(vc, corev1.EventTypeWarning, "ConfigRefused", "CONFIG SET refused, the old values stay: %s", strings.Join(failed, "; "))
+	}
+}
+
+func describeLive(live map[string]string) string {
+	keys := make([]string, 0, len(live))
+	for k := range live {
+		keys = append(keys, k+"="+live[k])
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, " ")
+}
