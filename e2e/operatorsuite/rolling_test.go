@@ -161,4 +161,3 @@ func nodeInfo(t *testing.T, vc *v1alpha1.ValkeyCluster, ip, section string) map[
 	}
 	return out
 }
-
