@@ -144,6 +144,10 @@ for a failover's quorum.
 ### When not to fail over
 - The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
 - It does not answer but fewer than FailureThreshold consecutive probes failed: wait.
+- It does not answer the operator, but a replica that follows it heard from it within the last 2 s
+  (its link is up and the primary pings every second): the operator is cut off, not the primary;
+  failing over would cut a serving primary off its replicas. Wait; once no replica hears from it,
+  the failover goes ahead.
 - Too little of the shard is visible: at most MinSyncReplicas-1 nodes besides the last primary that
   took writes (none when MinSyncReplicas is 0) may be unreachable, loading, or (with persistence)
   without a running pod. A write acknowledged with WAIT MinSyncReplicas is on that many other nodes,

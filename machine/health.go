@@ -37,10 +37,27 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 	case !n.Pod.Running:
 		return primaryGone, fmt.Sprintf("primary %s is not running", rec.Primary)
 	case n.FailedProbes >= d.v.spec.FailureThreshold:
+		if heard := d.hearPrimary(s, n); len(heard) > 0 {
+			// The operator is cut off, not the primary: failing over would cut a serving
+			// primary off its replicas (and its clients off writes) for nothing.
+			return primaryUnreachable, fmt.Sprintf("primary %s unreachable for %d probes, but %s still hear from it: no failover while it serves its replicas", rec.Primary, n.FailedProbes, names(heard))
+		}
 		return primarySuspected, fmt.Sprintf("primary %s unreachable for %d probes", rec.Primary, n.FailedProbes)
 	default:
 		return primaryUnreachable, fmt.Sprintf("primary %s unreachable for %d of %d probes", rec.Primary, n.FailedProbes, d.v.spec.FailureThreshold)
 	}
+}
+
+// hearPrimary lists the reachable replicas of shard s that follow the primary n (by its pod
+// IP) and heard from it within the last seconds.
+func (d *decider) hearPrimary(s int, n *Node) []*Node {
+	var out []*Node
+	for _, r := range d.v.shard(s) {
+		if r != n && usable(r) && r.Valkey.Role == RoleReplica && r.Valkey.HeardFromPrimary && n.Pod.IP != "" && r.Valkey.PrimaryHost == n.Pod.IP {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // short abbreviates a run or replication ID for messages.

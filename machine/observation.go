@@ -137,7 +137,12 @@ type Valkey struct {
 	// PrimaryHost is master_host for a replica ("" when it follows nothing).
 	PrimaryHost string
 	// LinkUp is master_link_status:up for a replica.
-	LinkUp  bool
+	LinkUp bool
+	// HeardFromPrimary: the link is up and the replica heard from its primary within the last
+	// 2 s (master_last_io_seconds_ago; primaries ping their replicas every second, as the
+	// operator configures them). It is the replicas' view that confirms a primary the operator
+	// cannot reach is really gone.
+	HeardFromPrimary bool
 	Loading bool
 	// WritesFenced: clients cannot write (the application ACL user is off). Nodes start so.
 	WritesFenced bool

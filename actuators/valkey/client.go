@@ -39,12 +39,32 @@ func NewPool(opts Options) *Pool {
 	return &Pool{opts: opts, clients: map[string]vk.Client{}}
 }
 
+// client returns the client of addr, dialling it when there is none. The dial happens outside
+// the pool's lock: a node that does not answer must not hold up the surveys of the others (it
+// did: every survey of a round waited for a blackholed primary's dial timeout, and with the
+// round's deadline the replicas were counted unreachable too).
 func (p *Pool) client(addr string) (vk.Client, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[addr]; ok {
+	c, ok := p.clients[addr]
+	p.mu.Unlock()
+	if ok {
 		return c, nil
 	}
+	c, err := p.dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if other, ok := p.clients[addr]; ok {
+		c.Close()
+		return other, nil
+	}
+	p.clients[addr] = c
+	return c, nil
+}
+
+func (p *Pool) dial(addr string) (vk.Client, error) {
 	d := net.Dialer{Timeout: p.opts.Timeout}
 	if p.opts.SourceIP.IsValid() {
 		d.LocalAddr = &net.TCPAddr{IP: p.opts.SourceIP.AsSlice()}
@@ -63,7 +83,6 @@ func (p *Pool) client(addr string) (vk.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
 	}
-	p.clients[addr] = c
 	return c, nil
 }
 

@@ -39,6 +39,10 @@ func RenderConfig(in ConfigInput) string {
 	b.WriteString("protected-mode no\n")
 	// Full syncs stream straight to the replica instead of through a file on the primary.
 	b.WriteString("repl-diskless-sync yes\nrepl-diskless-sync-delay 0\n")
+	// A primary pings its replicas every second, so that a replica that has not heard from it
+	// for 2 s is evidence that it is gone (the failover's confirmation), even when it takes
+	// no writes.
+	b.WriteString("repl-ping-replica-period 1\n")
 	b.WriteString(StartAsReplicaOfNothing)
 	writeSorted(&b, in.Profile)
 	if in.MaxMemory != "" {

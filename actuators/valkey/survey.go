@@ -50,6 +50,11 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			if host := info["master_host"]; host != PlaceholderHost {
 				v.PrimaryHost = host
 				v.LinkUp = info["master_link_status"] == "up"
+				// The primary pings every second (repl-ping-replica-period 1), so a replica
+				// that heard nothing for longer has lost it, even with the link still "up"
+				// (that waits for repl-timeout).
+				io := infoInt(info, "master_last_io_seconds_ago")
+				v.HeardFromPrimary = v.LinkUp && io >= 0 && io <= 2
 			}
 		default:
 			return fmt.Errorf("INFO reports role %q", info["role"])

@@ -12,7 +12,9 @@ import "strings"
 //   - persistence and eviction, which follow spec.profile: appendonly, save,
 //     maxmemory-policy;
 //   - replication, which the state machine drives: replicaof, slaveof, min-replicas-to-write,
-//     min-replicas-max-lag (and their min-slaves-* aliases; both will get spec fields);
+//     min-replicas-max-lag (and their min-slaves-* aliases; both will get spec fields),
+//     repl-ping-replica-period (and repl-ping-slave-period: the replicas' view of the primary,
+//     which confirms a failover, relies on a ping every second);
 //   - authentication, which follows spec.auth: requirepass, masterauth, masteruser,
 //     primaryauth, primaryuser, aclfile, user (an ACL user defined in the file could
 //     re-open the default user), rename-command (the operator needs its commands);
@@ -28,6 +30,7 @@ var OperatorOwnedDirectives = []string{
 	"cluster-config-file", "daemonize", "pidfile", "logfile", "unixsocket", "protected-mode",
 	"rename-command", "include", "bind-source-addr", "min-replicas-to-write",
 	"min-replicas-max-lag", "min-slaves-to-write", "min-slaves-max-lag",
+	"repl-ping-replica-period", "repl-ping-slave-period",
 }
 
 // IsOperatorOwned reports whether name is one of OperatorOwnedDirectives, ignoring case as

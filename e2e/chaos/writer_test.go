@@ -119,6 +119,13 @@ func (w *writer) record(key string, at time.Time, waited bool) {
 	}
 }
 
+// acked counts the writes acknowledged so far (plain and WAIT-acknowledged).
+func (w *writer) acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.plain) + len(w.waited)
+}
+
 // finish stops the writer and waits for it.
 func (w *writer) finish() {
 	select {

@@ -38,10 +38,12 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				SecondOffset: n.secondOffset,
 				PrimaryHost:  n.masterIP,
 				LinkUp:       n.linkUp,
-				WritesFenced: n.writesFenced,
-				SyncFenced:   n.syncFenced,
-				Snapshot:     n.snapshot,
-				Joined:       n.joined,
+				// The operator's survey: link up and heard from the master within 2 s.
+				HeardFromPrimary: n.linkUp && w.tick-n.heardAt <= 2,
+				WritesFenced:     n.writesFenced,
+				SyncFenced:       n.syncFenced,
+				Snapshot:         n.snapshot,
+				Joined:           n.joined,
 			}
 			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) {
 				mn.Valkey.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)

@@ -32,6 +32,9 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 	if r.linkUp && (r.linkRun != m.runID || r.linkGen != m.gen) {
 		r.linkUp = false
 	}
+	if r.linkUp {
+		r.heardAt = w.tick // the master's pings arrive even when the data lags
+	}
 	if r.lagTicks > 0 && (forWait || w.tick%int64(r.lagTicks+1) != 0) {
 		return
 	}
@@ -81,6 +84,7 @@ func (w *World) handshake(r, m *node) {
 	r.replID, r.replID2, r.secondOffset = m.replID, m.replID2, m.secondOffset
 	r.linkUp, r.linkRun, r.linkGen = true, m.runID, m.gen
 	r.backlog = true
+	r.heardAt = w.tick
 	r.tainted = m.tainted
 }
 

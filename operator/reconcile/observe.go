@@ -128,7 +128,13 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	nodes := make([]machine.Node, 0, len(names))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	// Surveys run in parallel: an unreachable node costs one timeout for the whole round.
+	// Surveys run in parallel: an unreachable node costs one timeout for the whole round. A
+	// survey gets at most one probe interval: a node that does not answer within it failed
+	// this probe, and with the next probe due right after (see turn), FailureThreshold failed
+	// probes take interval x threshold, not threshold x the dial timeout (found by
+	// TestOperatorCutOffFromThePrimaryDoesNotFailOver: a blackholed primary took 2 failed
+	// probes in 8 s).
+	interval := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
 	for name, ord := range names {
 		n := machine.Node{Name: name, Ordinal: ord}
 		pod := w.pods[name]
@@ -139,7 +145,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		go func() {
 			defer wg.Done()
 			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
-				v, err := pool.Survey(ctx, n.Pod.IP)
+				v, err := surveyWithin(ctx, pool, n.Pod.IP, interval)
 				if err == nil {
 					n.Reachable, n.Valkey = true, v
 				} else {
@@ -202,3 +208,27 @@ func ordinalOf(sts, pod string) (int, bool) {
 	n, err := strconv.Atoi(rest)
 	return n, err == nil && n >= 0
 }
+
+// surveyWithin surveys one node and gives up at the deadline, even while the pool is still
+// dialling it (a dial takes the pool's whole timeout and does not take a context); the
+// abandoned survey ends on its own within that timeout.
+func surveyWithin(ctx context.Context, pool *valkey.Pool, ip string, d time.Duration) (machine.Valkey, error) {
+	sctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	type result struct {
+		v   machine.Valkey
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := pool.Survey(sctx, ip)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-sctx.Done():
+		return machine.Valkey{}, fmt.Errorf("%s: no answer within %s", ip, d)
+	}
+}
+

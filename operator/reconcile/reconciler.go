@@ -152,6 +152,7 @@ func (r *Reconciler) retry(ctx context.Context, err error) (ctrl.Result, error) 
 // turn is observe -> decide -> persist -> act -> report.
 func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl.Result, error) {
 	log := logFrom(ctx)
+	start := time.Now()
 	owner := metav1.OwnerReference{
 		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -212,8 +213,10 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// Valkey's own state changes (a primary dying) produce no Kubernetes event: the next
 	// survey comes from the clock, at the cluster's probe interval. Faster while something
 	// is in progress.
-	after := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
-	if d.Transition != nil || len(d.Actions) > 0 {
+	// Probes are due every interval from the start of this one: a turn that waited for a
+	// survey timeout has used that time already.
+	after := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds)*time.Second - time.Since(start)
+	if d.Transition != nil || len(d.Actions) > 0 || after < 50*time.Millisecond {
 		// Something was just done (a hand-over, a promotion): look again soon, so that the
 		// role labels, and the client Service with them, follow within milliseconds.
 		after = 50 * time.Millisecond
