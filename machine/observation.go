@@ -143,7 +143,7 @@ type Valkey struct {
 	// operator configures them). It is the replicas' view that confirms a primary the operator
 	// cannot reach is really gone.
 	HeardFromPrimary bool
-	Loading bool
+	Loading          bool
 	// WritesFenced: clients cannot write (the application ACL user is off). Nodes start so.
 	WritesFenced bool
 	// SyncFenced: replicas cannot sync from it (the replication ACL user is off). Nodes start

@@ -128,7 +128,7 @@ type node struct {
 
 	masterIP string
 	linkUp   bool
-	heardAt  int64 // the tick the replica last heard from its master over the link
+	heardAt  int64  // the tick the replica last heard from its master over the link
 	linkRun  string // master's run id when the link was established
 	linkGen  int    // master's gen when the link was established
 	lagTicks int    // slow link: receives only every lagTicks+1 ticks

@@ -231,4 +231,3 @@ func surveyWithin(ctx context.Context, pool *valkey.Pool, ip string, d time.Dura
 		return machine.Valkey{}, fmt.Errorf("%s: no answer within %s", ip, d)
 	}
 }
-
