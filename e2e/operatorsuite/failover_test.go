@@ -13,13 +13,7 @@ import (
 // (its process dies, its pod stops answering): the operator promotes a replica, moves the
 // client Service, and every write that WAIT confirmed on a replica is still there.
 func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 4*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "fo", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "fo", 2*time.Minute, "Steady", steadyWith(3))
+	ns, ctx, vc := steadyReplication(t, "fo", 4*time.Minute)
 	c := writable(t, vc)
 	const n = 200
 	if err := setAndWait(ctx, c, "acked-", n, 1); err != nil {

@@ -231,3 +231,16 @@ func setAndWait(ctx context.Context, c vk.Client, prefix string, n int, replicas
 		return err
 	})
 }
+
+// steadyReplication is the opening of most tests here: a namespace of its own, an operator,
+// a 3-pod Replication cluster called name, Steady with every pod ready. ctx lasts for timeout.
+func steadyReplication(t *testing.T, name string, timeout time.Duration) (string, context.Context, *v1alpha1.ValkeyCluster) {
+	t.Helper()
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, timeout)
+	if err := k.Create(ctx, newCluster(ns, name, v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	return ns, ctx, waitFor(t, ns, name, 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+}

@@ -144,13 +144,7 @@ func checkReplication(t *testing.T, vc *v1alpha1.ValkeyCluster, want int) {
 }
 
 func TestReplicaRecreatedWithANewIPRejoins(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 3*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "moving", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "moving", 2*time.Minute, "Steady", steadyWith(3))
+	ns, ctx, vc := steadyReplication(t, "moving", 3*time.Minute)
 	var victim v1alpha1.NodeStatus
 	for _, n := range vc.Status.Nodes {
 		if n.Role == v1alpha1.NodeRoleReplica {

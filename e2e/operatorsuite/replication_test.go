@@ -11,13 +11,7 @@ import (
 )
 
 func TestReplicationReachesSteadyAndReplicatesThroughTheClientService(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 3*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "cache", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "cache", 2*time.Minute, "Steady with 3 ready nodes", steadyWith(3))
+	_, ctx, vc := steadyReplication(t, "cache", 3*time.Minute)
 	h := vc.Status.History
 	if len(h) == 0 || h[0].From != v1alpha1.StateBootstrapping || h[len(h)-1].To != v1alpha1.StateSteady || h[0].Seq != 1 || h[0].Reason == "" {
 		t.Fatalf("history should start Bootstrapping -> ... -> Steady with reasons:\n%s", summary(vc))

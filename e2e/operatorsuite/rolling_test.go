@@ -19,13 +19,7 @@ import (
 // the operator restarts the replicas one at a time, hands the primary role over, restarts the
 // old primary, and a client writing all along loses no acknowledged write.
 func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 5*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "roll", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "roll", 2*time.Minute, "Steady", steadyWith(3))
+	ns, ctx, vc := steadyReplication(t, "roll", 5*time.Minute)
 	c := writable(t, vc)
 	before := podRevisions(t, ns)
 
@@ -89,13 +83,7 @@ func everyPodRestarted(t *testing.T, ns string, before map[string]string, n int)
 // slowlog-max-len and maxmemory-samples) is set on every running process with CONFIG SET: no pod
 // restarts, no Rolling in history, and every node reports the new values.
 func TestLiveConfigChangeRestartsNothing(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 3*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "live", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "live", 2*time.Minute, "Steady", steadyWith(3))
+	ns, ctx, vc := steadyReplication(t, "live", 3*time.Minute)
 	before := podRevisions(t, ns)
 	runIDs := map[string]string{}
 	for _, n := range vc.Status.Nodes {

@@ -77,13 +77,7 @@ func (w *writer) lost(t *testing.T, c vk.Client) (lost, acked int) {
 }
 
 func TestKubectlValkeyFailoverSwitchesOverWithoutLoss(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 4*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "sw", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "sw", 2*time.Minute, "Steady", steadyWith(3))
+	ns, ctx, vc := steadyReplication(t, "sw", 4*time.Minute)
 	old := vc.Status.Primary
 	c := writable(t, vc)
 	w := startWriter(ctx, c, "sw")
@@ -105,13 +99,7 @@ func TestKubectlValkeyFailoverSwitchesOverWithoutLoss(t *testing.T) {
 }
 
 func TestKubectlValkeyRestartRollsEveryPod(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 4*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "rs", v1alpha1.TopologyReplication, 3)); err != nil {
-		t.Fatal(err)
-	}
-	vc := waitFor(t, ns, "rs", 2*time.Minute, "Steady", steadyWith(3))
+	ns, ctx, vc := steadyReplication(t, "rs", 4*time.Minute)
 	before := podRevisions(t, ns)
 	w := startWriter(ctx, writable(t, vc), "rs")
 	kubectlValkey(t, "restart", "rs", "-n", ns)
