@@ -300,17 +300,7 @@ func TestDataSurvivesOnTheOneNodeThatKeptIt(t *testing.T) {
 	if len(vs) > 0 {
 		t.Fatalf("not settled within %s: %v", after.Round(time.Second), vs)
 	}
-	values := map[string]any{}
-	if err := readKeys(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), keys, values); err != nil {
-		t.Fatal(err)
-	}
-	var gone []string
-	for _, key := range keys {
-		if values[key] != key {
-			gone = append(gone, key)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := missingKeys(t, h, vc, keys); len(gone) > 0 {
 		t.Fatalf("BUG: %d of %d keys that %s kept are gone: the operator promoted %s and made %s full-sync from it (see its \"Flushing old data\" in .cache/logs/chaos.log):\n%s",
 			len(gone), len(keys), keeper, vc.Status.Primary, keeper, summary(vc))
 	}
@@ -415,17 +405,7 @@ func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
 	if len(vs) > 0 {
 		t.Fatalf("not settled within %s: %v", after.Round(time.Second), vs)
 	}
-	values := map[string]any{}
-	if err := readKeys(addr, h.clientIP, pass, keys, values); err != nil {
-		t.Fatal(err)
-	}
-	var gone []string
-	for _, key := range keys {
-		if values[key] != key {
-			gone = append(gone, key)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := missingKeys(t, h, vc, keys); len(gone) > 0 {
 		t.Fatalf("BUG: %d of %d WAIT-acknowledged keys are gone after every pod restarted with its volume; the new primary is %s:\n%s",
 			len(gone), len(keys), vc.Status.Primary, summary(vc))
 	}
@@ -493,3 +473,21 @@ func TestOperatorCutOffFromThePrimaryDoesNotFailOver(t *testing.T) {
 	}
 	step("no failover; %d writes acknowledged during the cut", acked)
 }
+
+// missingKeys reads keys through the client Service and lists those that no longer hold their
+// own name as value (as the regression tests write them).
+func missingKeys(t *testing.T, h *harness, vc *v1alpha1.ValkeyCluster, keys []string) []string {
+	t.Helper()
+	values := map[string]any{}
+	if err := readKeys(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), keys, values); err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	for _, key := range keys {
+		if values[key] != key {
+			gone = append(gone, key)
+		}
+	}
+	return gone
+}
+
