@@ -490,4 +490,3 @@ func missingKeys(t *testing.T, h *harness, vc *v1alpha1.ValkeyCluster, keys []st
 	}
 	return gone
 }
-
