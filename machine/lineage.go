@@ -188,7 +188,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	}
 	// Unmeasured is judged before the trusted nodes' IDs seed the lineage: seeded, an ID is
 	// known only because its node claims it.
-	unplacedBefore := d.lineage(op.Shard, op.LostHistory)
+	unseeded := d.lineage(op.Shard, op.LostHistory)
 	l := d.lineage(op.Shard, op.LostHistory, seeds...)
 	// A node on its own whose history the lineage cannot place at all is trusted by offset
 	// too: only the recorded primary is ever opened for writes, so such data comes from a
@@ -214,7 +214,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		}
 		isTrusted := slices.Contains(trusted, n)
 		if l.contains(n.Valkey) || isTrusted {
-			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unplacedBefore.unmeasured(n.Valkey)}
+			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unseeded.unmeasured(n.Valkey)}
 			c.complete = c.unmeasured && d.completeWriter(op, n)
 			out = append(out, c)
 		}
