@@ -185,6 +185,11 @@ func (p *Pool) HandOver(ctx context.Context, fromIP, fromRunID, toIP, toRunID st
 	return err
 }
 
+// Alive checks that the node at podIP runs the process runID (ErrOtherProcess otherwise).
+func (p *Pool) Alive(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(context.Context, vk.Client) error { return nil })
+}
+
 func replicationInfo(ctx context.Context, c vk.Client) (map[string]string, error) {
 	text, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
 	if err != nil {

@@ -2,7 +2,8 @@ package valkey
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -61,12 +62,7 @@ func RenderConfig(in ConfigInput) string {
 }
 
 func writeSorted(b *strings.Builder, m map[string]string) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		fmt.Fprintf(b, "%s %s\n", k, m[k])
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	vk "github.com/valkey-io/valkey-go"
@@ -58,13 +59,8 @@ func Split(in ConfigInput) (restart ConfigInput, live map[string]string) {
 
 // LiveHash identifies a set of live settings, so that each process gets each set once.
 func LiveHash(live map[string]string) string {
-	keys := make([]string, 0, len(live))
-	for k := range live {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	h := sha256.New()
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(live)) {
 		fmt.Fprintf(h, "%s=%s\n", k, live[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -76,14 +72,9 @@ func (p *Pool) ApplyLive(ctx context.Context, podIP, runID string, live map[stri
 	if len(live) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(live))
-	for k := range live {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		args := make([]string, 0, 2*len(keys))
-		for _, k := range keys {
+		args := make([]string, 0, 2*len(live))
+		for _, k := range slices.Sorted(maps.Keys(live)) {
 			args = append(args, k, live[k])
 		}
 		return c.Do(ctx, c.B().Arbitrary("CONFIG", "SET").Args(args...).Build()).Error()

@@ -42,12 +42,8 @@ func refuseShrinkingWithoutItsPrimaries(ctx context.Context, w *world, keep []ma
 		if pod == nil || pod.Status.PodIP == "" {
 			return fmt.Errorf("not shrinking: recorded primary %s has no pod", k.Node)
 		}
-		v, err := w.pool.Survey(ctx, pod.Status.PodIP)
-		if err != nil {
-			return fmt.Errorf("not shrinking: recorded primary %s does not answer: %w", k.Node, err)
-		}
-		if v.RunID != k.RunID {
-			return fmt.Errorf("not shrinking: recorded primary %s restarted (run id %s, decided for %s)", k.Node, v.RunID, k.RunID)
+		if err := w.pool.Alive(ctx, pod.Status.PodIP, k.RunID); err != nil {
+			return fmt.Errorf("not shrinking: recorded primary %s is not the process the decision saw: %w", k.Node, err)
 		}
 	}
 	return nil

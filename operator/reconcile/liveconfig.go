@@ -2,48 +2,20 @@ package reconcile
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
 // liveApplied remembers, per cluster and pod, which process got which set of live directives
-// (valkey.LiveHash), so that each process is set once per change. In memory only: after an
+// (runID + "/" + valkey.LiveHash), so that each process is set once per change. After an
 // operator restart every process is set once more, which changes nothing.
-type liveApplied struct {
-	mu   sync.Mutex
-	done map[types.UID]map[string]string // pod -> runID + "/" + hash
-}
-
-func (l *liveApplied) get(cluster types.UID, pod string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.done[cluster][pod]
-}
-
-func (l *liveApplied) set(cluster types.UID, pod, v string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.done == nil {
-		l.done = map[types.UID]map[string]string{}
-	}
-	if l.done[cluster] == nil {
-		l.done[cluster] = map[string]string{}
-	}
-	l.done[cluster][pod] = v
-}
-
-func (l *liveApplied) forget(cluster types.UID) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.done, cluster)
-}
+type liveApplied struct{ nodeMemory[string] }
 
 // applyLive sets the live directives (spec.config entries Valkey applies at once, see
 // valkey.IsLive) on every process that answers and has not got this set yet: a change to them
@@ -80,10 +52,9 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 }
 
 func describeLive(live map[string]string) string {
-	keys := make([]string, 0, len(live))
-	for k := range live {
-		keys = append(keys, k+"="+live[k])
+	pairs := make([]string, 0, len(live))
+	for _, k := range slices.Sorted(maps.Keys(live)) {
+		pairs = append(pairs, k+"="+live[k])
 	}
-	sort.Strings(keys)
-	return strings.Join(keys, " ")
+	return strings.Join(pairs, " ")
 }

@@ -32,38 +32,23 @@ type world struct {
 	passwords valkey.Passwords
 	// surveyErrs says why a node did not answer (for status and logs).
 	surveyErrs map[string]string
+	// interval is the cluster's probe interval: each survey gets at most that long, and the
+	// next probe is due that long after this one started.
+	interval time.Duration
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an
 // operator restart resets the counts, which can only delay a failover, never cause one.
-type probeCounters struct {
-	mu     sync.Mutex
-	counts map[types.UID]map[string]int
-}
+type probeCounters struct{ nodeMemory[int] }
 
-func (p *probeCounters) update(cluster types.UID, node string, ok bool) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.counts == nil {
-		p.counts = map[types.UID]map[string]int{}
-	}
-	m := p.counts[cluster]
-	if m == nil {
-		m = map[string]int{}
-		p.counts[cluster] = m
-	}
-	if ok {
-		delete(m, node)
-		return 0
-	}
-	m[node]++
-	return m[node]
-}
-
-func (p *probeCounters) forget(cluster types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.counts, cluster)
+// count records a survey of node and returns its consecutive failures.
+func (p *probeCounters) count(cluster types.UID, node string, ok bool) int {
+	return p.update(cluster, node, func(failed int, _ bool) (int, bool) {
+		if ok {
+			return 0, false
+		}
+		return failed + 1, true
+	})
 }
 
 // observe builds the machine's observation: the spec summary, what the StatefulSet asks for,
@@ -134,7 +119,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	// probes take interval x threshold, not threshold x the dial timeout (found by
 	// TestOperatorCutOffFromThePrimaryDoesNotFailOver: a blackholed primary took 2 failed
 	// probes in 8 s).
-	interval := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
+	w.interval = time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
 	for name, ord := range names {
 		n := machine.Node{Name: name, Ordinal: ord}
 		pod := w.pods[name]
@@ -145,7 +130,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		go func() {
 			defer wg.Done()
 			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
-				v, err := surveyWithin(ctx, pool, n.Pod.IP, interval)
+				v, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
 				if err == nil {
 					n.Reachable, n.Valkey = true, v
 				} else {
@@ -154,7 +139,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 					mu.Unlock()
 				}
 			}
-			n.FailedProbes = r.probes.update(vc.UID, name, n.Reachable)
+			n.FailedProbes = r.probes.count(vc.UID, name, n.Reachable)
 			mu.Lock()
 			nodes = append(nodes, n)
 			mu.Unlock()

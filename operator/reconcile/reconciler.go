@@ -215,7 +215,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// is in progress.
 	// Probes are due every interval from the start of this one: a turn that waited for a
 	// survey timeout has used that time already.
-	after := time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds)*time.Second - time.Since(start)
+	after := w.interval - time.Since(start)
 	if d.Transition != nil || len(d.Actions) > 0 || after < 50*time.Millisecond {
 		// Something was just done (a hand-over, a promotion): look again soon, so that the
 		// role labels, and the client Service with them, follow within milliseconds.

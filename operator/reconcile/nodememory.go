@@ -1,0 +1,50 @@
+package reconcile
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// nodeMemory remembers one value per cluster and pod, in memory only (an operator restart
+// forgets it). Surveys of one round run in parallel, hence the lock.
+type nodeMemory[V any] struct {
+	mu sync.Mutex
+	m  map[types.UID]map[string]V
+}
+
+// update replaces the value of (cluster, node) by f(old, found); keep false drops it.
+func (n *nodeMemory[V]) update(cluster types.UID, node string, f func(old V, found bool) (v V, keep bool)) V {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[types.UID]map[string]V{}
+	}
+	if n.m[cluster] == nil {
+		n.m[cluster] = map[string]V{}
+	}
+	old, found := n.m[cluster][node]
+	v, keep := f(old, found)
+	if keep {
+		n.m[cluster][node] = v
+	} else {
+		delete(n.m[cluster], node)
+	}
+	return v
+}
+
+func (n *nodeMemory[V]) get(cluster types.UID, node string) V {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[cluster][node]
+}
+
+func (n *nodeMemory[V]) set(cluster types.UID, node string, v V) {
+	n.update(cluster, node, func(V, bool) (V, bool) { return v, true })
+}
+
+func (n *nodeMemory[V]) forget(cluster types.UID) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, cluster)
+}
