@@ -144,9 +144,7 @@ func operatorRTORun(b *testing.B, ns, name string, tap *opLogTap, fault string, 
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	vc := waitVC(b, ns, name, 3*time.Minute, "Steady with 3 ready before the run", steadyWith(3))
-	waitServiceWritable(b, vc, 30*time.Second)
-	addr, pass := clientEndpoint(b, vc)
+	vc, addr, pass := readyForRun(b, ns, name)
 	old := vc.Status.Primary
 	lastSeq := lastHistorySeq(vc)
 	pod, err := cl.Clientset().CoreV1().Pods(ns).Get(ctx, old, metav1.GetOptions{})

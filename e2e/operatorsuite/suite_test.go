@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
@@ -50,22 +49,10 @@ func buildOperator() (string, error) {
 	return bin, nil
 }
 
-// setUp installs the CRDs from the chart and makes the typed client.
-func setUp(c *localcluster.Cluster) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := c.ApplyFile(ctx, "../../charts/valkey-operator/crds/valkey.fsm.dev_valkeyclusters.yaml", ""); err != nil {
-		return err
-	}
-	var err error
-	k, err = client.New(c.RESTConfig(), client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		return err
-	}
-	// The CRD is served once its kind is listable.
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return k.List(ctx, &v1alpha1.ValkeyClusterList{}) == nil, nil
-	})
+// setUp installs the CRD from the chart and makes the typed client.
+func setUp(c *localcluster.Cluster) (err error) {
+	k, err = valkeyapi.Install(c)
+	return err
 }
 
 // operator is an operator running in the test process.

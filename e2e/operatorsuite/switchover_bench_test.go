@@ -85,9 +85,7 @@ func gapScenario(b *testing.B, ns, name string, tap *opLogTap, plugin, kind stri
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	vc := waitVC(b, ns, name, 3*time.Minute, "Steady with 3 ready before the run", steadyWith(3))
-	waitServiceWritable(b, vc, 30*time.Second)
-	addr, pass := clientEndpoint(b, vc)
+	vc, addr, pass := readyForRun(b, ns, name)
 	old := vc.Status.Primary
 	before := podUIDsAndRevisions(b, ns)
 	w := startLoadWriter(b, fmt.Sprintf("%s-%d-%d", kind, run, time.Now().UnixNano()), serviceDialer(addr, pass, benchOpTimeout))
