@@ -1,15 +1,16 @@
 package valkey
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
 
 // TestAnIsolatedPrimaryRefusesWritesWithinTheBound measures what the failover's fence timeout
@@ -40,14 +41,14 @@ func TestAnIsolatedPrimaryRefusesWritesWithinTheBound(t *testing.T) {
 		// Acknowledge every 50 ms until writes are accepted, for a while of varying length so
 		// that the last acknowledgement falls at a different point of Valkey's second each time.
 		until := time.Now().Add(time.Second + time.Duration(i)*170*time.Millisecond)
-		for time.Now().Before(until) || app.set(t) != "OK" {
+		for time.Now().Before(until) || set(t, app) != "OK" {
 			repl.ack(t)
 			time.Sleep(50 * time.Millisecond)
 		}
 		repl.ack(t)
 		last := time.Now()
 		for {
-			reply := app.set(t)
+			reply := set(t, app)
 			if strings.HasPrefix(reply, "NOREPLICAS") {
 				break
 			}
@@ -71,69 +72,47 @@ func TestAnIsolatedPrimaryRefusesWritesWithinTheBound(t *testing.T) {
 	}
 }
 
-// rawConn speaks RESP on one connection.
-type rawConn struct {
-	c net.Conn
-	r *bufio.Reader
-}
-
-func dialRaw(t *testing.T, ip, user, pass string) *rawConn {
+// dialRaw connects to a node as user over one bare RESP connection.
+func dialRaw(t *testing.T, ip, user, pass string) *resp.Conn {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", Addr(ip), 2*time.Second)
+	c, err := resp.Dial(Addr(ip), netip.Addr{}, user, pass, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	rc := &rawConn{c: c, r: bufio.NewReader(c)}
-	if reply := rc.do(t, "AUTH", user, pass); reply != "OK" {
-		t.Fatalf("AUTH %s: %s", user, reply)
-	}
-	return rc
+	return c
 }
 
-func (rc *rawConn) send(t *testing.T, args ...string) {
+// set writes one key and returns the reply: "OK" or the error reply's text.
+func set(t *testing.T, c *resp.Conn) string {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	v, err := c.Do(2*time.Second, "SET", "k", "v")
+	if resp.IsReplyError(err) {
+		return err.Error()
 	}
-	if _, err := rc.c.Write([]byte(b.String())); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// do sends a command and returns its one-line reply without the type byte.
-func (rc *rawConn) do(t *testing.T, args ...string) string {
-	t.Helper()
-	rc.send(t, args...)
-	_ = rc.c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	line, err := rc.r.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(line[1:])
+	return fmt.Sprint(v)
 }
-
-func (rc *rawConn) set(t *testing.T) string { return rc.do(t, "SET", "k", "v") }
 
 // fakeReplica is a replica the test drives: it full-syncs once, then acknowledges only when
 // told, and drains the stream so that its acknowledged offset is the primary's.
 type fakeReplica struct {
-	*rawConn
+	*resp.Conn
 	offset int64
 }
 
 func dialFakeReplica(t *testing.T, ip string) *fakeReplica {
 	t.Helper()
-	rc := dialRaw(t, ip, UserReplication, testPasswords.Replication)
-	if reply := rc.do(t, "REPLCONF", "listening-port", "6380"); reply != "OK" {
-		t.Fatalf("REPLCONF: %s", reply)
+	c := dialRaw(t, ip, UserReplication, testPasswords.Replication)
+	if _, err := c.Do(2*time.Second, "REPLCONF", "listening-port", "6380"); err != nil {
+		t.Fatalf("REPLCONF: %v", err)
 	}
-	reply := rc.do(t, "PSYNC", "?", "-1")
-	f := strings.Fields(reply)
-	if len(f) != 3 || f[0] != "FULLRESYNC" {
-		t.Fatalf("PSYNC: %s", reply)
+	reply, err := c.Do(2*time.Second, "PSYNC", "?", "-1")
+	f := strings.Fields(fmt.Sprint(reply))
+	if err != nil || len(f) != 3 || f[0] != "FULLRESYNC" {
+		t.Fatalf("PSYNC: %v %v", reply, err)
 	}
 	off, err := strconv.ParseInt(f[2], 10, 64)
 	if err != nil {
@@ -141,8 +120,9 @@ func dialFakeReplica(t *testing.T, ip string) *fakeReplica {
 	}
 	// The snapshot comes as $<len>\r\n<bytes> (no EOF capability announced), after newlines
 	// the primary sends while it prepares it.
+	r := c.Stream(time.Now().Add(5 * time.Second))
 	for {
-		line, err := rc.r.ReadString('\n')
+		line, err := r.ReadString('\n')
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,26 +131,28 @@ func dialFakeReplica(t *testing.T, ip string) *fakeReplica {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := io.CopyN(io.Discard, rc.r, int64(n)); err != nil {
+			if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
 				t.Fatal(err)
 			}
 			break
 		}
 	}
-	return &fakeReplica{rawConn: rc, offset: off}
+	return &fakeReplica{Conn: c, offset: off}
 }
 
 // ack drains what the primary streamed and acknowledges it.
 func (f *fakeReplica) ack(t *testing.T) {
 	t.Helper()
-	_ = f.c.SetReadDeadline(time.Now().Add(time.Millisecond))
+	r := f.Stream(time.Now().Add(time.Millisecond))
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := f.r.Read(buf)
+		n, err := r.Read(buf)
 		f.offset += int64(n)
 		if err != nil {
 			break
 		}
 	}
-	f.send(t, "REPLCONF", "ACK", strconv.FormatInt(f.offset, 10))
+	if err := f.Send(time.Second, "REPLCONF", "ACK", strconv.FormatInt(f.offset, 10)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,10 +3,10 @@ package valkey
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -94,23 +94,15 @@ func TestLiveDirectivesAreSettable(t *testing.T) {
 	}
 }
 
-// configGet reads one directive with CONFIG GET (a two-element array of bulk strings).
-func configGet(t *testing.T, c *rawConn, name string) string {
+// configGet reads one directive with CONFIG GET (name, value).
+func configGet(t *testing.T, c *resp.Conn, name string) string {
 	t.Helper()
-	c.send(t, "CONFIG", "GET", name)
-	_ = c.c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	var lines []string
-	for i := 0; i < 5; i++ {
-		line, err := c.r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("CONFIG GET %s: %v (Valkey may not know it: %v)", name, err, lines)
-		}
-		lines = append(lines, strings.TrimSpace(line))
-		if i == 0 && line != "*2\r\n" {
-			t.Fatalf("CONFIG GET %s: Valkey does not know it (%q)", name, line)
-		}
+	v, err := c.Do(2*time.Second, "CONFIG", "GET", name)
+	pair, _ := v.([]any)
+	if err != nil || len(pair) != 2 {
+		t.Fatalf("CONFIG GET %s: Valkey does not know it (%v, %v)", name, v, err)
 	}
-	return lines[4]
+	return fmt.Sprint(pair[1])
 }
 
 func TestSplitKeepsOnlyRestartDirectivesInTheRevision(t *testing.T) {

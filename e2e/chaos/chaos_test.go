@@ -15,6 +15,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/machine/sim"
 )
 
@@ -328,12 +329,12 @@ func (h *harness) loseOneWrite(vc *v1alpha1.ValkeyCluster, w *writer) {
 	if err != nil {
 		return
 	}
-	c, err := dialRESP(addr, h.clientIP, "", pass, 2*time.Second)
+	c, err := resp.Dial(addr, h.clientIP, "", pass, 2*time.Second)
 	if err != nil {
 		return
 	}
 	defer func() { _ = c.Close() }()
-	_, err = c.do(2*time.Second, "DEL", key)
+	_, err = c.Do(2*time.Second, "DEL", key)
 	h.logf("sabotage: deleted %s: %v", key, err)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 )
@@ -314,7 +315,7 @@ func (h *harness) checkWrites(vc *v1alpha1.ValkeyCluster, w *writer, hits []node
 
 // readKeys GETs keys (those not in values yet) through addr in pipelined batches.
 func readKeys(addr string, from netip.Addr, pass string, keys []string, values map[string]any) error {
-	c, err := dialRESP(addr, from, "", pass, 2*time.Second)
+	c, err := resp.Dial(addr, from, "", pass, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -332,12 +333,12 @@ func readKeys(addr string, from netip.Addr, pass string, keys []string, values m
 		for i, k := range batch {
 			cmds[i] = []string{"GET", k}
 		}
-		replies, err := c.pipeline(10*time.Second, cmds)
+		replies, err := c.Pipeline(10*time.Second, cmds)
 		if err != nil {
 			return err
 		}
 		for i, r := range replies {
-			if e, ok := r.(respError); ok {
+			if e, ok := r.(resp.Error); ok {
 				return e
 			}
 			values[batch[i]] = r
@@ -358,15 +359,15 @@ func (h *harness) writeCanary(vc *v1alpha1.ValkeyCluster, key string) (time.Time
 	if err != nil {
 		return time.Time{}, err
 	}
-	c, err := dialRESP(addr, h.clientIP, "", pass, 2*time.Second)
+	c, err := resp.Dial(addr, h.clientIP, "", pass, 2*time.Second)
 	if err != nil {
 		return time.Time{}, err
 	}
 	defer func() { _ = c.Close() }()
-	if _, err := c.do(2*time.Second, "SET", key, key); err != nil {
+	if _, err := c.Do(2*time.Second, "SET", key, key); err != nil {
 		return time.Time{}, err
 	}
-	n, err := c.do(8*time.Second, "WAIT", fmt.Sprint(pods-1), "5000")
+	n, err := c.Do(8*time.Second, "WAIT", fmt.Sprint(pods-1), "5000")
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
 
 // pods is the size of the ValkeyCluster under test: one primary, two replicas.
@@ -237,12 +238,12 @@ func (h *harness) probeWrite(vc *v1alpha1.ValkeyCluster) error {
 	if err != nil {
 		return err
 	}
-	c, err := dialRESP(addr, h.clientIP, "", pass, 2*time.Second)
+	c, err := resp.Dial(addr, h.clientIP, "", pass, 2*time.Second)
 	if err != nil {
 		return fmt.Errorf("client Service: %w", err)
 	}
 	defer func() { _ = c.Close() }()
-	_, err = c.do(2*time.Second, "SET", "chaos:probe", "1")
+	_, err = c.Do(2*time.Second, "SET", "chaos:probe", "1")
 	return err
 }
 
@@ -325,12 +326,12 @@ func (h *harness) survey(vc *v1alpha1.ValkeyCluster) ([]nodeInfo, error) {
 }
 
 func infoReplication(n *nodeInfo, pass string) error {
-	c, err := dialRESP(net.JoinHostPort(n.ip, "6379"), netip.Addr{}, "operator", pass, 2*time.Second)
+	c, err := resp.Dial(net.JoinHostPort(n.ip, "6379"), netip.Addr{}, "operator", pass, 2*time.Second)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = c.Close() }()
-	v, err := c.do(2*time.Second, "INFO", "server", "replication")
+	v, err := c.Do(2*time.Second, "INFO", "server", "replication")
 	if err != nil {
 		return err
 	}

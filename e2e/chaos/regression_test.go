@@ -14,6 +14,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/machine/sim"
 )
 
@@ -318,10 +319,10 @@ func (h *harness) dbsize(vc *v1alpha1.ValkeyCluster, pod string, timeout time.Du
 	for {
 		ip, err := h.podIP(pod)
 		if err == nil {
-			var c *respConn
-			if c, err = dialRESP(ip.String()+":6379", netip.Addr{}, "operator", pass, 2*time.Second); err == nil {
+			var c *resp.Conn
+			if c, err = resp.Dial(ip.String()+":6379", netip.Addr{}, "operator", pass, 2*time.Second); err == nil {
 				var v any
-				v, err = c.do(2*time.Second, "DBSIZE")
+				v, err = c.Do(2*time.Second, "DBSIZE")
 				_ = c.Close()
 				if n, ok := v.(int64); ok && err == nil {
 					return n, nil
@@ -374,17 +375,17 @@ func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr, pass := mustClientAddr(t, h, vc), mustSecret(t, h, vc)
-	c, err := dialRESP(addr, h.clientIP, "", pass, 2*time.Second)
+	c, err := resp.Dial(addr, h.clientIP, "", pass, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var keys []string
 	for i := 0; i < 20; i++ {
 		key := fmt.Sprintf("acked-%d", i)
-		if _, err := c.do(2*time.Second, "SET", key, key); err != nil {
+		if _, err := c.Do(2*time.Second, "SET", key, key); err != nil {
 			t.Fatal(err)
 		}
-		n, err := c.do(5*time.Second, "WAIT", "1", "3000")
+		n, err := c.Do(5*time.Second, "WAIT", "1", "3000")
 		if got, _ := n.(int64); err != nil || got < 1 {
 			t.Fatalf("WAIT 1 for %s: %v %v", key, n, err)
 		}

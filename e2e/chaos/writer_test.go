@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
 
 // writer is an application writing through the client Service all along a schedule, from its
@@ -48,7 +50,7 @@ func startWriter(addr string, from netip.Addr, pass, prefix string) *writer {
 
 func (w *writer) run() {
 	defer close(w.done)
-	var c *respConn
+	var c *resp.Conn
 	defer func() {
 		if c != nil {
 			_ = c.Close()
@@ -72,7 +74,7 @@ func (w *writer) run() {
 		}
 		if c == nil {
 			var err error
-			if c, err = dialRESP(w.addr, w.from, "", w.pass, writeTimeout); err != nil {
+			if c, err = resp.Dial(w.addr, w.from, "", w.pass, writeTimeout); err != nil {
 				c = nil
 				drop(err)
 				time.Sleep(40 * time.Millisecond)
@@ -83,7 +85,7 @@ func (w *writer) run() {
 		w.mu.Lock()
 		w.attempts++
 		w.mu.Unlock()
-		if _, err := c.do(writeTimeout, "SET", key, key); err != nil {
+		if _, err := c.Do(writeTimeout, "SET", key, key); err != nil {
 			drop(err)
 			continue
 		}
@@ -92,7 +94,7 @@ func (w *writer) run() {
 			w.record(key, acked, false)
 			continue
 		}
-		n, err := c.do(writeTimeout+waitMillis*time.Millisecond, "WAIT", "1", fmt.Sprint(waitMillis))
+		n, err := c.Do(writeTimeout+waitMillis*time.Millisecond, "WAIT", "1", fmt.Sprint(waitMillis))
 		if err != nil {
 			w.record(key, acked, false)
 			drop(err)
@@ -139,7 +141,7 @@ func (w *writer) finish() {
 // errClass shortens an error to its kind for the summary (timeouts, resets, NOREPLICAS...).
 func errClass(err error) string {
 	s := err.Error()
-	if isReplyError(err) {
+	if resp.IsReplyError(err) {
 		if i := strings.IndexByte(s, ' '); i > 0 {
 			return s[:i]
 		}

@@ -6,7 +6,6 @@ package operatorsuite
 // transitions and actions.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,6 +30,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
@@ -55,123 +55,20 @@ func benchRuns(def int) int {
 	return def
 }
 
-// ---- a bare RESP2 client -------------------------------------------------------------
-
-// rconn is one connection speaking RESP2, one command at a time, every command bounded by a
-// deadline: what the benchmarks measure is exactly the client behaviour they describe, with
-// no retry, pipelining or topology discovery of a client library in between.
-type rconn struct {
-	c    net.Conn
-	r    *bufio.Reader
-	made time.Time // when the TCP connection was established
-}
-
-// respError is an error reply (-ERR ..., -READONLY ..., -WRONGPASS ...).
-type respError string
-
-func (e respError) Error() string { return string(e) }
-
-// mustBeLoopback refuses any address outside 127.0.0.0/8: the benchmarks dial nothing else.
-func mustBeLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("%s: not an IP address: %w", addr, err)
-	}
-	if !ip.Is4() || !ip.IsLoopback() {
-		return fmt.Errorf("%s is not a loopback address; the benchmarks dial only 127.0.0.0/8", addr)
-	}
-	return nil
-}
-
-func dialRESP(addr string, timeout time.Duration) (*rconn, error) {
-	if err := mustBeLoopback(addr); err != nil {
-		return nil, err
-	}
-	c, err := (&net.Dialer{Timeout: timeout}).Dial("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return &rconn{c: c, r: bufio.NewReader(c), made: time.Now()}, nil
-}
-
-func (c *rconn) close() { _ = c.c.Close() }
-
-// do sends one command and reads its reply within timeout. Replies are string, int64, nil,
-// []any; an error reply is a respError.
-func (c *rconn) do(timeout time.Duration, args ...string) (any, error) {
-	_ = c.c.SetDeadline(time.Now().Add(timeout))
-	buf := fmt.Appendf(nil, "*%d\r\n", len(args))
-	for _, a := range args {
-		buf = fmt.Appendf(buf, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.c.Write(buf); err != nil {
-		return nil, err
-	}
-	return readRESP(c.r)
-}
-
-func readRESP(r *bufio.Reader) (any, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 3 || !strings.HasSuffix(line, "\r\n") {
-		return nil, fmt.Errorf("malformed reply line %q", line)
-	}
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case '+':
-		return body, nil
-	case '-':
-		return nil, respError(body)
-	case ':':
-		return strconv.ParseInt(body, 10, 64)
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < 0 {
-			return nil, err
-		}
-		data := make([]byte, n+2)
-		if _, err := io.ReadFull(r, data); err != nil {
-			return nil, err
-		}
-		return string(data[:n]), nil
-	case '*':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < 0 {
-			return nil, err
-		}
-		out := make([]any, n)
-		for i := range out {
-			v, err := readRESP(r)
-			if e, ok := err.(respError); ok {
-				out[i] = e
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("unknown reply type %q", line)
-}
+// The benchmarks speak RESP through internal/resp: one command at a time, every command
+// bounded by a deadline, so what they measure is exactly the client behaviour they describe,
+// with no retry, pipelining or topology discovery of a client library in between.
 
 // serviceDialer connects as an application does through the client Service: dial, AUTH.
-func serviceDialer(addr, pass string, timeout time.Duration) func() (*rconn, error) {
-	return func() (*rconn, error) {
-		c, err := dialRESP(addr, timeout)
+func serviceDialer(addr, pass string, timeout time.Duration) func() (*resp.Conn, error) {
+	return func() (*resp.Conn, error) {
+		c, err := resp.Dial(addr, netip.Addr{}, "", "", timeout)
 		if err != nil {
 			return nil, err
 		}
 		if pass != "" {
-			if _, err := c.do(timeout, "AUTH", pass); err != nil {
-				c.close()
+			if _, err := c.Do(timeout, "AUTH", pass); err != nil {
+				_ = c.Close()
 				return nil, err
 			}
 		}
@@ -193,7 +90,7 @@ type ack struct {
 // any failure, and records every acknowledged write.
 type loadWriter struct {
 	prefix string
-	dial   func() (*rconn, error)
+	dial   func() (*resp.Conn, error)
 
 	mu       sync.Mutex
 	acks     []ack
@@ -204,7 +101,7 @@ type loadWriter struct {
 	halted     sync.Once
 }
 
-func startLoadWriter(tb testing.TB, prefix string, dial func() (*rconn, error)) *loadWriter {
+func startLoadWriter(tb testing.TB, prefix string, dial func() (*resp.Conn, error)) *loadWriter {
 	w := &loadWriter{prefix: prefix, dial: dial, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
 	tb.Cleanup(w.halt)
@@ -213,10 +110,10 @@ func startLoadWriter(tb testing.TB, prefix string, dial func() (*rconn, error)) 
 
 func (w *loadWriter) run() {
 	defer close(w.done)
-	var c *rconn
+	var c *resp.Conn
 	defer func() {
 		if c != nil {
-			c.close()
+			_ = c.Close()
 		}
 	}()
 	fail := func(err error) {
@@ -245,15 +142,15 @@ func (w *loadWriter) run() {
 		}
 		key := fmt.Sprintf("%s-%d", w.prefix, i)
 		start := time.Now()
-		if _, err := c.do(benchOpTimeout, "SET", key, "v"); err != nil {
-			c.close()
+		if _, err := c.Do(benchOpTimeout, "SET", key, "v"); err != nil {
+			_ = c.Close()
 			c = nil
 			fail(err)
 			continue
 		}
 		end := time.Now()
 		w.mu.Lock()
-		w.acks = append(w.acks, ack{key: key, start: start, end: end, conn: c.made})
+		w.acks = append(w.acks, ack{key: key, start: start, end: end, conn: c.Made})
 		w.mu.Unlock()
 		if d := time.Until(start.Add(benchPace)); d > 0 {
 			time.Sleep(d)
@@ -339,9 +236,9 @@ func longestGap(acks []ack, from time.Time) (time.Duration, time.Time) {
 
 // missingKeys returns the acknowledged writes that a fresh connection (made with dial) no
 // longer finds: acknowledged writes lost.
-func missingKeys(tb testing.TB, dial func() (*rconn, error), acks []ack) []ack {
+func missingKeys(tb testing.TB, dial func() (*resp.Conn, error), acks []ack) []ack {
 	tb.Helper()
-	var c *rconn
+	var c *resp.Conn
 	deadline := time.Now().Add(time.Minute)
 	for c == nil {
 		var err error
@@ -353,13 +250,13 @@ func missingKeys(tb testing.TB, dial func() (*rconn, error), acks []ack) []ack {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	defer c.close()
+	defer c.Close()
 	exists := func(batch []ack) int {
 		args := []string{"EXISTS"}
 		for _, a := range batch {
 			args = append(args, a.key)
 		}
-		v, err := c.do(10*time.Second, args...)
+		v, err := c.Do(10*time.Second, args...)
 		if err != nil {
 			tb.Fatalf("checking acknowledged writes: EXISTS: %v", err)
 		}
@@ -662,8 +559,8 @@ func waitServiceWritable(tb testing.TB, vc *v1alpha1.ValkeyCluster, timeout time
 	for {
 		c, err := dial()
 		if err == nil {
-			_, err = c.do(time.Second, "SET", "bench-probe", "1")
-			c.close()
+			_, err = c.Do(time.Second, "SET", "bench-probe", "1")
+			_ = c.Close()
 			if err == nil {
 				return
 			}

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
 
 const sentinelMasterName = "bench"
@@ -176,20 +179,20 @@ func (s *sentinelSet) primary() *vproc { return s.servers[0] }
 // dialer is a Sentinel client: ask a sentinel where the primary is
 // (SENTINEL GET-MASTER-ADDR-BY-NAME), connect there; after any failure (of the question, the
 // connection or a write) ask the next sentinel.
-func (s *sentinelSet) dialer(timeout time.Duration) func() (*rconn, error) {
+func (s *sentinelSet) dialer(timeout time.Duration) func() (*resp.Conn, error) {
 	var mu sync.Mutex
 	next := 0
-	return func() (*rconn, error) {
+	return func() (*resp.Conn, error) {
 		mu.Lock()
 		sp := s.sentinels[next%len(s.sentinels)]
 		next++
 		mu.Unlock()
-		sc, err := dialRESP(sp.addr(), timeout)
+		sc, err := resp.Dial(sp.addr(), netip.Addr{}, "", "", timeout)
 		if err != nil {
 			return nil, err
 		}
-		v, err := sc.do(timeout, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sentinelMasterName)
-		sc.close()
+		v, err := sc.Do(timeout, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", sentinelMasterName)
+		_ = sc.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +202,7 @@ func (s *sentinelSet) dialer(timeout time.Duration) func() (*rconn, error) {
 		}
 		host, _ := a[0].(string)
 		port, _ := a[1].(string)
-		return dialRESP(net.JoinHostPort(host, port), timeout)
+		return resp.Dial(net.JoinHostPort(host, port), netip.Addr{}, "", "", timeout)
 	}
 }
 
@@ -254,12 +257,12 @@ func waitUntil(tb testing.TB, timeout time.Duration, what string, f func() bool)
 func waitRESP(tb testing.TB, addr string, timeout time.Duration, args ...string) {
 	tb.Helper()
 	waitUntil(tb, timeout, addr+" answers "+args[0], func() bool {
-		c, err := dialRESP(addr, time.Second)
+		c, err := resp.Dial(addr, netip.Addr{}, "", "", time.Second)
 		if err != nil {
 			return false
 		}
-		defer c.close()
-		_, err = c.do(time.Second, args...)
+		defer c.Close()
+		_, err = c.Do(time.Second, args...)
 		return err == nil
 	})
 }
@@ -267,12 +270,12 @@ func waitRESP(tb testing.TB, addr string, timeout time.Duration, args ...string)
 // infoOf returns the fields of INFO section at addr (empty when it does not answer).
 func infoOf(addr, section string) map[string]string {
 	out := map[string]string{}
-	c, err := dialRESP(addr, time.Second)
+	c, err := resp.Dial(addr, netip.Addr{}, "", "", time.Second)
 	if err != nil {
 		return out
 	}
-	defer c.close()
-	v, err := c.do(time.Second, "INFO", section)
+	defer c.Close()
+	v, err := c.Do(time.Second, "INFO", section)
 	if err != nil {
 		return out
 	}
@@ -288,12 +291,12 @@ func infoOf(addr, section string) map[string]string {
 // sentinelMaster is SENTINEL MASTER <name> as a map (empty when it does not answer).
 func sentinelMaster(addr string) map[string]string {
 	out := map[string]string{}
-	c, err := dialRESP(addr, time.Second)
+	c, err := resp.Dial(addr, netip.Addr{}, "", "", time.Second)
 	if err != nil {
 		return out
 	}
-	defer c.close()
-	v, err := c.do(time.Second, "SENTINEL", "MASTER", sentinelMasterName)
+	defer c.Close()
+	v, err := c.Do(time.Second, "SENTINEL", "MASTER", sentinelMasterName)
 	if err != nil {
 		return out
 	}
