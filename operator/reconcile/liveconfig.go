@@ -44,7 +44,6 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	}
 	if len(set) > 0 {
 		logFrom(ctx).Info("live configuration set", "pods", set, "directives", describeLive(live))
-		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "config-set").Add(float64(len(set)))
 	}
 	if len(failed) > 0 {
 		r.event(vc, corev1.EventTypeWarning, "ConfigRefused", "CONFIG SET refused, the old values stay: %s", strings.Join(failed, "; "))
