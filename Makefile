@@ -2,8 +2,10 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 CACHE := $(CURDIR)/.cache
+# Built tools, keyed by version, in the per-user cache outside the checkout (hack/cache-dir.sh).
+TOOLCACHE := $(shell hack/cache-dir.sh)
 GOLANGCI_VERSION := v2.15.0
-GOLANGCI := $(CACHE)/bin/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
+GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 # Test timeout for the whole `go test` run; CI has 90 minutes including builds.
 TEST_TIMEOUT ?= 30m
 
@@ -16,11 +18,11 @@ all: test
 valkey:
 	@hack/install-valkey.sh
 
-## Builds etcd and the Kubernetes control plane from the Go module proxy (cached in .cache/bin).
+## Builds etcd and the Kubernetes control plane from the Go module proxy (cached by version in ~/.cache/valkey-fsm/bin).
 kube-binaries:
 	@hack/kube-binaries.sh >/dev/null
 
-## Builds helm (for the chart tests and the demo) from the Go module proxy (cached in .cache/bin).
+## Builds helm (for the chart tests and the demo) from the Go module proxy (cached by version in ~/.cache/valkey-fsm/bin).
 helm:
 	@hack/helm.sh --path >/dev/null
 

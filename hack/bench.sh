@@ -7,7 +7,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 perf_version=v0.0.0-20260908200009-22c9c6c9d4da
-benchstat="$top/.cache/bin/benchstat-$perf_version/benchstat"
+benchstat="$("$top/hack/cache-dir.sh")/benchstat-$perf_version/benchstat"
 if [ ! -x "$benchstat" ]; then
   echo "building benchstat (once; cached)" >&2
   GOBIN="$(dirname "$benchstat")" go install "golang.org/x/perf/cmd/benchstat@$perf_version"

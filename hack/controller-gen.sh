@@ -5,12 +5,12 @@
 # only ever written here, never by hand.
 #
 # controller-gen is pinned and built once from the Go module proxy into
-# .cache/bin/controller-gen-<version>/ (ignored by git); a different version writes different
+# the per-user cache (hack/cache-dir.sh) controller-gen-<version>/, outside the checkout; a different version writes different
 # YAML, so the pin is what keeps every machine's output identical.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 version=v0.23.0
-bin_dir="$top/.cache/bin/controller-gen-$version"
+bin_dir="$("$top/hack/cache-dir.sh")/controller-gen-$version"
 controller_gen="$bin_dir/controller-gen"
 crd_dir="$top/charts/valkey-operator/crds"
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds helm once from the Go module proxy into .cache/bin/helm-<version>/ and runs it with
+# Builds helm once from the Go module proxy into the per-user cache (hack/cache-dir.sh) helm-<version>/ and runs it with
 # the given arguments. `make demo` and the chart test install the operator's chart with it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 version=v3.22.0
-bin_dir="$top/.cache/bin/helm-$version"
+bin_dir="$("$top/hack/cache-dir.sh")/helm-$version"
 mkdir -p "$bin_dir"
 exec 9>"$bin_dir/.lock"
 flock 9
