@@ -1,12 +1,27 @@
 package machine
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // Bootstrapping creates the objects and wires each shard to its first node: that node is
 // promoted (serves replicas; writes stay fenced until Steady opens them), the others follow
-// it, in cluster mode every node joins and the first node gets its planned slots. Nothing has
-// been written yet, so any node may be the first; the machine prefers one that already
-// serves, so a restart of the operator does not move the choice.
+// it, in cluster mode every node joins and the first node gets its planned slots.
+//
+// A new cluster may start on volumes that already hold data: a ValkeyCluster deleted and
+// applied again keeps its claims (GitOps re-sync, a namespace restore, a moved release). The
+// first node is then not free: every other node full-syncs from it and loses what it held.
+// So before anything is promoted, every node whose volume is older than the cluster must
+// answer (it may hold the newest data), and when any node holds keys, the node whose data
+// contains every other's is elected and recorded (bootstrap-elected), by the same rules a
+// failover compares nodes with: by replication history where the nodes report one, by key
+// count where they cannot (restarted from append-only files). When no node holds all the
+// others' data (histories forked), nothing is promoted and the machine says why; the user
+// may name the pod whose data wins (Spec.BootstrapFrom), and the history says so.
+// Without data anywhere the choice is free: a node that already serves replicas is preferred,
+// so that an operator restart does not move it, else the lowest ordinal that answers.
 
 func guardBootstrapComplete(d *decider) (outcome, bool) {
 	spec := d.v.spec
@@ -15,14 +30,17 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 	next.Op = Operation{}
 	plan := slotPlan(spec.Shards)
 	for s := 0; s < spec.Shards; s++ {
-		first := d.firstNode(s)
+		first := d.firstNode(d.p, s)
 		if first == nil || !d.shardWired(s, first) {
 			return outcome{}, false
 		}
 		if spec.Mode == ModeCluster && !sameSlots(first.Valkey.Slots, plan[s]) {
 			return outcome{}, false
 		}
-		next.Shards = recordPrimary(next.Shards, s, first)
+		// An elected shard keeps its election's epoch and history: the first node continues it.
+		rec, _ := elected(d.p, s)
+		next.Shards = append(next.Shards, ShardRecord{Primary: first.Name, RunID: first.Valkey.RunID,
+			History: historyOf(first).continuing(rec.History), Epoch: max(rec.Epoch, 1)})
 	}
 	next.PodsPerShard = d.specPods()
 	return outcome{next: next, message: fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)}, true
@@ -32,9 +50,36 @@ func sameSlots(have []SlotRange, want SlotRange) bool {
 	return len(have) == 1 && have[0] == want
 }
 
-// firstNode is the node a new shard is wired to: one that already serves replicas, else the
-// lowest ordinal that answers.
-func (d *decider) firstNode(s int) *Node {
+// elected returns shard s's record from a bootstrap election in p, if there is one.
+func elected(p Persisted, s int) (ShardRecord, bool) {
+	if s >= len(p.Shards) || p.Shards[s].Primary == "" {
+		return ShardRecord{}, false
+	}
+	return p.Shards[s], true
+}
+
+// firstNode is the node a new shard is wired to at bootstrap: the elected node while it runs
+// as the process that was elected (p records the election); without an election, the free
+// choice. It is nil while that cannot be chosen yet: the elected process is gone
+// (bootstrap-elected elects again), a node whose volume is older than the cluster has not
+// answered, or some node holds data (bootstrap-elected must choose).
+func (d *decider) firstNode(p Persisted, s int) *Node {
+	if rec, ok := elected(p, s); ok {
+		if n := d.v.node(rec.Primary); alive(n, rec.RunID) {
+			return n
+		}
+		return nil
+	}
+	if len(d.unseenVolumes(s)) > 0 || len(d.holdingKeys(s)) > 0 {
+		return nil
+	}
+	return d.freeChoice(s)
+}
+
+// freeChoice is the first node of a shard whose nodes hold nothing yet: one that already
+// serves replicas (so that an operator restart does not move the choice), else the lowest
+// ordinal that answers.
+func (d *decider) freeChoice(s int) *Node {
 	var first *Node
 	for _, n := range d.v.shard(s) {
 		if !usable(n) {
@@ -48,6 +93,171 @@ func (d *decider) firstNode(s int) *Node {
 		}
 	}
 	return first
+}
+
+// unseenVolumes lists the nodes of shard s whose volume is older than the cluster and that do
+// not answer yet (or are loading): with persistence they may hold the shard's newest data.
+func (d *decider) unseenVolumes(s int) []*Node {
+	if !d.v.spec.Persistence {
+		return nil
+	}
+	var out []*Node
+	for _, n := range d.v.shard(s) {
+		if n.Pod.VolumeFromBefore && !usable(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// holdingKeys lists the nodes of shard s that answer and hold keys. Client writes are fenced
+// until Steady, so a node holds keys at bootstrap only when it started from a volume that
+// held them, or synced from such a node.
+func (d *decider) holdingKeys(s int) []*Node {
+	var out []*Node
+	for _, n := range d.v.shard(s) {
+		if usable(n) && n.Valkey.Keys > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func guardBootstrapElected(d *decider) (outcome, bool) {
+	for s := 0; s < d.v.spec.Shards; s++ {
+		if d.firstNode(d.p, s) != nil {
+			continue
+		}
+		c, why, ok := d.bootstrapElection(s)
+		if !ok {
+			continue
+		}
+		next := d.p.Clone()
+		prev, had := elected(d.p, s)
+		next.Shards = recordPrimary(next.Shards, s, c)
+		if had {
+			why = fmt.Sprintf("%s (elected again: %s no longer runs as the process elected before)", why, prev.Primary)
+		}
+		return outcome{next: next, message: why}, true
+	}
+	return outcome{}, false
+}
+
+// bootstrapElection chooses shard s's first node when nodes hold data: the node the user
+// named, or the one whose data contains every other node's. It says why (the history's
+// message) or, when it cannot choose, why not.
+func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
+	if name := d.v.spec.BootstrapFrom; name != "" {
+		n := d.v.node(name)
+		if n == nil || n.Shard != s {
+			return nil, "", false
+		}
+		if !usable(n) {
+			return nil, fmt.Sprintf("shard %d: %s, named by the user to bootstrap from, does not answer", s, name), false
+		}
+		var lost []string
+		for _, o := range d.v.shard(s) {
+			if o != n && (o.Valkey.Keys > 0 || o.Pod.VolumeFromBefore && !usable(o)) {
+				lost = append(lost, describeData(o))
+			}
+		}
+		msg := fmt.Sprintf("shard %d: %s (%s) chosen by the user to bootstrap from", s, n.Name, describeData(n))
+		if len(lost) > 0 {
+			msg += "; DATA DISCARDED on " + strings.Join(lost, ", ")
+		}
+		return n, msg, true
+	}
+	if unseen := d.unseenVolumes(s); len(unseen) > 0 {
+		return nil, fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen)), false
+	}
+	holders := d.holdingKeys(s)
+	if len(holders) == 0 {
+		return nil, "", false
+	}
+	l := d.lineage(s, History{})
+	cands := make([]*Node, len(holders))
+	copy(cands, holders)
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.Valkey.Keys != b.Valkey.Keys {
+			return a.Valkey.Keys > b.Valkey.Keys
+		}
+		if a.Valkey.Offset != b.Valkey.Offset {
+			return a.Valkey.Offset > b.Valkey.Offset
+		}
+		return a.Ordinal < b.Ordinal
+	})
+	for _, c := range cands {
+		var byKeys []*Node
+		dominates := true
+		for _, o := range holders {
+			if o == c {
+				continue
+			}
+			holds, estimate := l.bootstrapCompare(c, o)
+			if !holds {
+				dominates = false
+				break
+			}
+			if estimate {
+				byKeys = append(byKeys, o)
+			}
+		}
+		if !dominates {
+			continue
+		}
+		var others []string
+		for _, o := range d.v.shard(s) {
+			if o != c {
+				others = append(others, describeData(o))
+			}
+		}
+		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c))
+		if len(others) > 0 {
+			msg += "; " + strings.Join(others, ", ") + " will sync from it"
+		}
+		if len(byKeys) > 0 {
+			msg += fmt.Sprintf("; chosen over %s by key count: restarted from append-only files, which keep no replication offset, their data cannot be placed in a history", names(byKeys))
+		}
+		return c, msg, true
+	}
+	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
+}
+
+// bootstrapCompare reports whether c's data contains o's (both hold keys), and whether that
+// rests on key counts. Nodes that report a place in a replication history are compared by
+// it; a node restarted from its append-only file reports none (a fresh ID at offset 0), and
+// key counts are then the only evidence. Two nodes in histories that neither contains hold
+// forked data: neither contains the other.
+func (l lineage) bootstrapCompare(c, o *Node) (holds, estimate bool) {
+	cm, om := c.Valkey.Offset > 0, o.Valkey.Offset > 0
+	switch {
+	case cm && om && l.covers(c.Valkey, o.Valkey):
+		return true, false
+	case cm && om:
+		return false, false
+	}
+	return c.Valkey.Keys >= o.Valkey.Keys, true
+}
+
+// describeData says what a node holds, for messages.
+func describeData(n *Node) string {
+	switch {
+	case !usable(n):
+		return n.Name + " not answering"
+	case n.Valkey.Keys == 0:
+		return n.Name + " empty"
+	default:
+		return fmt.Sprintf("%s %d keys", n.Name, n.Valkey.Keys)
+	}
+}
+
+func describeAll(nodes []*Node) string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = describeData(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 // shardWired reports whether shard s has all its pods (objectPods, none beyond), the first
@@ -85,7 +295,7 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	spec := d.v.spec
 	d.ensureObjects(p, spec.Shards, b)
 	for s := 0; s < spec.Shards; s++ {
-		d.bootstrapShard(s, b)
+		d.bootstrapShard(p, s, b)
 	}
 	if spec.Mode != ModeCluster || len(b.actions) > 0 {
 		return
@@ -94,10 +304,10 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	// spec may have changed the shard count since a first assignment.
 	if moves := d.slotMoves(Persisted{}, spec.Shards); len(moves) > 0 {
 		m := moves[0]
-		to := d.firstNode(m.to)
+		to := d.firstNode(p, m.to)
 		var from *Node
 		if m.from >= 0 {
-			from = d.firstNode(m.from)
+			from = d.firstNode(p, m.from)
 		}
 		switch {
 		case to == nil:
@@ -111,12 +321,24 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 }
 
 // bootstrapShard wires shard s to its first node.
-func (d *decider) bootstrapShard(s int, b *actionList) {
-	first := d.firstNode(s)
+func (d *decider) bootstrapShard(p Persisted, s int, b *actionList) {
+	first := d.firstNode(p, s)
 	if first == nil {
-		b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
+		if _, why, _ := d.bootstrapElection(s); why != "" {
+			b.wait(why)
+		} else if rec, ok := elected(p, s); ok {
+			b.wait(fmt.Sprintf("shard %d: elected %s does not answer as the elected process", s, rec.Primary))
+		} else {
+			b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
+		}
 		return
 	}
+	d.wireShard(s, first, b)
+}
+
+// wireShard promotes a shard's first node and makes the others follow it (and, in cluster
+// mode, join).
+func (d *decider) wireShard(s int, first *Node, b *actionList) {
 	if !servesReplicas(first) {
 		b.add(Promote{Shard: s, Node: first.Name, RunID: first.Valkey.RunID})
 	}

@@ -9,9 +9,15 @@ var stateDoc = map[State]string{
 	Bootstrapping: `A new cluster. The machine asks for the owned objects (EnsureObjects) and wires each shard to
 its first node: that node is promoted (it serves replicas, client writes stay fenced), every other
 node follows it, and in cluster mode every node joins the cluster bus and the first node gets its
-planned slots. Nothing has been written yet, so the choice of the first node is free; a node that
-already serves replicas is preferred so that an operator restart does not move it.
-bootstrap-complete records the number of pods per shard the spec asks for.`,
+planned slots. A cluster applied again on volumes kept from a deleted one may find data: the first
+node is then elected, never taken by ordinal. Nothing is promoted until every node whose volume is
+older than the cluster answers; if any node holds keys, the node whose data contains every other's
+(by replication history, by key count where nodes restarted from append-only files report none) is
+recorded first (bootstrap-elected), and the others sync from it. When the data forked, or a node with
+an old volume never answers, the machine waits and says why until the user names the pod whose data
+wins (annotation valkey.fsm.dev/bootstrap-from; the history records the discarded data). Without
+data the choice is free: a node that already serves replicas is preferred so that an operator
+restart does not move it. bootstrap-complete records the number of pods per shard the spec asks for.`,
 	Steady: `Every shard has a recorded primary. The machine converges the world to the record: stray
 masters (a returning old primary, a node restarted empty) are fenced and demoted, replicas that
 follow anything else (an old IP, an old primary) are re-pointed, and the recorded primary is opened

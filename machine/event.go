@@ -9,6 +9,7 @@ type Event string
 // which state each one leads from and to.
 const (
 	EventBootstrapComplete   Event = "bootstrap-complete"
+	EventBootstrapElected    Event = "bootstrap-elected"
 	EventPrimaryLost         Event = "primary-lost"
 	EventCandidateElected    Event = "candidate-elected"
 	EventCandidatePromoted   Event = "candidate-promoted"

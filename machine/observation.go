@@ -65,6 +65,11 @@ type Spec struct {
 	Switchover *Switchover
 	// Restore asks for every shard to be reloaded from a snapshot (nil: none).
 	Restore *RestoreRequest
+	// BootstrapFrom names the pod whose data a bootstrap starts from when the nodes' data
+	// cannot be ordered safely (forked histories, a node with an old volume that never
+	// answers): the user's explicit decision that the other nodes' data is discarded. Read
+	// only in Bootstrapping; "" lets the machine elect.
+	BootstrapFrom string
 }
 
 // Switchover names the node that should become the primary of a shard.
@@ -114,6 +119,10 @@ type Pod struct {
 	Ready    bool
 	IP       string
 	Revision string
+	// VolumeFromBefore is true when the pod's data volume is older than the cluster (the
+	// claim was kept from a deleted cluster of the same name): it may hold data, so a
+	// bootstrap waits for the node before it chooses where the data comes from.
+	VolumeFromBefore bool
 }
 
 // Valkey is what a reachable node reported (INFO replication, INFO server, ACL, CLUSTER).

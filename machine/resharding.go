@@ -15,7 +15,7 @@ func guardShardAdded(d *decider) (outcome, bool) {
 	if s >= p.Op.TargetShards {
 		return outcome{}, false
 	}
-	first := d.firstNode(s)
+	first := d.freeChoice(s)
 	if first == nil || !d.shardWired(s, first) {
 		return outcome{}, false
 	}
@@ -59,7 +59,11 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		}
 	}
 	for s := len(p.Shards); s < target; s++ {
-		d.bootstrapShard(s, b)
+		if first := d.freeChoice(s); first != nil {
+			d.wireShard(s, first, b)
+		} else {
+			b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
+		}
 	}
 	if len(b.actions) > 0 {
 		return

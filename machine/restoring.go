@@ -90,7 +90,7 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		}
 		into := d.v.node(p.Shards[s].Primary)
 		if !usable(into) {
-			into = d.firstNode(s)
+			into = d.freeChoice(s)
 		}
 		if into == nil {
 			b.wait(fmt.Sprintf("shard %d: no node answers to load the snapshot into", s))

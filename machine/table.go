@@ -70,6 +70,8 @@ var table = []rule{
 		"a node of a shard not restored yet has loaded the snapshot: record it as the shard's primary"},
 	{EventRestoreComplete, []State{Restoring}, Steady, guardRestoreComplete,
 		"every shard's recorded primary holds the snapshot and its replicas follow it"},
+	{EventBootstrapElected, []State{Bootstrapping}, Bootstrapping, guardBootstrapElected,
+		"nodes hold data at bootstrap (volumes kept from a deleted cluster), every node whose volume is older than the cluster answers, and one node's data contains every other's (by replication history, or by key count where nodes restarted from append-only files cannot say), or the user named the pod to bootstrap from: record it as the shard's first node before anything syncs from it (again, if the elected process is gone)"},
 	{EventBootstrapComplete, []State{Bootstrapping}, Steady, guardBootstrapComplete,
 		"every pod exists, each shard's first node serves replicas, the others follow it, slots are assigned: record the primaries"},
 }

@@ -1,0 +1,130 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+)
+
+// Bootstrap over volumes kept from a deleted cluster: the first node is elected by its data,
+// never taken by ordinal, and the machine waits rather than guess.
+
+// restarted is a node started from a kept Durable volume (fromAppendOnlyFile) whose claim is
+// older than the cluster.
+func restarted(ord int, keys int64) Node {
+	n := fromAppendOnlyFile(ord, keys)
+	n.Pod.VolumeFromBefore = true
+	return n
+}
+
+func TestBootstrapWaitsForEveryNodeWithAnOldVolume(t *testing.T) {
+	empty := node(0, RoleReplica, "fresh-0", 0) // its claim was lost: a new, empty volume
+	d := Decide(Persisted{}, obsAt(1, durableSpec(2), empty, restarted(1, 877), unreachable(restarted(2, 0), 1)))
+	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 || len(actionsOf(d, "replica-of")) > 0 {
+		t.Fatalf("promoted or re-pointed before s0-2, which kept an old volume, answered: %+v %v", d.Transition, d.Actions)
+	}
+	if !strings.Contains(d.Waiting, "s0-2") || !strings.Contains(d.Waiting, "bootstrap-from") {
+		t.Fatalf("the wait does not name the node and the way out: %q", d.Waiting)
+	}
+}
+
+func TestBootstrapElectsTheNodeWithTheMostDataNotTheLowestOrdinal(t *testing.T) {
+	empty := node(0, RoleReplica, "fresh-0", 0)
+	obs := obsAt(1, durableSpec(2), empty, restarted(1, 877), restarted(2, 870))
+	d := Decide(Persisted{}, obs)
+	if d.Transition == nil || d.Transition.Event != EventBootstrapElected {
+		t.Fatalf("no election: %+v waiting=%q", d.Transition, d.Waiting)
+	}
+	if got := d.Next.Shards[0].Primary; got != "s0-1" {
+		t.Fatalf("elected %s, want s0-1 (877 keys)", got)
+	}
+	for _, want := range []string{"s0-1 877 keys", "s0-0 empty", "by key count"} {
+		if !strings.Contains(d.Transition.Message, want) {
+			t.Errorf("message %q lacks %q", d.Transition.Message, want)
+		}
+	}
+	if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-1" {
+		t.Fatalf("promotes %v, want s0-1", got)
+	}
+	// The others follow the elected node, the empty one and the one with fewer keys alike.
+	if got := actionsOf(d, "replica-of"); len(got) != 2 {
+		t.Fatalf("re-points %v, want s0-0 and s0-2 to follow s0-1", got)
+	}
+	// Wired to it, bootstrap-complete records it with the election's epoch.
+	p := d.Next
+	prim := node(1, RolePrimary, "new", 5)
+	prim.Valkey.ReplID2, prim.Valkey.SecondOffset, prim.Valkey.Keys = "fresh-b", 1, 877
+	prim.Valkey.RunID = restarted(1, 877).Valkey.RunID // the elected process
+	r0, r2 := node(0, RoleReplica, "new", 5), node(2, RoleReplica, "new", 5)
+	for _, r := range []*Node{&r0, &r2} {
+		r.Valkey.PrimaryHost, r.Valkey.LinkUp, r.Valkey.Keys = prim.Pod.IP, true, 877
+	}
+	r2.Pod.VolumeFromBefore = true
+	d = Decide(p, obsAt(2, durableSpec(2), r0, prim, r2))
+	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || d.Next.Shards[0].Primary != "s0-1" || d.Next.Shards[0].Epoch != 1 {
+		t.Fatalf("bootstrap did not complete on s0-1: %+v %+v", d.Transition, d.Next.Shards)
+	}
+}
+
+func TestBootstrapWithoutDataTakesTheLowestOrdinal(t *testing.T) {
+	d := Decide(Persisted{}, obsAt(1, durableSpec(2), node(0, RoleReplica, "a", 0), node(1, RoleReplica, "b", 0), node(2, RoleReplica, "c", 0)))
+	if d.Transition != nil {
+		t.Fatalf("a fresh cluster recorded %+v", d.Transition)
+	}
+	if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-0" {
+		t.Fatalf("promotes %v, want s0-0", got)
+	}
+}
+
+func TestBootstrapWaitsWhenTheNodesHistoriesForked(t *testing.T) {
+	// Two nodes restarted from RDB files name their histories: unrelated ones, both written.
+	a, b := node(0, RoleReplica, "left", 100), node(1, RoleReplica, "right", 90)
+	a.Valkey.Keys, b.Valkey.Keys = 10, 12
+	d := Decide(Persisted{}, obsAt(1, durableSpec(1), a, b))
+	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 {
+		t.Fatalf("chose between forked histories: %+v %v", d.Transition, d.Actions)
+	}
+	if !strings.Contains(d.Waiting, "forked") || !strings.Contains(d.Waiting, "bootstrap-from") {
+		t.Fatalf("waiting %q does not say the data forked and how to go on", d.Waiting)
+	}
+	// The user names the pod whose data wins: recorded, with what is discarded.
+	spec := durableSpec(1)
+	spec.BootstrapFrom = "s0-1"
+	d = Decide(Persisted{}, obsAt(2, spec, a, b))
+	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("the user's choice was not recorded: %+v", d.Transition)
+	}
+	if !strings.Contains(d.Transition.Message, "chosen by the user") || !strings.Contains(d.Transition.Message, "DATA DISCARDED on s0-0 10 keys") {
+		t.Fatalf("message %q", d.Transition.Message)
+	}
+}
+
+func TestBootstrapComparesNodesThatNameTheirHistoryByOffset(t *testing.T) {
+	// Restarted from RDB files: the same history, one further along. The node with fewer
+	// keys but a higher offset holds more (a key was overwritten and one deleted).
+	a, b := node(0, RoleReplica, "h", 100), node(1, RoleReplica, "h", 120)
+	a.Valkey.Keys, b.Valkey.Keys = 12, 11
+	d := Decide(Persisted{}, obsAt(1, testSpec(1), a, b))
+	if d.Transition == nil || d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("elected %+v, want s0-1 (offset 120 contains offset 100)", d.Next.Shards)
+	}
+	if strings.Contains(d.Transition.Message, "key count") {
+		t.Fatalf("an election by offset says it rested on key counts: %q", d.Transition.Message)
+	}
+}
+
+func TestBootstrapElectsAgainWhenTheElectedProcessIsGone(t *testing.T) {
+	obs := obsAt(1, durableSpec(1), restarted(0, 5), restarted(1, 9))
+	d := Decide(Persisted{}, obs)
+	if d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("elected %+v", d.Next.Shards)
+	}
+	again := restarted(1, 9)
+	again.Valkey.RunID = "run-1b"
+	d = Decide(d.Next, obsAt(2, durableSpec(1), restarted(0, 5), again))
+	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].RunID != "run-1b" || !strings.Contains(d.Transition.Message, "elected again") {
+		t.Fatalf("no re-election of the restarted node: %+v", d.Transition)
+	}
+	if d.Next.Shards[0].Epoch != 2 {
+		t.Fatalf("epoch %d, want 2", d.Next.Shards[0].Epoch)
+	}
+}
