@@ -172,6 +172,14 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 	}
 	holders := d.holdingKeys(s)
 	if len(holders) == 0 {
+		// Nothing to elect; but if a node was elected for its data and no node holds data
+		// any more (it restarted empty, and nothing synced from it), the shard starts anew
+		// from a free choice, and the history says the data is gone.
+		if rec, ok := elected(d.p, s); ok {
+			if c := d.freeChoice(s); c != nil {
+				return c, fmt.Sprintf("shard %d: DATA LOST: %s, elected for its data, no longer runs as that process and no node holds data any more; %s starts empty", s, rec.Primary, c.Name), true
+			}
+		}
 		return nil, "", false
 	}
 	l := d.lineage(s, History{})

@@ -1,6 +1,10 @@
 package kube
 
-import "github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+import (
+	"strings"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
 
 // Labels and annotations the operator sets, under valkey.fsm.dev/.
 const (
@@ -50,4 +54,13 @@ func CommonLabels(vc *v1alpha1.ValkeyCluster) map[string]string {
 	l := SelectorLabels(vc)
 	l["app.kubernetes.io/managed-by"] = "valkey-operator"
 	return l
+}
+
+// claimTemplate is the name of the StatefulSet's data claim template: the claim of pod P is
+// "data-P".
+const claimTemplate = "data"
+
+// PodOfClaim returns the pod a data claim belongs to.
+func PodOfClaim(claim string) (string, bool) {
+	return strings.CutPrefix(claim, claimTemplate+"-")
 }

@@ -114,7 +114,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		},
 		Template: tmpl,
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: SelectorLabels(vc)},
+			ObjectMeta: metav1.ObjectMeta{Name: claimTemplate, Labels: SelectorLabels(vc)},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				StorageClassName: vc.Spec.Storage.StorageClassName,
@@ -176,7 +176,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 				PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
 			},
 			VolumeMounts: []corev1.VolumeMount{
-				{Name: "data", MountPath: valkey.DataDir},
+				{Name: claimTemplate, MountPath: valkey.DataDir},
 				{Name: "config", MountPath: valkey.ConfigDir},
 				{Name: "auth", MountPath: valkey.AuthDir, ReadOnly: true},
 			},

@@ -14,6 +14,12 @@ const (
 	// restart writes the time) becomes part of the pod template, so every pod is restarted
 	// the safe way (replicas one at a time, the primary last after a hand-over).
 	AnnotationRestartRequested = "valkey.fsm.dev/restart-requested"
+	// AnnotationBootstrapFrom names the pod whose data a bootstrap starts from, when the
+	// operator cannot choose safely on its own: the nodes of a cluster applied again on kept
+	// claims hold forked data, or a pod whose claim is older than the cluster never answers.
+	// Every other node's data is discarded (they full-sync from it); the history records the
+	// choice and what was discarded. It is read only while the cluster bootstraps.
+	AnnotationBootstrapFrom = "valkey.fsm.dev/bootstrap-from"
 	// SwitchoverAuto lets the operator choose the target of a switchover.
 	SwitchoverAuto = "auto"
 )

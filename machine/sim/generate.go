@@ -1,6 +1,10 @@
 package sim
 
-import "math/rand"
+import (
+	"math/rand"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
 
 // Source is where schedules get their choices: a seeded math/rand for the simulate command,
 // rapid's draws in the property tests (so rapid can shrink them). Intn returns a value in
@@ -113,6 +117,14 @@ func GenUser(src Source, t Topology) UserAction {
 			break
 		}
 		u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
+	case UserRecreate:
+		if t.Mode == machine.ModeCluster {
+			// Re-creating a cluster-mode cluster on its volumes adopts a formed cluster
+			// (nodes.conf), which the actuators do not do yet.
+			u.Kind = UserRollout
+			break
+		}
+		u.To = src.Intn(2+t.maxReplicas(), "lose claim") - 1
 	}
 	return u
 }

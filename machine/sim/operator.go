@@ -44,7 +44,7 @@ func newOperator(w *World, sab Sabotage) *Operator {
 		w:        w,
 		sabotage: sab,
 		probes:   map[string]int{},
-		status:   Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(0))},
+		status:   Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(w.tick))},
 		stored:   machine.Persisted{State: machine.Bootstrapping},
 	}
 }
@@ -103,7 +103,7 @@ func (o *Operator) reconcile() {
 	w := o.w
 	w.stats.Reconciles++
 	obs := w.observe(o.probes)
-	obs = o.sabotage.observation(obs)
+	obs = o.sabotage.observation(o.status.Persisted.State, obs)
 	d := machine.Decide(o.status.Persisted, obs)
 	o.lastDecision = d
 	if w.trace != nil && len(d.Actions) > 0 {

@@ -54,13 +54,18 @@ func parseUser(s string) (UserAction, error) {
 	case strings.HasPrefix(s, "switchover shard 0 to "):
 		ref, err := parseRef(strings.TrimPrefix(s, "switchover shard 0 to "))
 		return UserAction{Kind: UserSwitchover, To: ref.Ordinal}, err
+	case s == "recreate":
+		return UserAction{Kind: UserRecreate, To: -1}, nil
+	case strings.HasPrefix(s, "recreate losing the claim of "):
+		ref, err := parseRef(strings.TrimPrefix(s, "recreate losing the claim of "))
+		return UserAction{Kind: UserRecreate, To: ref.Ordinal}, err
 	case strings.HasPrefix(s, "reshard to "):
 		var n int
 		_, err := fmt.Sscanf(s, "reshard to %d shards", &n)
 		return UserAction{Kind: UserReshard, Shards: n}, err
 	}
 	for _, k := range UserActionKinds {
-		if s == string(k) && k != UserSwitchover && k != UserReshard {
+		if s == string(k) && k != UserSwitchover && k != UserReshard && k != UserRecreate {
 			return UserAction{Kind: k}, nil
 		}
 	}

@@ -28,13 +28,26 @@ const (
 	// machine's hand-over first, nor the actuator's check that no pod it removes is a
 	// primary).
 	SabotageShrinkFirst Sabotage = "shrink-first"
+	// SabotageBootstrapLowest: a bootstrap ignores what the nodes hold (as the machine did
+	// before the bootstrap election): the machine sees neither keys nor old volumes while
+	// Bootstrapping, so it wires the shard to the lowest ordinal that answers.
+	SabotageBootstrapLowest Sabotage = "bootstrap-lowest"
 )
 
 // Sabotages lists every sabotage (not None).
-var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst}
+var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest}
 
 // observation tampers with what the machine sees.
-func (s Sabotage) observation(obs machine.Observation) machine.Observation {
+func (s Sabotage) observation(state machine.State, obs machine.Observation) machine.Observation {
+	if s == SabotageBootstrapLowest && state == machine.Bootstrapping {
+		nodes := append([]machine.Node(nil), obs.Nodes...)
+		for i := range nodes {
+			nodes[i].Pod.VolumeFromBefore = false
+			nodes[i].Valkey.Keys = 0
+		}
+		obs.Nodes = nodes
+		return obs
+	}
 	if s != SabotageIgnoreQuorum {
 		return obs
 	}

@@ -188,6 +188,14 @@ func (s *Sim) user(u UserAction) {
 			w.spec.Generation++
 			w.spec.Shards = u.Shards
 		}
+	case UserRecreate:
+		if w.topo.Mode == machine.ModeCluster {
+			return
+		}
+		w.recreate(u.To)
+		// A new object: no status, no history, a journal of its own; the operator's memory
+		// of the old one goes with it.
+		s.op = newOperator(w, s.opts.Sabotage)
 	case UserScaleUp, UserScaleDown:
 		r := w.spec.Replicas + 1
 		if u.Kind == UserScaleDown {

@@ -49,10 +49,15 @@ const (
 	// topology's MinReplicas and MaxReplicas.
 	UserScaleUp   UserActionKind = "scale-up"
 	UserScaleDown UserActionKind = "scale-down"
+	// UserRecreate deletes the ValkeyCluster and applies it again (a GitOps re-sync, a
+	// namespace restore): its status and the operator's memory are gone, its pods are
+	// deleted, its claims are kept (with persistence the volumes keep the data), except the
+	// claim of ordinal To of shard 0 when To >= 0, which is lost with its data.
+	UserRecreate UserActionKind = "recreate"
 )
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one
@@ -83,6 +88,11 @@ func (s Step) String() string {
 			return fmt.Sprintf("user: switchover shard 0 to %s", nodeName(0, s.User.To))
 		case UserReshard:
 			return fmt.Sprintf("user: reshard to %d shards", s.User.Shards)
+		case UserRecreate:
+			if s.User.To >= 0 {
+				return fmt.Sprintf("user: recreate losing the claim of %s", nodeName(0, s.User.To))
+			}
+			return "user: recreate"
 		default:
 			return "user: " + string(s.User.Kind)
 		}

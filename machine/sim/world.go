@@ -97,6 +97,9 @@ type node struct {
 	ip       string
 	revision string
 	keepData bool // when the pod is recreated: does its volume still hold the data
+	// volumeFromBefore: the pod's claim is older than the cluster object (kept when the
+	// cluster was deleted and applied again).
+	volumeFromBefore bool
 
 	// The process.
 	running     bool  // the container runs
@@ -372,11 +375,40 @@ func (w *World) deletePod(n *node, keepData bool) {
 	}
 	n.exists, n.running = false, false
 	n.keepData = keepData
+	if !keepData {
+		n.volumeFromBefore = false // a new claim
+	}
 	if !keepData && len(n.log) > 0 {
 		w.wiped(n, "pod deleted without its data")
 		n.log, n.has, n.base = nil, nil, 0
 		n.tainted = true
 	}
+}
+
+// recreate is the cluster object deleted and applied again: the StatefulSet and every pod go
+// (with the objects, so kube does not recreate them before the new operator asks), the
+// claims stay, older now than the cluster. Without persistence the volumes hold nothing a
+// process starts from. The claim of ordinal lose of shard 0 (when >= 0) is deleted.
+func (w *World) recreate(lose int) {
+	w.objects = machine.Objects{}
+	w.recorded = nil
+	if w.retained == nil {
+		w.retained = map[string]*node{}
+	}
+	for _, n := range w.nodes {
+		keep := w.topo.Persistence && !(n.shard == 0 && n.ordinal == lose)
+		w.deletePod(n, keep)
+		n.side, n.operatorCut, n.pausedUntil = 0, false, 0
+		if keep {
+			n.volumeFromBefore = true
+			w.retained[n.name] = n
+		}
+		w.note("kube: %s deleted with the cluster (claim kept: %v)", n.name, keep)
+	}
+	for _, n := range w.retained {
+		n.volumeFromBefore = true
+	}
+	w.nodes = nil
 }
 
 // wiped records that n's data is destroyed by a restart or a deletion. WAIT MinSyncReplicas

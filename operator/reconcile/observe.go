@@ -23,9 +23,11 @@ import (
 
 // world is one observation with the objects it was built from, for the act and report steps.
 type world struct {
-	obs     machine.Observation
-	pods    map[string]*corev1.Pod // by name
-	sts     *appsv1.StatefulSet    // nil when missing
+	obs  machine.Observation
+	pods map[string]*corev1.Pod // by name
+	// claims are the pods' data claims, by pod name.
+	claims  map[string]*corev1.PersistentVolumeClaim
+	sts     *appsv1.StatefulSet // nil when missing
 	desired kube.Desired
 	pool    *valkey.Pool
 	// passwords are the cluster's users' passwords (ReplicaOf restores the replication one).
@@ -54,13 +56,22 @@ func (p *probeCounters) count(cluster types.UID, node string, ok bool) int {
 // observe builds the machine's observation: the spec summary, what the StatefulSet asks for,
 // and one node per pod that should exist or does, with its Valkey survey.
 func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, desired kube.Desired, pool *valkey.Pool) (*world, error) {
-	w := &world{pods: map[string]*corev1.Pod{}, desired: desired, pool: pool, surveyErrs: map[string]string{}}
+	w := &world{pods: map[string]*corev1.Pod{}, claims: map[string]*corev1.PersistentVolumeClaim{}, desired: desired, pool: pool, surveyErrs: map[string]string{}}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
 		return nil, err
 	}
 	for i := range pods.Items {
 		w.pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := r.Client.List(ctx, &claims, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
+		return nil, err
+	}
+	for i := range claims.Items {
+		if pod, ok := kube.PodOfClaim(claims.Items[i].Name); ok {
+			w.claims[pod] = &claims.Items[i]
+		}
 	}
 	var sts appsv1.StatefulSet
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: desired.StatefulSet.Name}, &sts)
@@ -94,6 +105,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		MinSyncReplicas:  int(minSync),
 		FailureThreshold: int(spec.Failover.FailureThreshold),
 		FenceTimeout:     fence,
+		BootstrapFrom:    vc.Annotations[v1alpha1.AnnotationBootstrapFrom],
 	}
 	if w.sts != nil {
 		w.obs.Objects = machine.Objects{Shards: 1, Revision: w.sts.Spec.Template.Annotations[kube.AnnotationRevision]}
@@ -125,6 +137,11 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		pod := w.pods[name]
 		if pod != nil {
 			n.Pod = podFacts(pod)
+		}
+		// A claim older than the cluster was kept from a deleted cluster of the same name
+		// (claims outlive their cluster): the node may start with its data.
+		if c := w.claims[name]; c != nil && c.CreationTimestamp.Before(&vc.CreationTimestamp) {
+			n.Pod.VolumeFromBefore = true
 		}
 		wg.Add(1)
 		go func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
@@ -95,6 +96,11 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Waiting = d.Waiting
+	if p.State == machine.Bootstrapping && d.Waiting != "" && d.Waiting != before.Status.Waiting {
+		// A bootstrap that waits serves nothing: say why where users look (kubectl describe),
+		// once per reason. A cluster applied on kept volumes may wait here for a decision.
+		r.event(vc, corev1.EventTypeNormal, "BootstrapWaiting", "%s", d.Waiting)
+	}
 	vc.Status.Primary = ""
 	if len(p.Shards) > 0 {
 		vc.Status.Primary = p.Shards[0].Primary
