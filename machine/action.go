@@ -141,6 +141,13 @@ type MigrateSlots struct {
 	Slots            SlotRange
 }
 
+// ExpandVolumes grows the data volumes of Nodes to Bytes (their claims ask for less). It is
+// independent of every other action and safe in any state: a volume only ever grows.
+type ExpandVolumes struct {
+	Nodes []string
+	Bytes int64
+}
+
 // RestoreSnapshot replaces the data of Node with the shard's part of Snapshot and starts a new
 // replication history on it; replicas then resync from it.
 type RestoreSnapshot struct {
@@ -164,6 +171,7 @@ func (AddNode) Kind() string         { return "add-node" }
 func (RemoveNode) Kind() string      { return "remove-node" }
 func (MigrateSlots) Kind() string    { return "migrate-slots" }
 func (RestoreSnapshot) Kind() string { return "restore-snapshot" }
+func (ExpandVolumes) Kind() string   { return "expand-volumes" }
 
 func (a EnsureObjects) String() string {
 	return fmt.Sprintf("ensure-objects shards=%d replicas=%d revision=%s", a.Shards, a.Replicas, a.Revision)
@@ -187,6 +195,9 @@ func (a AddNode) String() string     { return fmt.Sprintf("add-node %s", a.Node)
 func (a RemoveNode) String() string  { return fmt.Sprintf("remove-node %s", a.Node) }
 func (a MigrateSlots) String() string {
 	return fmt.Sprintf("migrate-slots %d-%d shard %d (%s) -> shard %d (%s)", a.Slots.Start, a.Slots.End, a.From, a.FromNode, a.To, a.ToNode)
+}
+func (a ExpandVolumes) String() string {
+	return fmt.Sprintf("expand-volumes %v to %d bytes", a.Nodes, a.Bytes)
 }
 func (a RestoreSnapshot) String() string {
 	return fmt.Sprintf("restore-snapshot %s into %s", a.Snapshot, a.Node)

@@ -90,6 +90,8 @@ func (d *decider) actions(p Persisted) ([]Action, string) {
 	case Restoring:
 		d.restoreActions(p, &b)
 	}
+	// Last: growing volumes depends on nothing above and must not wait for it.
+	d.expandVolumes(&b)
 	return b.actions, b.waiting
 }
 

@@ -65,6 +65,8 @@ type Spec struct {
 	Switchover *Switchover
 	// Restore asks for every shard to be reloaded from a snapshot (nil: none).
 	Restore *RestoreRequest
+	// StorageBytes is the size every data volume must have at least (0: not managed).
+	StorageBytes int64
 	// BootstrapFrom names the pod whose data a bootstrap starts from when the nodes' data
 	// cannot be ordered safely (forked histories, a node with an old volume that never
 	// answers): the user's explicit decision that the other nodes' data is discarded. Read
@@ -123,6 +125,8 @@ type Pod struct {
 	// claim was kept from a deleted cluster of the same name): it may hold data, so a
 	// bootstrap waits for the node before it chooses where the data comes from.
 	VolumeFromBefore bool
+	// VolumeBytes is the size the pod's data claim asks for (0: unknown, no claim).
+	VolumeBytes int64
 }
 
 // Valkey is what a reachable node reported (INFO replication, INFO server, ACL, CLUSTER).

@@ -209,3 +209,21 @@ func guardScaleDownHandOver(d *decider) (outcome, bool) {
 	}
 	return outcome{}, false
 }
+
+// expandVolumes asks for every data volume smaller than the spec's storage size to grow. It
+// is not a transition: a volume only grows, which changes no node's data or role.
+func (d *decider) expandVolumes(b *actionList) {
+	want := d.v.spec.StorageBytes
+	if want <= 0 {
+		return
+	}
+	var small []string
+	for _, n := range d.v.nodes {
+		if n.Pod.VolumeBytes > 0 && n.Pod.VolumeBytes < want {
+			small = append(small, n.Name)
+		}
+	}
+	if len(small) > 0 {
+		b.add(ExpandVolumes{Nodes: small, Bytes: want})
+	}
+}

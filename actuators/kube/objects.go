@@ -9,13 +9,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // Desired is every owned object but the auth Secret, as it should be now.
@@ -34,20 +34,12 @@ type Desired struct {
 	Live map[string]string
 }
 
-// Persistence tells whether the profile keeps data on disk.
-func Persistence(vc *v1alpha1.ValkeyCluster) bool { return profileOf(vc) != v1alpha1.ProfileCache }
+// Persistence tells whether the profile keeps data on disk (vc defaulted).
+func Persistence(vc *v1alpha1.ValkeyCluster) bool { return vc.Spec.Profile != v1alpha1.ProfileCache }
 
-// profileOf is spec.profile with its default (Durable) for objects the API server has not
-// defaulted (built in Go).
-func profileOf(vc *v1alpha1.ValkeyCluster) v1alpha1.Profile {
-	if vc.Spec.Profile == "" {
-		return v1alpha1.ProfileDurable
-	}
-	return vc.Spec.Profile
-}
-
-// Build computes the desired objects. authSecret is the auth Secret's name (the pods mount
-// auth.conf from it and the readiness probe reads the operator password from it).
+// Build computes the desired objects. vc's spec must be defaulted (v1alpha1.SetDefaults):
+// the reconciler defaults it once per turn and passes it down, so no default has a second
+// copy here.
 func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	names := NamesOf(vc)
 	meta := func(name string) metav1.ObjectMeta {
@@ -58,11 +50,10 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		extra[k] = string(v)
 	}
 	maxMemory, _ := v1alpha1.MaxMemory(&vc.Spec)
-	spec := vc.Spec.DeepCopy()
-	v1alpha1.SetDefaults(spec)
+	spec := &vc.Spec
 	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
-	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(profileOf(vc)), MaxMemory: maxMemory, Extra: extra}
+	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra}
 	conf := valkey.RenderConfig(in)
 	restartIn, live := valkey.Split(in)
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
@@ -93,10 +84,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	revision := hex.EncodeToString(h.Sum(nil))[:16]
 	tmpl.Annotations = map[string]string{AnnotationRevision: revision}
 
-	size := resource.MustParse("1Gi")
-	if vc.Spec.Storage.Size != nil {
-		size = *vc.Spec.Storage.Size
-	}
+	size := spec.Storage.SizeOrDefault()
 	sts := &appsv1.StatefulSet{ObjectMeta: meta(names.StatefulSet), Spec: appsv1.StatefulSetSpec{
 		Replicas:            ptr.To(replicasOf(vc)),
 		ServiceName:         names.Headless,
@@ -123,7 +111,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		}},
 	}}
 	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision, Live: live}
-	if vc.Spec.PodDisruptionBudget.Enabled == nil || *vc.Spec.PodDisruptionBudget.Enabled {
+	if spec.PodDisruptionBudget.IsEnabled() {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(vc)},
@@ -133,7 +121,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 }
 
 func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
-	if vc.Spec.Topology == v1alpha1.TopologyStandalone || vc.Spec.Replicas < 1 {
+	if vc.Spec.Topology == v1alpha1.TopologyStandalone {
 		return 1
 	}
 	return vc.Spec.Replicas
@@ -141,9 +129,6 @@ func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
 
 func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
 	image := vc.Spec.Image
-	if image == "" {
-		image = "valkey/valkey:8.0"
-	}
 	passwordEnv := corev1.EnvVar{Name: "VALKEY_OPERATOR_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Auth}, Key: KeyOperatorPassword,
 	}}}
@@ -191,4 +176,22 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 		spec.TopologySpreadConstraints = v1alpha1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
+}
+
+// ForAction is d with the StatefulSet the machine's EnsureObjects asks for: its pod count is
+// the action's (the machine holds a scale-down back while it is unsafe, whatever the spec
+// says), and its template must be at the action's revision. A template built from a spec that
+// changed since the decision is another revision: the action is refused, and the next turn
+// decides again.
+func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
+	if a.Shards != 1 {
+		return d, fmt.Errorf("%d shards: only one StatefulSet per cluster is supported by this operator version", a.Shards)
+	}
+	if a.Revision != d.Revision {
+		return d, fmt.Errorf("the action is for revision %s, the spec now builds %s: deciding again", a.Revision, d.Revision)
+	}
+	sts := d.StatefulSet.DeepCopy()
+	sts.Spec.Replicas = ptr.To(int32(1 + a.Replicas))
+	d.StatefulSet = sts
+	return d, nil
 }

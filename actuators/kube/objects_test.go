@@ -10,6 +10,8 @@ import (
 
 func buildWith(config map[string]v1alpha1.ConfigValue) Desired {
 	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{Config: config}}
+	vc = vc.DeepCopy()
+	v1alpha1.SetDefaults(&vc.Spec)
 	return Build(vc, metav1.OwnerReference{Name: "c"})
 }
 

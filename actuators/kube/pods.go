@@ -5,9 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
 // SetRole keeps a pod's role label equal to what its Valkey process reports, which is what
@@ -43,34 +42,22 @@ func DeletePod(ctx context.Context, c client.Client, pod *corev1.Pod) error {
 	return err
 }
 
-// ExpandClaims grows every data claim of the cluster to spec.storage.size (the claim
-// templates of a StatefulSet are immutable; the provisioner expands each claim). Claims are
-// never shrunk: the API refuses a smaller size.
-func ExpandClaims(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster) (int, error) {
-	if vc.Spec.Storage.Size == nil {
-		return 0, nil
+// ExpandClaim grows the data claim of pod to bytes (the claim templates of a StatefulSet
+// are immutable; the provisioner expands each claim). It never shrinks one: a claim already
+// as large is left alone. It reports whether it wrote.
+func ExpandClaim(ctx context.Context, c client.Client, namespace, pod string, bytes int64) (bool, error) {
+	var pvc corev1.PersistentVolumeClaim
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: claimTemplate + "-" + pod}, &pvc); err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
-	want := *vc.Spec.Storage.Size
-	var claims corev1.PersistentVolumeClaimList
-	if err := c.List(ctx, &claims, client.InNamespace(vc.Namespace), client.MatchingLabels(SelectorLabels(vc))); err != nil {
-		return 0, err
+	want := resource.NewQuantity(bytes, resource.BinarySI)
+	if pvc.Spec.Resources.Requests.Storage().Cmp(*want) >= 0 {
+		return false, nil
 	}
-	n := 0
-	for i := range claims.Items {
-		pvc := &claims.Items[i]
-		cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-		if cur.Cmp(want) >= 0 {
-			continue
-		}
-		patch := client.MergeFrom(pvc.DeepCopy())
-		if pvc.Spec.Resources.Requests == nil {
-			pvc.Spec.Resources.Requests = corev1.ResourceList{}
-		}
-		pvc.Spec.Resources.Requests[corev1.ResourceStorage] = want.DeepCopy()
-		if err := c.Patch(ctx, pvc, patch); err != nil {
-			return n, err
-		}
-		n++
+	patch := client.MergeFrom(pvc.DeepCopy())
+	if pvc.Spec.Resources.Requests == nil {
+		pvc.Spec.Resources.Requests = corev1.ResourceList{}
 	}
-	return n, nil
+	pvc.Spec.Resources.Requests[corev1.ResourceStorage] = *want
+	return true, c.Patch(ctx, &pvc, patch)
 }

@@ -50,6 +50,7 @@ func BenchmarkApplyToSteady(b *testing.B) {
 		ns2 := benchNamespace(b)
 		vc := newCluster(ns2, "ref", v1alpha1.TopologyReplication, 3)
 		vc.UID = types.UID("bench-ref")
+		v1alpha1.SetDefaults(&vc.Spec)
 		d := kube.Build(vc, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "bench-ref"})
 		d.StatefulSet.OwnerReferences = nil
 		d.Config.OwnerReferences = nil

@@ -131,6 +131,13 @@ func (w *World) apply(a machine.Action) error {
 		return w.migrate(a)
 	case machine.RestoreSnapshot:
 		return w.restore(a)
+	case machine.ExpandVolumes:
+		for _, name := range a.Nodes {
+			if n := w.byName(name); n != nil && n.volumeBytes < a.Bytes {
+				n.volumeBytes = a.Bytes
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown action %T", a)
 }

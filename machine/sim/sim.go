@@ -188,6 +188,9 @@ func (s *Sim) user(u UserAction) {
 			w.spec.Generation++
 			w.spec.Shards = u.Shards
 		}
+	case UserGrowStorage:
+		w.spec.Generation++
+		w.spec.StorageBytes += 1 << 30
 	case UserRecreate:
 		if w.topo.Mode == machine.ModeCluster {
 			return
@@ -257,6 +260,11 @@ func (s *Sim) Converge() int {
 				w.violate(ViolationLiveness, "Steady did not hold once settled: %s", s.op.lastDecision)
 			}
 			s.op.checkJournal()
+			for _, n := range w.nodes {
+				if n.exists && n.volumeBytes < w.spec.StorageBytes {
+					w.violate(ViolationLiveness, "settled with the volume of %s at %d bytes, the spec asks for %d", n.name, n.volumeBytes, w.spec.StorageBytes)
+				}
+			}
 			w.note("settled in Steady after %d operator steps", i+1)
 			return i + 1
 		}

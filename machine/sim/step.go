@@ -54,10 +54,12 @@ const (
 	// deleted, its claims are kept (with persistence the volumes keep the data), except the
 	// claim of ordinal To of shard 0 when To >= 0, which is lost with its data.
 	UserRecreate UserActionKind = "recreate"
+	// UserGrowStorage asks for data volumes one GiB larger.
+	UserGrowStorage UserActionKind = "grow-storage"
 )
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one

@@ -92,5 +92,6 @@ func (t Topology) initialSpec() machine.Spec {
 		MinSyncReplicas:  t.MinSyncReplicas,
 		FailureThreshold: failureThreshold,
 		FenceTimeout:     fenceTimeout,
+		StorageBytes:     1 << 30,
 	}
 }

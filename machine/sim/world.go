@@ -100,6 +100,8 @@ type node struct {
 	// volumeFromBefore: the pod's claim is older than the cluster object (kept when the
 	// cluster was deleted and applied again).
 	volumeFromBefore bool
+	// volumeBytes is the size the pod's claim asks for.
+	volumeBytes int64
 
 	// The process.
 	running     bool  // the container runs
@@ -313,6 +315,9 @@ func (w *World) kube() {
 
 // createPod gives n a pod on a new IP at the objects' revision and starts its process.
 func (w *World) createPod(n *node, keepData bool) {
+	if n.volumeBytes == 0 {
+		n.volumeBytes = w.spec.StorageBytes // a new claim, from the claim template
+	}
 	n.exists = true
 	n.ip = w.newIP()
 	n.revision = w.objects.Revision
@@ -377,6 +382,7 @@ func (w *World) deletePod(n *node, keepData bool) {
 	n.keepData = keepData
 	if !keepData {
 		n.volumeFromBefore = false // a new claim
+		n.volumeBytes = 0
 	}
 	if !keepData && len(n.log) > 0 {
 		w.wiped(n, "pod deleted without its data")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -16,11 +17,11 @@ import (
 // refuseShrinkingOverAPrimary is the last check before a scale-down: the machine decided it
 // with the primary on a kept ordinal, but someone may have moved the role since (a manual
 // FAILOVER). Removing a pod that answers as a primary would be an unplanned failover.
-func refuseShrinkingOverAPrimary(w *world) error {
+func refuseShrinkingOverAPrimary(w *world, d kube.Desired) error {
 	if w.sts == nil || w.sts.Spec.Replicas == nil {
 		return nil
 	}
-	want := int(*w.desired.StatefulSet.Spec.Replicas)
+	want := int(*d.StatefulSet.Spec.Replicas)
 	if want >= int(*w.sts.Spec.Replicas) {
 		return nil
 	}
@@ -91,23 +92,34 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 	}
 	switch a := a.(type) {
 	case machine.EnsureObjects:
-		if err := refuseShrinkingOverAPrimary(w); err != nil {
+		desired, err := kube.ForAction(w.desired, a)
+		if err != nil {
+			return err
+		}
+		if err := refuseShrinkingOverAPrimary(w, desired); err != nil {
 			return err
 		}
 		if err := refuseShrinkingWithoutItsPrimaries(ctx, w, a.Keep); err != nil {
 			return err
 		}
-		res, err := kube.Apply(ctx, r.Client, w.desired, true)
+		res, err := kube.Apply(ctx, r.Client, desired, true)
 		if err != nil {
 			return err
 		}
 		r.recordApply(ctx, vc, res)
-		expanded, err := kube.ExpandClaims(ctx, r.Client, vc)
-		if expanded > 0 {
-			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "expand").Add(float64(expanded))
-			r.event(vc, corev1.EventTypeNormal, "StorageExpanding", "%d claims growing to %s", expanded, vc.Spec.Storage.Size)
+		return nil
+	case machine.ExpandVolumes:
+		for _, node := range a.Nodes {
+			wrote, err := kube.ExpandClaim(ctx, r.Client, vc.Namespace, node, a.Bytes)
+			if err != nil {
+				return fmt.Errorf("growing the volume of %s: %w", node, err)
+			}
+			if wrote {
+				r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "expand").Inc()
+				r.event(vc, corev1.EventTypeNormal, "StorageExpanding", "the volume of %s grows to %s", node, resource.NewQuantity(a.Bytes, resource.BinarySI))
+			}
 		}
-		return err
+		return nil
 	case machine.Promote:
 		addr, err := ip(a.Node)
 		if err != nil {

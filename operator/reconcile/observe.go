@@ -53,7 +53,7 @@ func (p *probeCounters) count(cluster types.UID, node string, ok bool) int {
 	})
 }
 
-// observe builds the machine's observation: the spec summary, what the StatefulSet asks for,
+// observe (vc defaulted) builds the machine's observation: the spec summary, what the StatefulSet asks for,
 // and one node per pod that should exist or does, with its Valkey survey.
 func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, desired kube.Desired, pool *valkey.Pool) (*world, error) {
 	w := &world{pods: map[string]*corev1.Pod{}, claims: map[string]*corev1.PersistentVolumeClaim{}, desired: desired, pool: pool, surveyErrs: map[string]string{}}
@@ -85,7 +85,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	// The clock is read here, once, and truncated to what status keeps (microseconds), so
 	// that the machine's stored times compare exactly with later observations.
 	w.obs.Time = r.now().UTC().Truncate(time.Microsecond)
-	spec := specWithDefaults(vc)
+	spec := &vc.Spec
 	minSync := v1alpha1.MinReplicasToWrite(spec)
 	// An isolated primary stops taking writes once its replicas lag more than maxLag (as
 	// Valkey rounds and refreshes it); only then may a promoted replica be opened without
@@ -106,6 +106,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		FailureThreshold: int(spec.Failover.FailureThreshold),
 		FenceTimeout:     fence,
 		BootstrapFrom:    vc.Annotations[v1alpha1.AnnotationBootstrapFrom],
+	}
+	if spec.Storage.Size != nil {
+		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
 	}
 	if w.sts != nil {
 		w.obs.Objects = machine.Objects{Shards: 1, Revision: w.sts.Spec.Template.Annotations[kube.AnnotationRevision]}
@@ -131,7 +134,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	// probes take interval x threshold, not threshold x the dial timeout (found by
 	// TestOperatorCutOffFromThePrimaryDoesNotFailOver: a blackholed primary took 2 failed
 	// probes in 8 s).
-	w.interval = time.Duration(specWithDefaults(vc).Failover.ProbeIntervalSeconds) * time.Second
+	w.interval = time.Duration(spec.Failover.ProbeIntervalSeconds) * time.Second
 	for name, ord := range names {
 		n := machine.Node{Name: name, Ordinal: ord}
 		pod := w.pods[name]
@@ -140,8 +143,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		}
 		// A claim older than the cluster was kept from a deleted cluster of the same name
 		// (claims outlive their cluster): the node may start with its data.
-		if c := w.claims[name]; c != nil && c.CreationTimestamp.Before(&vc.CreationTimestamp) {
-			n.Pod.VolumeFromBefore = true
+		if c := w.claims[name]; c != nil {
+			n.Pod.VolumeFromBefore = c.CreationTimestamp.Before(&vc.CreationTimestamp)
+			n.Pod.VolumeBytes = c.Spec.Resources.Requests.Storage().Value()
 		}
 		wg.Add(1)
 		go func() {
@@ -173,14 +177,6 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	}
 	pool.Retain(keep)
 	return w, nil
-}
-
-// specWithDefaults is the spec with every default applied, for objects the API server has
-// not defaulted (created before a field existed, or built in Go).
-func specWithDefaults(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyClusterSpec {
-	spec := vc.Spec.DeepCopy()
-	v1alpha1.SetDefaults(spec)
-	return spec
 }
 
 func podFacts(pod *corev1.Pod) machine.Pod {

@@ -162,9 +162,13 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
 		return ctrl.Result{}, err
 	}
-	desired := kube.Build(vc, owner)
+	// The spec's defaults, once per turn: everything below reads this copy (the object the
+	// API server returns is defaulted, but one created before a field existed is not).
+	defaulted := vc.DeepCopy()
+	v1alpha1.SetDefaults(&defaulted.Spec)
+	desired := kube.Build(defaulted, owner)
 	pool := r.pools.get(vc.UID, passwords.Operator)
-	w, err := r.observe(ctx, vc, desired, pool)
+	w, err := r.observe(ctx, defaulted, desired, pool)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -1,0 +1,96 @@
+package operatorsuite
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// TestTheStatefulSetFollowsTheMachineNotTheSpec: the machine holds a scale-down back while
+// the primary sits on an ordinal it removes and no replica is caught up to take over; a
+// template change arriving meanwhile must update the template and keep the pod count (the
+// kube actuator used to rebuild the StatefulSet from the spec, and the first template change
+// shrank it). Once the replicas catch up, the hand-over and the shrink happen. A larger
+// storage size grows every claim (ExpandVolumes).
+func TestTheStatefulSetFollowsTheMachineNotTheSpec(t *testing.T) {
+	ns, ctx, _ := steadyReplication(t, "held", 4*time.Minute)
+	vc := switchoverTo(t, ns, "held", "held-2")
+	// The replicas stop following the primary: no caught-up replica can take over.
+	ip2 := mustAddr(t, vc, "held-2")
+	if err := cl.Partition(ip2, mustAddr(t, vc, "held-0")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Heal() })
+	if err := cl.Partition(ip2, mustAddr(t, vc, "held-1")); err != nil {
+		t.Fatal(err)
+	}
+	var sts appsv1.StatefulSet
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held"}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	oldRevision := sts.Spec.Template.Annotations[kube.AnnotationRevision]
+	vc = get(t, ns, "held")
+	vc.Spec.Replicas = 2
+	vc.Spec.Storage.Size = ptrTo(resource.MustParse("2Gi"))
+	if vc.Annotations == nil {
+		vc.Annotations = map[string]string{}
+	}
+	vc.Annotations[v1alpha1.AnnotationRestartRequested] = time.Now().UTC().Format(time.RFC3339)
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	// The template moves to the new revision; the pod count stays where the machine holds it.
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held"}, &sts); err != nil {
+			return false, nil
+		}
+		return sts.Spec.Template.Annotations[kube.AnnotationRevision] != oldRevision, nil
+	})
+	if err != nil {
+		t.Fatalf("the template was not updated while the scale-down is held: %v\n%s", err, operatorTrail(ns))
+	}
+	if *sts.Spec.Replicas != 3 {
+		t.Fatalf("the StatefulSet asks for %d pods while the machine holds the scale-down (primary held-2 on a removed ordinal)", *sts.Spec.Replicas)
+	}
+	// Every claim grows, whatever the state of the cluster.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var claims corev1.PersistentVolumeClaimList
+		if err := k.List(ctx, &claims, client.InNamespace(ns)); err != nil || len(claims.Items) != 3 {
+			return false, nil
+		}
+		for _, c := range claims.Items {
+			if c.Spec.Resources.Requests.Storage().Cmp(resource.MustParse("2Gi")) != 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the claims were not grown to 2Gi: %v\n%s", err, operatorTrail(ns))
+	}
+	for i := 0; i < 10; i++ {
+		var pod corev1.Pod
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held-2"}, &pod); err != nil || pod.DeletionTimestamp != nil {
+			t.Fatalf("the primary's pod held-2 is going away while its scale-down is held: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := cl.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "held", 3*time.Minute, "scaled down to 2 after the hand-over, every pod rolled", func(vc *v1alpha1.ValkeyCluster) bool {
+		return steadyWith(2)(vc) && vc.Status.Primary != "held-2"
+	})
+	checkHistoryChains(t, vc)
+}
+
+func ptrTo[T any](v T) *T { return &v }
