@@ -149,7 +149,10 @@ func guardBootstrapElected(d *decider) (outcome, bool) {
 func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 	if name := d.v.spec.BootstrapFrom; name != "" {
 		n := d.v.node(name)
-		if n == nil || n.Shard != s {
+		if n == nil {
+			return nil, fmt.Sprintf("shard %d: the annotation valkey.fsm.dev/bootstrap-from names %s, which is not a pod of this cluster", s, name), false
+		}
+		if n.Shard != s {
 			return nil, "", false
 		}
 		if !usable(n) {

@@ -128,3 +128,14 @@ func TestBootstrapElectsAgainWhenTheElectedProcessIsGone(t *testing.T) {
 		t.Fatalf("epoch %d, want 2", d.Next.Shards[0].Epoch)
 	}
 }
+
+func TestBootstrapFromAPodThatDoesNotExistSaysSo(t *testing.T) {
+	a, b := node(0, RoleReplica, "left", 100), node(1, RoleReplica, "right", 90)
+	a.Valkey.Keys, b.Valkey.Keys = 10, 12
+	spec := durableSpec(1)
+	spec.BootstrapFrom = "s0-7"
+	d := Decide(Persisted{}, obsAt(1, spec, a, b))
+	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 || !strings.Contains(d.Waiting, "s0-7, which is not a pod") {
+		t.Fatalf("a bootstrap-from naming no pod: %+v %v waiting=%q", d.Transition, d.Actions, d.Waiting)
+	}
+}
