@@ -402,7 +402,7 @@ func (w *World) recreate(lose int) {
 		w.retained = map[string]*node{}
 	}
 	for _, n := range w.nodes {
-		keep := w.topo.Persistence && !(n.shard == 0 && n.ordinal == lose)
+		keep := w.topo.Persistence && (n.shard != 0 || n.ordinal != lose)
 		w.deletePod(n, keep)
 		n.side, n.operatorCut, n.pausedUntil = 0, false, 0
 		if keep {
