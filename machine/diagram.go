@@ -11,7 +11,7 @@ import (
 // from the table, one section per state (what enters it, what it does, what leaves it) and
 // the rules. Its output is deterministic; a test fails when the committed file differs.
 func RenderMarkdown() (string, error) {
-	diagram, err := fsm.VisualizeWithType(newFSM(Bootstrapping), fsm.MermaidStateDiagram)
+	diagram, err := Diagram()
 	if err != nil {
 		return "", err
 	}
@@ -23,9 +23,8 @@ func RenderMarkdown() (string, error) {
 	b.WriteString("most one transition and a list of actions. The transition is persisted before any action runs.\n")
 	b.WriteString("States are CamelCase, events kebab-case. Generated from the transition table in `machine/table.go`;\n")
 	b.WriteString("from a given state, rules are tried in the order listed.\n\n")
-	b.WriteString("```mermaid\n")
 	b.WriteString(diagram)
-	b.WriteString("```\n\n")
+	b.WriteString("\n")
 	b.WriteString("## States\n\n")
 	edges := Table()
 	for _, s := range States() {
@@ -60,4 +59,36 @@ func RenderMarkdown() (string, error) {
 	}
 	b.WriteString(rulesDoc)
 	return b.String(), nil
+}
+
+// Diagram is the Mermaid state diagram looplab/fsm draws from the table, as a fenced block:
+// the one in docs/state-machine.md and in the README.
+func Diagram() (string, error) {
+	d, err := fsm.VisualizeWithType(newFSM(Bootstrapping), fsm.MermaidStateDiagram)
+	if err != nil {
+		return "", err
+	}
+	return "```mermaid\n" + d + "```\n", nil
+}
+
+// ReadmeDiagramMarker is the line of README.md after which the generated diagram stands.
+const ReadmeDiagramMarker = "<!-- state diagram: generated from machine/table.go by make generate; do not edit -->"
+
+// WithDiagram returns doc with the fenced block that follows ReadmeDiagramMarker replaced by
+// diagram.
+func WithDiagram(doc, diagram string) (string, error) {
+	i := strings.Index(doc, ReadmeDiagramMarker+"\n")
+	if i < 0 {
+		return "", fmt.Errorf("no line %q", ReadmeDiagramMarker)
+	}
+	start := i + len(ReadmeDiagramMarker) + 1
+	if !strings.HasPrefix(doc[start:], "```mermaid\n") {
+		return "", fmt.Errorf("no mermaid block right after %q", ReadmeDiagramMarker)
+	}
+	end := strings.Index(doc[start+len("```mermaid\n"):], "```\n")
+	if end < 0 {
+		return "", fmt.Errorf("the mermaid block after %q does not end", ReadmeDiagramMarker)
+	}
+	end += start + len("```mermaid\n") + len("```\n")
+	return doc[:start] + diagram + doc[end:], nil
 }

@@ -22,6 +22,25 @@ func TestStateMachineDocIsGenerated(t *testing.T) {
 	}
 }
 
+// The README's diagram is the generated one too.
+func TestReadmeDiagramIsGenerated(t *testing.T) {
+	diagram, err := Diagram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := WithDiagram(string(got), diagram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != string(got) {
+		t.Fatal("README.md's state diagram drifted from the transition table: run make generate")
+	}
+}
+
 func TestDocShowsEveryEdgeAndState(t *testing.T) {
 	doc, err := RenderMarkdown()
 	if err != nil {

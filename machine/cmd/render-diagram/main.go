@@ -1,8 +1,10 @@
 // Command render-diagram prints docs/state-machine.md, generated from the machine's transition
-// table: `go run ./machine/cmd/render-diagram > docs/state-machine.md` (make generate).
+// table: `go run ./machine/cmd/render-diagram > docs/state-machine.md` (make generate). With
+// -readme FILE it rewrites, in place, the diagram that follows the marker line in FILE.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -10,10 +12,34 @@ import (
 )
 
 func main() {
-	doc, err := machine.RenderMarkdown()
-	if err != nil {
+	readme := flag.String("readme", "", "rewrite the generated diagram in this file instead of printing the page")
+	flag.Parse()
+	if err := run(*readme); err != nil {
 		fmt.Fprintln(os.Stderr, "render-diagram:", err)
 		os.Exit(1)
 	}
-	fmt.Print(doc)
+}
+
+func run(readme string) error {
+	if readme == "" {
+		doc, err := machine.RenderMarkdown()
+		if err != nil {
+			return err
+		}
+		fmt.Print(doc)
+		return nil
+	}
+	diagram, err := machine.Diagram()
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	doc, err := machine.WithDiagram(string(old), diagram)
+	if err != nil {
+		return fmt.Errorf("%s: %w", readme, err)
+	}
+	return os.WriteFile(readme, []byte(doc), 0o644)
 }
