@@ -16,15 +16,16 @@ import (
 )
 
 // TestTheStatefulSetFollowsTheMachineNotTheSpec: the machine holds a scale-down back while
-// the primary sits on an ordinal it removes and no replica is caught up to take over; a
-// template change arriving meanwhile must update the template and keep the pod count (the
-// kube actuator used to rebuild the StatefulSet from the spec, and the first template change
-// shrank it). Once the replicas catch up, the hand-over and the shrink happen. A larger
-// storage size grows every claim (ExpandVolumes).
+// the primary sits on an ordinal it removes (it hands the primary over first, and the
+// partition keeps that from completing for a while); a template change arriving meanwhile must
+// update the template and keep the pod count (the kube actuator used to rebuild the
+// StatefulSet from the spec, so it either shrank over the primary or refused the template
+// change). Once healed, the hand-over and the shrink happen. A larger storage size grows
+// every claim (ExpandVolumes), whatever the state.
 func TestTheStatefulSetFollowsTheMachineNotTheSpec(t *testing.T) {
 	ns, ctx, _ := steadyReplication(t, "held", 4*time.Minute)
 	vc := switchoverTo(t, ns, "held", "held-2")
-	// The replicas stop following the primary: no caught-up replica can take over.
+	// The primary is cut off from its replicas (the links notice only after a timeout).
 	ip2 := mustAddr(t, vc, "held-2")
 	if err := cl.Partition(ip2, mustAddr(t, vc, "held-0")); err != nil {
 		t.Fatal(err)
@@ -61,6 +62,10 @@ func TestTheStatefulSetFollowsTheMachineNotTheSpec(t *testing.T) {
 	if *sts.Spec.Replicas != 3 {
 		t.Fatalf("the StatefulSet asks for %d pods while the machine holds the scale-down (primary held-2 on a removed ordinal)", *sts.Spec.Replicas)
 	}
+	// Status says what is there (3 pods), not what the spec asks for (2).
+	waitFor(t, ns, "held", 20*time.Second, "status.replicas = 3 pods that exist", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.ObservedGeneration == vc.Generation && vc.Spec.Replicas == 2 && vc.Status.Replicas == 3
+	})
 	// Every claim grows, whatever the state of the cluster.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var claims corev1.PersistentVolumeClaimList

@@ -64,8 +64,11 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		}
 	}
 	nodes := make([]v1alpha1.NodeStatus, 0, len(w.obs.Nodes))
-	ready := int32(0)
+	ready, exist := int32(0), int32(0)
 	for _, n := range w.obs.Nodes {
+		if n.Pod.Exists {
+			exist++
+		}
 		if !n.Pod.Exists && !n.Reachable {
 			continue
 		}
@@ -90,7 +93,9 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Pod < nodes[j].Pod })
 	want := *w.desired.StatefulSet.Spec.Replicas
 	vc.Status.Nodes = nodes
-	vc.Status.Replicas = want
+	// Pods that exist, not the spec's count: while the machine holds a scale-down back they
+	// differ, and status must say what is there.
+	vc.Status.Replicas = exist
 	vc.Status.ReadyReplicas = ready
 	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
 	vc.Status.ObservedGeneration = vc.Generation
