@@ -24,13 +24,13 @@ const (
 )
 
 // ConditionReady is the condition for users and tools: the cluster serves writes on a
-// recorded primary in every shard.
+// recorded primary in every shard. It is computed from each observation (see Observed), not
+// by transitions.
 const ConditionReady = "Ready"
 
 // ApplyTransition returns the conditions after t: one per state, True only for t.To, with
 // reason and message of t; LastTransitionTime moves only for conditions whose status flips.
-// Ready is True in Steady, Rolling and Resharding (every shard has a recorded primary open
-// for writes between steps) and False while bootstrapping, failing over or restoring.
+// Other conditions (the observed ones: Ready, Progressing, Degraded) are kept as they are.
 func ApplyTransition(conds []Condition, t Transition) []Condition {
 	out := make([]Condition, 0, len(States())+1)
 	set := func(typ string, status ConditionStatus) {
@@ -52,11 +52,11 @@ func ApplyTransition(conds []Condition, t Transition) []Condition {
 		}
 		set(string(s), status)
 	}
-	ready := ConditionFalse
-	if t.To == Steady || t.To == Rolling || t.To == Resharding {
-		ready = ConditionTrue
+	for _, c := range conds {
+		if !isState(c.Type) {
+			out = append(out, c)
+		}
 	}
-	set(ConditionReady, ready)
 	return out
 }
 
@@ -93,4 +93,13 @@ func CheckConditions(conds []Condition, state State) error {
 		return fmt.Errorf("%d state conditions are True, want exactly 1", trues)
 	}
 	return nil
+}
+
+func isState(typ string) bool {
+	for _, s := range States() {
+		if string(s) == typ {
+			return true
+		}
+	}
+	return false
 }

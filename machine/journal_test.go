@@ -123,8 +123,11 @@ func TestExactlyOneStateConditionIsTrue(t *testing.T) {
 	if !steady.LastTransitionTime.Equal(at(5)) || steady.Reason != "PrimaryHandedOver" {
 		t.Fatalf("a self-loop keeps lastTransitionTime and updates the reason: %+v", steady)
 	}
-	if ready, _ := findCondition(conds, ConditionReady); ready.Status != ConditionTrue {
-		t.Fatalf("Ready in Steady: %+v", ready)
+	observed := MergeObserved(conds, []Condition{{Type: ConditionReady, Status: ConditionTrue, Reason: "PrimaryServing"}}, at(9))
+	if kept := ApplyTransition(observed, Transition{From: Steady, To: Rolling, Event: EventRolloutNeeded, Time: at(10)}); len(kept) != len(observed) {
+		t.Fatalf("a transition dropped the observed conditions: %+v", kept)
+	} else if ready, _ := findCondition(kept, ConditionReady); ready.Status != ConditionTrue || !ready.LastTransitionTime.Equal(at(9)) {
+		t.Fatalf("a transition changed Ready, which only observations compute: %+v", ready)
 	}
 	broken := append([]Condition(nil), conds...)
 	for i := range broken {

@@ -3,8 +3,12 @@ package operatorsuite
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
@@ -29,6 +33,14 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.StartNode(context.Background(), pod.Spec.NodeName) })
+	// Status tells the truth while it happens: Ready is computed from what is observed, so it
+	// goes False, naming the old primary, before the machine has even left Steady.
+	notReady := waitFor(t, ns, "fo", 30*time.Second, "Ready=False naming the lost primary", func(vc *v1alpha1.ValkeyCluster) bool {
+		r := meta.FindStatusCondition(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return r != nil && r.Status == metav1.ConditionFalse && strings.Contains(r.Message, oldPrimary)
+	})
+	r := meta.FindStatusCondition(notReady.Status.Conditions, v1alpha1.ConditionReady)
+	t.Logf("while failing over (state %s): Ready=False %s: %s", notReady.Status.State, r.Reason, r.Message)
 	vc = waitFor(t, ns, "fo", 90*time.Second, "a new primary", func(vc *v1alpha1.ValkeyCluster) bool {
 		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary != "" && vc.Status.Primary != oldPrimary
 	})
@@ -60,4 +72,12 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 		return false
 	})
 	checkReplication(t, vc, 2)
+	for _, want := range []struct {
+		typ    string
+		status metav1.ConditionStatus
+	}{{v1alpha1.ConditionReady, metav1.ConditionTrue}, {"Degraded", metav1.ConditionFalse}, {"Progressing", metav1.ConditionFalse}} {
+		waitFor(t, ns, "fo", 30*time.Second, want.typ+"="+string(want.status)+" once converged", func(vc *v1alpha1.ValkeyCluster) bool {
+			return meta.IsStatusConditionPresentAndEqual(vc.Status.Conditions, want.typ, want.status)
+		})
+	}
 }

@@ -101,6 +101,8 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Waiting = d.Waiting
+	// Ready, Progressing and Degraded say what this observation shows, whatever the state.
+	vc.Status.Conditions = apiConditions(machine.MergeObserved(conditionsOf(vc.Status.Conditions), machine.Observed(p, w.obs, d), w.obs.Time), vc.Generation)
 	if p.State == machine.Bootstrapping && d.Waiting != "" && d.Waiting != before.Status.Waiting {
 		// A bootstrap that waits serves nothing: say why where users look (kubectl describe),
 		// once per reason. A cluster applied on kept volumes may wait here for a decision.
