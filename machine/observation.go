@@ -127,6 +127,9 @@ type Pod struct {
 	VolumeFromBefore bool
 	// VolumeBytes is the size the pod's data claim asks for (0: unknown, no claim).
 	VolumeBytes int64
+	// StartError is why the container does not start, when it is not running and its last
+	// run failed: the end of its output (Valkey's own error, e.g. a FATAL CONFIG FILE ERROR).
+	StartError string
 }
 
 // Valkey is what a reachable node reported (INFO replication, INFO server, ACL, CLUSTER).

@@ -147,8 +147,11 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 				passwordEnv,
 			},
-			Ports:     []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkey.Port}},
-			Resources: vc.Spec.Resources,
+			Ports: []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkey.Port}},
+			// A server that refuses its configuration says why on its output: that becomes the
+			// termination message, which the operator shows in status and Events.
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			Resources:                vc.Spec.Resources,
 			// Ready = the process answers and has loaded its data. Whether it may take writes
 			// is the operator's business (role label and ACL fences), not the probe's.
 			ReadinessProbe: &corev1.Probe{

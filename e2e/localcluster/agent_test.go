@@ -303,3 +303,38 @@ func TestWipedVolumesRestartEmpty(t *testing.T) {
 		t.Fatalf("after the wipe DBSIZE = %d, %v; want an empty server", n, err)
 	}
 }
+
+// A failed container's last output becomes its termination message with the policy
+// FallbackToLogsOnError, as kubelet does; without the policy there is none.
+func TestFailedContainersLogsBecomeItsTerminationMessage(t *testing.T) {
+	ns := cl.Namespace(t)
+	fails := sh("fails", `echo starting; echo "*** FATAL CONFIG FILE ERROR ***"; echo "'maxmemory lots'"; exit 1`)
+	fails.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	silent := sh("silent", `echo nothing to see; exit 1`)
+	createPod(t, ns, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "crash"},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{fails, silent}},
+	})
+	p := waitPod(t, ns, "crash", 30*time.Second, "both containers terminated", func(p *corev1.Pod) bool {
+		done := 0
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Terminated != nil {
+				done++
+			}
+		}
+		return done == 2
+	})
+	for _, cs := range p.Status.ContainerStatuses {
+		msg := cs.State.Terminated.Message
+		switch cs.Name {
+		case "fails":
+			if !strings.Contains(msg, "FATAL CONFIG FILE ERROR") || !strings.Contains(msg, "'maxmemory lots'") {
+				t.Fatalf("termination message %q lacks the container's last output", msg)
+			}
+		case "silent":
+			if msg != "" {
+				t.Fatalf("a container without FallbackToLogsOnError got message %q", msg)
+			}
+		}
+	}
+}

@@ -134,6 +134,11 @@ func (r *podRunner) startContainer(c *container) error {
 	if err != nil {
 		return err
 	}
+	// Where this run's output starts in the log: a failed run's message is taken from it.
+	var logStart int64
+	if st, err := logFile.Stat(); err == nil {
+		logStart = st.Size()
+	}
 	out := io.MultiWriter(logFile, prefixed(r.cluster.opts.Log, r.pod.Namespace+"/"+r.pod.Name+"/"+c.spec.Name))
 	cmd.Stdout, cmd.Stderr = out, out
 	// If this process dies without Stop (a panic), the kernel ends the container too.
@@ -154,13 +159,17 @@ func (r *podRunner) startContainer(c *container) error {
 		err := cmd.Wait()
 		_ = logFile.Close()
 		code, reason := exitCodeOf(err)
+		message := ""
+		if code != 0 && c.spec.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
+			message = logTail(r.logPath(c.spec.Name), logStart)
+		}
 		c.mu.Lock()
 		started := time.Time{}
 		if c.state.Running != nil {
 			started = c.state.Running.StartedAt.Time
 		}
 		c.state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: code, Reason: reason,
+			ExitCode: code, Reason: reason, Message: message,
 			StartedAt: metav1.NewTime(started), FinishedAt: metav1.Now(),
 			ContainerID: "localcluster://" + strconv.Itoa(cmd.Process.Pid),
 		}}
@@ -171,6 +180,32 @@ func (r *podRunner) startContainer(c *container) error {
 	}()
 	r.changed()
 	return nil
+}
+
+// Kubelet's bounds for a termination message taken from the logs
+// (FallbackToLogsOnError): the last 80 lines, at most 2 KiB.
+const (
+	terminationMessageLines = 80
+	terminationMessageBytes = 2048
+)
+
+// logTail is the termination message kubelet makes of a failed container's logs: the last
+// lines this run wrote (from offset start of the log file), within kubelet's bounds. The
+// node agent has no termination-log file; the policy's fallback is what it implements.
+func logTail(path string, start int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil || start > int64(len(data)) {
+		return ""
+	}
+	out := strings.TrimRight(string(data[start:]), "\n")
+	lines := strings.Split(out, "\n")
+	if len(lines) > terminationMessageLines {
+		out = strings.Join(lines[len(lines)-terminationMessageLines:], "\n")
+	}
+	if len(out) > terminationMessageBytes {
+		out = out[len(out)-terminationMessageBytes:]
+	}
+	return out
 }
 
 func exitCodeOf(err error) (int32, string) {

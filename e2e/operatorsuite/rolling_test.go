@@ -118,6 +118,33 @@ func TestLiveConfigChangeRestartsNothing(t *testing.T) {
 			t.Fatalf("a live directive started a roll:\n%s", summary(vc))
 		}
 	}
+	// A value Valkey refuses: status says so with Valkey's error, the old value stays, and it
+	// is not remembered as applied: the next change of the spec is tried again.
+	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"slowlog-max-len": "321", "maxmemory-samples": "0"}
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "live", 30*time.Second, "status.waiting says CONFIG SET was refused", func(vc *v1alpha1.ValkeyCluster) bool {
+		return strings.Contains(vc.Status.Waiting, "refused CONFIG SET") && strings.Contains(vc.Status.Waiting, "maxmemory-samples")
+	})
+	t.Logf("refused: %s", vc.Status.Waiting)
+	for _, n := range vc.Status.Nodes {
+		if got := configOf(t, vc, n.IP, "maxmemory-samples"); got != "7" {
+			t.Fatalf("%s has maxmemory-samples %q after a refused change, want the old 7", n.Pod, got)
+		}
+	}
+	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"slowlog-max-len": "321", "maxmemory-samples": "9"}
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "live", 30*time.Second, "the corrected value applied, the refusal gone", func(vc *v1alpha1.ValkeyCluster) bool {
+		return !strings.Contains(vc.Status.Waiting, "refused")
+	})
+	for _, n := range vc.Status.Nodes {
+		if got := configOf(t, vc, n.IP, "maxmemory-samples"); got != "9" {
+			t.Fatalf("%s has maxmemory-samples %q, want 9 after the spec was corrected", n.Pod, got)
+		}
+	}
 }
 
 // configOf reads one directive from a node as the operator's user.

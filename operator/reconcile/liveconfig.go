@@ -12,10 +12,30 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
-// liveApplied remembers, per cluster and pod, which process got which set of live directives
-// (runID + "/" + valkey.LiveHash), so that each process is set once per change. After an
-// operator restart every process is set once more, which changes nothing.
-type liveApplied struct{ nodeMemory[string] }
+// liveApplied remembers, per cluster and pod, which process was given which set of live
+// directives, so that each process is set once per change. After an operator restart every
+// process is set once more, which changes nothing.
+type liveApplied struct{ nodeMemory[liveAttempt] }
+
+// liveAttempt is one process given one set: key is runID + "/" + valkey.LiveHash; refused is
+// Valkey's error when it refused the set. A refused set is not applied: it is reported (status,
+// Event) and tried again when the spec changes the set or the process restarts, not before.
+type liveAttempt struct {
+	key     string
+	refused string
+}
+
+// refusals says, for status, which processes refused the current set of live directives.
+func (l *liveApplied) refusals(vc *v1alpha1.ValkeyCluster, w *world) string {
+	hash := valkey.LiveHash(w.desired.Live)
+	var out []string
+	for _, n := range w.obs.Nodes {
+		if a := l.get(vc.UID, n.Name); a.refused != "" && n.Reachable && a.key == n.Valkey.RunID+"/"+hash {
+			out = append(out, n.Name+" refused CONFIG SET: "+a.refused)
+		}
+	}
+	return strings.Join(out, "; ")
+}
 
 // applyLive sets the live directives (spec.config entries Valkey applies at once, see
 // valkey.IsLive) on every process that answers and has not got this set yet: a change to them
@@ -32,15 +52,17 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 			continue
 		}
 		key := n.Valkey.RunID + "/" + hash
-		if r.live.get(vc.UID, n.Name) == key {
+		if r.live.get(vc.UID, n.Name).key == key {
 			continue
 		}
+		attempt := liveAttempt{key: key}
 		if err := w.pool.ApplyLive(ctx, pod.Status.PodIP, n.Valkey.RunID, live); err != nil {
+			attempt.refused = err.Error()
 			failed = append(failed, n.Name+": "+err.Error())
 		} else {
 			set = append(set, n.Name)
 		}
-		r.live.set(vc.UID, n.Name, key)
+		r.live.set(vc.UID, n.Name, attempt)
 	}
 	if len(set) > 0 {
 		logFrom(ctx).Info("live configuration set", "pods", set, "directives", describeLive(live))

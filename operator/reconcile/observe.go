@@ -187,6 +187,7 @@ func podFacts(pod *corev1.Pod) machine.Pod {
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.Name == "valkey" {
 			p.Running = c.State.Running != nil
+			p.StartError = startError(c)
 		}
 	}
 	for _, c := range pod.Status.Conditions {
@@ -228,4 +229,39 @@ func surveyWithin(ctx context.Context, pool *valkey.Pool, ip string, d time.Dura
 	case <-sctx.Done():
 		return machine.Valkey{}, fmt.Errorf("%s: no answer within %s", ip, d)
 	}
+}
+
+// startError is why a container that does not run failed last time: the end of its output
+// (the termination message kubelet takes from the logs, FallbackToLogsOnError), from the
+// line that names the error on, on one line and bounded.
+func startError(c corev1.ContainerStatus) string {
+	if c.State.Running != nil {
+		return ""
+	}
+	t := c.State.Terminated
+	if t == nil {
+		t = c.LastTerminationState.Terminated
+	}
+	if t == nil || t.ExitCode == 0 || strings.TrimSpace(t.Message) == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(t.Message), "\n")
+	from := max(0, len(lines)-4)
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.ToLower(lines[i]); strings.Contains(l, "fatal") || strings.Contains(l, "error") {
+			from = i
+			break
+		}
+	}
+	var kept []string
+	for _, l := range lines[from:] {
+		if l = strings.TrimSpace(l); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	msg := strings.Join(kept, " ")
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	return msg
 }

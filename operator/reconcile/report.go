@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -101,6 +103,25 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Waiting = d.Waiting
+	why := notStarting(w.obs)
+	if refused := r.live.refusals(vc, w); refused != "" {
+		why = strings.TrimPrefix(why+"; "+refused, "; ")
+	}
+	if why != "" && !strings.Contains(d.Waiting, why) {
+		// Whatever the machine waits for, a pod that does not start is the first thing to fix.
+		vc.Status.Waiting = strings.TrimSuffix(why+"; "+d.Waiting, "; ")
+	}
+	// A pod that does not start says why (Valkey's own error, from its termination message),
+	// once per error: Degraded carries it while it lasts.
+	var wasDegraded string
+	if c := meta.FindStatusCondition(before.Status.Conditions, machine.ConditionDegraded); c != nil {
+		wasDegraded = c.Message
+	}
+	for _, n := range w.obs.Nodes {
+		if n.Pod.StartError != "" && !strings.Contains(wasDegraded, n.Pod.StartError) {
+			r.event(vc, corev1.EventTypeWarning, "PodNotStarting", "%s does not start: %s", n.Name, n.Pod.StartError)
+		}
+	}
 	// Ready, Progressing and Degraded say what this observation shows, whatever the state.
 	vc.Status.Conditions = apiConditions(machine.MergeObserved(conditionsOf(vc.Status.Conditions), machine.Observed(p, w.obs, d), w.obs.Time), vc.Generation)
 	if p.State == machine.Bootstrapping && d.Waiting != "" && d.Waiting != before.Status.Waiting {
@@ -169,4 +190,15 @@ func progressOf(w *world, p machine.Persisted) string {
 		return fmt.Sprintf("bootstrapping: %d of %d pods ready", ready, len(w.obs.Nodes))
 	}
 	return ""
+}
+
+// notStarting lists the pods that do not start, with Valkey's reason.
+func notStarting(obs machine.Observation) string {
+	var out []string
+	for _, n := range obs.Nodes {
+		if n.Pod.StartError != "" {
+			out = append(out, n.Name+" does not start: "+n.Pod.StartError)
+		}
+	}
+	return strings.Join(out, "; ")
 }
