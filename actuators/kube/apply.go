@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,12 +26,14 @@ type Result struct {
 func (r Result) Writes() int { return len(r.Created) + len(r.Updated) }
 
 // Apply creates the objects that are missing and repairs those that drifted from d (someone
-// edited or deleted them), writing nothing when everything is as it should be. Fields the
+// edited or deleted them), writing nothing when everything is as it should be. An object that
+// cannot be written does not stop the others: every failure is returned, joined. Fields the
 // API server or other controllers fill in (a Service's ClusterIP, defaults) are not drift:
-// only what d sets is compared. The StatefulSet is included only with withStatefulSet: its
-// changes (pod count, template) are the machine's decisions (EnsureObjects), while the
-// supporting objects are simply kept as they should be.
-func Apply(ctx context.Context, c client.Client, d Desired, withStatefulSet bool) (Result, error) {
+// only what d sets is compared. With statefulSet it applies the StatefulSet alone: its
+// changes (pod count, template) are the machine's decisions (EnsureObjects); without, the
+// supporting objects, which are simply kept as they should be on every turn. Neither blocks
+// the other.
+func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (Result, error) {
 	var res Result
 	steps := []step{
 		{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
@@ -50,10 +53,12 @@ func Apply(ctx context.Context, c client.Client, d Desired, withStatefulSet bool
 			s.Spec.VolumeClaimTemplates = vct
 		}},
 	}
-	if !withStatefulSet {
+	if statefulSet {
+		steps = steps[len(steps)-1:]
+	} else {
 		steps = steps[:len(steps)-1]
 	}
-	if d.PDB != nil {
+	if d.PDB != nil && !statefulSet {
 		steps = append(steps, struct {
 			kind    string
 			desired client.Object
@@ -64,19 +69,22 @@ func Apply(ctx context.Context, c client.Client, d Desired, withStatefulSet bool
 			return equality.Semantic.DeepDerivative(d.PDB.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
 		}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = d.PDB.Spec }})
 	}
+	var errs []error
 	for _, s := range steps {
 		key := types.NamespacedName{Namespace: s.desired.GetNamespace(), Name: s.desired.GetName()}
 		name := s.kind + "/" + key.Name
 		err := c.Get(ctx, key, s.current)
 		if apierrors.IsNotFound(err) {
 			if err := c.Create(ctx, s.desired); err != nil {
-				return res, fmt.Errorf("creating %s: %w", name, err)
+				errs = append(errs, fmt.Errorf("creating %s: %w", name, err))
+				continue
 			}
 			res.Created = append(res.Created, name)
 			continue
 		}
 		if err != nil {
-			return res, fmt.Errorf("reading %s: %w", name, err)
+			errs = append(errs, fmt.Errorf("reading %s: %w", name, err))
+			continue
 		}
 		if s.same(s.current) && labelsAndOwners(s.desired, s.current) {
 			continue
@@ -84,11 +92,12 @@ func Apply(ctx context.Context, c client.Client, d Desired, withStatefulSet bool
 		s.merge(s.current)
 		mergeMeta(s.desired, s.current)
 		if err := c.Update(ctx, s.current); err != nil {
-			return res, fmt.Errorf("repairing %s: %w", name, err)
+			errs = append(errs, fmt.Errorf("repairing %s: %w", name, err))
+			continue
 		}
 		res.Updated = append(res.Updated, name)
 	}
-	return res, nil
+	return res, errors.Join(errs...)
 }
 
 // step is one owned object: how to tell whether the current one is as desired, and how to

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -66,21 +65,7 @@ func TestAPodThatDoesNotStartSaysWhy(t *testing.T) {
 	if d := meta.FindStatusCondition(vc.Status.Conditions, "Degraded"); d == nil || d.Status != metav1.ConditionTrue || !strings.Contains(d.Message, valkeySays) {
 		t.Fatalf("Degraded does not carry Valkey's reason: %+v", d)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		var evs eventsv1.EventList
-		if err := k.List(ctx, &evs, client.InNamespace(ns)); err != nil {
-			return false, nil
-		}
-		for _, e := range evs.Items {
-			if e.Reason == "PodNotStarting" && strings.Contains(e.Note, valkeySays) && e.Type == corev1.EventTypeWarning {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatal("no Warning Event PodNotStarting with Valkey's reason")
-	}
+	waitEvent(t, ctx, ns, "PodNotStarting", valkeySays)
 	out, err := exec.Command(pluginBinary(t), "status", "badconf", "-n", ns, "--kubeconfig", cl.KubeconfigPath()).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), valkeySays) {
 		t.Fatalf("kubectl valkey status does not show why the pod does not start (%v):\n%s", err, out)

@@ -196,22 +196,25 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		log.V(1).Info("waiting", "for", d.Waiting)
 	}
 	// Services, ConfigMap and PDB are kept as they should be on every turn (no write when
-	// they are); the StatefulSet only changes when the machine says so.
-	if res, err := kube.Apply(ctx, r.Client, desired, false); err != nil {
-		return ctrl.Result{}, err
-	} else {
-		r.recordApply(ctx, vc, res)
+	// they are); the StatefulSet only changes when the machine says so. A support object that
+	// cannot be written (an admission refusal, a quota) is reported and does not stop the
+	// machine's actions: a failover must not wait for a Service repair.
+	res, supportErr := kube.Apply(ctx, r.Client, desired, false)
+	r.recordApply(ctx, vc, res)
+	if supportErr != nil {
+		r.event(vc, corev1.EventTypeWarning, "SupportObjectsFailed", "%v", supportErr)
 	}
 	actErr := r.act(ctx, vc, w, d.Actions)
 	r.applyLive(ctx, vc, w)
-	if err := r.syncRoles(ctx, vc, w, d.Next); err != nil {
-		return ctrl.Result{}, err
+	roleErr := r.syncRoles(ctx, vc, w, d.Next)
+	if roleErr != nil {
+		r.event(vc, corev1.EventTypeWarning, "RoleLabelFailed", "%v", roleErr)
 	}
 	if err := r.report(ctx, vc, w, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	if actErr != nil {
-		log.Info("action failed; deciding again on the next observation", "error", actErr.Error())
+	if failed := errors.Join(actErr, supportErr, roleErr); failed != nil {
+		log.Info("not everything was done; deciding again on the next observation", "error", failed.Error())
 		return ctrl.Result{RequeueAfter: r.Options.RetryInterval}, nil
 	}
 	// Valkey's own state changes (a primary dying) produce no Kubernetes event: the next
