@@ -9,7 +9,7 @@ GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 # Test timeout for the whole `go test` run; CI has 90 minutes including builds.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all test unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
+.PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
 	kube-binaries valkey tools plugin operator helm
 
 all: test
@@ -56,6 +56,15 @@ verify-generate: generate
 ## Everything CI runs.
 test: tools fmt vet lint verify-generate
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory race
+
+## The race detector on the operator's packages, and on the end-to-end tests that run the
+## operator in-process through failover, re-creation, live configuration, a crash during
+## bootstrap and refused writes (reconciles run in parallel, surveys fan out per node).
+RACE_E2E := TestPrimaryNodeLostFails|TestReCreationOnKept|TestLiveConfigChange|TestFailoverGoesOn|TestOperatorKilledDuringBootstrap|TestTheStatefulSet|TestAPodThatDoesNot
+race:
+	$(GO) test -race -count=1 ./operator/... ./actuators/... ./machine
+	$(GO) test -race -count=1 -timeout 20m ./e2e/operatorsuite -run '$(RACE_E2E)'
 
 ## Benchmarks: prints tables with figures and ratios against references measured in the same run.
 bench: tools

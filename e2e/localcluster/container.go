@@ -68,12 +68,19 @@ func (c *container) pid() int {
 	return c.proc.Pid
 }
 
+// cgroup is the container's cgroup directory (set when it starts, read by faults and probes).
+func (c *container) cgroup() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cg
+}
+
 // killAll SIGKILLs every process of the container, whatever it forked (a BGSAVE child too).
 func (c *container) killAll() error {
 	if c.pid() == 0 {
 		return fmt.Errorf("container %s is not running", c.spec.Name)
 	}
-	return os.WriteFile(filepath.Join(c.cg, "cgroup.kill"), []byte("1"), 0o644)
+	return os.WriteFile(filepath.Join(c.cgroup(), "cgroup.kill"), []byte("1"), 0o644)
 }
 
 // freeze stops (true) or thaws (false) every process of the container.
@@ -85,7 +92,7 @@ func (c *container) freeze(frozen bool) error {
 	if frozen {
 		v = "1"
 	}
-	return os.WriteFile(filepath.Join(c.cg, "cgroup.freeze"), []byte(v), 0o644)
+	return os.WriteFile(filepath.Join(c.cgroup(), "cgroup.freeze"), []byte(v), 0o644)
 }
 
 // start launches the container's process. It returns once the process runs; the exit is
@@ -98,7 +105,7 @@ func (r *podRunner) startContainer(c *container) error {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err
 	}
-	env, _, err := containerEnv(r.ctx, r.cs, r.pod, &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	env, _, err := containerEnv(r.ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
 	if err != nil {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err
@@ -108,11 +115,13 @@ func (r *podRunner) startContainer(c *container) error {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err
 	}
-	cg, err := r.cluster.cg.ensure(string(r.pod.UID), c.spec.Name)
+	cg, err := r.cluster.cg.ensure(string(r.currentPod().UID), c.spec.Name)
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
 	c.cg = cg
+	c.mu.Unlock()
 	cdir := filepath.Join(r.dir, "containers", c.spec.Name)
 	root, scratch := filepath.Join(cdir, "root"), filepath.Join(cdir, "scratch")
 	for _, d := range []string{root, scratch} {
@@ -125,7 +134,7 @@ func (r *podRunner) startContainer(c *container) error {
 		wd = "/"
 	}
 	args := []string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", launchScript, "launch",
-		cg, root, scratch, wd, r.pod.Name, strconv.Itoa(len(mounts) / 3)}
+		cg, root, scratch, wd, r.currentPod().Name, strconv.Itoa(len(mounts) / 3)}
 	args = append(args, mounts...)
 	args = append(args, argv...)
 	cmd := exec.Command("unshare", args...)
@@ -139,7 +148,7 @@ func (r *podRunner) startContainer(c *container) error {
 	if st, err := logFile.Stat(); err == nil {
 		logStart = st.Size()
 	}
-	out := io.MultiWriter(logFile, prefixed(r.cluster.opts.Log, r.pod.Namespace+"/"+r.pod.Name+"/"+c.spec.Name))
+	out := io.MultiWriter(logFile, prefixed(r.cluster.opts.Log, r.currentPod().Namespace+"/"+r.currentPod().Name+"/"+c.spec.Name))
 	cmd.Stdout, cmd.Stderr = out, out
 	// If this process dies without Stop (a panic), the kernel ends the container too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -244,7 +253,7 @@ func (r *podRunner) commandLine(c *container) ([]string, error) {
 		}
 		cmd = img.Entrypoint
 	}
-	_, env, err := containerEnv(r.ctx, r.cs, r.pod, &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	_, env, err := containerEnv(r.ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
 	if err != nil {
 		return nil, err
 	}
@@ -336,14 +345,14 @@ func (c *container) stop(grace time.Duration) {
 	if !running || ch == nil {
 		return
 	}
-	_ = os.WriteFile(filepath.Join(c.cg, "cgroup.freeze"), []byte("0"), 0o644) // a frozen process cannot handle SIGTERM
+	_ = os.WriteFile(filepath.Join(c.cgroup(), "cgroup.freeze"), []byte("0"), 0o644) // a frozen process cannot handle SIGTERM
 	_ = syscall.Kill(pid, syscall.SIGTERM)
 	select {
 	case <-ch:
 	case <-time.After(grace):
-		_ = os.WriteFile(filepath.Join(c.cg, "cgroup.kill"), []byte("1"), 0o644)
+		_ = os.WriteFile(filepath.Join(c.cgroup(), "cgroup.kill"), []byte("1"), 0o644)
 		<-ch
 	}
 	// Whatever the main process left behind goes too.
-	_ = os.WriteFile(filepath.Join(c.cg, "cgroup.kill"), []byte("1"), 0o644)
+	_ = os.WriteFile(filepath.Join(c.cgroup(), "cgroup.kill"), []byte("1"), 0o644)
 }

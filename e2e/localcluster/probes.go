@@ -244,11 +244,11 @@ func (r *podRunner) execIn(ctx context.Context, c *container, command []string) 
 	if pid == 0 {
 		return nil, fmt.Errorf("container %s is not running", c.spec.Name)
 	}
-	env, _, err := containerEnv(ctx, r.cs, r.pod, &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	env, _, err := containerEnv(ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec nsenter "$@"`, "exec", c.cg,
+	args := append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec nsenter "$@"`, "exec", c.cgroup(),
 		"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd", "--"}, command...)
 	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)

@@ -34,7 +34,7 @@ type podVolumes struct {
 
 func (r *podRunner) setUpVolumes(ctx context.Context) error {
 	r.vols = &podVolumes{dir: filepath.Join(r.dir, "volumes"), paths: map[string]string{}, tokens: map[string]time.Time{}}
-	for _, v := range r.pod.Spec.Volumes {
+	for _, v := range r.currentPod().Spec.Volumes {
 		p, err := r.volumePath(ctx, v)
 		if err != nil {
 			return fmt.Errorf("volume %s: %w", v.Name, err)
@@ -47,7 +47,7 @@ func (r *podRunner) setUpVolumes(ctx context.Context) error {
 func (r *podRunner) volumePath(ctx context.Context, v corev1.Volume) (string, error) {
 	switch {
 	case v.PersistentVolumeClaim != nil:
-		pvc, err := r.cs.CoreV1().PersistentVolumeClaims(r.pod.Namespace).Get(ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
+		pvc, err := r.cs.CoreV1().PersistentVolumeClaims(r.currentPod().Namespace).Get(ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -77,7 +77,7 @@ func (r *podRunner) volumePath(ctx context.Context, v corev1.Volume) (string, er
 // refreshVolumes (re)writes the API-backed volumes whose content changed. The first call
 // fails on a missing non-optional source, as kubelet keeps such a Pod from starting.
 func (r *podRunner) refreshVolumes(ctx context.Context, first bool) error {
-	for _, v := range r.pod.Spec.Volumes {
+	for _, v := range r.currentPod().Spec.Volumes {
 		files, err := r.volumeFiles(ctx, v)
 		if err != nil {
 			if first {
@@ -104,7 +104,7 @@ func defaultMode(m *int32, def int32) os.FileMode {
 
 // volumeFiles returns the files an API-backed volume should hold, or nil for other volumes.
 func (r *podRunner) volumeFiles(ctx context.Context, v corev1.Volume) (map[string]volumeFile, error) {
-	ns := r.pod.Namespace
+	ns := r.currentPod().Namespace
 	switch {
 	case v.ConfigMap != nil:
 		return configMapFiles(ctx, r.cs, ns, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, defaultMode(v.ConfigMap.DefaultMode, 0o644))
@@ -194,11 +194,11 @@ func (r *podRunner) downwardFiles(items []corev1.DownwardAPIVolumeFile, mode os.
 		var err error
 		switch {
 		case it.FieldRef != nil:
-			v, err = podField(r.pod, it.FieldRef.FieldPath, r.ip.String(), r.node.ip.String())
+			v, err = podField(r.currentPod(), it.FieldRef.FieldPath, r.ip.String(), r.node.ip.String())
 		case it.ResourceFieldRef != nil:
-			for i := range r.pod.Spec.Containers {
-				if r.pod.Spec.Containers[i].Name == it.ResourceFieldRef.ContainerName {
-					v = resourceField(&r.pod.Spec.Containers[i], it.ResourceFieldRef)
+			for i := range r.currentPod().Spec.Containers {
+				if r.currentPod().Spec.Containers[i].Name == it.ResourceFieldRef.ContainerName {
+					v = resourceField(&r.currentPod().Spec.Containers[i], it.ResourceFieldRef)
 				}
 			}
 		}
@@ -224,16 +224,16 @@ func (r *podRunner) tokenFile(ctx context.Context, volume string, src *corev1.Se
 	exp := ptr.Deref(src.ExpirationSeconds, 3600)
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		ExpirationSeconds: &exp,
-		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: r.pod.Name, UID: r.pod.UID},
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: r.currentPod().Name, UID: r.currentPod().UID},
 	}}
 	if src.Audience != "" {
 		req.Spec.Audiences = []string{src.Audience}
 	}
-	sa := r.pod.Spec.ServiceAccountName
+	sa := r.currentPod().Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
 	}
-	tr, err := r.cs.CoreV1().ServiceAccounts(r.pod.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+	tr, err := r.cs.CoreV1().ServiceAccounts(r.currentPod().Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("token request for service account %s: %w", sa, err)
 	}

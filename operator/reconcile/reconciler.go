@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -80,9 +81,17 @@ type Reconciler struct {
 	// Now is the clock (tests may stop it); time.Now by default.
 	Now func() time.Time
 
+	// optionsOnce fills in r.Options' defaults once: reconciles run in parallel (found by the
+	// race detector: every Reconcile wrote r.Options).
+	optionsOnce sync.Once
+
 	probes probeCounters
 	live   liveApplied
 	pools  pools
+}
+
+func (r *Reconciler) defaults() {
+	r.optionsOnce.Do(func() { r.Options = r.Options.withDefaults() })
 }
 
 func (r *Reconciler) now() time.Time {
@@ -112,7 +121,7 @@ func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format strin
 
 // Reconcile is one turn of the loop for one cluster.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.Options = r.Options.withDefaults()
+	r.defaults()
 	var vc v1alpha1.ValkeyCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &vc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -252,7 +261,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 // writes of our own must not wake us), the objects it owns, and its pods (readiness, IP and
 // existence changes).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.Options = r.Options.withDefaults()
+	r.defaults()
 	r.pools.opts = r.Options.Valkey
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ValkeyCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
