@@ -20,6 +20,8 @@ type decider struct {
 //   - At most one transition per observation: an observation not newer than p.Since (the one
 //     that caused the last transition) can cause none. Re-delivering an observation therefore
 //     never adds a transition, and an operation takes effect before the next one is decided.
+//   - Times are only compared on the same clock (Observation.Clock): an observation of
+//     another clock (a new operator incarnation) is taken as new.
 //   - An observation older than p.Since is stale (someone persisted a newer transition since
 //     it was taken): no transition and no actions, observe again.
 //   - Guards are tried in the table's priority order; the first that passes fires through a
@@ -32,13 +34,16 @@ func Decide(p Persisted, obs Observation) Decision {
 	if !p.State.Valid() {
 		return Decision{Next: p, Waiting: "unknown persisted state " + string(p.State)}
 	}
-	if p.Seq > 0 && obs.Time.Before(p.Since) {
+	sameClock := obs.Clock == p.Clock
+	if p.Seq > 0 && sameClock && obs.Time.Before(p.Since) {
 		return Decision{Next: p, Waiting: "observation older than the last transition; observe again"}
 	}
 	d := &decider{p: p, obs: obs, v: newView(obs)}
 	var taken *Transition
 	next := p
-	if p.Seq == 0 || obs.Time.After(p.Since) {
+	// Times of another clock say nothing about order: a new operator incarnation whose clock
+	// is behind the last transition's must still decide.
+	if p.Seq == 0 || !sameClock || obs.Time.After(p.Since) {
 		taken, next = d.transition()
 	}
 	actions, waiting := d.actions(next)
@@ -67,6 +72,7 @@ func (d *decider) transition() (*Transition, Persisted) {
 		next.State = to
 		next.Seq = d.p.Seq + 1
 		next.Since = d.obs.Time
+		next.Clock = d.obs.Clock
 		t := &Transition{Seq: next.Seq, From: d.p.State, To: to, Event: r.event, Message: out.message, Time: d.obs.Time}
 		return t, next
 	}

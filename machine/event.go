@@ -31,6 +31,7 @@ const (
 	EventReplicasChanged     Event = "replicas-changed"
 	EventScaleDownHandOver   Event = "scale-down-hand-over"
 	EventHistoryRenamed      Event = "history-renamed"
+	EventFenceClockRestarted Event = "fence-clock-restarted"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

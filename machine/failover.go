@@ -76,7 +76,7 @@ func (d *decider) oldPrimaryFenced(op Operation) (string, bool) {
 		return why, true
 	}
 	// FenceTimeout 0 means none is configured: only evidence counts then.
-	if d.v.spec.FenceTimeout > 0 && !op.ElectedAt.IsZero() && !d.obs.Time.Before(op.ElectedAt.Add(d.v.spec.FenceTimeout)) {
+	if d.v.spec.FenceTimeout > 0 && !op.ElectedAt.IsZero() && op.ElectedClock == d.obs.Clock && !d.obs.Time.Before(op.ElectedAt.Add(d.v.spec.FenceTimeout)) {
 		return fmt.Sprintf("fence timeout %s passed", d.v.spec.FenceTimeout), true
 	}
 	return "", false
@@ -220,6 +220,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	}
 	next.Op.Candidate = c.Name
 	next.Op.ElectedAt = d.obs.Time
+	next.Op.ElectedClock = d.obs.Clock
 	next.Op.Reseed = reseed
 	if _, gone := d.oldPrimaryGone(op); gone {
 		next.Op.KnownFenced = true
@@ -338,4 +339,23 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		_, why := elect(d.candidates(op))
 		b.wait(fmt.Sprintf("shard %d: no node can be promoted: %s", s, why))
 	}
+}
+
+// guardFenceClockRestarted: the election was timed on another operator incarnation's clock,
+// which this one cannot compare with its own (it may be ahead, and would end the fence wait
+// early, or behind). Unless the old primary is known to be unable to write, the wait starts
+// again on this clock: an isolated old primary stops accepting writes within FenceTimeout of
+// the election, so FenceTimeout from any later moment is safe; it costs at most one more wait.
+func guardFenceClockRestarted(d *decider) (outcome, bool) {
+	op := d.p.Op
+	if op.Planned || op.Candidate == "" || op.ElectedAt.IsZero() || op.ElectedClock == d.obs.Clock || op.KnownFenced || d.v.spec.FenceTimeout <= 0 {
+		return outcome{}, false
+	}
+	if _, gone := d.oldPrimaryGone(op); gone {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op.ElectedAt = d.obs.Time
+	next.Op.ElectedClock = d.obs.Clock
+	return outcome{next: next, message: fmt.Sprintf("shard %d: the fence wait for %s restarts on this operator's clock: the election was timed by another operator incarnation, whose clock cannot be compared", op.Shard, op.Writer)}, true
 }

@@ -10,7 +10,11 @@ type Observation struct {
 	// a clock). Observations of one cluster must carry strictly increasing times: the machine
 	// takes at most one transition per observation (see Decide) and ignores older ones.
 	Time time.Time
-	Spec Spec
+	// Clock names the clock Time was read from: the operator process (incarnation) that took
+	// the observation. Times of different clocks are never compared: a new leader's clock may
+	// be behind or ahead of the one before it.
+	Clock string
+	Spec  Spec
 	// Objects is what the owned Kubernetes objects currently ask for.
 	Objects Objects
 	// Nodes holds one entry per pod that exists or existed recently, in any order. A pod that

@@ -14,6 +14,9 @@ type Persisted struct {
 	// machine takes at most one transition per observation: an observation not newer than
 	// Since can cause none, so re-delivering one never adds a transition.
 	Since time.Time
+	// Clock is the Observation.Clock of Since: only an observation of the same clock can be
+	// older than the last transition.
+	Clock string
 	// Shards holds the recorded primary of each shard, indexed by shard number.
 	Shards []ShardRecord
 	// Op holds the step markers of the operation in progress; zero in Steady and Bootstrapping.
@@ -148,6 +151,10 @@ type Operation struct {
 	// following the old primary by then, so an isolated old primary may accept writes until
 	// FenceTimeout after it, not later.
 	ElectedAt time.Time
+	// ElectedClock is the clock ElectedAt was read from. An observation of another clock (a
+	// new operator incarnation) cannot measure the fence timeout from it: the wait restarts
+	// on the new clock (fence-clock-restarted).
+	ElectedClock string
 	// KnownFenced is true when the writer cannot accept writes any more (it restarted, its
 	// pod is gone, or it was observed demoted), so no fence timeout is needed.
 	KnownFenced bool

@@ -42,6 +42,8 @@ var table = []rule{
 		"a requested switchover no longer matches the spec, or the target of the planned hand-over (switchover or scale-down) is no longer a caught-up replica on an ordinal that stays, and the primary is still the recorded one (the hand-over did not happen)"},
 	{EventCandidatePromoted, []State{FailingOver}, FailingOver, guardCandidatePromoted,
 		"the elected node serves replicas under a new replication ID: record that history at once, so that nodes which follow it stay recognisable as the shard's even if the elected node is lost before the failover completes"},
+	{EventFenceClockRestarted, []State{FailingOver}, FailingOver, guardFenceClockRestarted,
+		"the election was timed by another operator incarnation (a new leader, a restarted operator) and the old primary is not known to be unable to write: restart the fence wait on this incarnation's clock, since clocks of different incarnations cannot be compared"},
 	{EventCandidateElected, []State{FailingOver}, FailingOver, guardCandidateElected,
 		"every visible node stopped following the lost primary and a quorum is visible: record the node whose data contains every other candidate's as the shard's primary, before promoting it (again, if a better one shows up before the promotion)"},
 	{EventReplicasChanged, []State{Steady}, "", guardReplicasChanged,

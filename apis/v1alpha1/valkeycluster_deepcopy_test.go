@@ -76,7 +76,7 @@ func fullCluster() *ValkeyCluster {
 			Machine: &MachineStatus{
 				Seq:          4,
 				PodsPerShard: 3,
-				Since:        &micro,
+				Since:        &micro, Clock: "operator-0/1",
 				Shards: []ShardRecord{{
 					Primary: "vk-1", RunID: "run-1", Epoch: 2,
 					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900, Older: []HistoryLink{{ID: "id-0", End: 10}}},
@@ -85,7 +85,7 @@ func fullCluster() *ValkeyCluster {
 					Shard: 1, Lost: "vk-0", LostRunID: "run-0", Planned: true, Candidate: "vk-1",
 					Writer: "vk-0", WriterRunID: "run-0", HandOver: "vk-2", TargetPods: 2,
 					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10, Older: []HistoryLink{{ID: "id-a", End: 5}}},
-					ElectedAt:   &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling,
+					ElectedAt:   &micro, ElectedClock: "operator-0/1", KnownFenced: true, Reseed: true, Preempted: StateRolling,
 					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1",
 				},
 				Restored: "restore-1",

@@ -12,6 +12,10 @@ type MachineStatus struct {
 	// at most one transition per observation, so a re-delivered one changes nothing.
 	// Microsecond precision: fence timeouts are measured from these times.
 	Since *metav1.MicroTime `json:"since,omitempty"`
+	// Clock names the operator incarnation whose clock Since was read from: times of
+	// different incarnations are never compared.
+	// +optional
+	Clock string `json:"clock,omitempty"`
 	// Shards records the primary the machine recognises for each shard (one in replication).
 	// +optional
 	Shards []ShardRecord `json:"shards,omitempty"`
@@ -89,6 +93,10 @@ type OperationRecord struct {
 	// ElectedAt is the time of the observation in which the candidate was elected; an
 	// isolated old primary may accept writes until the fence timeout after it, not later.
 	ElectedAt *metav1.MicroTime `json:"electedAt,omitempty"`
+	// ElectedClock names the operator incarnation whose clock ElectedAt was read from; another
+	// incarnation restarts the fence wait on its own clock.
+	// +optional
+	ElectedClock string `json:"electedClock,omitempty"`
 	// KnownFenced is true when the old primary can no longer accept writes, so no fence
 	// timeout is needed.
 	KnownFenced bool `json:"knownFenced,omitempty"`

@@ -33,7 +33,9 @@ const (
 	// FaultLinkLag slows a replica's link: it only receives every Ticks+1 ticks.
 	FaultLinkLag FaultKind = "link-lag"
 	// FaultOperatorCrash restarts the operator between two steps: its memory (probe counts,
-	// queued actions) is lost; an action in flight has taken effect only if InFlight.
+	// queued actions) is lost; an action in flight has taken effect only if InFlight. The new
+	// incarnation reads another clock, Skew ticks off the old one (a new leader on another
+	// node).
 	FaultOperatorCrash FaultKind = "operator-crash"
 	// FaultAPIConflict makes the next Count status writes fail with a conflict.
 	FaultAPIConflict FaultKind = "api-conflict"
@@ -84,6 +86,9 @@ type Fault struct {
 	Ticks    int
 	Count    int
 	InFlight bool
+	// Skew is, for an operator crash, how far the new incarnation's clock is from the old
+	// one's, in ticks (seconds; negative: behind).
+	Skew int
 }
 
 func (f Fault) String() string {
@@ -103,10 +108,14 @@ func (f Fault) String() string {
 	case FaultPause, FaultLinkLag:
 		return fmt.Sprintf("%s %s %d ticks", f.Kind, f.Node, f.Ticks)
 	case FaultOperatorCrash:
+		s := "operator-crash"
 		if f.InFlight {
-			return "operator-crash (action in flight took effect)"
+			s += " (action in flight took effect)"
 		}
-		return "operator-crash"
+		if f.Skew != 0 {
+			s += fmt.Sprintf(" (clock %+ds)", f.Skew)
+		}
+		return s
 	case FaultAPIConflict, FaultActuatorFailure:
 		return fmt.Sprintf("%s x%d", f.Kind, f.Count)
 	case FaultSlowActuator:

@@ -95,6 +95,9 @@ func GenFault(src Source, t Topology) Fault {
 		f.Client = src.Intn(2, "client-side") == 1
 	case FaultOperatorCrash:
 		f.InFlight = src.Intn(2, "in-flight") == 1
+		if src.Intn(2, "clock-skewed") == 1 {
+			f.Skew = src.Intn(121, "clock-skew") - 60
+		}
 	case FaultAPIConflict, FaultActuatorFailure:
 		f.Count = 1 + src.Intn(3, "count")
 	case FaultSlowActuator:

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -33,6 +35,10 @@ type Operator struct {
 
 	conflicts, failures, slowTicks int
 
+	// clock names this incarnation's clock; skew is how far it reads from the world's ticks.
+	clock string
+	skew  int64
+
 	// settled: the last reconcile found nothing to do (no transition, no action).
 	settled bool
 	// lastDecision is kept for the trace.
@@ -40,7 +46,9 @@ type Operator struct {
 }
 
 func newOperator(w *World, sab Sabotage) *Operator {
+	w.incarnations++
 	return &Operator{
+		clock:    fmt.Sprintf("op%d", w.incarnations),
 		w:        w,
 		sabotage: sab,
 		probes:   map[string]int{},
@@ -103,6 +111,10 @@ func (o *Operator) reconcile() {
 	w := o.w
 	w.stats.Reconciles++
 	obs := w.observe(o.probes)
+	obs.Time, obs.Clock = timeOf(w.tick+o.skew), o.clock
+	if o.sabotage == SabotageOneClock {
+		obs.Clock = "op"
+	}
 	obs = o.sabotage.observation(o.status.Persisted.State, obs)
 	d := machine.Decide(o.status.Persisted, obs)
 	o.lastDecision = d
@@ -166,10 +178,13 @@ func edgeName(from machine.State, e machine.Event, to machine.State) string {
 }
 
 // crash restarts the operator: memory lost; an action in flight took effect only if inFlight.
-func (o *Operator) crash(inFlight bool) {
+func (o *Operator) crash(inFlight bool, skew int64) {
 	if o.inflight != nil && inFlight {
 		o.act(o.inflight)
 	}
+	o.w.incarnations++
+	o.clock = fmt.Sprintf("op%d", o.w.incarnations)
+	o.skew += skew
 	o.inflight = nil
 	o.queue = nil
 	o.probes = map[string]int{}

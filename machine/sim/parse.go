@@ -76,10 +76,18 @@ func parseFault(s string) (Fault, error) {
 	switch {
 	case s == string(FaultHeal):
 		return Fault{Kind: FaultHeal}, nil
-	case s == string(FaultOperatorCrash):
-		return Fault{Kind: FaultOperatorCrash}, nil
-	case s == string(FaultOperatorCrash)+" (action in flight took effect)":
-		return Fault{Kind: FaultOperatorCrash, InFlight: true}, nil
+	case strings.HasPrefix(s, string(FaultOperatorCrash)):
+		f := Fault{Kind: FaultOperatorCrash}
+		rest := strings.TrimPrefix(s, string(FaultOperatorCrash))
+		if r, ok := strings.CutPrefix(rest, " (action in flight took effect)"); ok {
+			f.InFlight, rest = true, r
+		}
+		if rest != "" {
+			if _, err := fmt.Sscanf(rest, " (clock %ds)", &f.Skew); err != nil {
+				return Fault{}, fmt.Errorf("unknown operator crash %q", s)
+			}
+		}
+		return f, nil
 	case strings.HasPrefix(s, "partition {"):
 		f := Fault{Kind: FaultPartition}
 		end := strings.Index(s, "}")

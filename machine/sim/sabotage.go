@@ -32,10 +32,14 @@ const (
 	// before the bootstrap election): the machine sees neither keys nor old volumes while
 	// Bootstrapping, so it wires the shard to the lowest ordinal that answers.
 	SabotageBootstrapLowest Sabotage = "bootstrap-lowest"
+	// SabotageOneClock: every operator incarnation claims the same clock (as the machine
+	// assumed before clocks were named), so a new incarnation whose clock is ahead measures
+	// the fence timeout from an election timed on another clock, and ends it early.
+	SabotageOneClock Sabotage = "one-clock"
 )
 
 // Sabotages lists every sabotage (not None).
-var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest}
+var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest, SabotageOneClock}
 
 // observation tampers with what the machine sees.
 func (s Sabotage) observation(state machine.State, obs machine.Observation) machine.Observation {

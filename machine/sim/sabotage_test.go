@@ -118,3 +118,51 @@ func TestRapidFindsAndShrinksABrokenRule(t *testing.T) {
 		t.Fatalf("want a short shrunk history, got %d steps:\n%s", steps, out)
 	}
 }
+
+// A new leader whose clock is ahead of the old one's, right after an election: with clocks
+// named, it restarts the fence wait; claiming one clock for every incarnation (the sabotage),
+// it ends the wait at once and opens the promoted node while the isolated old primary still
+// accepts writes.
+func TestAClockAheadCannotEndTheFenceEarly(t *testing.T) {
+	var lines []string
+	rep := func(n int, line string) {
+		for i := 0; i < n; i++ {
+			lines = append(lines, line)
+		}
+	}
+	rep(15, "operator")
+	lines = append(lines, "write+WAIT key 1 (from ordinal 0)", "fault: partition {primary-of-s0,client} | rest")
+	rep(10, "operator")
+	lines = append(lines, "fault: operator-crash (clock +60s)")
+	rep(12, "operator")
+	steps := make([]Step, len(lines))
+	for i, l := range lines {
+		st, err := ParseStep(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps[i] = st
+	}
+	honest := Run(Topologies["replication"], steps, Options{Trace: true})
+	if len(honest.Violations) > 0 {
+		t.Fatalf("honest run: %v\n%s", honest.Violations, strings.Join(honest.Trace, "\n"))
+	}
+	restarted := false
+	for _, l := range honest.Trace {
+		restarted = restarted || strings.Contains(l, "fence-clock-restarted")
+	}
+	if !restarted {
+		t.Fatalf("the schedule does not crash the operator between election and completion:\n%s", strings.Join(honest.Trace, "\n"))
+	}
+	broken := Run(Topologies["replication"], steps, Options{Sabotage: SabotageOneClock, Trace: true})
+	found := false
+	for _, v := range broken.Violations {
+		found = found || v.Kind == ViolationTwoPrimaries || v.Kind == ViolationLostWrite
+	}
+	if found {
+		t.Logf("caught: %s", broken.Violations[0])
+	}
+	if !found {
+		t.Fatalf("one clock for every incarnation went unnoticed: %v\n%s", broken.Violations, strings.Join(broken.Trace, "\n"))
+	}
+}

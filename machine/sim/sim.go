@@ -124,7 +124,7 @@ func (s *Sim) fault(f Fault) {
 			n.lagTicks = f.Ticks
 		}
 	case FaultOperatorCrash:
-		s.op.crash(f.InFlight)
+		s.op.crash(f.InFlight, int64(f.Skew))
 	case FaultAPIConflict:
 		s.op.conflicts += f.Count
 	case FaultActuatorFailure:

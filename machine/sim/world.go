@@ -43,6 +43,9 @@ type World struct {
 	// recorded is the operator's record of each shard's primary, as the status says.
 	recorded []machine.ShardRecord
 
+	// incarnations counts the operator processes so far (each reads a clock of its own).
+	incarnations int
+
 	violations []Violation
 	trace      *trace
 	stats      Stats

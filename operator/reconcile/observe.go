@@ -85,6 +85,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	// The clock is read here, once, and truncated to what status keeps (microseconds), so
 	// that the machine's stored times compare exactly with later observations.
 	w.obs.Time = r.now().UTC().Truncate(time.Microsecond)
+	w.obs.Clock = r.clock
 	spec := &vc.Spec
 	minSync := v1alpha1.MinReplicasToWrite(spec)
 	// An isolated primary stops taking writes once its replicas lag more than maxLag (as

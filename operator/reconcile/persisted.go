@@ -18,6 +18,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	}
 	p.Seq = uint64(m.Seq)
 	p.Since = microTime(m.Since)
+	p.Clock = m.Clock
 	p.Restored = m.Restored
 	p.PodsPerShard = int(m.PodsPerShard)
 	for _, s := range m.Shards {
@@ -26,7 +27,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	if o := m.Operation; o != nil {
 		p.Op = machine.Operation{
 			Shard: int(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
-			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: microTime(o.ElectedAt),
+			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: microTime(o.ElectedAt), ElectedClock: o.ElectedClock,
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: machine.State(o.Preempted),
 			Target: o.Target, TargetShards: int(o.TargetShards), TargetPods: int(o.TargetPods), Snapshot: o.Snapshot,
 		}
@@ -36,7 +37,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 
 // machineStatusOf is the inverse of persistedOf.
 func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
-	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard)}
+	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard)}
 	for _, s := range p.Shards {
 		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch)})
 	}
@@ -44,7 +45,7 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 		o := p.Op
 		m.Operation = &v1alpha1.OperationRecord{
 			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
-			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: toMicro(o.ElectedAt),
+			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, ElectedAt: toMicro(o.ElectedAt), ElectedClock: o.ElectedClock,
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1alpha1.State(o.Preempted),
 			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot,
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +85,10 @@ type Reconciler struct {
 	// optionsOnce fills in r.Options' defaults once: reconciles run in parallel (found by the
 	// race detector: every Reconcile wrote r.Options).
 	optionsOnce sync.Once
+	// clock names this process's clock in observations (host and start time): a new leader or
+	// a restarted operator is another clock, whose times the machine never compares with the
+	// ones persisted before it.
+	clock string
 
 	probes probeCounters
 	live   liveApplied
@@ -91,7 +96,11 @@ type Reconciler struct {
 }
 
 func (r *Reconciler) defaults() {
-	r.optionsOnce.Do(func() { r.Options = r.Options.withDefaults() })
+	r.optionsOnce.Do(func() {
+		r.Options = r.Options.withDefaults()
+		host, _ := os.Hostname()
+		r.clock = fmt.Sprintf("%s/%d", host, time.Now().UnixNano())
+	})
 }
 
 func (r *Reconciler) now() time.Time {
