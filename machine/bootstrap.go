@@ -339,7 +339,7 @@ func (d *decider) bootstrapShard(p Persisted, s int, b *actionList) {
 			b.wait(why)
 		} else if rec, ok := elected(p, s); ok {
 			b.wait(fmt.Sprintf("shard %d: elected %s does not answer as the elected process", s, rec.Primary))
-		} else if why := d.startErrors(s); why != "" {
+		} else if why := d.notStarting(s); why != "" {
 			b.wait(fmt.Sprintf("shard %d: no node answers: %s", s, why))
 		} else {
 			b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
@@ -373,13 +373,11 @@ func (d *decider) wireShard(s int, first *Node, b *actionList) {
 	}
 }
 
-// startErrors says which nodes of shard s do not start, and why.
-func (d *decider) startErrors(s int) string {
-	var out []string
+// notStarting says which nodes of shard s do not start, and why.
+func (d *decider) notStarting(s int) string {
+	var nodes []Node
 	for _, n := range d.v.shard(s) {
-		if n.Pod.StartError != "" {
-			out = append(out, n.Name+" does not start: "+n.Pod.StartError)
-		}
+		nodes = append(nodes, *n)
 	}
-	return strings.Join(out, "; ")
+	return NotStarting(nodes)
 }

@@ -1,6 +1,9 @@
 package machine
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Observation is everything Decide knows about the world at one moment: the desired spec and
 // what each pod and Valkey node answered. It is a plain value; the operator builds it from
@@ -116,6 +119,26 @@ type Node struct {
 	Valkey       Valkey
 }
 
+// NotStarting is why the node's container does not start ("" when it answers, or when its
+// pod has no failure to tell): a node that answers is not held back by an older failure.
+func (n Node) NotStarting() string {
+	if n.Reachable {
+		return ""
+	}
+	return n.Pod.StartError
+}
+
+// NotStarting lists the nodes that do not start, with Valkey's reason ("" when none).
+func NotStarting(nodes []Node) string {
+	var out []string
+	for _, n := range nodes {
+		if why := n.NotStarting(); why != "" {
+			out = append(out, n.Name+" does not start: "+why)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // Pod is what Kubernetes says about a node's pod.
 type Pod struct {
 	// Exists is false when the pod object is missing (deleted, not yet created).
@@ -131,8 +154,10 @@ type Pod struct {
 	VolumeFromBefore bool
 	// VolumeBytes is the size the pod's data claim asks for (0: unknown, no claim).
 	VolumeBytes int64
-	// StartError is why the container does not start, when it is not running and its last
-	// run failed: the end of its output (Valkey's own error, e.g. a FATAL CONFIG FILE ERROR).
+	// StartError is why the container does not start, when its last run failed and it is not
+	// ready since (a crash-looping container runs for a moment between back-offs, so
+	// "running" alone does not clear it): the end of its output (Valkey's own error, e.g. a
+	// FATAL CONFIG FILE ERROR).
 	StartError string
 }
 

@@ -116,8 +116,8 @@ func (d *decider) degraded(p Persisted) Condition {
 		switch {
 		case !n.Pod.Exists:
 			bad = append(bad, n.Name+" missing")
-		case n.Pod.StartError != "":
-			bad = append(bad, n.Name+" does not start: "+n.Pod.StartError)
+		case n.NotStarting() != "":
+			bad = append(bad, n.Name+" does not start: "+n.NotStarting())
 		case !n.Pod.Running:
 			bad = append(bad, n.Name+" not running")
 		case !n.Reachable:

@@ -234,9 +234,11 @@ func surveyWithin(ctx context.Context, pool *valkey.Pool, ip string, d time.Dura
 
 // startError is why a container that does not run failed last time: the end of its output
 // (the termination message kubelet takes from the logs, FallbackToLogsOnError), from the
-// line that names the error on, on one line and bounded.
+// line that names the error on, on one line and bounded. A container that runs again but is
+// not ready keeps its last failure: in a crash loop it runs for a few milliseconds between
+// back-offs, and the reason must not blink out of status each time it does.
 func startError(c corev1.ContainerStatus) string {
-	if c.State.Running != nil {
+	if c.State.Running != nil && c.Ready {
 		return ""
 	}
 	t := c.State.Terminated

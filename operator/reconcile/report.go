@@ -103,7 +103,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Waiting = d.Waiting
-	why := notStarting(w.obs)
+	why := machine.NotStarting(w.obs.Nodes)
 	if refused := r.live.refusals(vc, w); refused != "" {
 		why = strings.TrimPrefix(why+"; "+refused, "; ")
 	}
@@ -118,8 +118,8 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		wasDegraded = c.Message
 	}
 	for _, n := range w.obs.Nodes {
-		if n.Pod.StartError != "" && !strings.Contains(wasDegraded, n.Pod.StartError) {
-			r.event(vc, corev1.EventTypeWarning, "PodNotStarting", "%s does not start: %s", n.Name, n.Pod.StartError)
+		if why := n.NotStarting(); why != "" && !strings.Contains(wasDegraded, why) {
+			r.event(vc, corev1.EventTypeWarning, "PodNotStarting", "%s does not start: %s", n.Name, why)
 		}
 	}
 	// Ready, Progressing and Degraded say what this observation shows, whatever the state.
@@ -190,15 +190,4 @@ func progressOf(w *world, p machine.Persisted) string {
 		return fmt.Sprintf("bootstrapping: %d of %d pods ready", ready, len(w.obs.Nodes))
 	}
 	return ""
-}
-
-// notStarting lists the pods that do not start, with Valkey's reason.
-func notStarting(obs machine.Observation) string {
-	var out []string
-	for _, n := range obs.Nodes {
-		if n.Pod.StartError != "" {
-			out = append(out, n.Name+" does not start: "+n.Pod.StartError)
-		}
-	}
-	return strings.Join(out, "; ")
 }
