@@ -190,10 +190,12 @@ primary-handed-over records).
 - Among the candidates, only the node whose data contains every other candidate's, judged as Valkey
   judges a partial resync (same replication id and offset not beyond, or a previous id below
   second_repl_offset, following the chain of continued histories). An empty node (offset 0, no
-  keys) is contained in anything. The last writer restarted from its own append-only file
-  (complete) contains every node of the recorded history, however far it got: every write went
-  through the writer, and a process crash loses nothing the kernel was given; its new history is
-  recorded as continuing all of the old one. Any other comparison with an unmeasured node can
+  keys) is contained in anything. With appendfsync always, the last writer restarted from its own
+  append-only file (complete) contains every node of the recorded history, however far it got:
+  every write went through the writer, and was fsynced before it was acknowledged; its new history
+  is recorded as continuing all of the old one. With everysec (the default) the write to the file
+  may be postponed past the reply for up to two seconds, so a killed writer's file may lack writes a
+  replica acknowledged: it is one more unmeasured node. Any other comparison with an unmeasured node can
   only go by key count, and an election that rested on it says so in its message (an overwrite
   adds no key, so key counts can misjudge). Never one behind another eligible
   node, never across a fork: when no candidate contains all others, nobody is promoted. Among nodes

@@ -19,9 +19,12 @@ import (
 // place: Valkey (8.x) restores the replication ID and offset only from RDB files, so the node
 // reports a fresh ID at offset 0, like an empty node. Its data is a prefix of the shard's
 // line up to a point nobody can tell (unmeasured); only its key count says it is not empty.
-// Against it the machine knows two things: an empty node holds nothing it lacks, and the
-// last writer restarted from its own append-only file holds everything (complete): every
-// write of the line went through it, and its file has them all after a process crash.
+// Against it the machine knows two things: an empty node holds nothing it lacks, and, when
+// every write is fsynced before it is acknowledged (appendfsync always), the last writer
+// restarted from its own append-only file holds everything (complete): every write of the
+// line went through it, and its file has them all after a process crash. With everysec it
+// does not: the file may lack the last two seconds a replica holds (the real chaos suite lost
+// a WAIT-acknowledged write to that rule), and the writer is one more unmeasured node.
 
 // lineage is the set of replication IDs that carry a shard's data: the recorded history,
 // the history it continued (up to where it left it), and every history that continues one of
@@ -229,15 +232,17 @@ func (l lineage) unmeasured(v Valkey) bool {
 	return v.ReplID2 == "" && v.Offset == 0 && v.Keys > 0 && !l.knows(v.ReplID)
 }
 
-// completeWriter reports whether n is op's writer restarted from its own append-only file:
-// its data then contains every write of the shard's line (every one went through it, and a
-// process crash loses nothing the kernel was given). Not so when a hand-over was recorded
+// completeWriter reports whether n is op's writer restarted from its own append-only file
+// with every write fsynced before it was acknowledged: its data then contains every write of
+// the shard's line (every one went through it, and a process crash loses nothing the kernel
+// was given). Not so with appendfsync everysec (the write to the file may be postponed past
+// the reply), nor when a hand-over was recorded
 // (its target may have taken writes after it), nor without persistence, nor in a re-election
 // (Writer is not Lost): the recorded history is then the elected node's, which need not be
 // the writer's (found by the simulator: an elected node restarted from its file, holding an
 // isolated old primary's writes, was taken for a part of the writer's history).
 func (d *decider) completeWriter(op Operation, n *Node) bool {
-	return d.v.spec.Persistence && op.HandOver == "" && op.Writer == op.Lost && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
+	return d.v.spec.Persistence && d.v.spec.FsyncAlways && op.HandOver == "" && op.Writer == op.Lost && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
 }
 
 // candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose

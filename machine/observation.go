@@ -56,6 +56,13 @@ type Spec struct {
 	Revision string
 	// Persistence says whether nodes write their data to a volume that survives restarts.
 	Persistence bool
+	// FsyncAlways says that nodes hand every write to the kernel and fsync it before they
+	// acknowledge it (appendfsync always). Only then does a node restarted from its
+	// append-only file after a process crash hold every write it acknowledged. With
+	// everysec (Valkey's default) the write to the file is postponed while a background
+	// fsync runs, up to two seconds, and replies go out meanwhile: a SIGKILL loses writes
+	// the node acknowledged and a replica (even a WAIT) may hold.
+	FsyncAlways bool
 	// MinSyncReplicas is the write guarantee: nodes run with min-replicas-to-write set to it
 	// and clients that need durability use WAIT MinSyncReplicas. Failover relies on it twice:
 	// an isolated primary stops accepting writes once fewer replicas follow it, and a write

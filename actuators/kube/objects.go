@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,18 @@ type Desired struct {
 
 // Persistence tells whether the profile keeps data on disk (vc defaulted).
 func Persistence(vc *v1alpha1.ValkeyCluster) bool { return vc.Spec.Profile != v1alpha1.ProfileCache }
+
+// FsyncAlways reports whether the nodes fsync every write before they acknowledge it
+// (appendfsync always in spec.config): only then does a primary killed and restarted from its
+// append-only file hold every write it acknowledged (see docs/failover.md).
+func FsyncAlways(vc *v1alpha1.ValkeyCluster) bool {
+	for k, v := range vc.Spec.Config {
+		if strings.EqualFold(k, "appendfsync") {
+			return Persistence(vc) && strings.EqualFold(strings.TrimSpace(string(v)), "always")
+		}
+	}
+	return false
+}
 
 // Build computes the desired objects. vc's spec must be defaulted (v1alpha1.SetDefaults):
 // the reconciler defaults it once per turn and passes it down, so no default has a second

@@ -34,3 +34,26 @@ func TestOnlyRestartDirectivesChangeTheRevision(t *testing.T) {
 		t.Fatal("the ConfigMap still carries live directives, for processes that start later")
 	}
 }
+
+// Only appendfsync always makes a restarted writer's file complete; everysec (the default),
+// no and a Cache cluster (no append-only file) do not.
+func TestFsyncAlwaysOnlyWhenEveryWriteIsFsynced(t *testing.T) {
+	cases := []struct {
+		profile v1alpha1.Profile
+		config  map[string]v1alpha1.ConfigValue
+		want    bool
+	}{
+		{v1alpha1.ProfileDurable, nil, false},
+		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"appendfsync": "everysec"}, false},
+		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"appendfsync": "no"}, false},
+		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"appendfsync": "always"}, true},
+		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"APPENDFSYNC": " Always"}, true},
+		{v1alpha1.ProfileCache, map[string]v1alpha1.ConfigValue{"appendfsync": "always"}, false},
+	}
+	for _, c := range cases {
+		vc := &v1alpha1.ValkeyCluster{Spec: v1alpha1.ValkeyClusterSpec{Profile: c.profile, Config: c.config}}
+		if got := FsyncAlways(vc); got != c.want {
+			t.Errorf("%s %v: FsyncAlways = %v, want %v", c.profile, c.config, got, c.want)
+		}
+	}
+}

@@ -36,13 +36,22 @@ const (
 	// assumed before clocks were named), so a new incarnation whose clock is ahead measures
 	// the fence timeout from an election timed on another clock, and ends it early.
 	SabotageOneClock Sabotage = "one-clock"
+	// SabotageTrustUnflushed: the machine is told that nodes fsync every write (as it
+	// assumed before the real chaos suite lost a write to it) while they run appendfsync
+	// everysec, so it takes the primary restarted from its append-only file for complete
+	// when its file lacks writes a replica acknowledged.
+	SabotageTrustUnflushed Sabotage = "trust-unflushed"
 )
 
 // Sabotages lists every sabotage (not None).
-var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest, SabotageOneClock}
+var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest, SabotageOneClock, SabotageTrustUnflushed}
 
 // observation tampers with what the machine sees.
 func (s Sabotage) observation(state machine.State, obs machine.Observation) machine.Observation {
+	if s == SabotageTrustUnflushed {
+		obs.Spec.FsyncAlways = true
+		return obs
+	}
 	if s == SabotageBootstrapLowest && state == machine.Bootstrapping {
 		nodes := append([]machine.Node(nil), obs.Nodes...)
 		for i := range nodes {

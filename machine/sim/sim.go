@@ -65,6 +65,7 @@ func (s *Sim) advance() {
 	w := s.w
 	w.tick++
 	w.stats.Ticks++
+	w.flushTick()
 	w.kube()
 	w.pump()
 	w.checkWorld()

@@ -16,6 +16,9 @@ type Topology struct {
 	Shards      int
 	Replicas    int
 	Persistence bool
+	// FsyncAlways: nodes fsync every write before they acknowledge it (appendfsync always).
+	// Without it a killed process loses the writes of its last two ticks (see node.disk).
+	FsyncAlways bool
 	// MinSyncReplicas is both min-replicas-to-write on every node and the WAIT count of the
 	// client's durable writes.
 	MinSyncReplicas int
@@ -32,7 +35,10 @@ var Topologies = map[string]Topology{
 	// One primary, two replicas, no persistence: the Kubernetes hazard at full strength.
 	"replication": {Name: "replication", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, MinSyncReplicas: 1, MinReplicas: 0, MaxReplicas: 3},
 	// The same with persistence: restarted nodes keep their data and may be re-admitted.
+	// appendfsync everysec, Valkey's default and the Durable profile's.
 	"replication-persistent": {Name: "replication-persistent", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, Persistence: true, MinSyncReplicas: 1, MinReplicas: 1, MaxReplicas: 3},
+	// The same with appendfsync always: a killed process keeps every write it acknowledged.
+	"replication-fsync-always": {Name: "replication-fsync-always", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, Persistence: true, FsyncAlways: true, MinSyncReplicas: 1, MinReplicas: 1, MaxReplicas: 3},
 	// A single node with persistence: no failover possible, restarts must be ridden out. It
 	// is not scaled: with MinSyncReplicas 0 nothing stops an isolated primary from accepting
 	// writes, so FenceTimeout does not bound it (see docs/simulation.md).
@@ -89,6 +95,7 @@ func (t Topology) initialSpec() machine.Spec {
 		Replicas:         t.Replicas,
 		Revision:         "r1",
 		Persistence:      t.Persistence,
+		FsyncAlways:      t.FsyncAlways,
 		MinSyncReplicas:  t.MinSyncReplicas,
 		FailureThreshold: failureThreshold,
 		FenceTimeout:     fenceTimeout,

@@ -125,6 +125,12 @@ type node struct {
 	log  []int32
 	has  bitset
 	base int64
+	// disk is the data a killed process finds in its append-only file: its log as it was at
+	// the start of the previous tick (pending, at the start of this one). Valkey with
+	// appendfsync everysec postpones the write to the file while a background fsync runs (up
+	// to two seconds) and replies meanwhile, so a SIGKILL loses up to two seconds of
+	// acknowledged writes. A graceful stop (pod deletion) flushes the file first.
+	disk, pending []int32
 	// gen changes whenever the data is replaced or the replication ID changes: replicas
 	// connected to this node must then handshake again.
 	gen int
@@ -361,18 +367,54 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 		n.tainted = true
 	}
 	n.log, n.has, n.base = nil, nil, 0
+	n.disk, n.pending = nil, nil
 	n.replID = w.newReplID()
 	n.snapshot = ""
 	n.joined = false
 }
 
-// restart kills and restarts n's process in place (same pod, same IP).
+// restart kills and restarts n's process in place (same pod, same IP). With persistence but
+// without appendfsync always, the process comes back with what its file had (node.disk).
 func (w *World) restart(n *node, keepData bool) {
 	if !n.exists {
 		return
 	}
 	n.running = true
+	if keepData && w.topo.Persistence && !w.topo.FsyncAlways {
+		w.loseUnflushed(n)
+	}
 	w.startProcess(n, keepData, !keepData)
+}
+
+// flushTick moves every node's append-only file one tick on (see node.disk). The slices are
+// views with their capacity cut at their length: a log only grows by append or is replaced,
+// so a view never changes under it.
+func (w *World) flushTick() {
+	for _, n := range w.nodes {
+		n.disk, n.pending = n.pending, n.log[:len(n.log):len(n.log)]
+	}
+}
+
+// loseUnflushed puts back into n's data what its append-only file holds after a SIGKILL.
+func (w *World) loseUnflushed(n *node) {
+	var kept bitset
+	for _, id := range n.disk {
+		kept.set(id)
+	}
+	lost := 0
+	for _, id := range n.log {
+		if !kept.get(id) {
+			lost++
+		}
+	}
+	if lost == 0 && len(n.disk) == len(n.log) {
+		return
+	}
+	w.dropped(n, func(id int32) bool { return !kept.get(id) }, "lost its unflushed append-only writes in a kill")
+	w.note("%s killed: its append-only file lacks %d write(s) it held (appendfsync everysec)", n.name, lost)
+	n.log, n.has = append([]int32(nil), n.disk...), kept
+	n.pending = n.log[:len(n.log):len(n.log)]
+	n.disk = n.pending
 }
 
 // deletePod deletes n's pod; kube recreates it on a new IP. keepData says whether its volume
@@ -390,6 +432,7 @@ func (w *World) deletePod(n *node, keepData bool) {
 	if !keepData && len(n.log) > 0 {
 		w.wiped(n, "pod deleted without its data")
 		n.log, n.has, n.base = nil, nil, 0
+		n.disk, n.pending = nil, nil
 		n.tainted = true
 	}
 }
@@ -427,9 +470,14 @@ func (w *World) recreate(lose int) {
 // from it while it is unreachable is what a failover is for), and losing it is not counted
 // against the operator.
 func (w *World) wiped(n *node, why string) {
+	w.dropped(n, n.has.get, why)
+}
+
+// dropped records that n loses the writes lost says it loses (see wiped).
+func (w *World) dropped(n *node, lost func(int32) bool, why string) {
 	for i := range w.writes {
 		wr := &w.writes[i]
-		if !wr.waitAcked || wr.exempt || !n.has.get(wr.id) {
+		if !wr.waitAcked || wr.exempt || !n.has.get(wr.id) || !lost(wr.id) {
 			continue
 		}
 		// Copies count in the shard that serves the key now: a migration moved the key (MIGRATE

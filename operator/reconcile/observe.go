@@ -103,6 +103,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		Replicas:         want - 1,
 		Revision:         desired.Revision,
 		Persistence:      kube.Persistence(vc),
+		FsyncAlways:      kube.FsyncAlways(vc),
 		MinSyncReplicas:  int(minSync),
 		FailureThreshold: int(spec.Failover.FailureThreshold),
 		FenceTimeout:     fence,
