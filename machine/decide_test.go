@@ -313,6 +313,41 @@ func TestSwitchoverBecomesStale(t *testing.T) {
 	}
 }
 
+// A switchover the machine does not take now says why, instead of a request that silently
+// does nothing; once the reason is gone it is taken.
+func TestASwitchoverThatCannotBeTakenSaysWhy(t *testing.T) {
+	spec := testSpec(2)
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-2"}
+	lagging := replica(2, 5)
+	lagging.Valkey.LinkUp = false
+	cases := []struct {
+		name  string
+		nodes []Node
+		want  string
+	}{
+		{"link down", []Node{primary(5), replica(1, 5), lagging}, "s0-2 is not a linked replica of s0-0"},
+		{"not answering", []Node{primary(5), replica(1, 5), unreachable(replica(2, 5), 1)}, "s0-2 is not answering"},
+		{"syncing", []Node{primary(5), replica(1, 5), node(2, RoleReplica, "h0", 3)}, "s0-2"},
+	}
+	for _, c := range cases {
+		d := Decide(steadyState(), obsAt(5, spec, c.nodes...))
+		if d.Transition != nil && d.Transition.Event == EventSwitchoverRequested {
+			t.Fatalf("%s: the switchover must wait, got %s", c.name, d)
+		}
+		if !strings.Contains(d.Waiting, "switchover to s0-2 waits") || !strings.Contains(d.Waiting, c.want) {
+			t.Errorf("%s: waiting = %q, want the switchover's reason (%q)", c.name, d.Waiting, c.want)
+		}
+	}
+	d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested {
+		t.Fatalf("the reason gone, the switchover is taken: got %s", d)
+	}
+	spec.Switchover = nil
+	if d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), lagging)); strings.Contains(d.Waiting, "switchover") {
+		t.Fatalf("no switchover requested, none waits: %q", d.Waiting)
+	}
+}
+
 func TestSteadyDemotesAReturningOldPrimary(t *testing.T) {
 	p := steadyState()
 	p.Shards[0] = ShardRecord{Primary: "s0-1", RunID: "run-1", History: History{ID: "h2", PrevID: "h1", PrevEnd: 6}, Epoch: 2}

@@ -120,6 +120,38 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover from %s to %s requested", sw.Shard, rec.Primary, sw.To)}, true
 }
 
+// switchoverWaits says why a requested switchover is not taken now ("" when none is
+// requested or it can be): the request stays and is taken once the reason is gone, and the
+// user sees the reason in status and an Event instead of a request that silently does nothing.
+func (d *decider) switchoverWaits(p Persisted) string {
+	sw := d.v.spec.Switchover
+	if sw == nil || sw.Shard < 0 || sw.Shard >= len(p.Shards) || sw.To == p.Shards[sw.Shard].Primary {
+		return ""
+	}
+	rec := p.Shards[sw.Shard]
+	prim, t := d.v.node(rec.Primary), d.v.node(sw.To)
+	why := ""
+	switch ok, notConverged := d.converged(p); {
+	case t == nil || t.Shard != sw.Shard:
+		why = fmt.Sprintf("%s is not a pod of shard %d", sw.To, sw.Shard)
+	case d.removed(p, t):
+		why = fmt.Sprintf("%s is on an ordinal the scale-down removes", sw.To)
+	case !usable(t):
+		why = fmt.Sprintf("%s is not answering", sw.To)
+	case alive(prim, rec.RunID) && (!follows(t, prim) || !t.Valkey.LinkUp):
+		why = fmt.Sprintf("%s is not a linked replica of %s", sw.To, rec.Primary)
+	case alive(prim, rec.RunID) && t.Valkey.ReplID != prim.Valkey.ReplID:
+		why = fmt.Sprintf("%s has not synced %s's history yet", sw.To, rec.Primary)
+	case !ok:
+		why = notConverged
+	case d.scaling(p):
+		why = "the scaling in progress finishes first"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("switchover to %s waits: %s", sw.To, why)
+}
+
 // switchoverTarget reports whether node `to` may take over shard s by a hand-over now: it is
 // a replica of the recorded primary, linked, in the same history, on an ordinal that stays
 // (never one a scale-down removes).
@@ -236,6 +268,9 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 				b.add(RemoveNode{Shard: n.Shard, Node: n.Name})
 			}
 		}
+	}
+	if why := d.switchoverWaits(p); why != "" {
+		b.wait(why)
 	}
 	if len(b.actions) == 0 {
 		if target := d.targetPods(p); d.scaling(p) {

@@ -63,6 +63,15 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		extra[k] = string(v)
 	}
 	maxMemory, _ := v1alpha1.MaxMemory(&vc.Spec)
+	// maxmemory derived from the memory limit belongs to the pod, not to the cluster: it is
+	// a server argument of the pod template, so each pod gets the value of its own limit when
+	// it rolls (a live CONFIG SET on every node at once would put maxmemory above the limit
+	// of the pods not rolled yet, when the limit grows). Set in spec.config, it is the user's
+	// value for every node, applied live.
+	var podMaxMemory string
+	if _, configured := v1alpha1.LookupConfig(vc.Spec.Config, "maxmemory"); !configured {
+		podMaxMemory, maxMemory = maxMemory, ""
+	}
 	spec := &vc.Spec
 	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
@@ -85,6 +94,9 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	replicasSvc := &corev1.Service{ObjectMeta: meta(names.Replicas), Spec: corev1.ServiceSpec{Selector: withRole(RoleReplica), Ports: port}}
 
 	tmpl := podTemplate(vc, names)
+	if podMaxMemory != "" {
+		tmpl.Spec.Containers[0].Args = append(tmpl.Spec.Containers[0].Args, "--maxmemory", podMaxMemory)
+	}
 	if at := vc.Annotations[v1alpha1.AnnotationRestartRequested]; at != "" {
 		// Part of what the revision hashes: a new request is a new revision, rolled safely.
 		tmpl.Spec.Containers[0].Env = append(tmpl.Spec.Containers[0].Env, corev1.EnvVar{Name: "VALKEY_RESTART_REQUESTED", Value: at})

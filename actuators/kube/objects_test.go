@@ -1,8 +1,11 @@
 package kube
 
 import (
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -55,5 +58,32 @@ func TestFsyncAlwaysOnlyWhenEveryWriteIsFsynced(t *testing.T) {
 		if got := FsyncAlways(vc); got != c.want {
 			t.Errorf("%s %v: FsyncAlways = %v, want %v", c.profile, c.config, got, c.want)
 		}
+	}
+}
+
+// maxmemory derived from the memory limit is each pod's own (a server argument of the
+// template, which rolls), never a live directive set on every node at once; set in
+// spec.config it is the user's value for every node, applied live.
+func TestMaxMemoryFromTheLimitChangesWithThePod(t *testing.T) {
+	build := func(limit string, config map[string]v1alpha1.ConfigValue) Desired {
+		vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{Config: config}}
+		vc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)}
+		v1alpha1.SetDefaults(&vc.Spec)
+		return Build(vc, metav1.OwnerReference{Name: "c"})
+	}
+	small, large := build("100Mi", nil), build("200Mi", nil)
+	args := strings.Join(small.StatefulSet.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--maxmemory 62914560") {
+		t.Fatalf("want 60%% of 100Mi as the pod's argument, got args %q", args)
+	}
+	if _, ok := small.Live["maxmemory"]; ok || strings.Contains(small.Config.Data["valkey.conf"], "maxmemory ") {
+		t.Fatalf("maxmemory from the limit must not be live nor in the shared config: live %v", small.Live)
+	}
+	if small.Revision == large.Revision {
+		t.Fatal("a new memory limit is a new revision: each pod gets its maxmemory when it rolls")
+	}
+	set := build("100Mi", map[string]v1alpha1.ConfigValue{"maxmemory": "50mb"})
+	if set.Live["maxmemory"] != "50mb" || strings.Contains(strings.Join(set.StatefulSet.Spec.Template.Spec.Containers[0].Args, " "), "--maxmemory") {
+		t.Fatalf("maxmemory from spec.config is live and not an argument: live %v", set.Live)
 	}
 }

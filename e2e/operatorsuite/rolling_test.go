@@ -2,14 +2,20 @@ package operatorsuite
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vk "github.com/valkey-io/valkey-go"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -175,4 +181,85 @@ func nodeInfo(t *testing.T, vc *v1alpha1.ValkeyCluster, ip, section string) map[
 		}
 	}
 	return out
+}
+
+// TestAMemoryLimitChangeTakesEffectPodByPodWithTheRoll: maxmemory derived from the memory
+// limit follows each pod's own limit. Raising the limit rolls the pods; at every moment of the
+// roll, every answering node's maxmemory is at most 60% of the limit of the pod it runs in (a
+// live CONFIG SET on every node at once, as the operator did before, put the new value on
+// pods still running under the old limit), and at the end every node has the new value.
+func TestAMemoryLimitChangeTakesEffectPodByPodWithTheRoll(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 5*time.Minute)
+	vc := newCluster(ns, "mem", v1alpha1.TopologyReplication, 3)
+	vc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi")}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "mem", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	for _, n := range vc.Status.Nodes {
+		if got := configOf(t, vc, n.IP, "maxmemory"); got != "62914560" {
+			t.Fatalf("%s: maxmemory %s, want 60%% of 100Mi (62914560)", n.Pod, got)
+		}
+	}
+	before := podRevisions(t, ns)
+	vc.Spec.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("200Mi")
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	pw := secretKey(t, vc, kube.KeyOperatorPassword)
+	samples := 0
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := k.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if p.Status.PodIP == "" || p.DeletionTimestamp != nil {
+				continue
+			}
+			limit := p.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]
+			got, ok := maxmemoryOf(ctx, p.Status.PodIP, pw)
+			var again corev1.Pod
+			if !ok || k.Get(ctx, client.ObjectKeyFromObject(&p), &again) != nil || again.UID != p.UID {
+				continue // restarting, or replaced between the two looks
+			}
+			samples++
+			if want, _ := v1alpha1.MaxMemoryBytes(limit); got > want {
+				return false, fmt.Errorf("%s runs under a %s limit with maxmemory %d (more than %d)", p.Name, limit.String(), got, want)
+			}
+		}
+		cur := get(t, ns, "mem")
+		return everyPodRestarted(t, ns, before, 3)(cur), nil
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, summary(get(t, ns, "mem")))
+	}
+	vc = get(t, ns, "mem")
+	for _, n := range vc.Status.Nodes {
+		if got := configOf(t, vc, n.IP, "maxmemory"); got != "125829120" {
+			t.Fatalf("%s: maxmemory %s after the roll, want 60%% of 200Mi (125829120)", n.Pod, got)
+		}
+	}
+	t.Logf("rolled; %d samples of maxmemory against each pod's own limit during the roll", samples)
+}
+
+// maxmemoryOf reads maxmemory from the node at ip as the operator's user (password pw), false
+// when it does not answer (a pod restarting in the roll).
+func maxmemoryOf(ctx context.Context, ip, pw string) (int64, bool) {
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{ip + ":6379"}, Username: "operator", Password: pw,
+		DisableCache: true, Dialer: net.Dialer{Timeout: time.Second}, ForceSingleClient: true, DisableRetry: true})
+	if err != nil {
+		return 0, false
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	m, err := c.Do(ctx, c.B().ConfigGet().Parameter("maxmemory").Build()).AsStrMap()
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(m["maxmemory"], 10, 64)
+	return v, err == nil
 }

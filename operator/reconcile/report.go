@@ -129,6 +129,11 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		// once per reason. A cluster applied on kept volumes may wait here for a decision.
 		r.event(vc, corev1.EventTypeNormal, "BootstrapWaiting", "%s", d.Waiting)
 	}
+	if strings.HasPrefix(d.Waiting, "switchover to ") && d.Waiting != before.Status.Waiting {
+		// A switchover the machine will not take now: the request stays (it is taken once the
+		// reason is gone, or withdrawn by removing the annotation), and the user sees why.
+		r.event(vc, corev1.EventTypeWarning, "SwitchoverWaiting", "%s", d.Waiting)
+	}
 	vc.Status.Primary = ""
 	if len(p.Shards) > 0 {
 		vc.Status.Primary = p.Shards[0].Primary
