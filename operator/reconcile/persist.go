@@ -23,17 +23,31 @@ func journalKey(vc *v1alpha1.ValkeyCluster) string {
 	return vc.Namespace + "/" + vc.Name + "/" + string(vc.UID)
 }
 
+// statusWriteError is a status write the API server refused for another reason than a
+// conflict (an admission policy, a validation rule, the API server unavailable): reported
+// and retried at the retry interval, never in a tight loop.
+type statusWriteError struct {
+	kind string
+	err  error
+}
+
+func (e statusWriteError) Error() string { return fmt.Sprintf("writing status (%s): %v", e.kind, e.err) }
+func (e statusWriteError) Unwrap() error { return e.err }
+
 // patchStatus writes vc's status with optimistic locking: the write fails if anyone (another
 // leader, a previous reconcile) changed the object since it was read.
 func (r *Reconciler) patchStatus(ctx context.Context, vc, before *v1alpha1.ValkeyCluster, kind string) error {
 	err := r.Client.Status().Patch(ctx, vc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsConflict(err) {
+	switch {
+	case apierrors.IsConflict(err):
 		return errConflict
-	}
-	if err == nil {
+	case err == nil:
 		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, kind).Inc()
+		return nil
+	case apierrors.IsNotFound(err):
+		return err
 	}
-	return err
+	return statusWriteError{kind: kind, err: err}
 }
 
 // initialize persists Bootstrapping for a new cluster before anything is created for it.

@@ -147,22 +147,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if vc.Status.State == "" {
 		if err := r.initialize(ctx, &vc); err != nil {
-			return r.retry(ctx, err)
+			return r.retry(ctx, &vc, err)
 		}
 	}
 	res, err := r.turn(ctx, &vc)
 	if err != nil {
-		return r.retry(ctx, err)
+		return r.retry(ctx, &vc, err)
 	}
 	return res, nil
 }
 
-// retry turns a conflict into an immediate, quiet requeue (observe again) and lets other
-// errors back off.
-func (r *Reconciler) retry(ctx context.Context, err error) (ctrl.Result, error) {
+// retry turns a conflict into an immediate, quiet requeue (observe again). A status write
+// refused for another reason is reported (a Warning Event, an error in the log) and retried
+// at the retry interval: a tight loop would not make the API server accept it, and nothing
+// the machine decides is carried out before its transition is written. Other errors back off.
+func (r *Reconciler) retry(ctx context.Context, vc *v1alpha1.ValkeyCluster, err error) (ctrl.Result, error) {
 	if errors.Is(err, errConflict) || apierrors.IsConflict(err) {
 		logFrom(ctx).V(1).Info("status changed meanwhile; observing again")
 		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
+	}
+	var refused statusWriteError
+	if errors.As(err, &refused) {
+		logFrom(ctx).Error(err, "status write refused; retrying at the retry interval", "after", r.Options.RetryInterval)
+		r.event(vc, corev1.EventTypeWarning, "StatusWriteFailed", "%v (nothing the machine decides is done until its transition is written; retrying every %s)", err, r.Options.RetryInterval)
+		return ctrl.Result{RequeueAfter: r.Options.RetryInterval}, nil
 	}
 	return ctrl.Result{}, err
 }
