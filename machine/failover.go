@@ -237,6 +237,9 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	if reseed {
 		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new history", op.Shard, op.Lost, c.Name)
 	}
+	if g := d.givenUp(op); len(g) > 0 {
+		msg += fmt.Sprintf("; WITHOUT %s, unseen, by the user's decision (annotation valkey.fsm.dev/failover-without): writes only they hold are given up", names(g))
+	}
 	return outcome{next: next, message: msg}, true
 }
 

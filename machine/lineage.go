@@ -384,7 +384,35 @@ func (d *decider) quorum(op Operation) (bool, string) {
 	if len(unknown) <= allowed {
 		return true, ""
 	}
-	return false, fmt.Sprintf("%d node(s) of shard %d unseen (%s), at most %d allowed", len(unknown), op.Shard, names(unknown), allowed)
+	var kept []*Node
+	for _, n := range unknown {
+		if !slices.Contains(d.v.spec.FailoverWithout, n.Name) {
+			kept = append(kept, n)
+		}
+	}
+	if len(kept) <= allowed {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%d node(s) of shard %d unseen (%s), at most %d allowed: they may hold writes acknowledged with WAIT %d that no node seen holds. "+
+		"Bring them back (their node, their pods), or, to fail over without them and give up the writes only they hold, name them in the annotation valkey.fsm.dev/failover-without",
+		len(unknown), op.Shard, names(unknown), allowed, max(1, d.v.spec.MinSyncReplicas))
+}
+
+// givenUp lists the unseen nodes a failover goes on without because the user named them
+// (Spec.FailoverWithout) and the quorum needed it: writes only they hold are lost.
+func (d *decider) givenUp(op Operation) []*Node {
+	allowed := max(0, d.v.spec.MinSyncReplicas-1)
+	unknown := d.unknown(op.Shard, op.Writer)
+	if len(unknown) <= allowed {
+		return nil
+	}
+	var out []*Node
+	for _, n := range unknown {
+		if slices.Contains(d.v.spec.FailoverWithout, n.Name) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // knows reports whether the lineage can place id: one of its histories, one the record

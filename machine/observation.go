@@ -86,6 +86,11 @@ type Spec struct {
 	// answers): the user's explicit decision that the other nodes' data is discarded. Read
 	// only in Bootstrapping; "" lets the machine elect.
 	BootstrapFrom string
+	// FailoverWithout names pods the user gives up for a failover: while they are unseen they
+	// do not count against the quorum (a node lost with the primary may hold WAIT-acknowledged
+	// writes no other node has; without them the failover waits for them). The user's explicit
+	// decision that writes only they hold are lost; the election records it.
+	FailoverWithout []string
 }
 
 // Switchover names the node that should become the primary of a shard.

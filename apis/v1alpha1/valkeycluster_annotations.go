@@ -20,6 +20,13 @@ const (
 	// Every other node's data is discarded (they full-sync from it); the history records the
 	// choice and what was discarded. It is read only while the cluster bootstraps.
 	AnnotationBootstrapFrom = "valkey.fsm.dev/bootstrap-from"
+	// AnnotationFailoverWithout names pods (comma-separated) a failover may go on without:
+	// when the primary is lost together with replicas (a node that held both), the replicas
+	// left may lack writes acknowledged with WAIT that only the lost ones have, and the
+	// failover waits for them. Naming them is the user's decision that those writes are given
+	// up; the history records it. The operator removes the annotation when the failover
+	// completes, or when every pod it names answers again.
+	AnnotationFailoverWithout = "valkey.fsm.dev/failover-without"
 	// SwitchoverAuto lets the operator choose the target of a switchover.
 	SwitchoverAuto = "auto"
 )

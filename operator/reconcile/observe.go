@@ -108,6 +108,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		FailureThreshold: int(spec.Failover.FailureThreshold),
 		FenceTimeout:     fence,
 		BootstrapFrom:    vc.Annotations[v1alpha1.AnnotationBootstrapFrom],
+		FailoverWithout:  podList(vc.Annotations[v1alpha1.AnnotationFailoverWithout]),
 	}
 	if spec.Storage.Size != nil {
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
@@ -268,4 +269,15 @@ func startError(c corev1.ContainerStatus) string {
 		msg = msg[:300] + "..."
 	}
 	return msg
+}
+
+// podList splits a comma-separated list of pod names, dropping blanks.
+func podList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -31,7 +31,9 @@ type statusWriteError struct {
 	err  error
 }
 
-func (e statusWriteError) Error() string { return fmt.Sprintf("writing status (%s): %v", e.kind, e.err) }
+func (e statusWriteError) Error() string {
+	return fmt.Sprintf("writing status (%s): %v", e.kind, e.err)
+}
 func (e statusWriteError) Unwrap() error { return e.err }
 
 // patchStatus writes vc's status with optimistic locking: the write fails if anyone (another

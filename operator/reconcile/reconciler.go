@@ -218,6 +218,9 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 			}
 		}
 	}
+	if err := r.clearFailoverWithout(ctx, vc, w.obs, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	if d.Waiting != "" {
 		log.V(1).Info("waiting", "for", d.Waiting)
 	}

@@ -129,6 +129,13 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		// once per reason. A cluster applied on kept volumes may wait here for a decision.
 		r.event(vc, corev1.EventTypeNormal, "BootstrapWaiting", "%s", d.Waiting)
 	}
+	if _, why, ok := strings.Cut(d.Waiting, "no failover: "); ok {
+		// The primary is lost and the machine will not fail over yet: say why, and what the
+		// user can do, where users look; once per reason (the first part counts probes).
+		if _, was, _ := strings.Cut(before.Status.Waiting, "no failover: "); was != why {
+			r.event(vc, corev1.EventTypeWarning, "FailoverWaiting", "%s", d.Waiting)
+		}
+	}
 	if strings.HasPrefix(d.Waiting, "switchover to ") && d.Waiting != before.Status.Waiting {
 		// A switchover the machine will not take now: the request stays (it is taken once the
 		// reason is gone, or withdrawn by removing the annotation), and the user sees why.

@@ -64,15 +64,21 @@ func (r *Reconciler) switchoverRequest(ctx context.Context, vc *v1alpha1.ValkeyC
 
 // setSwitchover writes (or, with "", removes) the switchover annotation.
 func (r *Reconciler) setSwitchover(ctx context.Context, vc *v1alpha1.ValkeyCluster, to string) error {
+	return r.setAnnotation(ctx, vc, v1alpha1.AnnotationSwitchoverTo, to, "switchover-annotation")
+}
+
+// setAnnotation writes (or, with "", removes) one of the annotations users give the operator
+// requests in, once the operator has answered the request.
+func (r *Reconciler) setAnnotation(ctx context.Context, vc *v1alpha1.ValkeyCluster, key, value, kind string) error {
 	patch := client.MergeFrom(vc.DeepCopy())
-	if to == "" {
-		delete(vc.Annotations, v1alpha1.AnnotationSwitchoverTo)
+	if value == "" {
+		delete(vc.Annotations, key)
 	} else {
-		vc.Annotations[v1alpha1.AnnotationSwitchoverTo] = to
+		vc.Annotations[key] = value
 	}
 	if err := r.Client.Patch(ctx, vc, patch); err != nil {
 		return err
 	}
-	r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "switchover-annotation").Inc()
+	r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, kind).Inc()
 	return nil
 }
