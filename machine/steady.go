@@ -120,6 +120,37 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover from %s to %s requested", sw.Shard, rec.Primary, sw.To)}, true
 }
 
+// SwitchoverAnswer is what a switchover request has come to outside of the machine's own
+// transitions: done (the target is the primary), refused (the target is no pod of the
+// cluster), or neither (the machine takes it, or waits and says why).
+type SwitchoverAnswer int
+
+const (
+	SwitchoverPending SwitchoverAnswer = iota
+	SwitchoverDone
+	SwitchoverRefused
+)
+
+// AnswerSwitchover says whether the request sw is done or refused, given the persisted state
+// and what is observed: the operator removes such a request (with an Event), and so does the
+// simulated operator, so that a request nobody will ever take does not wait forever.
+func AnswerSwitchover(p Persisted, obs Observation, sw *Switchover) SwitchoverAnswer {
+	if sw == nil {
+		return SwitchoverPending
+	}
+	known := false
+	for _, n := range obs.Nodes {
+		known = known || n.Name == sw.To
+	}
+	switch {
+	case !known:
+		return SwitchoverRefused
+	case p.State == Steady && sw.Shard < len(p.Shards) && p.Shards[sw.Shard].Primary == sw.To:
+		return SwitchoverDone
+	}
+	return SwitchoverPending
+}
+
 // switchoverWaits says why a requested switchover is not taken now ("" when none is
 // requested or it can be): the request stays and is taken once the reason is gone, and the
 // user sees the reason in status and an Event instead of a request that silently does nothing.

@@ -116,6 +116,11 @@ func (o *Operator) reconcile() {
 		obs.Clock = "op"
 	}
 	obs = o.sabotage.observation(o.status.Persisted.State, obs)
+	if machine.AnswerSwitchover(o.status.Persisted, obs, w.spec.Switchover) != machine.SwitchoverPending {
+		// As the operator does: a request that is done, or names no pod, is removed.
+		w.note("operator: switchover to %s answered, request removed", w.spec.Switchover.To)
+		w.spec.Switchover, obs.Spec.Switchover = nil, nil
+	}
 	d := machine.Decide(o.status.Persisted, obs)
 	o.lastDecision = d
 	if w.trace != nil && len(d.Actions) > 0 {

@@ -47,19 +47,16 @@ func (r *Reconciler) switchoverRequest(ctx context.Context, vc *v1alpha1.ValkeyC
 		}
 		to = best.Name
 	}
-	known := false
-	for _, n := range obs.Nodes {
-		known = known || n.Name == to
-	}
-	switch {
-	case !known:
+	sw := &machine.Switchover{Shard: 0, To: to}
+	switch machine.AnswerSwitchover(p, obs, sw) {
+	case machine.SwitchoverRefused:
 		r.event(vc, corev1.EventTypeWarning, "SwitchoverRefused", "%s is not a pod of this cluster", to)
 		return nil, r.setSwitchover(ctx, vc, "")
-	case p.State == machine.Steady && to == primary:
+	case machine.SwitchoverDone:
 		r.event(vc, corev1.EventTypeNormal, "SwitchoverDone", "%s is the primary", to)
 		return nil, r.setSwitchover(ctx, vc, "")
 	}
-	return &machine.Switchover{Shard: 0, To: to}, nil
+	return sw, nil
 }
 
 // setSwitchover writes (or, with "", removes) the switchover annotation.
