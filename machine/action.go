@@ -1,6 +1,9 @@
 package machine
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Action is one thing the actuators must do, as plain data. Every action is idempotent and
 // safe to repeat: the machine re-derives the actions from each observation, so an action
@@ -201,4 +204,12 @@ func (a ExpandVolumes) String() string {
 }
 func (a RestoreSnapshot) String() string {
 	return fmt.Sprintf("restore-snapshot %s into %s", a.Snapshot, a.Node)
+}
+
+// Actuator carries out the machine's actions and nothing else: every field of an action is
+// what it applies. Two implementations exist, the simulated world (machine/sim) and the
+// operator's real actuators (operator/reconcile over actuators/kube and actuators/valkey),
+// and one table (machine/conformance) checks that they agree.
+type Actuator interface {
+	Apply(ctx context.Context, a Action) error
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -26,8 +27,9 @@ func (w *World) target(name, runID string) (*node, error) {
 	return n, nil
 }
 
-// apply carries out one action.
-func (w *World) apply(a machine.Action) error {
+// Apply carries out one action: the simulated side of machine.Actuator, checked against the
+// real actuators by the conformance table (machine/conformance).
+func (w *World) Apply(_ context.Context, a machine.Action) error {
 	switch a := a.(type) {
 	case machine.EnsureObjects:
 		// Before a shrink the actuator checks that no pod it removes answers as a primary:

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -96,7 +97,7 @@ func (o *Operator) step() {
 func (o *Operator) act(a machine.Action) {
 	w := o.w
 	w.stats.Actions++
-	if err := w.apply(a); err != nil {
+	if err := w.Apply(context.Background(), a); err != nil {
 		w.stats.ActionsRefused++
 		o.queue = nil
 		w.note("operator: %s refused: %v", a, err)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -150,12 +151,12 @@ func TestReplicaCountChangedDuringAScaleDownHandOver(t *testing.T) {
 func TestShrinkOverAPrimaryIsRefused(t *testing.T) {
 	w, p, r1, r2 := bareWorld(t)
 	wire(w, r2, p, r1)
-	if err := w.apply(machine.EnsureObjects{Shards: 1, Replicas: 1, Revision: "r1"}); err == nil || w.objects.Replicas != 2 {
+	if err := w.Apply(context.Background(), machine.EnsureObjects{Shards: 1, Replicas: 1, Revision: "r1"}); err == nil || w.objects.Replicas != 2 {
 		t.Fatalf("want the shrink over s0-2 refused, got %v (objects %+v)", err, w.objects)
 	}
 	r2.role = machine.RoleReplica
 	wire(w, p, r1, r2)
-	if err := w.apply(machine.EnsureObjects{Shards: 1, Replicas: 1, Revision: "r1"}); err != nil {
+	if err := w.Apply(context.Background(), machine.EnsureObjects{Shards: 1, Replicas: 1, Revision: "r1"}); err != nil {
 		t.Fatalf("s0-2 is a replica again: %v", err)
 	}
 }

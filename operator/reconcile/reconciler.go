@@ -179,26 +179,11 @@ func (r *Reconciler) retry(ctx context.Context, vc *v1alpha1.ValkeyCluster, err 
 func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl.Result, error) {
 	log := logFrom(ctx)
 	start := time.Now()
-	owner := metav1.OwnerReference{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}
-	passwords, err := kube.EnsureAuth(ctx, r.Client, vc, owner)
-	if err != nil {
-		r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
-		return ctrl.Result{}, err
-	}
-	// The spec's defaults, once per turn: everything below reads this copy (the object the
-	// API server returns is defaulted, but one created before a field existed is not).
-	defaulted := vc.DeepCopy()
-	v1alpha1.SetDefaults(&defaulted.Spec)
-	desired := kube.Build(defaulted, owner)
-	pool := r.pools.get(vc.UID, passwords.Operator)
-	w, err := r.observe(ctx, defaulted, desired, pool)
+	w, err := r.look(ctx, vc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	w.passwords = passwords
+	desired := w.desired
 	persisted := persistedOf(&vc.Status)
 	if w.obs.Spec.Switchover, err = r.switchoverRequest(ctx, vc, w.obs, persisted); err != nil {
 		return ctrl.Result{}, err
@@ -258,6 +243,32 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		after = 50 * time.Millisecond
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// look builds this turn's world: the cluster's passwords, the spec defaulted once, the
+// objects it asks for, and what is observed.
+func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*world, error) {
+	owner := metav1.OwnerReference{
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+	passwords, err := kube.EnsureAuth(ctx, r.Client, vc, owner)
+	if err != nil {
+		r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
+		return nil, err
+	}
+	// The spec's defaults, once per turn: everything below reads this copy (the object the
+	// API server returns is defaulted, but one created before a field existed is not).
+	defaulted := vc.DeepCopy()
+	v1alpha1.SetDefaults(&defaulted.Spec)
+	desired := kube.Build(defaulted, owner)
+	pool := r.pools.get(vc.UID, passwords.Operator)
+	w, err := r.observe(ctx, defaulted, desired, pool)
+	if err != nil {
+		return nil, err
+	}
+	w.passwords = passwords
+	return w, nil
 }
 
 // finalize lets go of a cluster being deleted.

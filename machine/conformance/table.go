@@ -1,0 +1,253 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// World is one cluster of shard 0, Steady with a primary (ordinal 0 at the start) and two
+// replicas (ordinals 1 and 2), that
+// nothing but the table acts on (no operator reconciles it meanwhile).
+type World interface {
+	machine.Actuator
+	// Observe is what the machine would see now.
+	Observe(ctx context.Context) (machine.Observation, error)
+	// Await lets the world move on (replication links come up, pods are re-created) until
+	// cond holds for an observation, or says what it last saw when it gives up.
+	Await(ctx context.Context, what string, cond func(machine.Observation) bool) error
+}
+
+// Row is one action on the world as the rows before it left it.
+type Row struct {
+	Name string
+	// Action is built from what is observed before it (run ids, IPs, sizes).
+	Action func(before machine.Observation) (machine.Action, error)
+	// Refused rows expect Apply to fail and the world to be as before (Expect still holds).
+	Refused bool
+	// Expect is the effect, judged against the observation before the action: Await polls it.
+	Expect func(before, after machine.Observation) bool
+	// Effect says what Expect checks, for failure messages.
+	Effect string
+}
+
+// Table is the actuator contract. Rows run in order; each starts from the world the rows
+// before it left.
+var Table = []Row{
+	{
+		Name: "an action for another process of the node is refused",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.Promote{Shard: 0, Node: name(b, 2), RunID: "not-" + runID(b, 2)}, nil
+		},
+		Refused: true,
+		Effect:  "node 2 still a replica following the primary",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, 2)
+			return n != nil && n.Valkey.Role == machine.RoleReplica && n.Valkey.PrimaryHost == ip(b, primaryOf(b))
+		},
+	},
+	{
+		Name: "detach stops a replica following without touching its data",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.Detach{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}, nil
+		},
+		Effect: "node 2 a replica of nothing, its history and offset kept",
+		Expect: func(b, a machine.Observation) bool {
+			n, was := node(a, 2), node(b, 2)
+			return n != nil && n.Valkey.Role == machine.RoleReplica && n.Valkey.PrimaryHost == "" &&
+				n.Valkey.ReplID == was.Valkey.ReplID && n.Valkey.Offset >= was.Valkey.Offset
+		},
+	},
+	{
+		Name: "replica-of points a replica at the primary, and its link comes up",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			p := primaryOf(b)
+			return machine.ReplicaOf{Shard: 0, Node: name(b, 2), RunID: runID(b, 2), PrimaryIP: ip(b, p)}, nil
+		},
+		Effect: "node 2 linked to the primary",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, 2)
+			return n != nil && n.Valkey.PrimaryHost == ip(b, primaryOf(b)) && n.Valkey.LinkUp
+		},
+	},
+	{
+		Name: "fence closes the primary to client writes and to replication",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.Fence{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil
+		},
+		Effect: "the primary fenced for writes and sync",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, primaryOf(b))
+			return n != nil && n.Valkey.Role == machine.RolePrimary && n.Valkey.WritesFenced && n.Valkey.SyncFenced
+		},
+	},
+	{
+		Name: "open-writes opens the primary again",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.OpenWrites{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil
+		},
+		Effect: "the primary open for writes and sync, its replicas linked again",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, primaryOf(b))
+			if n == nil || n.Valkey.WritesFenced || n.Valkey.SyncFenced {
+				return false
+			}
+			for _, r := range a.Nodes {
+				if r.Name != n.Name && !(r.Valkey.PrimaryHost == n.Pod.IP && r.Valkey.LinkUp) {
+					return false
+				}
+			}
+			return true
+		},
+	},
+	{
+		Name: "hand-over makes a linked replica the primary and the old primary its replica",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			p := primaryOf(b)
+			return machine.HandOver{Shard: 0, From: name(b, p), FromRunID: runID(b, p), To: name(b, 1), ToRunID: runID(b, 1), ToIP: ip(b, 1)}, nil
+		},
+		Effect: "node 1 the primary, the old primary following it",
+		Expect: func(b, a machine.Observation) bool {
+			to, from := node(a, 1), node(a, primaryOf(b))
+			return to != nil && from != nil && to.Valkey.Role == machine.RolePrimary &&
+				from.Valkey.Role == machine.RoleReplica && from.Valkey.PrimaryHost == to.Pod.IP
+		},
+	},
+	{
+		Name: "ensure-objects shrinks to the action's count, not the spec's",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			p := primaryOf(b)
+			return machine.EnsureObjects{Shards: 1, Replicas: 1, Revision: b.Objects.Revision, Keep: []machine.Proc{{Node: name(b, p), RunID: runID(b, p)}}}, nil
+		},
+		Effect: "two pods, node 2's gone",
+		Expect: func(_, a machine.Observation) bool {
+			n := node(a, 2)
+			return a.Objects.Replicas == 1 && (n == nil || !n.Pod.Exists)
+		},
+	},
+	{
+		Name: "ensure-objects grows back to the action's count",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.EnsureObjects{Shards: 1, Replicas: 2, Revision: b.Objects.Revision}, nil
+		},
+		Effect: "node 2 back, answering",
+		Expect: func(_, a machine.Observation) bool {
+			n := node(a, 2)
+			return a.Objects.Replicas == 2 && n != nil && n.Pod.Exists && n.Reachable
+		},
+	},
+	{
+		Name: "roll-pod restarts the pod: a new process answers",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.RollPod{Shard: 0, Node: name(b, 2), Revision: b.Objects.Revision}, nil
+		},
+		Effect: "node 2 answering with another run id",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, 2)
+			return n != nil && n.Reachable && n.Valkey.RunID != runID(b, 2)
+		},
+	},
+	{
+		Name: "expand-volumes grows the claims it names, and only those",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			n := node(b, 0)
+			if n == nil || n.Pod.VolumeBytes == 0 {
+				return nil, fmt.Errorf("%s has no claim size to grow", name(b, 0))
+			}
+			return machine.ExpandVolumes{Nodes: []string{n.Name}, Bytes: n.Pod.VolumeBytes + 1<<30}, nil
+		},
+		Effect: "node 0's claim 1 GiB larger, node 1's unchanged",
+		Expect: func(b, a machine.Observation) bool {
+			n, m := node(a, 0), node(a, 1)
+			return n != nil && m != nil && n.Pod.VolumeBytes == node(b, 0).Pod.VolumeBytes+1<<30 &&
+				m.Pod.VolumeBytes == node(b, 1).Pod.VolumeBytes
+		},
+	},
+}
+
+// Run plays the table against w, reporting each row through report (nil: the row held).
+func Run(ctx context.Context, w World, report func(row Row, err error)) {
+	if o, err := w.Observe(ctx); err != nil || primaryOf(o) != 0 || node(o, 1) == nil || node(o, 2) == nil {
+		report(Row{Name: "the world before the table"}, fmt.Errorf("want a primary at ordinal 0 and replicas at 1 and 2 (%v): %+v", err, o.Nodes))
+		return
+	}
+	for _, row := range Table {
+		report(row, play(ctx, w, row))
+	}
+}
+
+func play(ctx context.Context, w World, row Row) error {
+	before, err := w.Observe(ctx)
+	if err != nil {
+		return fmt.Errorf("observing before: %w", err)
+	}
+	a, err := row.Action(before)
+	if err != nil {
+		return err
+	}
+	err = w.Apply(ctx, a)
+	switch {
+	case row.Refused && err == nil:
+		return fmt.Errorf("%s was carried out, want it refused", a)
+	case !row.Refused && err != nil:
+		return fmt.Errorf("%s: %w", a, err)
+	}
+	if err := w.Await(ctx, row.Effect, func(after machine.Observation) bool { return row.Expect(before, after) }); err != nil {
+		return fmt.Errorf("after %s: %w", a, err)
+	}
+	return nil
+}
+
+// node is the node of shard 0 at ordinal ord (pods are named differently in each world).
+func node(o machine.Observation, ord int) *machine.Node {
+	for i := range o.Nodes {
+		if o.Nodes[i].Shard == 0 && o.Nodes[i].Ordinal == ord {
+			return &o.Nodes[i]
+		}
+	}
+	return nil
+}
+
+func name(o machine.Observation, ord int) string {
+	if n := node(o, ord); n != nil {
+		return n.Name
+	}
+	return fmt.Sprintf("<no node at ordinal %d>", ord)
+}
+
+func runID(o machine.Observation, ord int) string {
+	if n := node(o, ord); n != nil {
+		return n.Valkey.RunID
+	}
+	return ""
+}
+
+func ip(o machine.Observation, ord int) string {
+	if n := node(o, ord); n != nil {
+		return n.Pod.IP
+	}
+	return ""
+}
+
+// primaryOf is the ordinal of the node that answers as the primary (-1: none).
+func primaryOf(o machine.Observation) int {
+	for _, n := range o.Nodes {
+		if n.Reachable && n.Valkey.Role == machine.RolePrimary {
+			return n.Ordinal
+		}
+	}
+	return -1
+}
+
+// Describe is an observation in one line, for failure messages.
+func Describe(o machine.Observation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "objects %+v;", o.Objects)
+	for _, n := range o.Nodes {
+		fmt.Fprintf(&b, " %s(exists %v reachable %v %s primary=%q link=%v wf=%v sf=%v run=%s vol=%d)", n.Name, n.Pod.Exists, n.Reachable,
+			n.Valkey.Role, n.Valkey.PrimaryHost, n.Valkey.LinkUp, n.Valkey.WritesFenced, n.Valkey.SyncFenced, n.Valkey.RunID, n.Pod.VolumeBytes)
+	}
+	return b.String()
+}

@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+	"github.com/valkey-fsm/valkey-operator/machine/conformance"
+)
+
+// ConformanceWorld is the simulated side of the actuator contract (machine/conformance): a
+// world brought to Steady by the simulated operator, which then stops acting; the table's
+// actions go through World.Apply, the actuator the simulated operator uses.
+type ConformanceWorld struct{ s *Sim }
+
+// NewConformanceWorld converges a cluster of topology t and hands it to the table.
+func NewConformanceWorld(t Topology) (*ConformanceWorld, error) {
+	s := New(t, Options{})
+	s.Converge()
+	if v := s.Violations(); len(v) > 0 {
+		return nil, fmt.Errorf("the world before the table: %v", v)
+	}
+	return &ConformanceWorld{s: s}, nil
+}
+
+// Apply carries out a through the simulated actuators.
+func (c *ConformanceWorld) Apply(ctx context.Context, a machine.Action) error {
+	return c.s.w.Apply(ctx, a)
+}
+
+// Observe is what the simulated operator would see now.
+func (c *ConformanceWorld) Observe(context.Context) (machine.Observation, error) {
+	return c.s.w.observe(map[string]int{}), nil
+}
+
+// awaitTicks bounds Await: more than any effect takes in the simulated world (a pod is
+// re-created in a tick, a process answers a tick later, a link comes up on the next pump).
+const awaitTicks = 30
+
+// Await lets ticks pass (pods, replication; no operator) until cond holds.
+func (c *ConformanceWorld) Await(ctx context.Context, what string, cond func(machine.Observation) bool) error {
+	var o machine.Observation
+	for i := 0; i < awaitTicks; i++ {
+		o, _ = c.Observe(ctx)
+		if cond(o) {
+			return nil
+		}
+		c.s.advance()
+	}
+	return fmt.Errorf("%s: not within %d ticks; last seen: %s", what, awaitTicks, conformance.Describe(o))
+}

@@ -1,0 +1,24 @@
+package sim
+
+import (
+	"context"
+	"testing"
+
+	"github.com/valkey-fsm/valkey-operator/machine/conformance"
+)
+
+// The simulated actuators against the actuator contract; e2e/operatorsuite's
+// TestRealActuatorsConformToTheTable runs the same table against the real ones.
+func TestSimulatedActuatorsConformToTheTable(t *testing.T) {
+	w, err := NewConformanceWorld(Topologies["replication-persistent"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.Run(context.Background(), w, func(row conformance.Row, err error) {
+		if err != nil {
+			t.Errorf("%s: %v", row.Name, err)
+		} else {
+			t.Logf("ok: %s", row.Name)
+		}
+	})
+}
