@@ -366,6 +366,26 @@ type ValkeyClusterStatus struct {
 	// Machine is the rest of the state machine's persisted input (see MachineStatus).
 	// +optional
 	Machine *MachineStatus `json:"machine,omitempty"`
+
+	// FailingActions are the machine's actions that failed the last time they were tried,
+	// with how many times in a row: each is tried again after a back-off that doubles from
+	// the operator's retry interval up to a minute, while the operator keeps probing and
+	// doing the actions that do not depend on it. An action the machine no longer decides
+	// is dropped; one that succeeds is removed.
+	// +optional
+	FailingActions []FailingAction `json:"failingActions,omitempty"`
+}
+
+// FailingAction is one of the machine's actions that keeps failing.
+type FailingAction struct {
+	// Action is the action as the history and logs print it (e.g. "replica-of demo-2 -> demo-0").
+	Action string `json:"action"`
+	// Count is how many times in a row it failed.
+	Count int32 `json:"count"`
+	// LastError is why it failed the last time.
+	LastError string `json:"lastError"`
+	// RetryAt is when it is tried again (if the machine still decides it).
+	RetryAt metav1.Time `json:"retryAt"`
 }
 
 // HistoryEntry is one state transition of the cluster.

@@ -2,9 +2,11 @@ package operatorsuite
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -99,3 +101,88 @@ func TestTheStatefulSetFollowsTheMachineNotTheSpec(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestAFailingActionBacksOffAndBlocksNothingIndependent: the API server refuses every write
+// to the StatefulSet (an admission policy), and the user asks for a fourth pod and larger
+// volumes at once. The machine decides ensure-objects (refused) and expand-volumes; the
+// volumes grow anyway (they do not depend on the StatefulSet), and the refused action is
+// tried again with a back-off that doubles, its count and error in status.failingActions,
+// instead of every second. Once the policy is gone the scale-up happens and the list empties.
+func TestAFailingActionBacksOffAndBlocksNothingIndependent(t *testing.T) {
+	ns, ctx, _ := steadyReplication(t, "bk", 4*time.Minute)
+	denyByPolicy(t, ctx, ns, admissionv1.RuleWithOperations{
+		Operations: []admissionv1.OperationType{admissionv1.Update},
+		Rule:       admissionv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"}},
+	}, "false")
+	// The policy takes effect once loaded: until then the scale-up may go through, which
+	// would leave nothing to test; so wait until it refuses a write of ours.
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var sts appsv1.StatefulSet
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bk"}, &sts); err != nil {
+			return false, nil
+		}
+		if sts.Annotations == nil {
+			sts.Annotations = map[string]string{}
+		}
+		sts.Annotations["test-probe"] = time.Now().String()
+		return k.Update(ctx, &sts) != nil, nil
+	})
+	if err != nil {
+		t.Fatal("the admission policy never took effect")
+	}
+	vc := get(t, ns, "bk")
+	vc.Spec.Replicas = 4
+	vc.Spec.Storage.Size = ptrTo(resource.MustParse("2Gi"))
+	if err := k.Update(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var claims corev1.PersistentVolumeClaimList
+		if err := k.List(ctx, &claims, client.InNamespace(ns)); err != nil || len(claims.Items) != 3 {
+			return false, nil
+		}
+		for _, c := range claims.Items {
+			if c.Spec.Resources.Requests.Storage().Cmp(resource.MustParse("2Gi")) != 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the claims did not grow while ensure-objects failed: %v\n%s", err, operatorTrail(ns))
+	}
+	failing := func(vc *v1alpha1.ValkeyCluster) *v1alpha1.FailingAction {
+		for i, f := range vc.Status.FailingActions {
+			if strings.HasPrefix(f.Action, "ensure-objects") {
+				return &vc.Status.FailingActions[i]
+			}
+		}
+		return nil
+	}
+	vc = waitFor(t, ns, "bk", 30*time.Second, "ensure-objects in status.failingActions", func(vc *v1alpha1.ValkeyCluster) bool {
+		f := failing(vc)
+		return f != nil && f.Count >= 2 && strings.Contains(f.LastError, "refused by the test's admission policy")
+	})
+	first := *failing(vc)
+	const window = 10 * time.Second
+	time.Sleep(window)
+	later := failing(get(t, ns, "bk"))
+	if later == nil {
+		t.Fatal("ensure-objects left status.failingActions while it still fails")
+	}
+	// Tried every second, it would have failed about ten more times; doubling from a second,
+	// at most four (the tries are at 2, 4, 8, 16 s after the first failure).
+	tries := later.Count - first.Count
+	t.Logf("ensure-objects: %d failures, then %d more in %s; next try %s", first.Count, tries, window, later.RetryAt.Time.Format(time.TimeOnly))
+	if tries < 1 || tries > 5 {
+		t.Fatalf("%d more tries in %s: want a doubling back-off (1 to 5), not a fixed retry nor none", tries, window)
+	}
+	var policy admissionv1.ValidatingAdmissionPolicy
+	policy.Name = "deny-" + ns
+	if err := k.Delete(ctx, &policy); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "bk", 2*time.Minute, "scaled up once the StatefulSet can be written, nothing failing", func(vc *v1alpha1.ValkeyCluster) bool {
+		return steadyWith(4)(vc) && len(vc.Status.FailingActions) == 0
+	})
+}

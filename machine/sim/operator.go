@@ -40,6 +40,8 @@ type Operator struct {
 	clock string
 	skew  int64
 
+	// failed are the actions of the queued decision that failed or were skipped.
+	failed []machine.Action
 	// settled: the last reconcile found nothing to do (no transition, no action).
 	settled bool
 	// lastDecision is kept for the trace.
@@ -73,11 +75,16 @@ func (o *Operator) step() {
 	if len(o.queue) > 0 {
 		a := o.queue[0]
 		o.queue = o.queue[1:]
+		if machine.Blocked(a, o.failed) {
+			o.failed = append(o.failed, a)
+			w.note("operator: %s skipped: it depends on an action that failed", a)
+			return
+		}
 		if o.failures > 0 {
 			o.failures--
-			o.queue = nil
+			o.failed = append(o.failed, a)
 			w.stats.ActionsRefused++
-			w.note("operator: %s failed (injected); reconcile ends", a)
+			w.note("operator: %s failed (injected); the actions that depend on it are skipped", a)
 			return
 		}
 		if o.slowTicks > 0 {
@@ -92,14 +99,14 @@ func (o *Operator) step() {
 	o.reconcile()
 }
 
-// act carries out one action; an error ends the reconcile (the rest of the queue is
-// dropped), as a real reconcile returns the error and is retried.
+// act carries out one action; when it fails, the queued actions that depend on it are
+// skipped (machine.Blocked), as the real operator does, and the others are still done.
 func (o *Operator) act(a machine.Action) {
 	w := o.w
 	w.stats.Actions++
 	if err := w.Apply(context.Background(), a); err != nil {
 		w.stats.ActionsRefused++
-		o.queue = nil
+		o.failed = append(o.failed, a)
 		w.note("operator: %s refused: %v", a, err)
 		return
 	}
@@ -142,7 +149,7 @@ func (o *Operator) reconcile() {
 		}
 		o.persist(obs, d)
 	}
-	o.queue = actions
+	o.queue, o.failed = actions, nil
 	o.settled = d.Transition == nil && len(actions) == 0 && d.Waiting == ""
 	if d.Transition == nil && len(actions) == 0 && d.Waiting != "" {
 		w.note("operator: waiting: %s", d.Waiting)

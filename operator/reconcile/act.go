@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -64,22 +66,69 @@ func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster
 
 var errNotSupported = errors.New("not supported by this operator version")
 
-// act carries out the decision's actions in order. It stops at the first failure: later
-// actions may depend on it, and the next reconcile decides again from what the world shows.
+// act carries out the decision's actions in order. When one fails, the actions that depend
+// on it (machine.Blocked) are skipped and the independent ones still done: a replica that
+// cannot be reached must not keep the others from converging. An action that failed is tried
+// again only after its back-off (w.failing, written to status.failingActions by report); the
+// next reconcile decides again from what the world shows.
 func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, actions []machine.Action) error {
 	log := logFrom(ctx)
+	now := r.now()
+	prev := map[string]v1alpha1.FailingAction{}
+	for _, f := range vc.Status.FailingActions {
+		prev[f.Action] = f
+	}
+	w.failing = nil
+	var failed []machine.Action
+	var errs []error
 	for _, a := range actions {
+		key := a.String()
+		if machine.Blocked(a, failed) {
+			failed = append(failed, a)
+			if f, ok := prev[key]; ok {
+				w.failing = append(w.failing, f)
+			}
+			log.Info("action skipped: it depends on one that failed", "action", key)
+			continue
+		}
+		if f, ok := prev[key]; ok && now.Before(f.RetryAt.Time) {
+			failed = append(failed, a)
+			w.failing = append(w.failing, f)
+			log.V(1).Info("action backing off", "action", key, "failures", f.Count, "retryAt", f.RetryAt.Time)
+			continue
+		}
 		err := r.do(ctx, vc, w, a)
 		if err != nil {
+			failed = append(failed, a)
+			count := prev[key].Count + 1
+			w.failing = append(w.failing, v1alpha1.FailingAction{
+				Action: key, Count: count, LastError: err.Error(),
+				RetryAt: metav1.NewTime(now.Add(r.backOff(count)).UTC().Truncate(time.Second)),
+			})
 			r.Metrics.ActionErrors.WithLabelValues(a.Kind()).Inc()
-			r.event(vc, corev1.EventTypeWarning, "ActionFailed", "%s: %v", a, err)
-			return fmt.Errorf("%s: %w", a, err)
+			r.event(vc, corev1.EventTypeWarning, "ActionFailed", "%s (failure %d in a row, next try in %s): %v", a, count, r.backOff(count), err)
+			errs = append(errs, fmt.Errorf("%s: %w", a, err))
+			continue
 		}
 		if a.Kind() != "ensure-objects" {
-			log.Info("action done", "action", a.String())
+			log.Info("action done", "action", key)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// maxBackOff bounds the back-off of a failing action: the machine's actions are what the
+// cluster needs now (a promotion, a replica to re-point), so never minutes.
+const maxBackOff = time.Minute
+
+// backOff is how long an action that failed count times in a row waits before the next try:
+// the retry interval, doubled with each failure, at most maxBackOff.
+func (r *Reconciler) backOff(count int32) time.Duration {
+	d := r.Options.RetryInterval
+	for i := int32(1); i < count && d < maxBackOff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackOff)
 }
 
 func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.Action) error {

@@ -37,6 +37,9 @@ type world struct {
 	// interval is the cluster's probe interval: each survey gets at most that long, and the
 	// next probe is due that long after this one started.
 	interval time.Duration
+	// failing are the actions of this turn's decision that failed or back off, for
+	// status.failingActions.
+	failing []v1alpha1.FailingAction
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

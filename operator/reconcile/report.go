@@ -103,6 +103,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Waiting = d.Waiting
+	vc.Status.FailingActions = w.failing
 	why := machine.NotStarting(w.obs.Nodes)
 	if refused := r.live.refusals(vc, w); refused != "" {
 		why = strings.TrimPrefix(why+"; "+refused, "; ")

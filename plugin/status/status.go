@@ -77,6 +77,11 @@ func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 		writeTable(&b, nodesTable(st.Nodes))
 	}
 
+	if len(st.FailingActions) > 0 {
+		b.WriteString("\nFailing actions:\n")
+		writeTable(&b, failingTable(st.FailingActions, now))
+	}
+
 	b.WriteString("\nConditions:\n")
 	if len(st.Conditions) == 0 {
 		b.WriteString("  None yet.\n")
@@ -186,6 +191,19 @@ func nodesTable(nodes []v1alpha1.NodeStatus) *output.Table {
 	for _, n := range nodes {
 		t.Row(n.Pod, string(n.Role), orNone(n.IP),
 			strconv.FormatInt(n.ReplicationOffset, 10), strconv.FormatInt(n.Lag, 10), strconv.FormatBool(n.Ready))
+	}
+	return t
+}
+
+// failingTable lists the machine's actions that keep failing, with when they are tried next.
+func failingTable(fs []v1alpha1.FailingAction, now time.Time) *output.Table {
+	t := output.NewTable("ACTION", "FAILURES", "NEXT TRY", "LAST ERROR")
+	for _, f := range fs {
+		next := "now"
+		if f.RetryAt.After(now) {
+			next = "in " + output.Age(f.RetryAt.Time, now)
+		}
+		t.Row(f.Action, strconv.Itoa(int(f.Count)), next, f.LastError)
 	}
 	return t
 }

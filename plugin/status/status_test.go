@@ -101,6 +101,24 @@ func TestTextSteadyCluster(t *testing.T) {
 	}
 }
 
+// Actions that keep failing are listed, with their count, the next try and the error.
+func TestTextFailingActions(t *testing.T) {
+	vc := steadyAfterFailover()
+	vc.Status.FailingActions = []v1alpha1.FailingAction{{
+		Action: "replica-of cache-0 -> cache-2 (10.244.3.9)", Count: 3, LastError: "dial tcp 10.244.1.7:6379: i/o timeout",
+		RetryAt: metav1.NewTime(now.Add(8 * time.Second)),
+	}}
+	got := string(print(t, unstructuredOf(t, vc), output.Text))
+	for _, want := range []string{"Failing actions:", "replica-of cache-0 -> cache-2 (10.244.3.9)   3", "in 8s", "i/o timeout"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(string(print(t, unstructuredOf(t, steadyAfterFailover()), output.Text)), "Failing actions") {
+		t.Error("a cluster without failing actions shows the section")
+	}
+}
+
 // A cluster the operator has not reconciled yet has no status at all.
 func TestTextNewCluster(t *testing.T) {
 	vc := &v1alpha1.ValkeyCluster{
