@@ -173,7 +173,7 @@ func TestAFailingActionBacksOffAndBlocksNothingIndependent(t *testing.T) {
 	// Tried every second, it would have failed about ten more times; doubling from a second,
 	// at most four (the tries are at 2, 4, 8, 16 s after the first failure).
 	tries := later.Count - first.Count
-	t.Logf("ensure-objects: %d failures, then %d more in %s; next try %s", first.Count, tries, window, later.RetryAt.Time.Format(time.TimeOnly))
+	t.Logf("ensure-objects: %d failures, then %d more in %s; next try %s", first.Count, tries, window, later.RetryAt.Format(time.TimeOnly))
 	if tries < 1 || tries > 5 {
 		t.Fatalf("%d more tries in %s: want a doubling back-off (1 to 5), not a fixed retry nor none", tries, window)
 	}

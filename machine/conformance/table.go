@@ -95,7 +95,7 @@ var Table = []Row{
 				return false
 			}
 			for _, r := range a.Nodes {
-				if r.Name != n.Name && !(r.Valkey.PrimaryHost == n.Pod.IP && r.Valkey.LinkUp) {
+				if r.Name != n.Name && (r.Valkey.PrimaryHost != n.Pod.IP || !r.Valkey.LinkUp) {
 					return false
 				}
 			}
