@@ -10,7 +10,7 @@ import (
 // (re)starts (possibly empty, when it has no persistence) can neither take client writes nor
 // serve as a sync source until the operator has looked at it and given it a role.
 const (
-	// UserOperator is the operator's own user: always on, full rights.
+	// UserOperator is the operator's own user: always on, the commands the operator sends.
 	UserOperator = "operator"
 	// UserClient is the user applications authenticate as (AUTH <password> uses default).
 	// Off = WritesFenced.
@@ -18,6 +18,19 @@ const (
 	// UserReplication is what replicas authenticate as when they sync (masteruser). Off on a
 	// node = SyncFenced: no replica can full-sync from it.
 	UserReplication = "replication"
+)
+
+// The users' rules (docs/security.md lists them). Applications get every command but the
+// administrative ones (@admin: ACL SETUSER, CONFIG, REPLICAOF/SLAVEOF, FAILOVER, SHUTDOWN,
+// DEBUG, MODULE, MONITOR, CLIENT KILL/PAUSE/LIST, SAVE/BGSAVE/BGREWRITEAOF, PSYNC/SYNC,
+// cluster-mutating CLUSTER subcommands, ...): with them, anyone holding the application
+// password could lock the operator out, split writes (REPLICAOF NO ONE on a replica) or stop
+// a node. The operator gets the commands its code sends and nothing else, and no keys or
+// channels; the replication user what a replica sends to its primary.
+const (
+	clientRules      = "~* &* +@all -@admin"
+	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover"
+	replicationRules = "+psync +sync +replconf +ping"
 )
 
 // Passwords are the secrets of the three users.
@@ -29,14 +42,14 @@ type Passwords struct {
 // that defines the users, all but the operator's off, and the credentials a replica uses.
 func AuthConfig(p Passwords) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "user %s on >%s ~* &* +@all\n", UserOperator, p.Operator)
+	fmt.Fprintf(&b, "user %s on >%s %s\n", UserOperator, p.Operator, operatorRules)
 	clientPass := ">" + p.Client
 	if p.Client == "" {
 		clientPass = "nopass" // spec.auth.enabled=false: the on/off fence still applies
 	}
-	fmt.Fprintf(&b, "user %s off %s ~* &* +@all\n", UserClient, clientPass)
+	fmt.Fprintf(&b, "user %s off %s %s\n", UserClient, clientPass, clientRules)
 	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
-	fmt.Fprintf(&b, "user %s off >%s +psync +sync +replconf +ping\n", UserReplication, p.Replication)
+	fmt.Fprintf(&b, "user %s off >%s %s\n", UserReplication, p.Replication, replicationRules)
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
 	return b.String()

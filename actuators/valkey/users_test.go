@@ -1,0 +1,112 @@
+package valkey
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+)
+
+// refusedToApplications is every administrative command an application must not run: each
+// could lock the operator out, split writes or stop the node (docs/security.md).
+var refusedToApplications = [][]string{
+	{"ACL", "SETUSER", UserOperator, "off"},
+	{"ACL", "DELUSER", UserOperator},
+	{"ACL", "LOAD"},
+	{"CONFIG", "SET", "dir", "/tmp"},
+	{"CONFIG", "GET", "masterauth"},
+	{"REPLICAOF", "NO", "ONE"},
+	{"SLAVEOF", "NO", "ONE"},
+	{"FAILOVER"},
+	{"SHUTDOWN", "NOSAVE"},
+	{"DEBUG", "SLEEP", "0"},
+	{"MODULE", "LIST"},
+	{"CLIENT", "KILL", "USER", UserOperator},
+	{"CLIENT", "PAUSE", "10000"},
+	{"CLIENT", "LIST"},
+	{"MONITOR"},
+	{"SAVE"},
+	{"BGSAVE"},
+	{"BGREWRITEAOF"},
+	{"PSYNC", "?", "-1"},
+	{"SYNC"},
+	{"REPLCONF", "listening-port", "1"},
+	{"CLUSTER", "RESET"},
+	{"LATENCY", "RESET"},
+	{"SLOWLOG", "RESET"},
+}
+
+// TestApplicationsCannotRunAdministrativeCommands runs every refused command as the
+// application user on a real server (opened for writes, as a primary is): each is refused
+// with NOPERM, nothing changed, and the application's own commands work.
+func TestApplicationsCannotRunAdministrativeCommands(t *testing.T) {
+	s := startServer(t, "127.78.0.10")
+	p := newTestPool(t)
+	ctx := context.Background()
+	if err := p.Promote(ctx, s.ip, survey(t, p, s).RunID); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.OpenWrites(ctx, s.ip, survey(t, p, s).RunID); err != nil {
+		t.Fatal(err)
+	}
+	app := appClient(t, s)
+	if app == nil {
+		t.Fatal("the application cannot connect")
+	}
+	for _, cmd := range refusedToApplications {
+		if err := app.Do(ctx, app.B().Arbitrary(cmd[0]).Args(cmd[1:]...).Build()).Error(); !refusedByACL(err) {
+			t.Errorf("%s as the application user: %v, want NOPERM", strings.Join(cmd, " "), err)
+		}
+	}
+	for _, cmd := range [][]string{
+		{"SET", "k", "v"}, {"GET", "k"}, {"DEL", "k"}, {"INFO", "replication"}, {"PING"},
+		{"EVAL", "return redis.call('SET', KEYS[1], 'x')", "1", "k"}, {"WAIT", "0", "10"},
+		{"CLIENT", "SETNAME", "app"}, {"ACL", "WHOAMI"}, {"DBSIZE"}, {"FLUSHDB"},
+	} {
+		if err := app.Do(ctx, app.B().Arbitrary(cmd[0]).Args(cmd[1:]...).Build()).Error(); err != nil {
+			t.Errorf("%s as the application user: %v, want it allowed", strings.Join(cmd, " "), err)
+		}
+	}
+	// Nor from a script (administrative commands are not allowed in scripts at all).
+	if err := app.Do(ctx, app.B().Arbitrary("EVAL").Args("return redis.call('CONFIG', 'SET', 'dir', '/tmp')", "0").Build()).Error(); err == nil {
+		t.Error("CONFIG SET from a script as the application user was carried out")
+	}
+	// The operator keeps control: it still fences the node and sees it.
+	v := survey(t, p, s)
+	if err := p.Fence(ctx, s.ip, v.RunID); err != nil {
+		t.Fatalf("the operator lost control: %v", err)
+	}
+}
+
+// TestTheOperatorUserHasWhatItSendsAndNoMore: the operator's own user runs every command its
+// code sends (the actuator tests exercise them through the Pool) and nothing else: no keys,
+// no data commands, no SHUTDOWN or DEBUG.
+func TestTheOperatorUserHasWhatItSendsAndNoMore(t *testing.T) {
+	s := startServer(t, "127.78.0.11")
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{Addr(s.ip)}, Username: UserOperator, Password: testPasswords.Operator,
+		DisableCache: true, DisableRetry: true, Dialer: net.Dialer{Timeout: time.Second}})
+	if err != nil {
+		t.Fatalf("the operator's user cannot connect: %v", err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"FLUSHALL"}, {"KEYS", "*"}, {"SHUTDOWN", "NOSAVE"}, {"DEBUG", "SLEEP", "0"}, {"MODULE", "LIST"}, {"MONITOR"}, {"PUBLISH", "c", "x"}, {"EVAL", "return 1", "0"}} {
+		if err := c.Do(ctx, c.B().Arbitrary(cmd[0]).Args(cmd[1:]...).Build()).Error(); !refusedByACL(err) {
+			t.Errorf("%s as the operator: %v, want NOPERM", strings.Join(cmd, " "), err)
+		}
+	}
+	for _, cmd := range [][]string{{"INFO", "replication"}, {"ROLE"}, {"DBSIZE"}, {"CONFIG", "GET", "maxmemory"}, {"ACL", "GETUSER", UserClient}, {"ACL", "WHOAMI"}} {
+		if err := c.Do(ctx, c.B().Arbitrary(cmd[0]).Args(cmd[1:]...).Build()).Error(); err != nil {
+			t.Errorf("%s as the operator: %v, want it allowed", strings.Join(cmd, " "), err)
+		}
+	}
+}
+
+// refusedByACL reports whether err is the ACL's refusal. DEBUG is also refused before the ACL
+// is consulted (enable-debug-command no, Valkey's default), which counts too.
+func refusedByACL(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "NOPERM") || strings.Contains(err.Error(), "DEBUG command not allowed"))
+}
