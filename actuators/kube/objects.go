@@ -154,7 +154,9 @@ func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
 
 func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
 	image := vc.Spec.Image
-	passwordEnv := corev1.EnvVar{Name: "VALKEY_OPERATOR_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+	// The readiness probe's password: valkey-cli reads REDISCLI_AUTH, so the password is never
+	// on a command line (visible to every process of the node in /proc).
+	passwordEnv := corev1.EnvVar{Name: "REDISCLI_AUTH", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Auth}, Key: KeyOperatorPassword,
 	}}}
 	spec := corev1.PodSpec{
@@ -181,7 +183,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 			// is the operator's business (role label and ACL fences), not the probe's.
 			ReadinessProbe: &corev1.Probe{
 				ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c",
-					`valkey-cli --no-auth-warning -h "$POD_IP" --user operator --pass "$VALKEY_OPERATOR_PASSWORD" ping | grep -q PONG`}}},
+					`valkey-cli -h "$POD_IP" --user operator ping | grep -q PONG`}}},
 				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
 			},
 			LivenessProbe: &corev1.Probe{

@@ -87,3 +87,23 @@ func TestMaxMemoryFromTheLimitChangesWithThePod(t *testing.T) {
 		t.Fatalf("maxmemory from spec.config is live and not an argument: live %v", set.Live)
 	}
 }
+
+// No password on a command line: the readiness probe gets the operator's password from the
+// environment (REDISCLI_AUTH), never as an argument every process of the node can read.
+func TestNoPasswordOnACommandLine(t *testing.T) {
+	d := buildWith(nil)
+	c := d.StatefulSet.Spec.Template.Spec.Containers[0]
+	probe := strings.Join(c.ReadinessProbe.Exec.Command, " ")
+	for _, bad := range []string{"--pass", " -a ", "PASSWORD"} {
+		if strings.Contains(probe, bad) || strings.Contains(strings.Join(append(c.Command, c.Args...), " "), bad) {
+			t.Errorf("a password reaches a command line (%q): probe %q, args %q", bad, probe, c.Args)
+		}
+	}
+	found := false
+	for _, e := range c.Env {
+		found = found || (e.Name == "REDISCLI_AUTH" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key == KeyOperatorPassword)
+	}
+	if !found || !strings.Contains(probe, "--user operator") {
+		t.Fatalf("the probe must authenticate as the operator from REDISCLI_AUTH: %q, env %v", probe, c.Env)
+	}
+}

@@ -37,12 +37,23 @@ func startServer(t *testing.T, ip string) *server {
 // startServerWith starts a server with persistence directives of its own.
 func startServerWith(t *testing.T, ip, persistence string) *server {
 	t.Helper()
+	return startServerWithConfig(t, ip, persistence, testPasswords)
+}
+
+// startServerWithPasswords starts a server whose users have the passwords pw.
+func startServerWithPasswords(t *testing.T, ip string, pw Passwords) *server {
+	t.Helper()
+	return startServerWithConfig(t, ip, "save \"\"\nappendonly no\n", pw)
+}
+
+func startServerWithConfig(t *testing.T, ip, persistence string, pw Passwords) *server {
+	t.Helper()
 	if _, err := exec.LookPath("valkey-server"); err != nil {
 		t.Skip("valkey-server is not installed (make valkey)")
 	}
 	dir := t.TempDir()
 	auth := filepath.Join(dir, "auth.conf")
-	if err := os.WriteFile(auth, []byte(AuthConfig(testPasswords)), 0o600); err != nil {
+	if err := os.WriteFile(auth, []byte(AuthConfig(pw)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// replica-announce-ip: on loopback a replica connects from 127.0.0.1; FAILOVER TO

@@ -1,6 +1,8 @@
 package valkey
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -38,18 +40,28 @@ type Passwords struct {
 	Operator, Client, Replication string
 }
 
+// hashed is a user's password as an ACL rule: its SHA-256 (#<hex>), never the text. The
+// file then holds no password a reader could use, and a user-supplied password with spaces,
+// a newline or anything else cannot break out of its rule (a newline would inject a
+// directive). Only masterauth, which Valkey must send, is the text: it is the generated
+// replication password (letters and digits).
+func hashed(password string) string {
+	sum := sha256.Sum256([]byte(password))
+	return "#" + hex.EncodeToString(sum[:])
+}
+
 // AuthConfig is the valkey.conf fragment (kept in a Secret and included from valkey.conf)
 // that defines the users, all but the operator's off, and the credentials a replica uses.
 func AuthConfig(p Passwords) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "user %s on >%s %s\n", UserOperator, p.Operator, operatorRules)
-	clientPass := ">" + p.Client
+	fmt.Fprintf(&b, "user %s on %s %s\n", UserOperator, hashed(p.Operator), operatorRules)
+	clientPass := hashed(p.Client)
 	if p.Client == "" {
 		clientPass = "nopass" // spec.auth.enabled=false: the on/off fence still applies
 	}
 	fmt.Fprintf(&b, "user %s off %s %s\n", UserClient, clientPass, clientRules)
 	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
-	fmt.Fprintf(&b, "user %s off >%s %s\n", UserReplication, p.Replication, replicationRules)
+	fmt.Fprintf(&b, "user %s off %s %s\n", UserReplication, hashed(p.Replication), replicationRules)
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
 	return b.String()

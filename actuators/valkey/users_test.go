@@ -110,3 +110,41 @@ func TestTheOperatorUserHasWhatItSendsAndNoMore(t *testing.T) {
 func refusedByACL(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "NOPERM") || strings.Contains(err.Error(), "DEBUG command not allowed"))
 }
+
+// A user-supplied password holding a space and a newline that looks like a directive: the
+// users file holds its hash, so nothing is injected, the server starts, and the application
+// authenticates with the password as given.
+func TestAPasswordWithANewlineInjectsNothing(t *testing.T) {
+	evil := "pass word\nuser intruder on nopass ~* &* +@all"
+	if conf := AuthConfig(Passwords{Operator: "o", Client: evil, Replication: "r"}); strings.Contains(conf, "intruder") || strings.Contains(conf, "pass word") {
+		t.Fatalf("the password's text reached the users file:\n%s", conf)
+	}
+	pw := testPasswords
+	pw.Client = evil
+	s := startServerWithPasswords(t, "127.78.0.12", pw)
+	p := newTestPool(t)
+	ctx := context.Background()
+	v := survey(t, p, s)
+	if err := p.Promote(ctx, s.ip, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.OpenWrites(ctx, s.ip, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	app, err := vk.NewClient(vk.ClientOption{InitAddress: []string{Addr(s.ip)}, Password: evil, DisableCache: true, DisableRetry: true})
+	if err != nil {
+		t.Fatalf("the application cannot authenticate with its password as given: %v", err)
+	}
+	defer app.Close()
+	if err := app.Do(ctx, app.B().Set().Key("k").Value("v").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	op, err := vk.NewClient(vk.ClientOption{InitAddress: []string{Addr(s.ip)}, Username: UserOperator, Password: pw.Operator, DisableCache: true, DisableRetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if err := op.Do(ctx, op.B().AclGetuser().Username("intruder").Build()).Error(); !vk.IsValkeyNil(err) {
+		t.Fatalf("ACL GETUSER intruder: %v, want no such user", err)
+	}
+}
