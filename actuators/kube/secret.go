@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,36 +26,76 @@ const (
 	KeyReplicationPassword = "replication-password"
 )
 
+// ErrAuthLost is EnsureAuth's refusal to make new passwords for a cluster whose pods may run
+// with the old ones: running nodes would refuse them (the operator locked out, replicas unable
+// to sync), and nothing the operator could do would bring the old ones back.
+var ErrAuthLost = errors.New("auth Secret lost")
+
 // EnsureAuth makes sure the cluster's auth Secret exists and is current, and returns the
 // passwords. Generated passwords are made once and kept: a new one would lock the operator
-// and the replicas out of running nodes. The client password comes from spec.auth's
-// existing Secret when one is named, is generated otherwise, and is empty when auth is off.
-func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) (valkey.Passwords, error) {
+// and the replicas out of running nodes. When the Secret (or a password in it) is gone, the
+// passwords this operator process still remembers (remembered, from earlier turns) are put
+// back (restored reports it); when it remembers none and the StatefulSet exists (its pods may
+// run with the old passwords), nothing is generated: ErrAuthLost says what to do. The client
+// password comes from spec.auth's existing Secret when one is named, is generated otherwise,
+// and is empty when auth is off.
+func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, remembered valkey.Passwords) (pw valkey.Passwords, restored []string, err error) {
 	names := NamesOf(vc)
 	var s corev1.Secret
-	err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s)
+	err = c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return valkey.Passwords{}, err
+		return valkey.Passwords{}, nil, err
 	}
 	exists := err == nil
 	data := map[string][]byte{}
 	for k, v := range s.Data {
 		data[k] = v
 	}
-	for _, k := range []string{KeyOperatorPassword, KeyReplicationPassword} {
-		if len(data[k]) == 0 {
+	generated := []struct {
+		key        string
+		remembered string
+	}{{KeyOperatorPassword, remembered.Operator}, {KeyReplicationPassword, remembered.Replication}}
+	if AuthEnabled(vc) && vc.Spec.Auth.ExistingSecret == nil {
+		generated = append(generated, struct {
+			key        string
+			remembered string
+		}{KeyClientPassword, remembered.Client})
+	}
+	var lost []string
+	for _, g := range generated {
+		switch {
+		case len(data[g.key]) > 0:
+		case g.remembered != "":
+			data[g.key] = []byte(g.remembered)
+			restored = append(restored, g.key)
+		default:
+			lost = append(lost, g.key)
+		}
+	}
+	if len(lost) > 0 {
+		var sts appsv1.StatefulSet
+		err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}, &sts)
+		switch {
+		case err == nil:
+			return valkey.Passwords{}, nil, fmt.Errorf("%w: %s of Secret %s/%s missing while the cluster's pods may run with it, and this operator process does not remember it; "+
+				"put the Secret back (from a backup, or kubectl get secret -o yaml saved earlier), or, accepting new passwords, delete the StatefulSet %s (the claims and the data stay) so that every pod starts with new ones",
+				ErrAuthLost, strings.Join(lost, ", "), vc.Namespace, names.Auth, names.StatefulSet)
+		case !apierrors.IsNotFound(err):
+			return valkey.Passwords{}, nil, err
+		}
+		for _, k := range lost {
 			data[k] = []byte(randomPassword())
 		}
 	}
 	client, err := clientPassword(ctx, c, vc, data[KeyClientPassword])
 	if err != nil {
-		return valkey.Passwords{}, err
+		return valkey.Passwords{}, nil, err
 	}
 	data[KeyClientPassword] = []byte(client)
-	pw := valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: client, Replication: string(data[KeyReplicationPassword])}
+	pw = valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: client, Replication: string(data[KeyReplicationPassword])}
 	data[valkey.AuthFileKey] = []byte(valkey.AuthConfig(pw))
 	if exists && sameData(s.Data, data) {
-		return pw, nil
+		return pw, restored, nil
 	}
 	desired := corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: names.Auth, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
@@ -60,10 +103,10 @@ func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster
 		Data:       data,
 	}
 	if !exists {
-		return pw, c.Create(ctx, &desired)
+		return pw, restored, c.Create(ctx, &desired)
 	}
 	s.Data = data
-	return pw, c.Update(ctx, &s)
+	return pw, restored, c.Update(ctx, &s)
 }
 
 func clientPassword(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, current []byte) (string, error) {

@@ -73,9 +73,7 @@ func TestAPodThatDoesNotStartSaysWhy(t *testing.T) {
 	// Fixing the spec lets it start: the error goes away with it.
 	vc = get(t, ns, "badconf")
 	vc.Spec.Config = nil
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	waitFor(t, ns, "badconf", time.Minute, "Steady and Ready once the directive is gone", func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(1)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady) && !strings.Contains(vc.Status.Waiting, "does not start")
 	})

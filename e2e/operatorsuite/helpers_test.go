@@ -12,8 +12,10 @@ import (
 
 	vk "github.com/valkey-io/valkey-go"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
@@ -243,4 +245,25 @@ func steadyReplication(t *testing.T, name string, timeout time.Duration) (string
 		t.Fatal(err)
 	}
 	return ns, ctx, waitFor(t, ns, name, 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+}
+
+// update writes vc's spec, annotations and labels as a user would: the operator writes status
+// all the time, so an Update from a copy read a moment ago may conflict; on a conflict it reads
+// the cluster again and writes the same change on top.
+func update(t *testing.T, ctx context.Context, vc *v1alpha1.ValkeyCluster) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := k.Update(ctx, vc)
+		if apierrors.IsConflict(err) {
+			spec, annotations, labels := vc.Spec, vc.Annotations, vc.Labels
+			if gerr := k.Get(ctx, client.ObjectKeyFromObject(vc), vc); gerr != nil {
+				return gerr
+			}
+			vc.Spec, vc.Annotations, vc.Labels = spec, annotations, labels
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

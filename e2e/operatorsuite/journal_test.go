@@ -24,9 +24,7 @@ func TestNewLeaderWithAnEmptyJournalBackfillsFromStatus(t *testing.T) {
 	second := startOperator(t, filepath.Join(t.TempDir(), "second.db"))
 	vc := get(t, ns, "jb")
 	vc.Spec.Replicas = 3
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	vc = waitFor(t, ns, "jb", 2*time.Minute, "Steady with 3", steadyWith(3))
 	records := journalRecords(t, second, ns, "jb")
 	h := vc.Status.History

@@ -72,18 +72,14 @@ func TestScalingConvergesAndShowsInHistory(t *testing.T) {
 	scale := func(n int32) {
 		vc := get(t, ns, "scale")
 		vc.Spec.Replicas = n
-		if err := k.Update(ctx, vc); err != nil {
-			t.Fatal(err)
-		}
+		update(t, ctx, vc)
 	}
 	scale(5)
 	vc := waitFor(t, ns, "scale", 2*time.Minute, "Steady with 5", steadyWith(5))
 	checkReplication(t, vc, 4)
 	// Put the primary on an ordinal the scale-down removes: it must hand over first.
 	vc.Annotations = map[string]string{v1alpha1.AnnotationSwitchoverTo: "scale-4"}
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	vc = waitFor(t, ns, "scale", 2*time.Minute, "scale-4 primary", func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(5)(vc) && vc.Status.Primary == "scale-4" && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
 	})

@@ -48,9 +48,7 @@ func TestTheStatefulSetFollowsTheMachineNotTheSpec(t *testing.T) {
 		vc.Annotations = map[string]string{}
 	}
 	vc.Annotations[v1alpha1.AnnotationRestartRequested] = time.Now().UTC().Format(time.RFC3339)
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	// The template moves to the new revision; the pod count stays where the machine holds it.
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held"}, &sts); err != nil {
@@ -133,9 +131,7 @@ func TestAFailingActionBacksOffAndBlocksNothingIndependent(t *testing.T) {
 	vc := get(t, ns, "bk")
 	vc.Spec.Replicas = 4
 	vc.Spec.Storage.Size = ptrTo(resource.MustParse("2Gi"))
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var claims corev1.PersistentVolumeClaimList
 		if err := k.List(ctx, &claims, client.InNamespace(ns)); err != nil || len(claims.Items) != 3 {

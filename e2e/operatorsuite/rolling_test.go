@@ -35,9 +35,7 @@ func TestConfigChangeRollsEveryPodWithoutLosingWrites(t *testing.T) {
 	vc = get(t, ns, "roll")
 	// databases takes effect only at start: a new revision, rolled.
 	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"databases": "32"}
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	vc = waitFor(t, ns, "roll", 3*time.Minute, "rolled and Steady", everyPodRestarted(t, ns, before, 3))
 	sawRolling := false
 	for _, h := range vc.Status.History {
@@ -96,9 +94,7 @@ func TestLiveConfigChangeRestartsNothing(t *testing.T) {
 		runIDs[n.Pod] = nodeInfo(t, vc, n.IP, "server")["run_id"]
 	}
 	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"slowlog-max-len": "321", "maxmemory-samples": "7"}
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, n := range get(t, ns, "live").Status.Nodes {
 			if configOf(t, vc, n.IP, "slowlog-max-len") != "321" || configOf(t, vc, n.IP, "maxmemory-samples") != "7" {
@@ -127,9 +123,7 @@ func TestLiveConfigChangeRestartsNothing(t *testing.T) {
 	// A value Valkey refuses: status says so with Valkey's error, the old value stays, and it
 	// is not remembered as applied: the next change of the spec is tried again.
 	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"slowlog-max-len": "321", "maxmemory-samples": "0"}
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	vc = waitFor(t, ns, "live", 30*time.Second, "status.waiting says CONFIG SET was refused", func(vc *v1alpha1.ValkeyCluster) bool {
 		return strings.Contains(vc.Status.Waiting, "refused CONFIG SET") && strings.Contains(vc.Status.Waiting, "maxmemory-samples")
 	})
@@ -140,9 +134,7 @@ func TestLiveConfigChangeRestartsNothing(t *testing.T) {
 		}
 	}
 	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"slowlog-max-len": "321", "maxmemory-samples": "9"}
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	vc = waitFor(t, ns, "live", 30*time.Second, "the corrected value applied, the refusal gone", func(vc *v1alpha1.ValkeyCluster) bool {
 		return !strings.Contains(vc.Status.Waiting, "refused")
 	})
@@ -205,9 +197,7 @@ func TestAMemoryLimitChangeTakesEffectPodByPodWithTheRoll(t *testing.T) {
 	}
 	before := podRevisions(t, ns)
 	vc.Spec.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("200Mi")
-	if err := k.Update(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ctx, vc)
 	pw := secretKey(t, vc, kube.KeyOperatorPassword)
 	samples := 0
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {

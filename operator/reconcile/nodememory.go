@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 )
 
 // nodeMemory remembers one value per cluster and pod, in memory only (an operator restart
@@ -47,4 +49,17 @@ func (n *nodeMemory[V]) forget(cluster types.UID) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.m, cluster)
+}
+
+// passwordMemory remembers each cluster's passwords (in memory only).
+type passwordMemory struct{ nodeMemory[valkey.Passwords] }
+
+const passwordsKey = "passwords"
+
+func (m *passwordMemory) get(cluster types.UID) valkey.Passwords {
+	return m.nodeMemory.get(cluster, passwordsKey)
+}
+
+func (m *passwordMemory) set(cluster types.UID, p valkey.Passwords) {
+	m.nodeMemory.set(cluster, passwordsKey, p)
 }

@@ -124,3 +124,21 @@ func (r *Reconciler) journalAppend(ctx context.Context, vc *v1alpha1.ValkeyClust
 		log.Error(err, "appending to the journal", "seq", entry.Seq)
 	}
 }
+
+// errCannotGoOn is a turn that cannot observe or act at all (the auth Secret lost): its
+// reason is in status.waiting, and it is looked at again at the retry interval.
+type errCannotGoOn struct{ why string }
+
+func (e errCannotGoOn) Error() string { return e.why }
+
+// waitFor writes why to status.waiting (when it is not there yet) and ends the turn.
+func (r *Reconciler) waitFor(ctx context.Context, vc *v1alpha1.ValkeyCluster, why string) error {
+	if vc.Status.Waiting != why {
+		before := vc.DeepCopy()
+		vc.Status.Waiting = why
+		if err := r.patchStatus(ctx, vc, before, "status-waiting"); err != nil {
+			return err
+		}
+	}
+	return errCannotGoOn{why}
+}

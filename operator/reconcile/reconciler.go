@@ -93,6 +93,10 @@ type Reconciler struct {
 	probes probeCounters
 	live   liveApplied
 	pools  pools
+	// passwords remembers each cluster's passwords from its last turn: a deleted or emptied
+	// auth Secret is put back from them instead of re-keying running nodes (in memory only:
+	// after an operator restart the Secret must be restored by hand; status says so).
+	passwords passwordMemory
 }
 
 func (r *Reconciler) defaults() {
@@ -165,6 +169,11 @@ func (r *Reconciler) retry(ctx context.Context, vc *v1alpha1.ValkeyCluster, err 
 	if errors.Is(err, errConflict) || apierrors.IsConflict(err) {
 		logFrom(ctx).V(1).Info("status changed meanwhile; observing again")
 		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
+	}
+	var stuck errCannotGoOn
+	if errors.As(err, &stuck) {
+		logFrom(ctx).Info("cannot go on", "why", stuck.why)
+		return ctrl.Result{RequeueAfter: r.Options.RetryInterval}, nil
 	}
 	var refused statusWriteError
 	if errors.As(err, &refused) {
@@ -252,10 +261,20 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
-	passwords, err := kube.EnsureAuth(ctx, r.Client, vc, owner)
+	passwords, restored, err := kube.EnsureAuth(ctx, r.Client, vc, owner, r.passwords.get(vc.UID))
 	if err != nil {
+		if errors.Is(err, kube.ErrAuthLost) {
+			if vc.Status.Waiting != err.Error() {
+				r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
+			}
+			return nil, r.waitFor(ctx, vc, err.Error())
+		}
 		r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
 		return nil, err
+	}
+	r.passwords.set(vc.UID, passwords)
+	if len(restored) > 0 {
+		r.event(vc, corev1.EventTypeWarning, "AuthSecretRestored", "the auth Secret lost %s; put back from what the running nodes use", strings.Join(restored, ", "))
 	}
 	// The spec's defaults, once per turn: everything below reads this copy (the object the
 	// API server returns is defaulted, but one created before a field existed is not).
@@ -274,6 +293,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 // finalize lets go of a cluster being deleted.
 func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) error {
 	r.pools.forget(vc.UID)
+	r.passwords.forget(vc.UID)
 	r.probes.forget(vc.UID)
 	r.live.forget(vc.UID)
 	r.Metrics.forget(vc.Namespace, vc.Name)

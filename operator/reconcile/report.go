@@ -105,6 +105,12 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.Waiting = d.Waiting
 	vc.Status.FailingActions = w.failing
 	why := machine.NotStarting(w.obs.Nodes)
+	if refused := credentialsRefused(w); refused != "" {
+		why = strings.TrimPrefix(why+"; "+refused, "; ")
+		if !strings.Contains(before.Status.Waiting, refused) {
+			r.event(vc, corev1.EventTypeWarning, "AuthenticationFailed", "%s", refused)
+		}
+	}
 	if refused := r.live.refusals(vc, w); refused != "" {
 		why = strings.TrimPrefix(why+"; "+refused, "; ")
 	}
@@ -203,4 +209,24 @@ func progressOf(w *world, p machine.Persisted) string {
 		return fmt.Sprintf("bootstrapping: %d of %d pods ready", ready, len(w.obs.Nodes))
 	}
 	return ""
+}
+
+// credentialsRefused names the nodes that refuse the operator's credentials (WRONGPASS,
+// NOAUTH, NOPERM): they answer, so "not answering" would send the user looking at the
+// network; the auth Secret is what changed. "" when none does.
+func credentialsRefused(w *world) string {
+	var pods []string
+	for _, n := range w.obs.Nodes {
+		if e := w.surveyErrs[n.Name]; !n.Reachable && isAuthError(e) {
+			pods = append(pods, n.Name)
+		}
+	}
+	if len(pods) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s refuse(s) the operator's credentials (WRONGPASS/NOAUTH): the passwords in the auth Secret are not the ones the nodes started with; put the old ones back (a new password reaches a node only when it restarts)", strings.Join(pods, ", "))
+}
+
+func isAuthError(e string) bool {
+	return strings.Contains(e, "WRONGPASS") || strings.Contains(e, "NOAUTH") || strings.Contains(e, "NOPERM")
 }
