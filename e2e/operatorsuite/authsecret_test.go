@@ -64,7 +64,7 @@ func TestALostAuthSecretNeverReKeysRunningNodes(t *testing.T) {
 	op.stop(t)
 	startOperator(t, "")
 	deleteSecret()
-	vc = waitFor(t, ns, "ak", 30*time.Second, "waiting, saying the Secret is lost and what to do", func(vc *v1alpha1.ValkeyCluster) bool {
+	waitFor(t, ns, "ak", 30*time.Second, "waiting, saying the Secret is lost and what to do", func(vc *v1alpha1.ValkeyCluster) bool {
 		return strings.Contains(vc.Status.Waiting, "auth Secret lost") && strings.Contains(vc.Status.Waiting, "put the Secret back")
 	})
 	time.Sleep(3 * time.Second)
