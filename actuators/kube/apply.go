@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -19,11 +20,16 @@ const FieldOwner = "valkey-operator"
 
 // Result tells what Apply did, for logs, Events and the zero-writes benchmark.
 type Result struct {
-	Created, Updated []string
+	Created, Updated, Deleted []string
 }
 
 // Writes is how many API writes Apply made.
-func (r Result) Writes() int { return len(r.Created) + len(r.Updated) }
+func (r Result) Writes() int { return len(r.Created) + len(r.Updated) + len(r.Deleted) }
+
+// ErrNotOurs is an object in the way: it has the name an owned object must have, and this
+// cluster does not control it (a user's own Service, say). The operator never takes it over
+// (deleting the cluster would then garbage-collect it) nor changes it.
+var ErrNotOurs = errors.New("not this cluster's")
 
 // Apply creates the objects that are missing and repairs those that drifted from d (someone
 // edited or deleted them), writing nothing when everything is as it should be. An object that
@@ -86,6 +92,10 @@ func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (R
 			errs = append(errs, fmt.Errorf("reading %s: %w", name, err))
 			continue
 		}
+		if !ours(s.desired, s.current) {
+			errs = append(errs, fmt.Errorf("%s exists and is %w (no owner reference to it): rename the cluster or remove that object; the operator does not take over objects it did not create", name, ErrNotOurs))
+			continue
+		}
 		if s.same(s.current) && labelsAndOwners(s.desired, s.current) {
 			continue
 		}
@@ -97,7 +107,34 @@ func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (R
 		}
 		res.Updated = append(res.Updated, name)
 	}
+	if d.PDB == nil && d.PDBName != "" && !statefulSet {
+		// Disabled: a budget left behind would still hold evictions back.
+		var pdb policyv1.PodDisruptionBudget
+		err := c.Get(ctx, types.NamespacedName{Namespace: d.StatefulSet.Namespace, Name: d.PDBName}, &pdb)
+		switch {
+		case err == nil && ours(d.StatefulSet, &pdb):
+			if err := c.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting PodDisruptionBudget/%s: %w", d.PDBName, err))
+			} else {
+				res.Deleted = append(res.Deleted, "PodDisruptionBudget/"+d.PDBName)
+			}
+		case err != nil && !apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("reading PodDisruptionBudget/%s: %w", d.PDBName, err))
+		}
+	}
 	return res, errors.Join(errs...)
+}
+
+// ours reports whether cur is owned by an owner desired names (same UID).
+func ours(desired, cur metav1.Object) bool {
+	for _, want := range desired.GetOwnerReferences() {
+		for _, have := range cur.GetOwnerReferences() {
+			if have.UID == want.UID && want.UID != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // step is one owned object: how to tell whether the current one is as desired, and how to

@@ -27,6 +27,8 @@ type Desired struct {
 	Replicas    *corev1.Service
 	StatefulSet *appsv1.StatefulSet
 	PDB         *policyv1.PodDisruptionBudget // nil when spec.podDisruptionBudget.enabled=false
+	// PDBName is the budget's name, also when it is disabled (Apply deletes ours then).
+	PDBName string
 	// Revision identifies the pod template (see AnnotationRevision).
 	Revision string
 	// Live holds the directives that take effect without a restart, with their values: they
@@ -135,7 +137,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 			},
 		}},
 	}}
-	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision, Live: live}
+	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision, Live: live, PDBName: names.PDB}
 	if spec.PodDisruptionBudget.IsEnabled() {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),

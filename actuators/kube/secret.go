@@ -47,6 +47,9 @@ func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster
 		return valkey.Passwords{}, nil, err
 	}
 	exists := err == nil
+	if exists && !ours(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{owner}}, &s) {
+		return valkey.Passwords{}, nil, fmt.Errorf("the auth Secret %s exists and is %w (no owner reference to it): rename the cluster or remove that Secret; the operator does not take over objects it did not create", names.Auth, ErrNotOurs)
+	}
 	data := map[string][]byte{}
 	for k, v := range s.Data {
 		data[k] = v

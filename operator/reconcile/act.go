@@ -58,6 +58,10 @@ func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster
 		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "create").Inc()
 		logFrom(ctx).Info("created", "object", n)
 	}
+	for _, n := range res.Deleted {
+		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "delete").Inc()
+		r.event(vc, corev1.EventTypeNormal, "Deleted", "%s is no longer wanted (disabled in the spec) and was deleted", n)
+	}
 	for _, n := range res.Updated {
 		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "repair").Inc()
 		r.event(vc, corev1.EventTypeNormal, "Repaired", "%s drifted from its spec and was repaired", n)

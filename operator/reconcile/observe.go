@@ -40,6 +40,8 @@ type world struct {
 	// failing are the actions of this turn's decision that failed or back off, for
 	// status.failingActions.
 	failing []v1alpha1.FailingAction
+	// supportErr is why support objects could not be written this turn (nil: they were).
+	supportErr error
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

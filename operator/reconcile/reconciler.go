@@ -224,6 +224,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// machine's actions: a failover must not wait for a Service repair.
 	res, supportErr := kube.Apply(ctx, r.Client, desired, false)
 	r.recordApply(ctx, vc, res)
+	w.supportErr = supportErr
 	if supportErr != nil {
 		r.event(vc, corev1.EventTypeWarning, "SupportObjectsFailed", "%v", supportErr)
 	}
@@ -263,7 +264,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	}
 	passwords, restored, err := kube.EnsureAuth(ctx, r.Client, vc, owner, r.passwords.get(vc.UID))
 	if err != nil {
-		if errors.Is(err, kube.ErrAuthLost) {
+		if errors.Is(err, kube.ErrAuthLost) || errors.Is(err, kube.ErrNotOurs) {
 			if vc.Status.Waiting != err.Error() {
 				r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
 			}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -105,6 +106,10 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.Waiting = d.Waiting
 	vc.Status.FailingActions = w.failing
 	why := machine.NotStarting(w.obs.Nodes)
+	if w.supportErr != nil && errors.Is(w.supportErr, kube.ErrNotOurs) {
+		// An object in the way is the user's to move: say so where they look.
+		why = strings.TrimPrefix(why+"; "+notOurs(w.supportErr), "; ")
+	}
 	if refused := credentialsRefused(w); refused != "" {
 		why = strings.TrimPrefix(why+"; "+refused, "; ")
 		if !strings.Contains(before.Status.Waiting, refused) {
@@ -229,4 +234,15 @@ func credentialsRefused(w *world) string {
 
 func isAuthError(e string) bool {
 	return strings.Contains(e, "WRONGPASS") || strings.Contains(e, "NOAUTH") || strings.Contains(e, "NOPERM")
+}
+
+// notOurs keeps, of the support objects' errors, those about objects in the way.
+func notOurs(err error) string {
+	var out []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.Contains(line, kube.ErrNotOurs.Error()) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "; ")
 }
