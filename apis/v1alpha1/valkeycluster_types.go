@@ -113,13 +113,17 @@ type ValkeyClusterSpec struct {
 	// replicas. Standalone requires exactly 1.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 
 	// Resources are the CPU and memory requests and limits of the valkey container. Unless
 	// config sets maxmemory, the operator sets maxmemory to 60% of the memory limit, leaving
 	// the rest for copy-on-write during snapshots, replication buffers and fragmentation;
-	// with no memory limit it sets none, so set one.
+	// with no memory limit it sets none, so set one. A memory limit is at least 32Mi, and no
+	// request is above its limit.
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('memory' in self.limits) || quantity(string(self.limits['memory'])).compareTo(quantity('32Mi')) >= 0",messageExpression="'resources.limits.memory is ' + string(self.limits['memory']) + ': Valkey needs at least 32Mi (its maxmemory is 60% of the limit), raise it'"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.requests) || ['cpu', 'memory'].all(r, !(r in self.limits) || !(r in self.requests) || quantity(string(self.requests[r])).compareTo(quantity(string(self.limits[r]))) <= 0)",message="a resource request is above its limit: lower resources.requests or raise resources.limits"
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -150,9 +154,13 @@ type ValkeyClusterSpec struct {
 	// Persistence and eviction follow profile, authentication follows auth,
 	// min-replicas-to-write and min-replicas-max-lag follow durability, and the replication
 	// ping confirms failovers.
-	// +kubebuilder:validation:MaxProperties=256
+	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag', 'repl-ping-replica-period', 'repl-ping-slave-period']))",messageExpression="'config sets ' + self.filter(k, k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag', 'repl-ping-replica-period', 'repl-ping-slave-period'])[0] + ', a directive the operator owns: remove it from spec.config (persistence follows spec.profile, authentication spec.auth)'"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'))",message="config names must be valkey.conf directive names: letters, digits, '-', '_' and '.', at most 128 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self.filter(j, j.lowerAscii() == k.lowerAscii()).size() == 1)",message="config sets one directive in several spellings (hz and HZ, say): Valkey ignores the case of names and would apply whichever comes last; keep one"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['maxmemory', 'repl-backlog-size', 'client-query-buffer-limit', 'proto-max-bulk-len', 'active-defrag-ignore-bytes', 'stream-node-max-bytes']) || self[k].matches('^[0-9]+([kKmMgG][bB]?)?$'))",message="config maxmemory, repl-backlog-size, client-query-buffer-limit, proto-max-bulk-len, active-defrag-ignore-bytes and stream-node-max-bytes are memory sizes: write bytes, or a number with k, kb, m, mb, g or gb (100mb)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['hz', 'maxclients', 'timeout', 'tcp-keepalive', 'databases', 'maxmemory-samples', 'slowlog-max-len', 'latency-monitor-threshold', 'repl-timeout', 'busy-reply-threshold', 'maxmemory-eviction-tenacity']) || self[k].matches('^[0-9]+$'))",message="config hz, maxclients, timeout, tcp-keepalive, databases, maxmemory-samples, slowlog-max-len, latency-monitor-threshold, repl-timeout, busy-reply-threshold and maxmemory-eviction-tenacity take a whole number"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['activedefrag', 'dynamic-hz', 'lazyfree-lazy-eviction', 'lazyfree-lazy-expire', 'lazyfree-lazy-server-del', 'lazyfree-lazy-user-del', 'lazyfree-lazy-user-flush', 'appendfsync']) || (k.lowerAscii() == 'appendfsync' ? self[k] in ['always', 'everysec', 'no'] : self[k] in ['yes', 'no']))",message="config appendfsync takes always, everysec or no; activedefrag, dynamic-hz and the lazyfree-lazy-* directives take yes or no"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -455,6 +463,8 @@ type NodeStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyNodes`,description="Ready pods / desired pods"
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary`,description="Pod of the recognised primary"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="the name must be at most 52 characters: the pods' controller-revision-hash label is the name plus 11 characters, and label values are at most 63"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name must start with a letter and hold only lowercase letters, digits and '-' (not at the end): it names the cluster's Services, which must be DNS-1035 labels"
 type ValkeyCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -84,6 +84,23 @@ func TestCreateValidation(t *testing.T) {
 		{"value too long", fmt.Sprintf("config: {hz: %s}", strings.Repeat("1", 1025)), "spec.config.hz: Too long: may not be more than 1024 bytes"},
 		{"value of the longest length", fmt.Sprintf("config: {hz: %s}", strings.Repeat("1", 1024)), ""},
 		{"value with a delete character", "config: {hz: \"10\\x7f\"}", valueLine},
+
+		// bounds and formats that would otherwise fail at run time (issue 11)
+		{"the most replicas", "topology: Replication\nreplicas: 32", ""},
+		{"too many replicas", "replicas: 100000", "spec.replicas: Invalid value: 100000: spec.replicas in body should be less than or equal to 32"},
+		{"a memory limit of the minimum", "resources: {limits: {memory: 32Mi}}", ""},
+		{"a memory limit too small", "resources: {limits: {memory: 1Mi}}", "resources.limits.memory is 1Mi: Valkey needs at least 32Mi"},
+		{"requests below limits", "resources: {requests: {memory: 64Mi, cpu: 100m}, limits: {memory: 128Mi, cpu: '1'}}", ""},
+		{"memory request above its limit", "resources: {requests: {memory: 256Mi}, limits: {memory: 128Mi}}", "a resource request is above its limit"},
+		{"cpu request above its limit", "resources: {requests: {cpu: '2'}, limits: {cpu: 500m}}", "a resource request is above its limit"},
+		{"one directive twice", "config: {hz: '10', HZ: '20'}", "config sets one directive in several spellings"},
+		{"maxmemory that is no size", "config: {maxmemory: lots}", "are memory sizes"},
+		{"maxmemory in gigabytes", "config: {maxmemory: 2gb}", ""},
+		{"repl-backlog-size as bytes", "config: {repl-backlog-size: '1048576'}", ""},
+		{"hz that is no number", "config: {hz: fast}", "take a whole number"},
+		{"appendfsync sometimes", "config: {appendfsync: sometimes}", "appendfsync takes always, everysec or no"},
+		{"activedefrag maybe", "config: {activedefrag: maybe}", "take yes or no"},
+		{"activedefrag yes", "config: {activedefrag: 'yes'}", ""},
 	}
 	vkc := clusters(t)
 	for i, c := range cases {
@@ -129,8 +146,25 @@ func TestMaxProperties(t *testing.T) {
 		b.WriteString("}")
 		return b.String()
 	}
-	_, err := vkc.Create(context.Background(), object(t, "vk-256", config(256)), metav1.CreateOptions{})
+	_, err := vkc.Create(context.Background(), object(t, "vk-64", config(64)), metav1.CreateOptions{})
 	check(t, err, "")
-	_, err = vkc.Create(context.Background(), object(t, "vk-257", config(257)), metav1.CreateOptions{})
-	checkRefused(t, err, "spec.config: Too many: 257: must have at most 256 items")
+	_, err = vkc.Create(context.Background(), object(t, "vk-65", config(65)), metav1.CreateOptions{})
+	checkRefused(t, err, "spec.config: Too many: 65: must have at most 64 items")
+}
+
+// TestNamesThatDeriveValidNames: every object the operator derives from the name must be
+// valid (Services are DNS-1035 labels, the pods' controller-revision-hash label is the name
+// plus 11 characters).
+func TestNamesThatDeriveValidNames(t *testing.T) {
+	vkc := clusters(t)
+	for _, c := range []struct{ name, want string }{
+		{strings.Repeat("a", 52), ""},
+		{strings.Repeat("a", 53), "the name must be at most 52 characters"},
+		{"1cache", "the name must start with a letter"},
+		{"cache.prod", "the name must start with a letter"},
+		{"cache-1", ""},
+	} {
+		_, err := vkc.Create(context.Background(), object(t, c.name, "replicas: 1"), metav1.CreateOptions{})
+		check(t, err, c.want)
+	}
 }
