@@ -53,7 +53,8 @@ func TestCELOwnedListMatchesGoSlice(t *testing.T) {
 	doc := configFieldDoc(t)
 	var lists int
 	for _, line := range strings.Split(doc, "\n") {
-		if !strings.Contains(line, "+kubebuilder:validation:XValidation") {
+		// Only the owned-directive rule: other rules check the values of lists of their own.
+		if !strings.Contains(line, "+kubebuilder:validation:XValidation") || !strings.Contains(line, "a directive the operator owns") {
 			continue
 		}
 		for _, m := range celListRE.FindAllStringSubmatch(line, -1) {
