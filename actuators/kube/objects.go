@@ -37,6 +37,10 @@ type Desired struct {
 	Live map[string]string
 }
 
+// ValkeyUID is the uid and gid of the official Valkey image's valkey user, which the pods
+// run as.
+const ValkeyUID = int64(999)
+
 // Persistence tells whether the profile keeps data on disk (vc defaulted).
 func Persistence(vc *v1alpha1.ValkeyCluster) bool { return vc.Spec.Profile != v1alpha1.ProfileCache }
 
@@ -163,15 +167,27 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 	}}}
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(30)),
-		NodeSelector:                  vc.Spec.NodeSelector,
-		Tolerations:                   vc.Spec.Tolerations,
-		Affinity:                      vc.Spec.Affinity,
-		TopologySpreadConstraints:     vc.Spec.TopologySpreadConstraints,
+		// Pod Security "restricted": Valkey runs as the official image's valkey user (uid and
+		// gid 999) with nothing but its data volume writable, and needs no API access.
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(ValkeyUID), RunAsGroup: ptr.To(ValkeyUID), FSGroup: ptr.To(ValkeyUID),
+			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+			SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		AutomountServiceAccountToken: ptr.To(false),
+		NodeSelector:                 vc.Spec.NodeSelector,
+		Tolerations:                  vc.Spec.Tolerations,
+		Affinity:                     vc.Spec.Affinity,
+		TopologySpreadConstraints:    vc.Spec.TopologySpreadConstraints,
 		Containers: []corev1.Container{{
 			Name:    "valkey",
 			Image:   image,
 			Command: []string{"valkey-server"},
 			Args:    valkey.ServerArgs(),
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
 			Env: []corev1.EnvVar{
 				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 				passwordEnv,

@@ -133,8 +133,13 @@ func (r *podRunner) startContainer(c *container) error {
 	if wd == "" {
 		wd = "/"
 	}
+	sec := securityOf(r.currentPod(), &c.spec)
+	rootMode := "rw"
+	if sec.readOnlyRoot {
+		rootMode = "ro"
+	}
 	args := []string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", launchScript, "launch",
-		cg, root, scratch, wd, r.currentPod().Name, strconv.Itoa(len(mounts) / 3)}
+		cg, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, strconv.Itoa(len(mounts) / 3)}
 	args = append(args, mounts...)
 	args = append(args, argv...)
 	cmd := exec.Command("unshare", args...)

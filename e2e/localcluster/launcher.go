@@ -1,16 +1,18 @@
 package localcluster
 
-// launchScript runs as `sh -c launchScript launch CGROUP ROOT SCRATCH WORKDIR HOSTNAME N [SRC DST MODE]xN CMD...`
+// launchScript runs as `sh -c launchScript launch CGROUP ROOT SCRATCH WORKDIR HOSTNAME USERSPEC GROUPS ROOTMODE N [SRC DST MODE]xN CMD...`
 // inside a fresh mount and UTS namespace (unshare). It first joins the container's cgroup
 // (so everything it starts is counted, killed, frozen and partitioned with it), then builds the container's root file system
 // as a copy-on-write overlay of the host's / (writes land in a tmpfs that vanishes with the
 // namespace, so creating a mount point such as /etc/valkey never touches the host), binds
-// /proc, /sys and /dev, binds each volume at its mount path, then chroots and execs the
-// command in the working directory. The exec keeps the PID, so the process the agent started
+// /proc, /sys and /dev, binds each volume at its mount path, makes the root read-only when
+// ROOTMODE is ro (readOnlyRootFilesystem), then chroots and execs the command in the working
+// directory, as USERSPEC (uid:gid, runAsUser/runAsGroup) with GROUPS (fsGroup, supplemental)
+// when given. The exec keeps the PID, so the process the agent started
 // is the container's main process, and the parent-death signal set on it survives.
 const launchScript = `set -e
 echo $$ > "$1/cgroup.procs"
-root=$2; scratch=$3; wd=$4; host=$5; n=$6; shift 6
+root=$2; scratch=$3; wd=$4; host=$5; user=$6; groups=$7; rootmode=$8; n=$9; shift 9
 mount -t tmpfs -o mode=0755 tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$scratch/upper,workdir=$scratch/work" "$root"
@@ -27,5 +29,9 @@ while [ "$n" -gt 0 ]; do
   mount --bind "$src" "$root$dst"
   if [ "$mode" = ro ]; then mount -o remount,bind,ro "$root$dst"; fi
 done
-exec chroot "$root" /bin/sh -c 'cd "$1" || exit 127; shift; exec "$@"' sh "$wd" "$@"
+if [ "$rootmode" = ro ]; then mount -o remount,ro "$root"; fi
+set -- /bin/sh -c 'cd "$1" || exit 127; shift; exec "$@"' sh "$wd" "$@"
+if [ -z "$user" ]; then exec chroot "$root" "$@"; fi
+if [ -z "$groups" ]; then exec chroot --userspec="$user" --groups="${user#*:}" "$root" "$@"; fi
+exec chroot --userspec="$user" --groups="$groups" "$root" "$@"
 `

@@ -248,8 +248,16 @@ func (r *podRunner) execIn(ctx context.Context, c *container, command []string) 
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec nsenter "$@"`, "exec", c.cgroup(),
-		"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd", "--"}, command...)
+	ns := []string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd"}
+	if sec := securityOf(r.currentPod(), &c.spec); sec.uid != nil {
+		// As the container's user, as the runtime runs an exec.
+		gid := int64(0)
+		if sec.gid != nil {
+			gid = *sec.gid
+		}
+		ns = append(ns, "--setuid", strconv.FormatInt(*sec.uid, 10), "--setgid", strconv.FormatInt(gid, 10))
+	}
+	args := append(append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec nsenter "$@"`, "exec", c.cgroup()}, ns...), append([]string{"--"}, command...)...)
 	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

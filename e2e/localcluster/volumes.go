@@ -40,6 +40,13 @@ func (r *podRunner) setUpVolumes(ctx context.Context) error {
 			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 		r.vols.paths[v.Name] = p
+		if gid := fsGroupOf(r.currentPod()); gid != nil && (v.PersistentVolumeClaim != nil || v.EmptyDir != nil) {
+			onRootMismatch := r.currentPod().Spec.SecurityContext.FSGroupChangePolicy != nil &&
+				*r.currentPod().Spec.SecurityContext.FSGroupChangePolicy == corev1.FSGroupChangeOnRootMismatch
+			if err := applyFSGroup(p, *gid, false, onRootMismatch); err != nil {
+				return fmt.Errorf("volume %s: fsGroup: %w", v.Name, err)
+			}
+		}
 	}
 	return r.refreshVolumes(ctx, true)
 }
@@ -90,6 +97,11 @@ func (r *podRunner) refreshVolumes(ctx context.Context, first bool) error {
 		}
 		if err := writeAtomic(r.vols.paths[v.Name], files); err != nil {
 			return err
+		}
+		if gid := fsGroupOf(r.currentPod()); gid != nil {
+			if err := applyFSGroup(r.vols.paths[v.Name], *gid, true, false); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
