@@ -82,15 +82,20 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		return err
 	}
 	var j *journal.Journal
+	var journalErr error
 	if c.JournalPath != "" {
-		if err := os.MkdirAll(filepath.Dir(c.JournalPath), 0o755); err != nil {
-			return err
-		}
 		// A previous leader on the same volume may still hold the lock for a moment.
-		j, err = journal.Open(c.JournalPath, 30*time.Second)
-		if err != nil {
-			return err
+		if journalErr = os.MkdirAll(filepath.Dir(c.JournalPath), 0o755); journalErr == nil {
+			j, journalErr = journal.Open(c.JournalPath, 30*time.Second)
 		}
+	}
+	if journalErr != nil {
+		// The journal is a record, not the machine's memory (status is): a volume that cannot
+		// be opened must not stop failovers. Reported (log, metric); status.history stays.
+		log.Error(journalErr, "the event journal cannot be opened; running without it (status.history keeps the recent transitions)", "path", c.JournalPath)
+		j = nil
+	}
+	if j != nil {
 		defer func() { _ = j.Close() }()
 		if c.JournalAddr != "" {
 			if err := mgr.Add(&journalServer{addr: c.JournalAddr, j: j, reader: mgr.GetAPIReader()}); err != nil {
@@ -112,6 +117,11 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 			MaxConcurrentReconciles: c.MaxConcurrentReconciles,
 			Valkey:                  vopts,
 		},
+	}
+	if j != nil {
+		r.Metrics.JournalAvailable.Set(1)
+	} else {
+		r.Metrics.JournalAvailable.Set(0)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err

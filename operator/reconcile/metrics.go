@@ -14,6 +14,9 @@ type Metrics struct {
 	StateSince   *prometheus.GaugeVec
 	APIWrites    *prometheus.CounterVec
 	ActionErrors *prometheus.CounterVec
+	// JournalAvailable is 1 while the event journal is open, 0 when it could not be opened
+	// (the operator then runs from status.history alone).
+	JournalAvailable prometheus.Gauge
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -39,12 +42,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_action_errors_total",
 			Help: "Actions that failed, by action kind.",
 		}, []string{"action"}),
+		JournalAvailable: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "valkey_operator_journal_available",
+			Help: "1 while the event journal is open, 0 when it could not be opened (history --full then shows status.history only).",
+		}),
 	}
 	m.Transitions = register(reg, m.Transitions)
 	m.State = register(reg, m.State)
 	m.StateSince = register(reg, m.StateSince)
 	m.APIWrites = register(reg, m.APIWrites)
 	m.ActionErrors = register(reg, m.ActionErrors)
+	m.JournalAvailable = register(reg, m.JournalAvailable)
 	return m
 }
 
