@@ -2,6 +2,7 @@ package operatorsuite
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -44,6 +46,13 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 		t.Skip("no local cluster")
 	}
 	const ns = "valkey-operator-system"
+	// The operator's namespace enforces Pod Security "restricted": the chart's pod must pass it.
+	restricted := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
+	}}}
+	if err := k.Create(context.Background(), restricted); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace",
 		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
@@ -57,6 +66,14 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	op := pods.Items[0]
 	if op.Spec.ServiceAccountName != "valkey-operator" {
 		t.Fatalf("the operator runs as %q", op.Spec.ServiceAccountName)
+	}
+	// Not as root: the process really runs as the chart's user.
+	pid, err := cl.ContainerPID(ns, op.Name, "operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err != nil || !strings.Contains(string(status), "Uid:\t65532\t65532") {
+		t.Fatalf("the operator does not run as 65532: %s (%v)", firstLines(string(status), "Uid:"), err)
 	}
 	// The ServiceAccount may do what the operator needs and no more.
 	for _, c := range []struct {

@@ -40,7 +40,12 @@ func buildOperator() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(root, ".cache", "bin", "valkey-operator-e2e")
+	// The chart runs the operator as a non-root user, which must be able to reach the binary.
+	dir, err := localcluster.ProgramDir(root)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "valkey-operator")
 	cmd := exec.Command("go", "build", "-o", bin, "./operator")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {

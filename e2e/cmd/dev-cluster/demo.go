@@ -19,7 +19,12 @@ import (
 
 // buildBinaries builds the operator and the kubectl plugin into .cache/bin.
 func buildBinaries(root string) (operator, plugin string, err error) {
-	operator = filepath.Join(root, ".cache", "bin", "valkey-operator")
+	// The chart runs the operator as a non-root user, which must be able to reach the binary.
+	dir, err := localcluster.ProgramDir(root)
+	if err != nil {
+		return "", "", err
+	}
+	operator = filepath.Join(dir, "valkey-operator")
 	plugin = filepath.Join(root, ".cache", "bin", "kubectl-valkey")
 	for out, pkg := range map[string]string{operator: "./operator", plugin: "./plugin"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
