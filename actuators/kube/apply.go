@@ -38,8 +38,9 @@ var ErrNotOurs = errors.New("not this cluster's")
 // only what d sets is compared. With statefulSet it applies the StatefulSet alone: its
 // changes (pod count, template) are the machine's decisions (EnsureObjects); without, the
 // supporting objects, which are simply kept as they should be on every turn. Neither blocks
-// the other.
-func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (Result, error) {
+// the other. c may see only the operator's own objects (a filtered cache); live reads the API
+// server, to tell what stands in the way when a create finds the name taken.
+func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, statefulSet bool) (Result, error) {
 	var res Result
 	steps := []step{
 		{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
@@ -82,7 +83,7 @@ func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (R
 		err := c.Get(ctx, key, s.current)
 		if apierrors.IsNotFound(err) {
 			if err := c.Create(ctx, s.desired); err != nil {
-				errs = append(errs, fmt.Errorf("creating %s: %w", name, err))
+				errs = append(errs, createFailed(ctx, live, name, s.desired, s.current, err))
 				continue
 			}
 			res.Created = append(res.Created, name)
@@ -93,7 +94,7 @@ func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (R
 			continue
 		}
 		if !ours(s.desired, s.current) {
-			errs = append(errs, fmt.Errorf("%s exists and is %w (no owner reference to it): rename the cluster or remove that object; the operator does not take over objects it did not create", name, ErrNotOurs))
+			errs = append(errs, notOurs(name))
 			continue
 		}
 		if s.same(s.current) && labelsAndOwners(s.desired, s.current) {
@@ -123,6 +124,28 @@ func Apply(ctx context.Context, c client.Client, d Desired, statefulSet bool) (R
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// notOurs is the error for an object in the way.
+func notOurs(name string) error {
+	return fmt.Errorf("%s exists and is %w (no owner reference to it): rename the cluster or remove that object; the operator does not take over objects it did not create", name, ErrNotOurs)
+}
+
+// createFailed explains a create that failed. The cache holds only objects with the operator's
+// labels, so a name taken by someone else's object shows up here, as AlreadyExists: read it
+// from the API server to tell an object in the way from one of ours that the cache has not
+// seen yet (then the next turn finds it).
+func createFailed(ctx context.Context, live client.Reader, name string, desired, into client.Object, err error) error {
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	if getErr := live.Get(ctx, client.ObjectKeyFromObject(desired), into); getErr != nil {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	if !ours(desired, into) {
+		return notOurs(name)
+	}
+	return fmt.Errorf("creating %s: created meanwhile, not yet in the operator's cache: %w", name, err)
 }
 
 // ours reports whether cur is owned by an owner desired names (same UID).

@@ -38,8 +38,9 @@ var ErrAuthLost = errors.New("auth Secret lost")
 // back (restored reports it); when it remembers none and the StatefulSet exists (its pods may
 // run with the old passwords), nothing is generated: ErrAuthLost says what to do. The client
 // password comes from spec.auth's existing Secret when one is named, is generated otherwise,
-// and is empty when auth is off.
-func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, remembered valkey.Passwords) (pw valkey.Passwords, restored []string, err error) {
+// and is empty when auth is off. c may see only the operator's own objects (a filtered cache);
+// live reads the API server: the user's existing Secret, and an auth Secret in the way.
+func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, remembered valkey.Passwords) (pw valkey.Passwords, restored []string, err error) {
 	names := NamesOf(vc)
 	var s corev1.Secret
 	err = c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s)
@@ -47,6 +48,13 @@ func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster
 		return valkey.Passwords{}, nil, err
 	}
 	exists := err == nil
+	if !exists {
+		// Not in the cache: either gone, or someone else's (no operator labels).
+		if err = live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s); err != nil && !apierrors.IsNotFound(err) {
+			return valkey.Passwords{}, nil, err
+		}
+		exists = err == nil
+	}
 	if exists && !ours(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{owner}}, &s) {
 		return valkey.Passwords{}, nil, fmt.Errorf("the auth Secret %s exists and is %w (no owner reference to it): rename the cluster or remove that Secret; the operator does not take over objects it did not create", names.Auth, ErrNotOurs)
 	}
@@ -90,7 +98,7 @@ func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster
 			data[k] = []byte(randomPassword())
 		}
 	}
-	client, err := clientPassword(ctx, c, vc, data[KeyClientPassword])
+	client, err := clientPassword(ctx, live, vc, data[KeyClientPassword])
 	if err != nil {
 		return valkey.Passwords{}, nil, err
 	}
@@ -112,7 +120,7 @@ func EnsureAuth(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster
 	return pw, restored, c.Update(ctx, &s)
 }
 
-func clientPassword(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster, current []byte) (string, error) {
+func clientPassword(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyCluster, current []byte) (string, error) {
 	if !AuthEnabled(vc) {
 		return "", nil
 	}

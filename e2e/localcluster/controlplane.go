@@ -35,6 +35,7 @@ type controlPlane struct {
 	admin     *envtest.AuthenticatedUser
 	kubecfg   string // admin kubeconfig file
 	caFile    string
+	auditLog  string // the API server's audit log (ServiceAccounts' requests)
 	procs     []*exec.Cmd
 	procsDone []chan struct{}
 }
@@ -65,7 +66,18 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 		Out:          prefixed(log, "kube-apiserver"),
 		Err:          prefixed(log, "kube-apiserver"),
 	}
+	auditPolicy, auditLog, err := writeAuditPolicy(certDir)
+	if err != nil {
+		return nil, err
+	}
+	cp.auditLog = auditLog
 	api.Configure().
+		Set("audit-policy-file", auditPolicy).
+		Set("audit-log-path", auditLog).
+		Set("audit-log-format", "json").
+		// One file for the whole run: a test reads every request since the start.
+		Set("audit-log-maxsize", "0").
+		Set("audit-log-mode", "blocking").
 		Set("service-cluster-ip-range", s.serviceCIDR()).
 		// envtest turns the ServiceAccount admission plugin off; Pods here get their
 		// service-account token volume as in a real cluster.

@@ -25,6 +25,9 @@ type Options struct {
 	Images map[string]Image
 	// OperatorBinary is the valkey-operator binary that the operator image maps to.
 	OperatorBinary string
+	// AfterTests runs once RunTests's tests have run, before the cluster stops: checks over
+	// the whole run (the audit log's, say). Its error fails the run.
+	AfterTests func(*Cluster) error
 	// Log receives the control plane's and the pods' output (default: discarded). Pod output
 	// is also kept per container under the cluster's directory.
 	Log io.Writer

@@ -61,6 +61,12 @@ func RunTests(m *testing.M, name string, opts Options, out **Cluster, setup ...f
 	}
 	*out = cl
 	code := m.Run()
+	if cl != nil && opts.AfterTests != nil {
+		if err := opts.AfterTests(cl); err != nil {
+			fmt.Fprintln(os.Stderr, "localcluster: after the tests:", err)
+			code = 1
+		}
+	}
 	if cl != nil {
 		if err := cl.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "localcluster: stop:", err)

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -93,6 +91,7 @@ func BenchmarkFiftyClusters(b *testing.B) {
 		helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
 			"--set", "image.tag=dev", "--wait", "--timeout", "3m")
 		opIP, opPID := operatorPod(b, "vo-bench")
+		token := serviceAccountToken(b, "vo-bench", "prometheus", "valkey-operator-metrics-reader")
 		time.Sleep(2 * time.Second)
 		baseRSS := rssBytes(b, opPID)
 		ns := benchNamespace(b)
@@ -117,10 +116,10 @@ func BenchmarkFiftyClusters(b *testing.B) {
 		})
 		allSteady := time.Since(start)
 		time.Sleep(5 * time.Second)
-		before := scrape(b, opIP)
+		before := scrapeAs(b, opIP+":8080", token)
 		const idle = 30 * time.Second
 		time.Sleep(idle)
-		after := scrape(b, opIP)
+		after := scrapeAs(b, opIP+":8080", token)
 		writes := sumMetric(after, "valkey_operator_api_writes_total", ns) - sumMetric(before, "valkey_operator_api_writes_total", ns)
 		p50, p99 := histogramQuantiles(after, "controller_runtime_reconcile_time_seconds", `controller="valkeycluster"`)
 		rss := rssBytes(b, opPID)
@@ -196,20 +195,6 @@ func rssBytes(b *testing.B, pid int) int64 {
 	}
 	b.Fatalf("no VmRSS for pid %d", pid)
 	return 0
-}
-
-func scrape(b *testing.B, ip string) string {
-	b.Helper()
-	resp, err := http.Get("http://" + ip + ":8080/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return string(data)
 }
 
 // sumMetric adds up the samples of a counter whose labels mention namespace ns.

@@ -3,8 +3,6 @@ package operatorsuite
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
@@ -103,18 +102,11 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	if err != nil || restarted.Status.ContainerStatuses[0].RestartCount < 1 {
 		t.Fatalf("the operator container was not restarted: %v", err)
 	}
-	// Its metrics count the transitions it persisted.
-	if ip := restarted.Status.PodIP; ip != "" {
-		resp, err := http.Get("http://" + ip + ":8080/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		for _, want := range []string{"valkey_operator_cluster_state{", "valkey_operator_cluster_state_since_seconds{"} {
-			if !strings.Contains(string(body), want) {
-				t.Errorf("operator metrics lack %s", want)
-			}
+	// Its metrics count the transitions it persisted, and only who may read them reads them.
+	body := checkMetricsNeedTheRight(t, ns, restarted.Status.PodIP+":8080", "valkey-operator-metrics-reader")
+	for _, want := range []string{"valkey_operator_cluster_state{", "valkey_operator_cluster_state_since_seconds{"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("operator metrics lack %s", want)
 		}
 	}
 	// kubectl valkey history --full finds the operator pod and reads its journal.
@@ -171,4 +163,62 @@ func pluginBinary(t *testing.T) string {
 		t.Fatalf("building kubectl-valkey: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestChartNamespacedModeNeedsNoClusterWideRights installs the chart in namespaced mode
+// (watchNamespaces): the operator's ServiceAccount gets a Role in the watched namespace and,
+// cluster-wide, only TokenReviews and SubjectAccessReviews. It runs a cluster there, and
+// never touches one in another namespace, which it may not even read.
+func TestChartNamespacedModeNeedsNoClusterWideRights(t *testing.T) {
+	if cl == nil {
+		t.Skip("no local cluster")
+	}
+	const opNS = "vo-scoped"
+	watched, other := cl.Namespace(t), cl.Namespace(t)
+	helm(t, "install", "vo-scoped", "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
+		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
+		"--set", "journal.persistence.enabled=false", "--wait", "--timeout", "3m")
+	t.Cleanup(func() {
+		helm(t, "uninstall", "vo-scoped", "--namespace", opNS, "--wait", "--timeout", "2m")
+	})
+	ctx := ctxFor(t, 3*time.Minute)
+	sa := "system:serviceaccount:" + opNS + ":vo-scoped"
+	for _, c := range []struct {
+		ns, verb, group, resource string
+		want                      bool
+	}{
+		{watched, "create", "apps", "statefulsets", true},
+		{watched, "list", "", "secrets", true},
+		{other, "list", "", "secrets", false},
+		{other, "get", "", "secrets", false},
+		{other, "list", "valkey.fsm.dev", "valkeyclusters", false},
+		{"", "list", "", "pods", false},
+		{"", "create", "authentication.k8s.io", "tokenreviews", true},
+	} {
+		review, err := cl.Clientset().AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + opNS},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: c.ns, Verb: c.verb, Group: c.group, Resource: c.resource},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed != c.want {
+			t.Errorf("namespaced operator can %s %s/%s in %q: %v, want %v", c.verb, c.group, c.resource, c.ns, review.Status.Allowed, c.want)
+		}
+	}
+	for _, ns := range []string{watched, other} {
+		if err := k.Create(ctx, newCluster(ns, "scoped", v1alpha1.TopologyStandalone, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, watched, "scoped", 2*time.Minute, "Steady under the namespaced operator", steadyWith(1))
+	var untouched v1alpha1.ValkeyCluster
+	if err := k.Get(ctx, client.ObjectKey{Namespace: other, Name: "scoped"}, &untouched); err != nil {
+		t.Fatal(err)
+	}
+	if untouched.Status.State != "" || len(untouched.Finalizers) != 0 {
+		t.Errorf("the cluster outside the watched namespace was touched: state %q, finalizers %v", untouched.Status.State, untouched.Finalizers)
+	}
 }

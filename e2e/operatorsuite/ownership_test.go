@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -52,10 +54,21 @@ func TestObjectsThatAreNotOursAreNeverTouched(t *testing.T) {
 	}
 	unchanged()
 
-	// The cluster's own PodDisruptionBudget goes when it is disabled.
+	// The cluster's own PodDisruptionBudget is repaired when someone edits it, and goes when
+	// it is disabled.
 	pdbKey := client.ObjectKey{Namespace: ns, Name: "api"}
-	if err := k.Get(ctx, pdbKey, &policyv1.PodDisruptionBudget{}); err != nil {
+	var pdb policyv1.PodDisruptionBudget
+	if err := k.Get(ctx, pdbKey, &pdb); err != nil {
 		t.Fatalf("no PodDisruptionBudget while enabled: %v", err)
+	}
+	want := pdb.Spec.DeepCopy()
+	pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable = nil, ptrTo(intstr.FromInt32(3))
+	if err := k.Update(ctx, &pdb); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, ctx, ns, "Repaired", "PodDisruptionBudget/api")
+	if err := k.Get(ctx, pdbKey, &pdb); err != nil || !equality.Semantic.DeepDerivative(*want, pdb.Spec) {
+		t.Fatalf("the edited PodDisruptionBudget was not repaired: %+v (%v), want %+v", pdb.Spec, err, *want)
 	}
 	vc.Spec.PodDisruptionBudget.Enabled = ptrTo(false)
 	update(t, ctx, vc)
@@ -76,4 +89,48 @@ func TestObjectsThatAreNotOursAreNeverTouched(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // the garbage collector's turn
 	unchanged()
+}
+
+// TestEveryKindInTheWayIsReportedAndLeftAlone: a ConfigMap, a PodDisruptionBudget and a
+// StatefulSet of the user's carry the names a cluster "web" needs. The operator, whose cache
+// never sees objects without its labels, finds each one when its create is refused, reads it
+// from the API server, reports it and changes none of them.
+func TestEveryKindInTheWayIsReportedAndLeftAlone(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 2*time.Minute)
+	labels := map[string]string{"app": "theirs"}
+	theirs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config", Labels: labels}, Data: map[string]string{"theirs": "yes"}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels}, Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptrTo(intstr.FromInt32(7)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		}},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels}, Spec: appsv1.StatefulSetSpec{
+			Replicas: ptrTo(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "theirs:1"}}}},
+		}},
+	}
+	for _, o := range theirs {
+		if err := k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Create(ctx, newCluster(ns, "web", v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, ctx, ns, "SupportObjectsFailed", "ConfigMap/web-config exists and is not this cluster's")
+	waitEvent(t, ctx, ns, "SupportObjectsFailed", "PodDisruptionBudget/web exists and is not this cluster's")
+	waitEvent(t, ctx, ns, "ActionFailed", "StatefulSet/web exists and is not this cluster's")
+	for _, o := range theirs {
+		now := o.DeepCopyObject().(client.Object)
+		if err := k.Get(ctx, client.ObjectKeyFromObject(o), now); err != nil {
+			t.Fatalf("%T %s is gone: %v", o, o.GetName(), err)
+		}
+		if len(now.GetOwnerReferences()) != 0 || now.GetLabels()["app"] != "theirs" || now.GetGeneration() != o.GetGeneration() {
+			t.Errorf("%T %s was changed or adopted: owners %v, labels %v, generation %d -> %d", o, o.GetName(), now.GetOwnerReferences(), now.GetLabels(), o.GetGeneration(), now.GetGeneration())
+		}
+	}
+	if cm := (&corev1.ConfigMap{}); k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, cm) != nil || cm.Data["theirs"] != "yes" || len(cm.Data) != 1 {
+		t.Errorf("the user's ConfigMap was rewritten: %v", cm.Data)
+	}
 }

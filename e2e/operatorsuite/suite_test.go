@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the operator:", err)
 		os.Exit(1)
 	}
-	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorBinary: bin}, &cl, setUp))
+	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorBinary: bin, AfterTests: checkOperatorRequests}, &cl, setUp))
 }
 
 func buildOperator() (string, error) {
@@ -54,10 +55,13 @@ func buildOperator() (string, error) {
 	return bin, nil
 }
 
-// setUp installs the CRD from the chart and makes the typed client.
+// setUp installs the CRD from the chart, makes the typed client and the in-process
+// operators' ServiceAccount.
 func setUp(c *localcluster.Cluster) (err error) {
-	k, err = valkeyapi.Install(c)
-	return err
+	if k, err = valkeyapi.Install(c); err != nil {
+		return err
+	}
+	return setUpOperatorIdentity(c)
 }
 
 // operator is an operator running in the test process.
@@ -94,7 +98,7 @@ func startOperator(t testing.TB, journalPath string, tweak ...func(*manager.Conf
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	go func() { o.done <- manager.Run(ctx, cl.RESTConfig(), cfg) }()
+	go func() { o.done <- manager.Run(ctx, rest.CopyConfig(operatorConfig), cfg) }()
 	t.Cleanup(func() { o.stop(t) })
 	return o
 }

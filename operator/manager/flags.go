@@ -10,7 +10,12 @@ import (
 
 // Config is the operator's command line.
 type Config struct {
-	MetricsAddr             string
+	MetricsAddr string
+	// MetricsSecure serves /metrics over HTTPS to callers the API server authenticates
+	// (TokenReview) and authorises (SubjectAccessReview: get on the non-resource URL
+	// /metrics); MetricsCertDir holds tls.crt and tls.key (empty: a self-signed certificate).
+	MetricsSecure           bool
+	MetricsCertDir          string
 	ProbeAddr               string
 	JournalAddr             string
 	JournalPath             string
@@ -41,12 +46,14 @@ func ParseFlags(args []string) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("valkey-operator run", flag.ContinueOnError)
 	fs.StringVar(&c.MetricsAddr, "metrics-bind-address", host+":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.BoolVar(&c.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to callers allowed to get /metrics (TokenReview and SubjectAccessReview)")
+	fs.StringVar(&c.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", host+":8081", "address of /healthz and /readyz")
 	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint read by `kubectl valkey history --full` (empty disables it)")
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so that only one replica of the operator acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
-	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "only manage ValkeyClusters in this namespace (default: all)")
+	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "only manage ValkeyClusters in these namespaces, comma-separated (default: all)")
 	fs.IntVar(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "how many clusters are reconciled at once")
 	fs.DurationVar(&c.RetryInterval, "retry-interval", 2*time.Second, "how soon a cluster whose action failed is looked at again (each cluster's survey interval is its spec.failover.probeIntervalSeconds)")
 	fs.StringVar(&c.SourceIP, "source-ip", host, "local address for connections to Valkey nodes (default: POD_IP)")

@@ -15,11 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -61,7 +59,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	}
 	opts := ctrl.Options{
 		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+		Metrics:                 metricsOptions(c),
 		HealthProbeBindAddress:  c.ProbeAddr,
 		LeaderElection:          c.LeaderElect,
 		LeaderElectionID:        "valkey-operator.valkey.fsm.dev",
@@ -74,9 +72,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if c.SkipNameValidation {
 		opts.Controller.SkipNameValidation = ptr.To(true)
 	}
-	if c.WatchNamespace != "" {
-		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{c.WatchNamespace: {}}}
-	}
+	opts.Cache = cacheOptions(splitNamespaces(c.WatchNamespace))
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return err
@@ -108,10 +104,11 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		vopts.SourceIP = netip.MustParseAddr(c.SourceIP)
 	}
 	r := &reconcile.Reconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("valkey-operator"),
-		Journal:  j,
-		Metrics:  reconcile.NewMetrics(metrics.Registry),
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("valkey-operator"),
+		Journal:   j,
+		Metrics:   reconcile.NewMetrics(metrics.Registry),
 		Options: reconcile.Options{
 			RetryInterval:           c.RetryInterval,
 			MaxConcurrentReconciles: c.MaxConcurrentReconciles,

@@ -155,7 +155,7 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err := refuseShrinkingWithoutItsPrimaries(ctx, w, a.Keep); err != nil {
 			return err
 		}
-		res, err := kube.Apply(ctx, r.Client, desired, true)
+		res, err := kube.Apply(ctx, r.Client, r.apiReader(), desired, true)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,54 @@
+package manager
+
+import (
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+)
+
+// cacheOptions keeps in memory only what the operator made: every object it creates carries
+// the cluster label, so the Secrets, Pods, claims and so on of everything else in the cluster
+// (thousands, in a shared cluster) are neither listed, watched nor held. Objects the operator
+// reads that it did not make (a user's existing password Secret, an object in the way of one
+// of its own) are read from the API server directly (Reconciler.APIReader). ValkeyClusters are
+// cached whole. namespaces limits everything to those namespaces (none: all).
+func cacheOptions(namespaces []string) cache.Options {
+	ours, err := labels.NewRequirement(kube.LabelCluster, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant label key
+	}
+	selector := labels.NewSelector().Add(*ours)
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	for _, o := range []client.Object{
+		&corev1.Secret{}, &corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
+		&corev1.PersistentVolumeClaim{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},
+	} {
+		opts.ByObject[o] = cache.ByObject{Label: selector}
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// splitNamespaces reads --watch-namespace: one namespace or several, comma-separated.
+func splitNamespaces(s string) []string {
+	var out []string
+	for _, ns := range strings.Split(s, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
