@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
-	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
 // now is the clock the commands run with: ages in the golden files are relative to it.
@@ -196,59 +195,84 @@ const journalDocument = `{"cluster":"history-full/cache/1c1d9e2a","records":[
 {"kind":"transition","entry":{"Seq":5,"Time":"2026-03-01T10:00:40Z","Event":"primary-handed-over","From":"Rolling","To":"Rolling","Message":"cache-1 -> cache-2"},"recorded":"2026-03-01T10:00:40Z"},
 {"kind":"transition","entry":{"Seq":6,"Time":"2026-03-01T10:01:30Z","Event":"rollout-complete","From":"Rolling","To":"Steady","Message":"3/3 pods on revision 7d9f"},"recorded":"2026-03-01T10:01:30Z"}]}`
 
-// operator serves the journal document on 127.0.0.1, as the operator's HTTP port would.
-func operator(t *testing.T) (url string, port int) {
+// journalAPI registers, in the package's API server, the operator's aggregated journal API
+// (the APIService the chart installs) served by a stand-in on 127.0.0.1 that answers
+// discovery and the journal of history-full/cache. The stand-in is the operator's part only:
+// the API server that authenticates, authorises and proxies is real. (The real operator's
+// endpoint is tested through the real API server in e2e/operatorsuite.)
+func journalAPI(t *testing.T) {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/journal/history-full/cache" {
-			http.NotFound(w, r)
-			return
-		}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(journalDocument))
+		switch r.URL.Path {
+		case "/apis/journal.valkey.fsm.dev/v1alpha1":
+			_, _ = w.Write([]byte(`{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"journal.valkey.fsm.dev/v1alpha1","resources":[{"name":"journals","singularName":"journal","namespaced":true,"kind":"JournalPage","verbs":["get"]}]}`))
+		case "/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/history-full/journals/cache":
+			_, _ = w.Write([]byte(strings.Replace(journalDocument, "{", `{"metadata":{"name":"cache","namespace":"history-full"},`, 1)))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no journal for this cluster","reason":"NotFound","code":404}`))
+		}
 	}))
 	t.Cleanup(srv.Close)
 	port, err := strconv.Atoi(srv.URL[strings.LastIndex(srv.URL, ":")+1:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.URL, port
-}
-
-// operatorPod creates a pod labelled as the operator's, with ip (if any) and Ready as given.
-func operatorPod(t *testing.T, ns, name, ip string, ready bool) {
-	t.Helper()
 	ctx := context.Background()
-	pods := shared.core.CoreV1().Pods(ns)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": "valkey-operator"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "valkey-operator:dev"}}},
+	ns := namespace(t, "journal-api")
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "journal"},
+		// The API server refuses loopback Endpoints; an ExternalName Service names the address.
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1", Ports: []corev1.ServicePort{{Name: "https", Port: int32(port)}}},
 	}
-	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := shared.core.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	status := corev1.ConditionFalse
-	if ready {
-		status = corev1.ConditionTrue
+	apiService := map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": "v1alpha1.journal.valkey.fsm.dev"},
+		"spec": map[string]any{
+			"group": "journal.valkey.fsm.dev", "version": "v1alpha1", "groupPriorityMinimum": 1000, "versionPriority": 15,
+			"service": map[string]any{"namespace": ns, "name": "journal", "port": port},
+			// httptest's certificate does not name the Service; what is tested here is the
+			// plugin's path through the API server, not the serving certificate.
+			"insecureSkipTLSVerify": true,
+		},
 	}
-	created.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
-	if ip != "" {
-		created.Status.PodIP = ip
-		created.Status.PodIPs = []corev1.PodIP{{IP: ip}}
-	}
-	if _, err := pods.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	res := shared.dyn.Resource(apiServicesResource)
+	if _, err := res.Create(ctx, &unstructured.Unstructured{Object: apiService}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = res.Delete(context.Background(), "v1alpha1.journal.valkey.fsm.dev", metav1.DeleteOptions{})
+	})
+	// Served once the aggregator finds it available.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := shared.core.Discovery().RESTClient().Get().AbsPath("/apis/journal.valkey.fsm.dev/v1alpha1").DoRaw(ctx)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal APIService is not served: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// --full reads the operator's journal, at --operator-url or on the first Ready operator pod,
-// and says what it tried when it cannot.
+var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// --full reads the operator's journal through the API server, and says what is missing when
+// it cannot.
 func TestHistoryFull(t *testing.T) {
 	ns := namespace(t, "history-full")
-	url, port := operator(t)
-
-	out, err := kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--operator-url", url)
+	_, err := kubectlValkey(t, "history", "cache", "-n", ns, "--full")
+	if err == nil || !strings.Contains(err.Error(), "The journal API is not installed") {
+		t.Errorf("without the journal API: %v", err)
+	}
+	journalAPI(t)
+	out, err := kubectlValkey(t, "history", "cache", "-n", ns, "--full")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,158 +282,12 @@ func TestHistoryFull(t *testing.T) {
 			t.Errorf("--full output lacks %q", want)
 		}
 	}
-
-	// Found through the API: the Ready pod with an IP is dialled, the others are not.
-	opNS := namespace(t, "operator-found")
-	operatorPod(t, opNS, "valkey-operator-0", "127.0.0.2", false)
-	operatorPod(t, opNS, "valkey-operator-1", "127.0.0.1", true)
-	operatorPod(t, opNS, "valkey-operator-2", "", true)
-	found, err := kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--operator-namespace", opNS, "--operator-port", strconv.Itoa(port))
-	if err != nil {
-		t.Fatal(err)
+	_, err = kubectlValkey(t, "history", "other", "-n", ns, "--full")
+	if err == nil || !strings.Contains(err.Error(), "history-full/other") {
+		t.Errorf("a cluster without a journal: %v", err)
 	}
-	if found != out {
-		t.Errorf("through the operator's pod:\n%s\nwant as through --operator-url:\n%s", found, out)
-	}
-
-	// Every replica serves its journal, but only the leader's is current: the pod holding the
-	// leader election Lease is tried first, though another comes first by name.
-	leaderNS := namespace(t, "operator-leader")
-	port2 := journalServersOnOnePort(t, map[string]string{
-		followerIP: strings.Replace(journalDocument, `{"kind":"transition","entry":{"Seq":6`, `{"kind":"ignored","entry":{"Seq":6`, 1),
-		leaderIP:   journalDocument,
-	})
-	operatorPod(t, leaderNS, "valkey-operator-a", followerIP, true)
-	operatorPod(t, leaderNS, "valkey-operator-b", leaderIP, true)
-	holder := "valkey-operator-b_5f0c8e2a-3d4b-4c1e-9a7f-2b6d8e0c1a3f"
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "valkey-operator.valkey.fsm.dev"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
-	if _, err := shared.core.CoordinationV1().Leases(leaderNS).Create(context.Background(), lease, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	fromLeader, err := kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--operator-namespace", leaderNS, "--operator-port", strconv.Itoa(port2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fromLeader != out {
-		t.Errorf("with a leader:\n%s\nwant the leader's journal:\n%s", fromLeader, out)
-	}
-
-	// A Ready pod where nothing listens.
-	deadNS := namespace(t, "operator-dead")
-	operatorPod(t, deadNS, "valkey-operator-0", "127.0.0.1", true)
-	_, err = kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--operator-namespace", deadNS, "--operator-port", strconv.Itoa(closedPort(t)))
-	if err == nil {
-		t.Fatal("no operator listens, yet no error")
-	}
-	for _, want := range []string{"tried:", "pod valkey-operator-0:", "connection refused", "kubectl port-forward -n operator-dead pod/valkey-operator-0", "--operator-url http://127.0.0.1:"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q:\n%v", want, err)
-		}
-	}
-
-	// No operator pod at all.
-	emptyNS := namespace(t, "operator-missing")
-	_, err = kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--operator-namespace", emptyNS)
-	if err == nil || !strings.Contains(err.Error(), "no Ready pod with an IP is labelled app.kubernetes.io/name=valkey-operator in namespace operator-missing") || !strings.Contains(err.Error(), "--operator-url") {
-		t.Errorf("no operator pod: %v", err)
-	}
-
 	_, err = kubectlValkey(t, "history", "cache", "-n", ns, "--full", "--watch")
 	if err == nil || !strings.Contains(err.Error(), "cannot be combined") {
 		t.Errorf("--full --watch: %v", err)
-	}
-}
-
-// The fake operator pods of the leader test listen on addresses of this package's own
-// loopback range (serviceRange), where the API server allocates no ClusterIP because no test
-// creates a Service, and no other package listens.
-const (
-	followerIP = "127.253.255.1"
-	leaderIP   = "127.253.255.2"
-)
-
-// journalServersOnOnePort serves, on each address, its journal document for
-// history-full/cache, all on the same port (as every operator pod listens on 8082), and
-// returns the port.
-func journalServersOnOnePort(t *testing.T, docs map[string]string) int {
-	t.Helper()
-	for attempt := 0; attempt < 20; attempt++ {
-		var listeners []net.Listener
-		port := 0
-		for ip := range docs {
-			l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-			if err != nil {
-				break // the port is taken on this address: try another
-			}
-			port = l.Addr().(*net.TCPAddr).Port
-			listeners = append(listeners, l)
-		}
-		if len(listeners) < len(docs) {
-			for _, l := range listeners {
-				l.Close()
-			}
-			continue
-		}
-		for _, l := range listeners {
-			doc := docs[l.Addr().(*net.TCPAddr).IP.String()]
-			srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/journal/history-full/cache" {
-					http.NotFound(w, r)
-					return
-				}
-				_, _ = w.Write([]byte(doc))
-			})}}
-			srv.Start()
-			t.Cleanup(srv.Close)
-		}
-		return port
-	}
-	t.Fatal("no port free on every address")
-	return 0
-}
-
-func closedPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
-
-// failover and restart only write intent: the annotations the operator acts on.
-func TestFailoverAndRestartWriteIntent(t *testing.T) {
-	ns := namespace(t, "intent")
-	createCluster(t, ns, "cache")
-	annotations := func() map[string]string {
-		t.Helper()
-		u, err := kube.GetCluster(context.Background(), shared.dyn, ns, "cache")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u.GetAnnotations()
-	}
-	if out, err := kubectlValkey(t, "failover", "cache", "-n", ns); err != nil || !strings.Contains(out, "switchover of cache to auto requested") {
-		t.Fatalf("failover: %v\n%s", err, out)
-	}
-	if got := annotations()[v1alpha1.AnnotationSwitchoverTo]; got != v1alpha1.SwitchoverAuto {
-		t.Fatalf("switchover annotation = %q, want %q", got, v1alpha1.SwitchoverAuto)
-	}
-	if _, err := kubectlValkey(t, "failover", "cache", "-n", ns, "--to", "cache-2"); err != nil {
-		t.Fatal(err)
-	}
-	if got := annotations()[v1alpha1.AnnotationSwitchoverTo]; got != "cache-2" {
-		t.Fatalf("switchover annotation = %q, want cache-2", got)
-	}
-	if out, err := kubectlValkey(t, "restart", "cache", "-n", ns); err != nil || !strings.Contains(out, "rolling restart of cache requested at 2026-03-01T12:00:00Z") {
-		t.Fatalf("restart: %v\n%s", err, out)
-	}
-	if got := annotations()[v1alpha1.AnnotationRestartRequested]; got != "2026-03-01T12:00:00Z" {
-		t.Fatalf("restart annotation = %q", got)
-	}
-	if _, err := kubectlValkey(t, "failover", "missing", "-n", ns); err == nil {
-		t.Fatal("failover of a missing cluster succeeded")
 	}
 }

@@ -71,7 +71,17 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 		return nil, err
 	}
 	cp.auditLog = auditLog
-	api.Configure().
+	frontProxy, err := frontProxyFiles(certDir)
+	if err != nil {
+		return nil, err
+	}
+	args := api.Configure()
+	// The aggregation layer, as kubeadm sets it up: the operator serves its journal as an
+	// aggregated API, which the API server reaches with this client certificate.
+	for flag, value := range frontProxy {
+		args.Set(flag, value)
+	}
+	args.
 		Set("audit-policy-file", auditPolicy).
 		Set("audit-log-path", auditLog).
 		Set("audit-log-format", "json").

@@ -2,8 +2,10 @@ package operatorsuite
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -188,21 +190,57 @@ type journalRecord struct {
 	} `json:"entry"`
 }
 
-// journalRecords reads a cluster's journal from an in-process operator's endpoint.
+// journalRecords reads a cluster's journal from an in-process operator's endpoint, as the
+// API server's front proxy does (its client certificate, the user in X-Remote-User): the
+// operator checks both, and asks the API server whether that user may read it.
 func journalRecords(t *testing.T, op *operator, ns, name string) []journalRecord {
 	t.Helper()
-	resp, err := http.Get("http://" + op.addr + "/journal/" + ns + "/" + name)
+	code, body := journalGet(t, op.addr, "/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/"+ns+"/journals/"+name, "localcluster-admin", "system:masters")
+	if code != http.StatusOK {
+		t.Fatalf("reading the journal of %s/%s: %d %s", ns, name, code, body)
+	}
+	var doc struct {
+		Records []journalRecord `json:"records"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Records
+}
+
+// journalGet sends GET path to the operator's journal endpoint at addr with the front proxy's
+// certificate and user (none: no certificate), and returns the status code and body.
+func journalGet(t *testing.T, addr, path, user string, groups ...string) (int, []byte) {
+	t.Helper()
+	tlsConfig := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the in-process operator's self-signed certificate; who may read is what is tested
+	if user != "" {
+		cert, err := cl.FrontProxyClientCert()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
+	}
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "" {
+		req.Header.Set("X-Remote-User", user)
+		for _, g := range groups {
+			req.Header.Add("X-Remote-Group", g)
+		}
+	}
+	hc := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	var doc struct {
-		Records []journalRecord `json:"records"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return doc.Records
+	return resp.StatusCode, body
 }
 
 // checkHistoryChains fails unless status.history is gap-free (seq 1, 2, ...) and each

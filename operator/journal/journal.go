@@ -163,7 +163,15 @@ func (j *Journal) Backfill(cluster string, history []machine.HistoryRecord) (int
 
 // Records returns the records of cluster with sequence numbers from from on, oldest first.
 func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
+	out, _, err := j.Page(cluster, from, 0)
+	return out, err
+}
+
+// Page returns at most limit records (0: no limit) of cluster from sequence number from on,
+// oldest first, and the sequence number the next page starts at (0 when there is no more).
+func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64, error) {
 	var out []Record
+	var next uint64
 	err := j.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(cluster))
 		if b == nil {
@@ -171,6 +179,10 @@ func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
 		}
 		c := b.Cursor()
 		for k, v := c.Seek(key(from)); k != nil; k, v = c.Next() {
+			if limit > 0 && len(out) == limit {
+				next = binary.BigEndian.Uint64(k)
+				return nil
+			}
 			var r Record
 			// Values are only valid inside the transaction: Unmarshal copies them out.
 			if err := json.Unmarshal(v, &r); err != nil {
@@ -180,7 +192,7 @@ func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
 		}
 		return nil
 	})
-	return out, err
+	return out, next, err
 }
 
 // Clusters lists the clusters the journal has records for.

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -101,5 +102,45 @@ func TestOpenTimesOutWhileAnotherProcessHoldsTheFile(t *testing.T) {
 	}
 	if d := time.Since(start); d < 150*time.Millisecond {
 		t.Fatalf("Open gave up after %s, before its timeout", d)
+	}
+}
+
+// TestPagesCoverTheJournalOnceInOrder: paging with any limit yields every record once, in
+// order, and the last page says there is no more.
+func TestPagesCoverTheJournalOnceInOrder(t *testing.T) {
+	j, err := Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = j.Close() }()
+	const c = "ns/paged/uid"
+	for seq := uint64(1); seq <= 7; seq++ {
+		if err := j.Append(c, machine.Entry{Seq: seq, Event: "e"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []int{1, 2, 3, 7, 8} {
+		var got []uint64
+		from, pages := uint64(0), 0
+		for {
+			recs, next, err := j.Page(c, from, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if len(recs) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(recs))
+			}
+			for _, r := range recs {
+				got = append(got, r.Seq())
+			}
+			if next == 0 {
+				break
+			}
+			from = next
+		}
+		if fmt.Sprint(got) != "[1 2 3 4 5 6 7]" || pages != (7+limit-1)/limit {
+			t.Errorf("limit %d: records %v in %d pages", limit, got, pages)
+		}
 	}
 }

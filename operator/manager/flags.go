@@ -14,11 +14,13 @@ type Config struct {
 	// MetricsSecure serves /metrics over HTTPS to callers the API server authenticates
 	// (TokenReview) and authorises (SubjectAccessReview: get on the non-resource URL
 	// /metrics); MetricsCertDir holds tls.crt and tls.key (empty: a self-signed certificate).
-	MetricsSecure           bool
-	MetricsCertDir          string
-	ProbeAddr               string
-	JournalAddr             string
-	JournalPath             string
+	MetricsSecure  bool
+	MetricsCertDir string
+	ProbeAddr      string
+	JournalAddr    string
+	JournalPath    string
+	// JournalCertDir holds tls.crt and tls.key of the journal endpoint (empty: self-signed).
+	JournalCertDir          string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	WatchNamespace          string
@@ -49,7 +51,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to callers allowed to get /metrics (TokenReview and SubjectAccessReview)")
 	fs.StringVar(&c.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", host+":8081", "address of /healthz and /readyz")
-	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint read by `kubectl valkey history --full` (empty disables it)")
+	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint, an aggregated API the API server proxies to (kubectl valkey history --full); empty disables it")
+	fs.StringVar(&c.JournalCertDir, "journal-cert-dir", "", "directory with tls.crt and tls.key for the journal endpoint, whose CA the APIService names (default: a self-signed certificate)")
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so that only one replica of the operator acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")

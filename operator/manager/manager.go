@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -94,7 +95,12 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if j != nil {
 		defer func() { _ = j.Close() }()
 		if c.JournalAddr != "" {
-			if err := mgr.Add(&journalServer{addr: c.JournalAddr, j: j, reader: mgr.GetAPIReader()}); err != nil {
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			srv := &journalServer{addr: c.JournalAddr, certDir: c.JournalCertDir, j: j, reader: mgr.GetAPIReader(), cs: cs, log: logger.WithName("journal")}
+			if err := mgr.Add(srv); err != nil {
 				return err
 			}
 		}

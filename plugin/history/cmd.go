@@ -16,7 +16,6 @@ func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
 		opts  = Options{Format: output.Text, Now: now}
 		watch bool
 		full  bool
-		op    = OperatorOptions{Namespace: DefaultOperatorNamespace, Port: DefaultOperatorPort}
 	)
 	cmd := &cobra.Command{
 		Use:   "history NAME",
@@ -26,15 +25,13 @@ before and after, the event that caused it and what happened.
 
 By default the transitions come from status.history, which keeps the most recent ones.
 --watch keeps printing transitions as the operator records them, until interrupted.
---full asks the operator for its journal, which keeps every transition; the operator is
-found at --operator-url, or by dialling the Ready pods labelled
-app.kubernetes.io/name=valkey-operator in --operator-namespace on --operator-port, the
-leader's first.`,
+--full reads the operator's journal, which keeps every transition, through the API server
+(the operator serves it as the aggregated API journal.valkey.fsm.dev): it needs get on
+journals.journal.valkey.fsm.dev in the cluster's namespace (the chart's ClusterRole
+valkey-operator-journal-reader, bound with a RoleBinding).`,
 		Example: `  kubectl valkey history cache
   kubectl valkey history cache --watch --age
-  kubectl valkey history cache --full -o json
-  kubectl port-forward -n valkey-operator-system pod/OPERATOR-POD 8082 &
-  kubectl valkey history cache --full --operator-url http://127.0.0.1:8082`,
+  kubectl valkey history cache --full -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -43,7 +40,7 @@ leader's first.`,
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if full {
-				return runFull(cmd.Context(), flags, op, name, out, opts)
+				return runFull(cmd.Context(), flags, name, out, opts)
 			}
 			clients, err := flags.NewClients()
 			if err != nil {
@@ -69,8 +66,5 @@ leader's first.`,
 	fs.BoolVar(&opts.Age, "age", false, "Show how long ago each transition was instead of its RFC 3339 time")
 	fs.BoolVarP(&watch, "watch", "w", false, "After the current transitions, print new ones as the operator records them, until interrupted")
 	fs.BoolVar(&full, "full", false, "Read every transition from the operator's journal instead of status.history")
-	fs.StringVar(&op.URL, "operator-url", "", "Base URL of the operator's journal endpoint (for example http://127.0.0.1:8082 through kubectl port-forward); by default the operator's Ready pods are dialled directly, the leader's first")
-	fs.StringVar(&op.Namespace, "operator-namespace", op.Namespace, "Namespace of the operator's pods, for --full without --operator-url")
-	fs.IntVar(&op.Port, "operator-port", op.Port, "Port of the operator's journal endpoint on its pods, for --full without --operator-url")
 	return cmd
 }

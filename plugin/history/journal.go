@@ -2,13 +2,9 @@ package history
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -16,7 +12,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/timeline"
 )
 
-// Journal is the operator's answer to GET /journal/{namespace}/{name}.
+// Journal is a cluster's journal: the records of every page the operator answered.
 //
 // Its records mirror journal.Record of operator/journal field for field (a test checks it
 // against the real type) rather than import it: that package is the operator's and brings
@@ -46,65 +42,6 @@ const (
 	KindBackfilled = "backfilled"
 	KindGap        = "gap"
 )
-
-// journalPath is the operator's endpoint for one cluster.
-func journalPath(namespace, name string) string {
-	return "/journal/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
-}
-
-// maxJournalBytes bounds what is read from the operator: a journal is unbounded, but one
-// this large is a bug or not the operator.
-const maxJournalBytes = 256 << 20
-
-// fetchJournal reads the journal of a cluster from the operator at base (scheme://host:port).
-// It returns the body as received, for -o json and yaml, and decoded.
-func fetchJournal(ctx context.Context, client *http.Client, base, namespace, name string) ([]byte, *Journal, error) {
-	u := strings.TrimSuffix(base, "/") + journalPath(namespace, name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJournalBytes))
-	if err != nil {
-		return nil, nil, fmt.Errorf("GET %s: reading the answer: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, &httpError{url: u, status: resp.Status, code: resp.StatusCode, body: snippet(body)}
-	}
-	var j Journal
-	if err := json.Unmarshal(body, &j); err != nil {
-		return nil, nil, fmt.Errorf("GET %s: not a journal: %w", u, err)
-	}
-	return body, &j, nil
-}
-
-// httpError is an answer other than 200 from something that listens on the journal port.
-type httpError struct {
-	url, status, body string
-	code              int
-}
-
-func (e *httpError) Error() string {
-	msg := fmt.Sprintf("GET %s: %s", e.url, e.status)
-	if e.body != "" {
-		msg += ": " + e.body
-	}
-	return msg
-}
-
-func snippet(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
-}
 
 // PrintJournal writes a journal: a table in text, else the operator's document as received
 // (re-indented), so that fields this plugin does not know survive.

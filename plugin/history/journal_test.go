@@ -4,18 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -185,112 +186,62 @@ func TestJournalJSONAndYAML(t *testing.T) {
 	}
 }
 
-// journalServer serves doc at the journal path of prod/cache and 404 elsewhere.
-func journalServer(t *testing.T, doc []byte) *httptest.Server {
+// pagedJournal serves a cluster's journal in pages of at most pageSize at the journal's API
+// path, as the operator does behind the API server (this stands in for both: the paging
+// itself is the operator's journal.Page), and 404 elsewhere.
+func pagedJournal(t *testing.T, records []journal.Record, pageSize int) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.EscapedPath() != "/journal/prod/cache" {
-			http.Error(w, "no journal of "+r.URL.Path, http.StatusNotFound)
+		if r.Method != http.MethodGet || r.URL.EscapedPath() != journalPath("prod", "cache") {
+			http.Error(w, "404 page not found", http.StatusNotFound)
 			return
 		}
+		from := 0
+		if c := r.URL.Query().Get("continue"); c != "" {
+			from, _ = strconv.Atoi(c)
+		}
+		var page []journal.Record
+		next := ""
+		for _, rec := range records {
+			if int(rec.Seq()) < from {
+				continue
+			}
+			if len(page) == pageSize {
+				next = strconv.FormatUint(rec.Seq(), 10)
+				break
+			}
+			page = append(page, rec)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(doc)
+		_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]string{"continue": next}, "cluster": clusterKey, "records": page})
 	}))
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-func TestReadJournalFromOperatorURL(t *testing.T) {
-	doc := served(t, operatorJournal(t))
-	srv := journalServer(t, doc)
-	raw, j, err := readJournal(context.Background(), nil, OperatorOptions{URL: srv.URL + "/"}, "prod", "cache")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(raw, doc) || len(j.Records) != 4 {
-		t.Errorf("got %d records, raw %s", len(j.Records), raw)
-	}
-
-	_, _, err = readJournal(context.Background(), nil, OperatorOptions{URL: srv.URL}, "prod", "other")
-	if err == nil || !strings.Contains(err.Error(), "404 Not Found") || !strings.Contains(err.Error(), "has no journal of this cluster") {
-		t.Errorf("a cluster the operator does not know: %v", err)
-	}
-
-	notJournal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>metrics</html>")) }))
-	defer notJournal.Close()
-	_, _, err = readJournal(context.Background(), nil, OperatorOptions{URL: notJournal.URL}, "prod", "cache")
-	if err == nil || !strings.Contains(err.Error(), "not a journal") {
-		t.Errorf("something else on the port: %v", err)
-	}
-}
-
-// closedPort is a loopback address where nothing listens: connections are refused.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-// Pods are tried in turn; the error after the last one lists each attempt.
-func TestTryEndpoints(t *testing.T) {
-	doc := served(t, operatorJournal(t))
-	good := journalServer(t, doc)
-	dead := endpoint{what: "pod valkey-operator-a", pod: "valkey-operator-a", url: "http://" + closedPort(t)}
-	unaware := endpoint{what: "pod valkey-operator-b", pod: "valkey-operator-b", url: journalServer(t, doc).URL + "/elsewhere"}
-
-	_, j, err := tryEndpoints(context.Background(), httpClient(false), []endpoint{dead, unaware, {what: "pod valkey-operator-c", url: good.URL}}, "prod", "cache")
-	if err != nil || len(j.Records) != 4 {
-		t.Fatalf("the third pod serves the journal: %v", err)
-	}
-
-	_, _, err = tryEndpoints(context.Background(), httpClient(false), []endpoint{dead, unaware}, "prod", "cache")
-	if err == nil {
-		t.Fatal("no endpoint serves the journal, yet no error")
-	}
-	msg := err.Error()
-	for _, want := range []string{"cannot read the journal of prod/cache", "pod valkey-operator-a: ", "connection refused", "pod valkey-operator-b: ", "404 Not Found", "has no journal of this cluster"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error lacks %q:\n%s", want, msg)
+// TestReadJournalReadsEveryPage: whatever the page size, every record is read once, in order.
+func TestReadJournalReadsEveryPage(t *testing.T) {
+	records := operatorJournal(t)
+	for _, size := range []int{1, 3, 500} {
+		srv := pagedJournal(t, records, size)
+		rc, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{NegotiatedSerializer: scheme.Codecs.WithoutConversion(), GroupVersion: &schema.GroupVersion{}}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-}
-
-func TestPodEndpoints(t *testing.T) {
-	pod := func(name, ip string, ready corev1.ConditionStatus) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{PodIP: ip}}
-		if ready != "" {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}
+		raw, j, err := readJournal(context.Background(), rc, "prod", "cache")
+		if err != nil {
+			t.Fatal(err)
 		}
-		return p
-	}
-	terminating := pod("op-a", "10.0.0.1", corev1.ConditionTrue)
-	terminating.DeletionTimestamp = &metav1.Time{Time: now}
-	pods := []corev1.Pod{
-		pod("op-z", "10.0.0.9", corev1.ConditionTrue),
-		pod("op-b", "", corev1.ConditionTrue),
-		pod("op-c", "10.0.0.3", corev1.ConditionFalse),
-		pod("op-d", "10.0.0.4", ""),
-		terminating,
-		pod("op-e", "fd00::5", corev1.ConditionTrue),
-	}
-	got := podEndpoints(pods, 8082, "")
-	want := []endpoint{{what: "pod op-e", pod: "op-e", url: "http://[fd00::5]:8082"}, {what: "pod op-z", pod: "op-z", url: "http://10.0.0.9:8082"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	// The leader's journal is the current one: it is tried first.
-	got = podEndpoints(pods, 8082, "op-z")
-	want = []endpoint{{what: "pod op-z (leader)", pod: "op-z", url: "http://10.0.0.9:8082"}, {what: "pod op-e", pod: "op-e", url: "http://[fd00::5]:8082"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("with leader op-z: got %+v, want %+v", got, want)
-	}
-	// A leader that is not Ready is not dialled.
-	if got := podEndpoints(pods, 8082, "op-c"); len(got) != 2 || got[0].pod != "op-e" {
-		t.Errorf("with a leader that is not Ready: %+v", got)
+		var seqs []uint64
+		for _, r := range j.Records {
+			seqs = append(seqs, r.Entry.Seq, r.GapFrom)
+		}
+		if j.Cluster != clusterKey || len(j.Records) != len(records) || !json.Valid(raw) {
+			t.Errorf("page size %d: cluster %q, records %v of %d", size, j.Cluster, seqs, len(records))
+		}
+		_, _, err = readJournal(context.Background(), rc, "prod", "other")
+		if err == nil || !strings.Contains(err.Error(), "prod/other") {
+			t.Errorf("a cluster without a journal: %v", err)
+		}
 	}
 }

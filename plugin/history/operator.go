@@ -2,203 +2,125 @@ package history
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"slices"
+	"net/url"
 	"strconv"
-	"strings"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
+// The operator serves its journal as an aggregated API: the API server authenticates the
+// user, checks their RBAC (get journals.journal.valkey.fsm.dev in the cluster's namespace)
+// and proxies the request to the operator. The plugin therefore needs nothing but the
+// user's kubeconfig: no port-forward, no pod IPs, no credentials of its own.
 const (
-	// DefaultOperatorNamespace is where the Helm chart installs the operator.
-	DefaultOperatorNamespace = "valkey-operator-system"
-	// DefaultOperatorPort is the operator's HTTP port serving the journal.
-	DefaultOperatorPort = 8082
-	// OperatorSelector selects the operator's pods.
-	OperatorSelector = "app.kubernetes.io/name=valkey-operator"
-	// LeaseName is the operator's leader election Lease (LeaderElectionID in
-	// operator/manager), in the operator's namespace.
-	LeaseName = "valkey-operator.valkey.fsm.dev"
+	JournalGroup    = "journal.valkey.fsm.dev"
+	JournalVersion  = "v1alpha1"
+	JournalResource = "journals"
+	// journalPageSize is how many records one request asks for (the operator answers at
+	// most 1000).
+	journalPageSize = 500
+	// maxJournalRecords bounds what is read: a journal is unbounded, a terminal is not.
+	maxJournalRecords = 1_000_000
 )
 
-// OperatorOptions say where the operator's journal endpoint is.
-type OperatorOptions struct {
-	// URL, when set, is the only place tried.
-	URL string
-	// Namespace and Port locate the operator's pods otherwise.
-	Namespace string
-	Port      int
+// journalPath is the API path of a cluster's journal.
+func journalPath(namespace, name string) string {
+	return "/apis/" + JournalGroup + "/" + JournalVersion + "/namespaces/" + url.PathEscape(namespace) + "/" + JournalResource + "/" + url.PathEscape(name)
 }
 
-// dialTimeout bounds each connection attempt: a pod IP that is not routable from this
-// machine hangs rather than refuses, and the error should come quickly and say why.
-var dialTimeout = 3 * time.Second
-
-// requestTimeout bounds a whole request, reading a long journal included.
-const requestTimeout = 60 * time.Second
-
-// httpClient talks to the operator. Pod IPs are dialled without the environment's proxy,
-// which could not reach them; an explicit URL honours it.
-func httpClient(useProxy bool) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: dialTimeout}).DialContext
-	if !useProxy {
-		t.Proxy = nil
-	}
-	return &http.Client{Transport: t, Timeout: requestTimeout}
+// journalPage is one answer of the operator.
+type journalPage struct {
+	Metadata struct {
+		Continue string `json:"continue"`
+	} `json:"metadata"`
+	Journal
 }
 
-// endpoint is one place the journal may be served.
-type endpoint struct {
-	// what describes it in errors: "pod NAME" or "pod NAME (leader)".
-	what string
-	pod  string
-	url  string
-}
-
-// podEndpoints are the Ready operator pods that have an IP, as journal endpoints: the
-// leader's first, then the others by name (the same order on every run). Every replica
-// serves its journal, but a follower's holds only what it journaled while it led: the
-// leader's is the one that is up to date.
-func podEndpoints(pods []corev1.Pod, port int, leader string) []endpoint {
-	var ready []corev1.Pod
-	for _, p := range pods {
-		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && podReady(p) {
-			ready = append(ready, p)
-		}
-	}
-	slices.SortFunc(ready, func(a, b corev1.Pod) int {
-		if (a.Name == leader) != (b.Name == leader) {
-			if a.Name == leader {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	out := make([]endpoint, len(ready))
-	for i, p := range ready {
-		what := "pod " + p.Name
-		if p.Name == leader {
-			what += " (leader)"
-		}
-		out[i] = endpoint{what: what, pod: p.Name, url: "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(port))}
-	}
-	return out
-}
-
-// leaderPod is the name of the pod holding the operator's leader election Lease, or "" when
-// it cannot be told (no Lease, no permission to read it, another identity format): the pods
-// are then tried by name. controller-runtime's identity is "<hostname>_<uuid>", and a pod's
-// hostname is its name.
-func leaderPod(ctx context.Context, core kubernetes.Interface, namespace string) string {
-	lease, err := core.CoordinationV1().Leases(namespace).Get(ctx, LeaseName, metav1.GetOptions{})
-	if err != nil || lease.Spec.HolderIdentity == nil {
-		return ""
-	}
-	name, _, ok := strings.Cut(*lease.Spec.HolderIdentity, "_")
-	if !ok {
-		return ""
-	}
-	return name
-}
-
-func podReady(p corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// runFull is history --full: find the operator, read the journal, print it.
-func runFull(ctx context.Context, flags *kube.Flags, op OperatorOptions, name string, w io.Writer, opts Options) error {
+// runFull is history --full: read the journal through the API server, print it.
+func runFull(ctx context.Context, flags *kube.Flags, name string, w io.Writer, opts Options) error {
 	namespace, err := flags.Namespace()
 	if err != nil {
 		return err
 	}
-	var core kubernetes.Interface
-	if op.URL == "" {
-		clients, err := flags.NewClients()
-		if err != nil {
-			return err
-		}
-		core = clients.Core
+	cfg, err := flags.RESTConfig()
+	if err != nil {
+		return err
 	}
-	raw, j, err := readJournal(ctx, core, op, namespace, name)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	raw, j, err := readJournal(ctx, cs.Discovery().RESTClient(), namespace, name)
 	if err != nil {
 		return err
 	}
 	return PrintJournal(w, raw, j, opts)
 }
 
-// readJournal reads the journal from --operator-url, or else from the Ready operator pods in
-// turn, the leader first: the first that answers with a journal wins. A replica that never
-// led while the cluster existed does not know it (404); the next one is tried. When none
-// answers, the error lists every attempt and how to point the plugin at the operator.
-func readJournal(ctx context.Context, core kubernetes.Interface, op OperatorOptions, namespace, name string) ([]byte, *Journal, error) {
-	cluster := namespace + "/" + name
-	if op.URL != "" {
-		raw, j, err := fetchJournal(ctx, httpClient(true), op.URL, namespace, name)
+// readJournal reads every page of a cluster's journal and returns the whole journal, also as
+// JSON for -o json and yaml.
+func readJournal(ctx context.Context, rc rest.Interface, namespace, name string) ([]byte, *Journal, error) {
+	var all Journal
+	cont := ""
+	for {
+		req := rc.Get().AbsPath(journalPath(namespace, name)).Param("limit", strconv.Itoa(journalPageSize))
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		body, err := req.DoRaw(ctx)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading the journal of %s from --operator-url: %w%s", cluster, err, notFoundHint(err))
+			return nil, nil, journalError(err, namespace, name, body)
 		}
-		return raw, j, nil
+		var page journalPage
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, nil, fmt.Errorf("the journal of %s/%s: not a journal page: %w", namespace, name, err)
+		}
+		all.Cluster = page.Cluster
+		all.Records = append(all.Records, page.Records...)
+		if page.Metadata.Continue == "" || page.Metadata.Continue == cont {
+			break
+		}
+		if len(all.Records) > maxJournalRecords {
+			return nil, nil, fmt.Errorf("the journal of %s/%s holds more than %d records: read it in pages with kubectl get --raw '%s?limit=1000&continue=SEQ'", namespace, name, maxJournalRecords, journalPath(namespace, name))
+		}
+		cont = page.Metadata.Continue
 	}
-	pods, err := core.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: OperatorSelector})
+	raw, err := json.Marshal(all)
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding the operator (pods labelled %s in namespace %s): %w; pass --operator-url to skip the search", OperatorSelector, op.Namespace, err)
+		return nil, nil, err
 	}
-	endpoints := podEndpoints(pods.Items, op.Port, leaderPod(ctx, core, op.Namespace))
-	if len(endpoints) == 0 {
-		return nil, nil, fmt.Errorf("cannot read the journal of %s: no Ready pod with an IP is labelled %s in namespace %s (%d pods found); "+
-			"use --operator-namespace if the operator runs elsewhere, or --operator-url", cluster, OperatorSelector, op.Namespace, len(pods.Items))
-	}
-	raw, j, err := tryEndpoints(ctx, httpClient(false), endpoints, namespace, name)
-	if err != nil {
-		first := endpoints[0].pod
-		return nil, nil, fmt.Errorf("%w\nIf this machine cannot reach pod IPs, forward the port and pass --operator-url:\n"+
-			"  kubectl port-forward -n %s pod/%s %d &\n  kubectl valkey history %s -n %s --full --operator-url http://127.0.0.1:%d",
-			err, op.Namespace, first, op.Port, name, namespace, op.Port)
-	}
-	return raw, j, nil
+	return raw, &all, nil
 }
 
-// tryEndpoints reads the journal from each endpoint in turn until one answers with it.
-func tryEndpoints(ctx context.Context, client *http.Client, endpoints []endpoint, namespace, name string) ([]byte, *Journal, error) {
-	var tried []string
-	var last error
-	for _, ep := range endpoints {
-		raw, j, err := fetchJournal(ctx, client, ep.url, namespace, name)
-		if err == nil {
-			return raw, j, nil
-		}
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		tried = append(tried, fmt.Sprintf("  %s: %v", ep.what, err))
-		last = err
+// journalError says what the API server's answer means for the user.
+func journalError(err error, namespace, name string, body []byte) error {
+	cluster := namespace + "/" + name
+	// The API server's (or the operator's) Status says it best; the error's type says what it
+	// means.
+	msg := err.Error()
+	var status metav1.Status
+	if json.Unmarshal(body, &status) == nil && status.Message != "" {
+		msg = status.Message
 	}
-	return nil, nil, fmt.Errorf("cannot read the journal of %s/%s from the operator; tried:\n%s%s",
-		namespace, name, strings.Join(tried, "\n"), notFoundHint(last))
-}
-
-// notFoundHint explains a 404: the operator answered, but has no journal for the cluster.
-func notFoundHint(err error) string {
-	var he *httpError
-	if errors.As(err, &he) && he.code == http.StatusNotFound {
-		return "\n(the operator answered but has no journal of this cluster: is the name or namespace wrong, or has it not reconciled the cluster yet?)"
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("reading the journal of %s: %s\nAsk for a Role with get on %s.%s in namespace %s (the chart's ClusterRole valkey-operator-journal-reader, bound with a RoleBinding)", cluster, msg, JournalResource, JournalGroup, namespace)
+	case apierrors.IsNotFound(err) && json.Valid(body):
+		// A Status from the operator (the API server's own 404 for a path it does not serve
+		// is plain text).
+		return fmt.Errorf("the operator has no journal of %s: it never ran that cluster, or its journal is disabled", cluster)
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("reading the journal of %s: %s\nThe journal API is not installed (the operator's chart registers it as an APIService), or the operator is not running", cluster, msg)
+	case apierrors.IsServiceUnavailable(err):
+		return fmt.Errorf("reading the journal of %s: %s\nThe API server cannot reach the operator: kubectl get apiservice v1alpha1.%s says why", cluster, msg, JournalGroup)
 	}
-	return ""
+	return fmt.Errorf("reading the journal of %s: %s", cluster, msg)
 }
