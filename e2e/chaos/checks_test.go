@@ -122,28 +122,42 @@ func (r record) String() string {
 	return fmt.Sprintf("#%d %s -> %s (%s) [%s]", r.seq, r.from, r.to, r.event, r.source)
 }
 
-// fetchJournal reads the running operator's journal of the cluster.
+// fetchJournal reads the running operator's journal of the cluster, every page, as the API
+// server's front proxy would for the cluster's admin.
 func (h *harness) fetchJournal(name string) ([]journal.Record, error) {
 	addr := h.op.journalAddr()
 	if addr == "" {
 		return nil, fmt.Errorf("the operator is not running")
 	}
-	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get("http://" + addr + "/journal/" + h.ns + "/" + name)
-	if err != nil {
-		return nil, err
+	var all []journal.Record
+	cont := ""
+	for {
+		path := "/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/" + h.ns + "/journals/" + name
+		if cont != "" {
+			path += "?continue=" + cont
+		}
+		code, body, err := cl.GetAsFrontProxy(addr, path, "localcluster-admin", "system:masters")
+		if err != nil {
+			return nil, err
+		}
+		if code != http.StatusOK {
+			return nil, fmt.Errorf("GET journal: %d %s", code, body)
+		}
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Records []journal.Record `json:"records"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Records...)
+		if page.Metadata.Continue == "" {
+			return all, nil
+		}
+		cont = page.Metadata.Continue
 	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET journal: %s", resp.Status)
-	}
-	var doc struct {
-		Records []journal.Record `json:"records"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		return nil, err
-	}
-	return doc.Records, nil
 }
 
 // checkHistory checks that the history explains every transition: the journal (every

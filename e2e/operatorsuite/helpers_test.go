@@ -2,10 +2,8 @@ package operatorsuite
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -208,39 +206,15 @@ func journalRecords(t *testing.T, op *operator, ns, name string) []journalRecord
 	return doc.Records
 }
 
-// journalGet sends GET path to the operator's journal endpoint at addr with the front proxy's
-// certificate and user (none: no certificate), and returns the status code and body.
+// journalGet sends GET path to the operator's journal endpoint at addr as the API server's
+// front proxy would, for user (none: as anyone else), and returns the status code and body.
 func journalGet(t *testing.T, addr, path, user string, groups ...string) (int, []byte) {
 	t.Helper()
-	tlsConfig := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the in-process operator's self-signed certificate; who may read is what is tested
-	if user != "" {
-		cert, err := cl.FrontProxyClientCert()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tlsConfig.Certificates = []tls.Certificate{cert}
-	}
-	req, err := http.NewRequest(http.MethodGet, "https://"+addr+path, nil)
+	code, body, err := cl.GetAsFrontProxy(addr, path, user, groups...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user != "" {
-		req.Header.Set("X-Remote-User", user)
-		for _, g := range groups {
-			req.Header.Add("X-Remote-Group", g)
-		}
-	}
-	hc := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, body
+	return code, body
 }
 
 // checkHistoryChains fails unless status.history is gap-free (seq 1, 2, ...) and each

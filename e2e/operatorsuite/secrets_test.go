@@ -1,9 +1,7 @@
 package operatorsuite
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -110,18 +108,9 @@ func TestNoPasswordInLogsEventsStatusOrJournal(t *testing.T) {
 // journalText is the journal of a cluster as the operator's journal endpoint serves it.
 func journalText(t *testing.T, op *operator, ns, name string) string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+op.addr+"/journal/"+ns+"/"+name, nil)
-	if err != nil {
-		t.Fatal(err)
+	code, body := journalGet(t, op.addr, "/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/"+ns+"/journals/"+name, "localcluster-admin", "system:masters")
+	if code != http.StatusOK {
+		t.Fatalf("reading the journal: %d %s", code, body)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(body)
 }

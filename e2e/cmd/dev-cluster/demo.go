@@ -89,11 +89,12 @@ func unstructuredString(obj map[string]any, path ...string) (string, bool, error
 	return s, ok, nil
 }
 
-// showPlugin prints what `kubectl valkey status` and `history` show.
+// showPlugin prints what `kubectl valkey status`, `history` and `history --full` (the
+// operator's journal, through the API server) show.
 func showPlugin(plugin, kubeconfig, ns, name string) {
-	for _, verb := range []string{"status", "history"} {
-		fmt.Printf("\n$ kubectl valkey %s %s\n", verb, name)
-		cmd := exec.Command(plugin, verb, name, "-n", ns, "--kubeconfig", kubeconfig)
+	for _, args := range [][]string{{"status"}, {"history"}, {"history", "--full"}} {
+		fmt.Printf("\n$ kubectl valkey %s %s\n", strings.Join(args, " "), name)
+		cmd := exec.Command(plugin, append(args, name, "-n", ns, "--kubeconfig", kubeconfig)...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		_ = cmd.Run()
 	}

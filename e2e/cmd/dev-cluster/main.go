@@ -91,6 +91,11 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 		if err := installOperator(root, kubeconfig); err != nil {
 			return err
 		}
+		// kubectl valkey history --full reads the journal through the API server, which
+		// reaches the operator through the chart's journal Service.
+		if err := cl.PointServiceAtPod(ctx, "valkey-operator-system", "valkey-operator-journal"); err != nil {
+			return err
+		}
 	}
 	if apply != "" {
 		if waitFor != "" {
