@@ -214,8 +214,10 @@ func TestInitContainersRunInOrderBeforeTheMainContainer(t *testing.T) {
 func TestDeletionSendsSIGTERMThenSIGKILLAfterTheGracePeriod(t *testing.T) {
 	ns := cl.Namespace(t)
 	ctx := ctxFor(t, time.Minute)
-	stubborn := sh("stubborn", `trap 'echo got TERM' TERM; while true; do sleep 0.1; done`)
-	polite := sh("polite", `trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; done`)
+	// Each says "armed" once its trap is set: a SIGTERM before that would end the shell at
+	// once, whatever the test meant (Ready comes as soon as the process runs).
+	stubborn := sh("stubborn", `trap 'echo got TERM' TERM; echo armed; while true; do sleep 0.1; done`)
+	polite := sh("polite", `trap 'echo bye; exit 0' TERM; echo armed; while true; do sleep 0.1; done`)
 	createPod(t, ns, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "stubborn"},
 		Spec:       corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To(int64(2)), Containers: []corev1.Container{stubborn}},
@@ -226,6 +228,8 @@ func TestDeletionSendsSIGTERMThenSIGKILLAfterTheGracePeriod(t *testing.T) {
 	})
 	waitPod(t, ns, "stubborn", 20*time.Second, "ready", podReady)
 	waitPod(t, ns, "polite", 20*time.Second, "ready", podReady)
+	waitLog(t, ns, "stubborn", "stubborn", "armed\n", 10*time.Second)
+	waitLog(t, ns, "polite", "polite", "armed\n", 10*time.Second)
 	gone := func(name string) time.Duration {
 		start := time.Now()
 		if err := cl.DeletePod(ctx, ns, name); err != nil {

@@ -26,9 +26,7 @@ func BenchmarkUnrelatedObjects(b *testing.B) {
 	}
 	const n = 1000
 	for i := 0; i < b.N; i++ {
-		helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
-			"--set", "image.tag=dev", "--wait", "--timeout", "3m")
-		_, opPID := operatorPod(b, "vo-bench")
+		_, opPID := installBenchOperator(b)
 		ns := benchNamespace(b)
 		if err := k.Create(context.Background(), newCluster(ns, "one", v1alpha1.TopologyStandalone, 1)); err != nil {
 			b.Fatal(err)

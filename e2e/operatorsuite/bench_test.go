@@ -88,9 +88,7 @@ func BenchmarkFiftyClusters(b *testing.B) {
 	}
 	const n = 50
 	for i := 0; i < b.N; i++ {
-		helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
-			"--set", "image.tag=dev", "--wait", "--timeout", "3m")
-		opIP, opPID := operatorPod(b, "vo-bench")
+		opIP, opPID := installBenchOperator(b)
 		token := serviceAccountToken(b, "vo-bench", "prometheus", "valkey-operator-metrics-reader")
 		time.Sleep(2 * time.Second)
 		baseRSS := rssBytes(b, opPID)
@@ -161,6 +159,15 @@ func median(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
+}
+
+// installBenchOperator installs the chart with one operator replica into vo-bench and returns
+// its pod's IP and process (see operatorPod).
+func installBenchOperator(b *testing.B) (string, int) {
+	b.Helper()
+	helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
+		"--set", "image.tag=dev", "--set", "replicas=1", "--wait", "--timeout", "3m")
+	return operatorPod(b, "vo-bench")
 }
 
 // operatorPod finds the chart's operator pod: its IP (metrics on :8080) and the host PID of

@@ -53,7 +53,7 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--wait", "--timeout", "3m")
+		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "valkey-operator", "--namespace", ns, "--wait", "--timeout", "2m")
 	})
@@ -113,14 +113,14 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	// to the operator as the chart's APIService says. The local cluster's API server refuses
 	// loopback Endpoints, so its Service cannot select the pod: it becomes an ExternalName
 	// naming the pod's address (in a real cluster the chart's Service works as it is).
-	pointJournalServiceAtPod(t, ns, "valkey-operator-journal")
+	pointJournalServiceAtPod(t, ns, "valkey-operator-journal", nil)
 	out, err := exec.Command(pluginBinary(t), "history", "charted", "-n", tns, "--full", "--kubeconfig", cl.KubeconfigPath()).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Bootstrapping -> Steady") {
 		t.Fatalf("kubectl valkey history --full: %v\n%s", err, out)
 	}
 	// Its journal is on the claim the chart made.
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		pvc, err := cl.Clientset().CoreV1().PersistentVolumeClaims(ns).Get(ctx, "valkey-operator-journal", metav1.GetOptions{})
+		pvc, err := cl.Clientset().CoreV1().PersistentVolumeClaims(ns).Get(ctx, "journal-valkey-operator-0", metav1.GetOptions{})
 		return err == nil && pvc.Status.Phase == corev1.ClaimBound, nil
 	})
 	if err != nil {
@@ -180,7 +180,7 @@ func TestChartNamespacedModeNeedsNoClusterWideRights(t *testing.T) {
 	watched, other := cl.Namespace(t), cl.Namespace(t)
 	helm(t, "install", "vo-scoped", "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
 		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
-		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--wait", "--timeout", "3m")
+		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "vo-scoped", "--namespace", opNS, "--wait", "--timeout", "2m")
 	})
@@ -228,10 +228,10 @@ func TestChartNamespacedModeNeedsNoClusterWideRights(t *testing.T) {
 
 // pointJournalServiceAtPod points the chart's journal Service at the operator's pod (see
 // localcluster.PointServiceAtPod) and waits until the API server serves the journal API.
-func pointJournalServiceAtPod(t *testing.T, ns, name string) {
+func pointJournalServiceAtPod(t *testing.T, ns, name string, selector map[string]string) {
 	t.Helper()
 	ctx := ctxFor(t, time.Minute)
-	if err := cl.PointServiceAtPod(ctx, ns, name); err != nil {
+	if err := cl.PointServiceAtPod(ctx, ns, name, selector); err != nil {
 		t.Fatal(err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 45*time.Second, true, func(ctx context.Context) (bool, error) {

@@ -23,6 +23,12 @@ type Config struct {
 	JournalCertDir          string
 	LeaderElect             bool
 	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the leader election: a standby takes
+	// over at most LeaseDuration after the leader stopped renewing.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// PodName and PodNamespace are the operator's own pod (from the Downward API), labelled
+	// while it leads.
+	PodName, PodNamespace   string
 	WatchNamespace          string
 	MaxConcurrentReconciles int
 	RetryInterval           time.Duration
@@ -56,6 +62,9 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so that only one replica of the operator acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
+	fs.DurationVar(&c.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a standby waits after the leader's last renewal before it takes over")
+	fs.DurationVar(&c.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it steps down")
+	fs.DurationVar(&c.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often leader election is tried")
 	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "only manage ValkeyClusters in these namespaces, comma-separated (default: all)")
 	fs.IntVar(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "how many clusters are reconciled at once")
 	fs.DurationVar(&c.RetryInterval, "retry-interval", 2*time.Second, "how soon a cluster whose action failed is looked at again (each cluster's survey interval is its spec.failover.probeIntervalSeconds)")
@@ -64,6 +73,7 @@ func ParseFlags(args []string) (Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.PodName, c.PodNamespace = os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE")
 	if c.SourceIP != "" {
 		if _, err := netip.ParseAddr(c.SourceIP); err != nil {
 			return c, err

@@ -68,6 +68,9 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		// Stepping down releases the lease at once, so a new leader takes over without
 		// waiting for the lease to expire.
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 durationOrNil(c.LeaseDuration),
+		RenewDeadline:                 durationOrNil(c.RenewDeadline),
+		RetryPeriod:                   durationOrNil(c.RetryPeriod),
 		Logger:                        logger,
 	}
 	if c.SkipNameValidation {
@@ -135,6 +138,28 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
+	if c.LeaderElect && c.PodName != "" && c.PodNamespace != "" {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		l := &leaderLabel{cs: cs, namespace: c.PodNamespace, pod: c.PodName, log: logger.WithName("leader")}
+		// A restarted replica is a follower until it wins the lease again.
+		if err := l.set(ctx, false); err != nil {
+			log.Error(err, "clearing this pod's leader label")
+		}
+		if err := mgr.Add(l); err != nil {
+			return err
+		}
+	}
 	log.Info("starting", "watchNamespace", c.WatchNamespace, "leaderElection", c.LeaderElect, "journal", c.JournalPath)
 	return mgr.Start(ctx)
+}
+
+// durationOrNil leaves controller-runtime's default in place for 0.
+func durationOrNil(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
 }

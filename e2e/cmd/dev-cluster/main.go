@@ -93,7 +93,10 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 		}
 		// kubectl valkey history --full reads the journal through the API server, which
 		// reaches the operator through the chart's journal Service.
-		if err := cl.PointServiceAtPod(ctx, "valkey-operator-system", "valkey-operator-journal"); err != nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := cl.PointServiceAtPod(pctx, "valkey-operator-system", "valkey-operator-journal", nil)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}
