@@ -82,12 +82,19 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		name := s.kind + "/" + key.Name
 		err := c.Get(ctx, key, s.current)
 		if apierrors.IsNotFound(err) {
-			if err := c.Create(ctx, s.desired); err != nil {
-				errs = append(errs, createFailed(ctx, live, name, s.desired, s.current, err))
+			err = c.Create(ctx, s.desired)
+			if err == nil {
+				res.Created = append(res.Created, name)
 				continue
 			}
-			res.Created = append(res.Created, name)
-			continue
+			if !apierrors.IsAlreadyExists(err) {
+				errs = append(errs, fmt.Errorf("creating %s: %w", name, err))
+				continue
+			}
+			// The cache holds only objects with the operator's labels: the name is taken by
+			// someone else's object, or by one of ours that lost its labels (then repaired
+			// below, labels included), or by one just created that the cache has not seen.
+			err = live.Get(ctx, key, s.current)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading %s: %w", name, err))
@@ -129,23 +136,6 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 // notOurs is the error for an object in the way.
 func notOurs(name string) error {
 	return fmt.Errorf("%s exists and is %w (no owner reference to it): rename the cluster or remove that object; the operator does not take over objects it did not create", name, ErrNotOurs)
-}
-
-// createFailed explains a create that failed. The cache holds only objects with the operator's
-// labels, so a name taken by someone else's object shows up here, as AlreadyExists: read it
-// from the API server to tell an object in the way from one of ours that the cache has not
-// seen yet (then the next turn finds it).
-func createFailed(ctx context.Context, live client.Reader, name string, desired, into client.Object, err error) error {
-	if !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %s: %w", name, err)
-	}
-	if getErr := live.Get(ctx, client.ObjectKeyFromObject(desired), into); getErr != nil {
-		return fmt.Errorf("creating %s: %w", name, err)
-	}
-	if !ours(desired, into) {
-		return notOurs(name)
-	}
-	return fmt.Errorf("creating %s: created meanwhile, not yet in the operator's cache: %w", name, err)
 }
 
 // ours reports whether cur is owned by an owner desired names (same UID).

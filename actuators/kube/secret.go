@@ -84,8 +84,14 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		}
 	}
 	if len(lost) > 0 {
+		// From the API server, not the cache: a StatefulSet that lost its labels is out of
+		// the cache, and its pods still run with the old passwords.
 		var sts appsv1.StatefulSet
-		err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}, &sts)
+		err := live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}, &sts)
+		if err == nil && !ours(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{owner}}, &sts) {
+			// Someone else's StatefulSet of that name runs none of this cluster's pods.
+			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), names.StatefulSet)
+		}
 		switch {
 		case err == nil:
 			return valkey.Passwords{}, nil, fmt.Errorf("%w: %s of Secret %s/%s missing while the cluster's pods may run with it, and this operator process does not remember it; "+
@@ -105,18 +111,20 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	data[KeyClientPassword] = []byte(client)
 	pw = valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: client, Replication: string(data[KeyReplicationPassword])}
 	data[valkey.AuthFileKey] = []byte(valkey.AuthConfig(pw))
-	if exists && sameData(s.Data, data) {
-		return pw, restored, nil
-	}
 	desired := corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: names.Auth, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       data,
 	}
+	if exists && sameData(s.Data, data) && labelsAndOwners(&desired, &s) {
+		return pw, restored, nil
+	}
 	if !exists {
 		return pw, restored, c.Create(ctx, &desired)
 	}
 	s.Data = data
+	// Labels back too: a Secret found only past the cache has lost them.
+	mergeMeta(&desired, &s)
 	return pw, restored, c.Update(ctx, &s)
 }
 

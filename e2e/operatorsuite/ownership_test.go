@@ -12,10 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
@@ -62,13 +64,25 @@ func TestObjectsThatAreNotOursAreNeverTouched(t *testing.T) {
 		t.Fatalf("no PodDisruptionBudget while enabled: %v", err)
 	}
 	want := pdb.Spec.DeepCopy()
-	pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable = nil, ptrTo(intstr.FromInt32(3))
-	if err := k.Update(ctx, &pdb); err != nil {
+	// A merge patch, as kubectl edit sends: the disruption controller writes the budget's
+	// status meanwhile.
+	if err := k.Patch(ctx, &pdb, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"maxUnavailable":null,"minAvailable":3}}`))); err != nil {
 		t.Fatal(err)
 	}
 	waitEvent(t, ctx, ns, "Repaired", "PodDisruptionBudget/api")
 	if err := k.Get(ctx, pdbKey, &pdb); err != nil || !equality.Semantic.DeepDerivative(*want, pdb.Spec) {
 		t.Fatalf("the edited PodDisruptionBudget was not repaired: %+v (%v), want %+v", pdb.Spec, err, *want)
+	}
+	// One of its objects that lost its labels drops out of the operator's cache, which holds
+	// only labelled objects; it is found past the cache and its labels put back.
+	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api-config"}}
+	cmKey := client.ObjectKeyFromObject(&cm)
+	if err := k.Patch(ctx, &cm, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":null}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, ctx, ns, "Repaired", "ConfigMap/api-config")
+	if err := k.Get(ctx, cmKey, &cm); err != nil || cm.Labels[kube.LabelCluster] != "api" {
+		t.Fatalf("the ConfigMap's labels were not put back: %v (%v)", cm.Labels, err)
 	}
 	vc.Spec.PodDisruptionBudget.Enabled = ptrTo(false)
 	update(t, ctx, vc)

@@ -195,6 +195,25 @@ func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64
 	return out, next, err
 }
 
+// LastRecorded is when the last record of cluster was written (zero when it has none).
+func (j *Journal) LastRecorded(cluster string) time.Time {
+	var at time.Time
+	_ = j.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(cluster))
+		if b == nil {
+			return nil
+		}
+		if _, v := b.Cursor().Last(); v != nil {
+			var r Record
+			if json.Unmarshal(v, &r) == nil {
+				at = r.Recorded
+			}
+		}
+		return nil
+	})
+	return at
+}
+
 // Clusters lists the clusters the journal has records for.
 func (j *Journal) Clusters() ([]string, error) {
 	var out []string

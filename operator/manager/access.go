@@ -38,6 +38,9 @@ type answer struct {
 	at      time.Time
 }
 
+// maxAnswers bounds the cache of answers.
+const maxAnswers = 4096
+
 func newAccess(cs kubernetes.Interface) *access {
 	return &access{cs: cs, now: time.Now, ttl: time.Minute, answers: map[[32]byte]answer{}}
 }
@@ -73,15 +76,17 @@ func (a *access) check(ctx context.Context, req *http.Request, attrs authorizati
 	ans := a.ask(ctx, token, attrs)
 	ans.at = a.now()
 	a.mu.Lock()
-	// Bounded: expired answers go when the map grows.
-	if len(a.answers) > 1024 {
+	// Bounded: expired answers go when the map grows, and past maxAnswers nothing more is
+	// kept (each new token is then asked about, as without a cache). Answers for tokens the
+	// API server does not know are never kept: random tokens would fill the map.
+	if len(a.answers) >= maxAnswers/2 {
 		for key, old := range a.answers {
 			if a.now().Sub(old.at) >= a.ttl {
 				delete(a.answers, key)
 			}
 		}
 	}
-	if ans.err == nil {
+	if ans.err == nil && ans.user != "" && len(a.answers) < maxAnswers {
 		a.answers[k] = ans
 	}
 	a.mu.Unlock()

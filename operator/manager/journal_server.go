@@ -18,9 +18,11 @@ import (
 	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -85,7 +87,7 @@ type requestHeaderTrust struct {
 }
 
 func (s *journalServer) Start(ctx context.Context) error {
-	cert, err := s.servingCert()
+	getCert, err := s.servingCert(ctx)
 	if err != nil {
 		return err
 	}
@@ -98,9 +100,13 @@ func (s *journalServer) Start(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
+		// Nobody holds a connection (or the file descriptors behind it) for long.
+		ReadTimeout:  30 * time.Second,
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  2 * time.Minute,
 		TLSConfig: &tls.Config{
-			MinVersion:   tls.VersionTLS12,
-			Certificates: []tls.Certificate{cert},
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: getCert,
 			// The chain is checked against the request-header CA in the handler (verified
 			// there, with the CA as it is now): only the API server's proxy has such a
 			// certificate.
@@ -123,20 +129,26 @@ func (s *journalServer) Start(ctx context.Context) error {
 	return nil
 }
 
-// servingCert is tls.crt and tls.key from the certificate directory (the chart's Secret,
-// whose CA the APIService names), or, without one, a self-signed certificate made now (an
+// servingCert serves tls.crt and tls.key from the certificate directory (the chart's Secret,
+// whose CA the APIService names), reloaded when the files change (a Secret that is rewritten
+// under a running operator), or, without a directory, a self-signed certificate made now (an
 // APIService must then skip verifying it: for development only).
-func (s *journalServer) servingCert() (tls.Certificate, error) {
+func (s *journalServer) servingCert(ctx context.Context) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
 	if s.certDir != "" {
-		cert, err := tls.LoadX509KeyPair(filepath.Join(s.certDir, "tls.crt"), filepath.Join(s.certDir, "tls.key"))
+		w, err := certwatcher.New(filepath.Join(s.certDir, "tls.crt"), filepath.Join(s.certDir, "tls.key"))
 		if err != nil {
-			return cert, fmt.Errorf("journal endpoint: the serving certificate in %s: %w", s.certDir, err)
+			return nil, fmt.Errorf("journal endpoint: the serving certificate in %s: %w", s.certDir, err)
 		}
-		return cert, nil
+		go func() {
+			if err := w.Start(ctx); err != nil {
+				s.log.Error(err, "watching the journal's serving certificate")
+			}
+		}()
+		return w.GetCertificate, nil
 	}
 	host, _, err := net.SplitHostPort(s.addr)
 	if err != nil {
-		return tls.Certificate{}, err
+		return nil, err
 	}
 	var ips []net.IP
 	if ip := net.ParseIP(host); ip != nil {
@@ -144,26 +156,50 @@ func (s *journalServer) servingCert() (tls.Certificate, error) {
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("valkey-operator-journal", ips, nil)
 	if err != nil {
-		return tls.Certificate{}, err
+		return nil, err
 	}
 	s.log.Info("the journal endpoint serves a self-signed certificate (no --journal-cert-dir): an APIService must skip verifying it")
-	return tls.X509KeyPair(certPEM, keyPEM)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }, nil
 }
 
 // NeedLeaderElection is false: the journal is readable from every replica.
 func (s *journalServer) NeedLeaderElection() bool { return false }
 
-// trusted returns what the API server says about its front proxy, read at most once a
-// minute from kube-system/extension-apiserver-authentication (the API server keeps it there).
-func (s *journalServer) trusted(ctx context.Context) (*requestHeaderTrust, error) {
+// trusted returns what the API server says about its front proxy, read from
+// kube-system/extension-apiserver-authentication (the API server keeps it there) at most once
+// a minute, with its own deadline: a caller that hangs up cannot make the read fail. A failed
+// read keeps the last good settings, and is tried again after 5 seconds, not a minute.
+func (s *journalServer) trusted() (*requestHeaderTrust, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if time.Since(s.trustAt) < time.Minute && (s.trust != nil || s.trustErr != nil) {
-		return s.trust, s.trustErr
+	fresh := time.Since(s.trustAt) < time.Minute
+	if s.trustErr != nil {
+		fresh = time.Since(s.trustAt) < 5*time.Second
 	}
+	if fresh && (s.trust != nil || s.trustErr != nil) {
+		if s.trust != nil {
+			return s.trust, nil
+		}
+		return nil, s.trustErr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	s.trustAt = time.Now()
-	s.trust, s.trustErr = readRequestHeaderTrust(ctx, s.cs)
-	return s.trust, s.trustErr
+	t, err := readRequestHeaderTrust(ctx, s.cs)
+	s.trustErr = err
+	if err == nil {
+		s.trust = t
+	} else {
+		s.log.Error(err, "reading the API server's front-proxy settings")
+	}
+	if s.trust != nil {
+		return s.trust, nil
+	}
+	return nil, err
 }
 
 func readRequestHeaderTrust(ctx context.Context, cs kubernetes.Interface) (*requestHeaderTrust, error) {
@@ -203,12 +239,13 @@ func parseRequestHeaderTrust(cm *corev1.ConfigMap) (*requestHeaderTrust, error) 
 // caller is the user the API server proxied the request for, or an error when the request
 // did not come from the API server's front proxy.
 func (s *journalServer) caller(req *http.Request) (user string, groups []string, status int, err error) {
-	t, err := s.trusted(req.Context())
-	if err != nil {
-		return "", nil, http.StatusServiceUnavailable, err
-	}
+	// Before anything else: a caller without a certificate costs nothing and learns nothing.
 	if req.TLS == nil || len(req.TLS.PeerCertificates) == 0 {
 		return "", nil, http.StatusUnauthorized, errors.New("the journal is read through the API server: kubectl valkey history NAME --full, or kubectl get --raw /apis/" + JournalGroup + "/" + JournalVersion + "/namespaces/NS/journals/NAME")
+	}
+	t, err := s.trusted()
+	if err != nil {
+		return "", nil, http.StatusServiceUnavailable, errors.New("the API server's front-proxy settings cannot be read (see the operator's log)")
 	}
 	inter := x509.NewCertPool()
 	for _, c := range req.TLS.PeerCertificates[1:] {
@@ -227,7 +264,11 @@ func (s *journalServer) caller(req *http.Request) (user string, groups []string,
 		}
 	}
 	for _, h := range t.groupHeaders {
-		groups = append(groups, req.Header.Values(h)...)
+		for _, g := range req.Header.Values(h) {
+			if g != "" {
+				groups = append(groups, g)
+			}
+		}
 	}
 	return user, groups, 0, nil
 }
@@ -278,6 +319,9 @@ func (s *journalServer) resources() any {
 func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 	ns, name := req.PathValue("namespace"), req.PathValue("name")
 	user, groups, status, err := s.caller(req)
+	if err == nil && user == "" {
+		status, err = http.StatusUnauthorized, errors.New("the API server's front proxy named no user")
+	}
 	if err != nil {
 		fail(w, status, err.Error())
 		return
@@ -312,7 +356,11 @@ func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	key := s.clusterKey(req.Context(), ns, name)
+	key, err := s.clusterKey(req.Context(), ns, name)
+	if err != nil {
+		fail(w, http.StatusServiceUnavailable, "cannot read the cluster "+ns+"/"+name+": "+err.Error())
+		return
+	}
 	if key == "" {
 		fail(w, http.StatusNotFound, "no journal for "+ns+"/"+name)
 		return
@@ -335,20 +383,31 @@ func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 }
 
 // clusterKey is the journal's name for the cluster: namespace/name/uid of the cluster as it is
-// now, or, for a deleted one, of the newest cluster of that name that has a journal.
-func (s *journalServer) clusterKey(ctx context.Context, ns, name string) string {
+// now, or, once it is deleted, of the cluster of that name whose journal was written last
+// (the user's right to read is checked for the namespace and name either way).
+func (s *journalServer) clusterKey(ctx context.Context, ns, name string) (string, error) {
 	var vc v1alpha1.ValkeyCluster
-	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &vc); err == nil {
-		return ns + "/" + name + "/" + string(vc.UID)
+	err := s.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &vc)
+	if err == nil {
+		return ns + "/" + name + "/" + string(vc.UID), nil
 	}
-	clusters, _ := s.j.Clusters()
-	key := ""
+	if !apierrors.IsNotFound(err) {
+		return "", err
+	}
+	clusters, err := s.j.Clusters()
+	if err != nil {
+		return "", err
+	}
+	key, newest := "", time.Time{}
 	for _, c := range clusters {
-		if strings.HasPrefix(c, ns+"/"+name+"/") {
-			key = c
+		if !strings.HasPrefix(c, ns+"/"+name+"/") {
+			continue
+		}
+		if at := s.j.LastRecorded(c); key == "" || at.After(newest) {
+			key, newest = c, at
 		}
 	}
-	return key
+	return key, nil
 }
 
 // fail answers an error as the API server does (a Status), so that clients going through it

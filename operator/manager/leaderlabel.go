@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -26,25 +27,26 @@ type leaderLabel struct {
 	log            logr.Logger
 }
 
-func (l *leaderLabel) set(ctx context.Context, leader bool) error {
+// set sets or clears the label and returns the pod as it is now.
+func (l *leaderLabel) set(ctx context.Context, leader bool) (*corev1.Pod, error) {
 	var value any // nil removes the label
 	if leader {
 		value = "true"
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{LabelLeader: value}}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = l.cs.CoreV1().Pods(l.namespace).Patch(ctx, l.pod, types.MergePatchType, patch, metav1.PatchOptions{})
+	pod, err := l.cs.CoreV1().Pods(l.namespace).Patch(ctx, l.pod, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("labelling the operator's pod %s/%s (leader=%v): %w", l.namespace, l.pod, leader, err)
+		return nil, fmt.Errorf("labelling the operator's pod %s/%s (leader=%v): %w", l.namespace, l.pod, leader, err)
 	}
-	return nil
+	return pod, nil
 }
 
 // Start runs once this replica leads.
 func (l *leaderLabel) Start(ctx context.Context) error {
-	if err := l.set(ctx, true); err != nil {
+	if _, err := l.set(ctx, true); err != nil {
 		// The journal Service then misses the leader: reported, and nothing else stops.
 		l.log.Error(err, "the journal Service will not find this leader")
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -138,18 +139,28 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	if c.LeaderElect && c.PodName != "" && c.PodNamespace != "" {
+	if c.PodName != "" && c.PodNamespace != "" {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return err
 		}
 		l := &leaderLabel{cs: cs, namespace: c.PodNamespace, pod: c.PodName, log: logger.WithName("leader")}
-		// A restarted replica is a follower until it wins the lease again.
-		if err := l.set(ctx, false); err != nil {
-			log.Error(err, "clearing this pod's leader label")
+		// A restarted replica is a follower until it wins the lease again; without leader
+		// election this replica is the one that acts, and says so at once. The answer is
+		// also this process's pod, which Events about the operator itself are about.
+		self, err := l.set(ctx, !c.LeaderElect)
+		if err != nil {
+			log.Error(err, "setting this pod's leader label")
 		}
-		if err := mgr.Add(l); err != nil {
-			return err
+		if c.LeaderElect {
+			if err := mgr.Add(l); err != nil {
+				return err
+			}
+		}
+		if journalErr != nil && self != nil {
+			// kubectl describe pod shows it next to the pod's own status.
+			mgr.GetEventRecorder("valkey-operator").Eventf(self, nil, corev1.EventTypeWarning, "JournalUnavailable", "OpenJournal",
+				"the event journal %s cannot be opened, running without it (status.history keeps the recent transitions; history --full cannot read older ones): %v", c.JournalPath, journalErr)
 		}
 	}
 	log.Info("starting", "watchNamespace", c.WatchNamespace, "leaderElection", c.LeaderElect, "journal", c.JournalPath)

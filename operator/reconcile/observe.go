@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,7 +80,15 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		}
 	}
 	var sts appsv1.StatefulSet
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: desired.StatefulSet.Name}, &sts)
+	key := types.NamespacedName{Namespace: vc.Namespace, Name: desired.StatefulSet.Name}
+	err := r.Client.Get(ctx, key, &sts)
+	if apierrors.IsNotFound(err) {
+		// The cache holds only labelled objects: one of ours that lost its labels is still
+		// there (someone else's of that name is not ours: Apply reports it).
+		if err = r.apiReader().Get(ctx, key, &sts); err == nil && !metav1.IsControlledBy(&sts, vc) {
+			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), key.Name)
+		}
+	}
 	switch {
 	case err == nil:
 		w.sts = &sts

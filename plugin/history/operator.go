@@ -36,12 +36,14 @@ func journalPath(namespace, name string) string {
 	return "/apis/" + JournalGroup + "/" + JournalVersion + "/namespaces/" + url.PathEscape(namespace) + "/" + JournalResource + "/" + url.PathEscape(name)
 }
 
-// journalPage is one answer of the operator.
+// journalPage is one answer of the operator. Records stay raw as well, so that -o json and
+// yaml keep fields this plugin does not know.
 type journalPage struct {
 	Metadata struct {
 		Continue string `json:"continue"`
 	} `json:"metadata"`
-	Journal
+	Cluster string            `json:"cluster"`
+	Records []json.RawMessage `json:"records"`
 }
 
 // runFull is history --full: read the journal through the API server, print it.
@@ -68,12 +70,12 @@ func runFull(ctx context.Context, flags *kube.Flags, name string, w io.Writer, o
 // readJournal reads every page of a cluster's journal and returns the whole journal, also as
 // JSON for -o json and yaml.
 func readJournal(ctx context.Context, rc rest.Interface, namespace, name string) ([]byte, *Journal, error) {
-	var all Journal
-	cont := ""
-	for {
+	var all journalPage
+	var last uint64
+	for pages := 0; ; pages++ {
 		req := rc.Get().AbsPath(journalPath(namespace, name)).Param("limit", strconv.Itoa(journalPageSize))
-		if cont != "" {
-			req = req.Param("continue", cont)
+		if last != 0 {
+			req = req.Param("continue", strconv.FormatUint(last, 10))
 		}
 		body, err := req.DoRaw(ctx)
 		if err != nil {
@@ -85,19 +87,29 @@ func readJournal(ctx context.Context, rc rest.Interface, namespace, name string)
 		}
 		all.Cluster = page.Cluster
 		all.Records = append(all.Records, page.Records...)
-		if page.Metadata.Continue == "" || page.Metadata.Continue == cont {
+		if page.Metadata.Continue == "" {
 			break
+		}
+		// A page starts where the last one said, always further on: anything else would
+		// never end.
+		next, err := strconv.ParseUint(page.Metadata.Continue, 10, 64)
+		if err != nil || next <= last || len(page.Records) == 0 {
+			return nil, nil, fmt.Errorf("the journal of %s/%s: the operator's page %d says continue at %q after %d: not further on", namespace, name, pages+1, page.Metadata.Continue, last)
 		}
 		if len(all.Records) > maxJournalRecords {
 			return nil, nil, fmt.Errorf("the journal of %s/%s holds more than %d records: read it in pages with kubectl get --raw '%s?limit=1000&continue=SEQ'", namespace, name, maxJournalRecords, journalPath(namespace, name))
 		}
-		cont = page.Metadata.Continue
+		last = next
 	}
-	raw, err := json.Marshal(all)
+	raw, err := json.Marshal(map[string]any{"cluster": all.Cluster, "records": all.Records})
 	if err != nil {
 		return nil, nil, err
 	}
-	return raw, &all, nil
+	var j Journal
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return nil, nil, fmt.Errorf("the journal of %s/%s: %w", namespace, name, err)
+	}
+	return raw, &j, nil
 }
 
 // journalError says what the API server's answer means for the user.
