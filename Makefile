@@ -10,7 +10,7 @@ GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey tools plugin operator helm
+	kube-binaries valkey valkey-9.1 tools plugin operator helm
 
 all: test
 
@@ -26,7 +26,11 @@ kube-binaries:
 helm:
 	@hack/helm.sh --path >/dev/null
 
-tools: valkey kube-binaries helm
+## Builds Valkey 9.1 from Debian's source package (cached by version; about 10 minutes the first time).
+valkey-9.1:
+	@hack/valkey-9.1.sh >/dev/null
+
+tools: valkey valkey-9.1 kube-binaries helm
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -250,7 +250,10 @@ func (r *podRunner) logPath(container string) string {
 // commandLine maps the container's image and command to a program on this machine and
 // expands $(VAR) references in command and args.
 func (r *podRunner) commandLine(c *container) ([]string, error) {
-	img, known := r.cluster.opts.Images[imageRepository(c.spec.Image)]
+	img, known := lookupImage(r.cluster.opts.Images, c.spec.Image)
+	if img.Err != nil {
+		return nil, fmt.Errorf("image %q cannot run in the local cluster: %w", c.spec.Image, img.Err)
+	}
 	cmd := c.spec.Command
 	if len(cmd) == 0 {
 		if !known {
@@ -273,6 +276,24 @@ func (r *podRunner) commandLine(c *container) ([]string, error) {
 		argv[0] = p
 	}
 	return argv, nil
+}
+
+// lookupImage finds an image's mapping: the image as written ("valkey/valkey:9.1.2"), then its
+// repository with the tag's major.minor ("valkey/valkey:9.1"), then the repository alone.
+func lookupImage(images map[string]Image, image string) (Image, bool) {
+	if img, ok := images[image]; ok {
+		return img, true
+	}
+	repo := imageRepository(image)
+	if tag, ok := strings.CutPrefix(strings.SplitN(image, "@", 2)[0], repo+":"); ok {
+		if parts := strings.SplitN(tag, ".", 3); len(parts) >= 2 {
+			if img, ok := images[repo+":"+parts[0]+"."+parts[1]]; ok {
+				return img, true
+			}
+		}
+	}
+	img, ok := images[repo]
+	return img, ok
 }
 
 // imageRepository strips the tag and digest: "valkey/valkey:8.0" -> "valkey/valkey".

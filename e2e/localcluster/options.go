@@ -39,6 +39,9 @@ type Image struct {
 	Entrypoint []string
 	// Programs maps a command name used by the image (e.g. "/manager") to a local path.
 	Programs map[string]string
+	// Err says why the image cannot run here (its programs could not be had): a container
+	// with it fails to start with this error.
+	Err error
 }
 
 func (o Options) withDefaults() Options {
@@ -68,16 +71,19 @@ func (o Options) withDefaults() Options {
 // OperatorImage is the repository of the operator's image; any tag maps to OperatorBinary.
 const OperatorImage = "ghcr.io/valkey-fsm/valkey-operator"
 
-// DefaultImages maps the Valkey images (any tag) to Debian's valkey binaries and the
+// DefaultImages maps the Valkey images to Valkey binaries by version (valkeyImages) and the
 // operator's image to the given binary.
 func DefaultImages(operatorBinary string) map[string]Image {
-	valkey := Image{Entrypoint: []string{"valkey-server"}}
 	m := map[string]Image{
-		"valkey/valkey":             valkey,
-		"docker.io/valkey/valkey":   valkey,
-		"ghcr.io/valkey-io/valkey":  valkey,
 		"busybox":                   {Entrypoint: []string{"sh"}},
 		"docker.io/library/busybox": {Entrypoint: []string{"sh"}},
+	}
+	if err := valkeyImages(m); err != nil {
+		for _, repo := range valkeyRepositories {
+			for _, tag := range []string{"9.1", "9.1.2"} {
+				m[repo+":"+tag] = Image{Err: err}
+			}
+		}
 	}
 	if operatorBinary != "" {
 		m[OperatorImage] = Image{
