@@ -27,6 +27,8 @@ type server struct {
 	ip  string
 	cmd *exec.Cmd
 	dir string
+	// bin is the valkey-server to run ("": the one on PATH, Debian's 8.0).
+	bin string
 }
 
 func startServer(t *testing.T, ip string) *server {
@@ -69,7 +71,11 @@ func startServerWithConfig(t *testing.T, ip, persistence string, pw Passwords) *
 
 func (s *server) start(t *testing.T) {
 	t.Helper()
-	s.cmd = exec.Command("valkey-server", filepath.Join(s.dir, "valkey.conf"))
+	bin := s.bin
+	if bin == "" {
+		bin = "valkey-server"
+	}
+	s.cmd = exec.Command(bin, filepath.Join(s.dir, "valkey.conf"))
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

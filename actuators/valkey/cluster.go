@@ -1,0 +1,229 @@
+package valkey
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// Cluster mode (topology Cluster): the operator forms the cluster itself, without a Job and
+// without valkey-cli, step by step as the machine decides: CLUSTER MEET, ADDSLOTSRANGE by the
+// machine's slot plan, CLUSTER REPLICATE. Each step is idempotent, like every action here.
+
+// ClusterNode is one line of CLUSTER NODES: a node as the asked node knows it.
+type ClusterNode struct {
+	ID      string
+	IP      string
+	Port    int
+	Myself  bool
+	Primary bool
+	// PrimaryID is the primary a replica follows ("" for a primary).
+	PrimaryID string
+	// Failing is true when the node is flagged fail or pfail.
+	Failing bool
+	// Connected is the link state of the cluster bus to it.
+	Connected bool
+	Slots     []machine.SlotRange
+}
+
+// ClusterView is CLUSTER NODES as one node sees the cluster.
+type ClusterView struct {
+	Nodes []ClusterNode
+}
+
+// Myself is the asked node.
+func (v ClusterView) Myself() (ClusterNode, bool) {
+	for _, n := range v.Nodes {
+		if n.Myself {
+			return n, true
+		}
+	}
+	return ClusterNode{}, false
+}
+
+// Knows reports whether the view has a node at ip.
+func (v ClusterView) Knows(ip string) bool {
+	for _, n := range v.Nodes {
+		if n.IP == ip {
+			return true
+		}
+	}
+	return false
+}
+
+// parseClusterNodes reads CLUSTER NODES: "<id> <ip:port@cport[,hostname]> <flags> <primary>
+// <ping-sent> <pong-recv> <epoch> <link-state> <slot> <slot> ...", where a slot is "N" or
+// "N-M", or an open migration "[N->-id]" / "[N-<-id]" (skipped).
+func parseClusterNodes(text string) (ClusterView, error) {
+	var v ClusterView
+	// Over RESP3 the reply is a verbatim string, which valkey-go hands over with its format.
+	text = strings.TrimPrefix(text, "txt:")
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		addr := f[1]
+		if i := strings.IndexAny(addr, "@,"); i >= 0 {
+			addr = addr[:i]
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return v, fmt.Errorf("CLUSTER NODES: address %q: %w", f[1], err)
+		}
+		n := ClusterNode{ID: f[0], IP: host, Connected: f[7] == "connected"}
+		n.Port, _ = strconv.Atoi(port)
+		for _, flag := range strings.Split(f[2], ",") {
+			switch flag {
+			case "myself":
+				n.Myself = true
+			case "master":
+				n.Primary = true
+			case "fail", "fail?":
+				n.Failing = true
+			}
+		}
+		if f[3] != "-" {
+			n.PrimaryID = f[3]
+		}
+		for _, s := range f[8:] {
+			if strings.HasPrefix(s, "[") {
+				continue
+			}
+			lo, hi, found := strings.Cut(s, "-")
+			start, err := strconv.Atoi(lo)
+			if err != nil {
+				return v, fmt.Errorf("CLUSTER NODES: slot %q: %w", s, err)
+			}
+			end := start
+			if found {
+				if end, err = strconv.Atoi(hi); err != nil {
+					return v, fmt.Errorf("CLUSTER NODES: slot %q: %w", s, err)
+				}
+			}
+			n.Slots = append(n.Slots, machine.SlotRange{Start: start, End: end})
+		}
+		v.Nodes = append(v.Nodes, n)
+	}
+	return v, nil
+}
+
+// ClusterNodes is CLUSTER NODES of the node at podIP.
+func (p *Pool) ClusterNodes(ctx context.Context, podIP string) (ClusterView, error) {
+	var v ClusterView
+	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+		if err != nil {
+			return err
+		}
+		v, err = parseClusterNodes(text)
+		return err
+	})
+	return v, err
+}
+
+// Meet introduces the node at podIP to the node at peerIP on the cluster bus (CLUSTER MEET);
+// gossip then tells the rest. Nothing is sent when the node knows the peer already.
+func (p *Pool) Meet(ctx context.Context, podIP, runID, peerIP string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+		if err != nil {
+			return err
+		}
+		v, err := parseClusterNodes(text)
+		if err != nil {
+			return err
+		}
+		if v.Knows(peerIP) {
+			return nil
+		}
+		return c.Do(ctx, c.B().ClusterMeet().Ip(peerIP).Port(Port).Build()).Error()
+	})
+}
+
+// AssignSlots makes the node at podIP serve ranges (CLUSTER ADDSLOTSRANGE), the part it does not
+// serve yet. A slot another node serves is refused, not taken: slots move only by migration.
+// "Serves" is as the asked node knows it, which gossip may not have reached yet: the machine
+// assigns only slots no node of its whole observation serves.
+func (p *Pool) AssignSlots(ctx context.Context, podIP, runID string, ranges []machine.SlotRange) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+		if err != nil {
+			return err
+		}
+		v, err := parseClusterNodes(text)
+		if err != nil {
+			return err
+		}
+		owner := map[int]ClusterNode{}
+		for _, n := range v.Nodes {
+			for _, r := range n.Slots {
+				for s := r.Start; s <= r.End; s++ {
+					owner[s] = n
+				}
+			}
+		}
+		var missing []int
+		for _, r := range ranges {
+			for s := r.Start; s <= r.End; s++ {
+				o, owned := owner[s]
+				switch {
+				case !owned:
+					missing = append(missing, s)
+				case !o.Myself:
+					return fmt.Errorf("slot %d is served by %s (%s), not %s: slots move only by migration", s, o.ID, o.IP, podIP)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		cmd := c.B().ClusterAddslotsrange().StartSlotEndSlot()
+		for _, r := range rangesOf(missing) {
+			cmd = cmd.StartSlotEndSlot(int64(r.Start), int64(r.End))
+		}
+		return c.Do(ctx, cmd.Build()).Error()
+	})
+}
+
+// rangesOf groups slot numbers into contiguous ranges.
+func rangesOf(slots []int) []machine.SlotRange {
+	sort.Ints(slots)
+	var out []machine.SlotRange
+	for _, s := range slots {
+		if n := len(out); n > 0 && out[n-1].End == s-1 {
+			out[n-1].End = s
+			continue
+		}
+		out = append(out, machine.SlotRange{Start: s, End: s})
+	}
+	return out
+}
+
+// Replicate makes the node at podIP a replica of the node whose cluster id is primaryID
+// (CLUSTER REPLICATE). Nothing is sent when it follows that primary already. The node must
+// know the primary (gossip after MEET) and hold no slots and no keys: Valkey refuses otherwise,
+// and the refusal is returned (the operator never empties a node to make it a replica).
+func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+		if err != nil {
+			return err
+		}
+		v, err := parseClusterNodes(text)
+		if err != nil {
+			return err
+		}
+		if me, ok := v.Myself(); ok && me.PrimaryID == primaryID {
+			return nil
+		}
+		return c.Do(ctx, c.B().ClusterReplicate().NodeId(primaryID).Build()).Error()
+	})
+}

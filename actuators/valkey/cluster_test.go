@@ -1,0 +1,216 @@
+package valkey
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// startClusterServer starts a cluster-mode valkey-server on ip with the operator's users, as a
+// pod of topology Cluster runs: the node announces its own address (on loopback it would
+// otherwise be learnt as 127.0.0.1) and never migrates to another shard by itself.
+func startClusterServer(t *testing.T, ip, bin string) *server {
+	t.Helper()
+	if _, err := exec.LookPath("valkey-server"); err != nil {
+		t.Skip("valkey-server is not installed (make valkey)")
+	}
+	dir := t.TempDir()
+	auth := filepath.Join(dir, "auth.conf")
+	if err := os.WriteFile(auth, []byte(AuthConfig(testPasswords)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\nsave \"\"\nappendonly no\ncluster-enabled yes\ncluster-config-file nodes.conf\n"+
+		"cluster-announce-ip %[1]s\ncluster-node-timeout 3000\ncluster-allow-replica-migration no\ninclude %[4]s\n", ip, Port, dir, auth)
+	if err := os.WriteFile(filepath.Join(dir, "valkey.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{ip: ip, dir: dir, bin: bin}
+	s.start(t)
+	return s
+}
+
+// valkeyBinaries are the valkey-server versions the cluster tests run: Debian's 8.0 on PATH,
+// and 9.1.2 built from Debian's source package (hack/valkey-9.1.sh, cached; make tools builds it).
+func valkeyBinaries(t *testing.T) map[string]string {
+	t.Helper()
+	root, err := kubeassets.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(root, "hack", "valkey-9.1.sh")).Output()
+	if err != nil {
+		t.Fatalf("Valkey 9.1 (hack/valkey-9.1.sh): %v", err)
+	}
+	return map[string]string{"8.0": "", "9.1": filepath.Join(strings.TrimSpace(string(out)), "valkey-server")}
+}
+
+// TestTheOperatorFormsAClusterWithoutValkeyCli: six cluster-mode nodes, three shards of a
+// primary and a replica. The operator's own steps (MEET, ADDSLOTSRANGE by the machine's even
+// split, REPLICATE), each sent twice to show they are idempotent, form a cluster that
+// valkey-cli --cluster check (an independent oracle) reports whole: every slot covered, every
+// node agreeing.
+func TestTheOperatorFormsAClusterWithoutValkeyCli(t *testing.T) {
+	for version, bin := range valkeyBinaries(t) {
+		t.Run(version, func(t *testing.T) { formCluster(t, version, bin) })
+	}
+}
+
+func formCluster(t *testing.T, version, bin string) {
+	var nodes []*server
+	third := map[string]int{"8.0": 1, "9.1": 2}[version]
+	for i := 1; i <= 6; i++ {
+		nodes = append(nodes, startClusterServer(t, fmt.Sprintf("127.78.%d.%d", third, i), bin))
+	}
+	if v := serverVersion(t, newTestPool(t), nodes[0]); !strings.HasPrefix(v, version) {
+		t.Fatalf("the node runs %q, want %s", v, version)
+	}
+	p := newTestPool(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runID := func(s *server) string { return survey(t, p, s).RunID }
+	twice := func(what string, f func() error) {
+		t.Helper()
+		for i := 0; i < 2; i++ {
+			if err := f(); err != nil {
+				t.Fatalf("%s (time %d): %v", what, i+1, err)
+			}
+		}
+	}
+	for _, s := range nodes[1:] {
+		twice("meet "+s.ip, func() error { return p.Meet(ctx, s.ip, runID(s), nodes[0].ip) })
+	}
+	eventually(t, "every node knows every other", func() bool {
+		for _, s := range nodes {
+			v, err := p.ClusterNodes(ctx, s.ip)
+			if err != nil || len(v.Nodes) != len(nodes) {
+				return false
+			}
+		}
+		return true
+	})
+	plan := []machine.SlotRange{{Start: 0, End: 5460}, {Start: 5461, End: 10922}, {Start: 10923, End: 16383}}
+	primaries := nodes[:3]
+	for i, s := range primaries {
+		twice("assign slots on "+s.ip, func() error { return p.AssignSlots(ctx, s.ip, runID(s), plan[i:i+1]) })
+	}
+	eventually(t, "every node sees every slot served", func() bool {
+		for _, s := range nodes {
+			v, err := p.ClusterNodes(ctx, s.ip)
+			if err != nil {
+				return false
+			}
+			n := 0
+			for _, node := range v.Nodes {
+				for _, r := range node.Slots {
+					n += r.End - r.Start + 1
+				}
+			}
+			if n != machine.NumSlots {
+				return false
+			}
+		}
+		return true
+	})
+	// A slot another node serves is refused, not taken (as far as the asked node knows: the
+	// machine decides from every node's view).
+	if err := p.AssignSlots(ctx, nodes[1].ip, runID(nodes[1]), plan[:1]); err == nil || !strings.Contains(err.Error(), "slots move only by migration") {
+		t.Fatalf("assigning another node's slots: %v", err)
+	}
+	for i, s := range nodes[3:] {
+		primary := primaries[i]
+		eventually(t, s.ip+" sees "+primary.ip+" serve its slots", func() bool {
+			v, err := p.ClusterNodes(ctx, s.ip)
+			if err != nil {
+				return false
+			}
+			for _, n := range v.Nodes {
+				if n.IP == primary.ip && len(n.Slots) == 1 && n.Slots[0] == plan[i] {
+					return true
+				}
+			}
+			return false
+		})
+		me, err := p.ClusterNodes(ctx, primary.ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self, _ := me.Myself()
+		twice("replicate "+s.ip, func() error { return p.Replicate(ctx, s.ip, runID(s), self.ID) })
+	}
+	var out []byte
+	// Applications (and valkey-cli, as the application user) are let in once the cluster is
+	// formed, as the operator opens a node for writes.
+	for _, s := range nodes {
+		if err := p.OpenWrites(ctx, s.ip, runID(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := false
+	deadline := time.Now().Add(15 * time.Second)
+	for !ok && time.Now().Before(deadline) {
+		cmd := exec.Command("valkey-cli", "--cluster", "check", Addr(nodes[0].ip))
+		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+testPasswords.Client)
+		out, _ = cmd.CombinedOutput()
+		ok = strings.Contains(string(out), "[OK] All nodes agree about slots configuration.") &&
+			strings.Contains(string(out), "[OK] All 16384 slots covered.") && strings.Count(string(out), "1 additional replica(s)") == 3
+		if !ok {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if !ok {
+		t.Fatalf("valkey-cli --cluster check does not find the cluster whole:\n%s", out)
+	}
+	t.Logf("valkey-cli --cluster check:\n%s", out)
+}
+
+// TestClusterNodesIsRead: CLUSTER NODES lines as Valkey 8 and 9 write them, hostnames and open
+// migrations included, as valkey-go hands the RESP3 verbatim reply over ("txt:" first).
+func TestClusterNodesIsRead(t *testing.T) {
+	text := "txt:07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004,host-a slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected\n" +
+		"67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.2:30002@31002 myself,master - 0 1426238316232 2 connected 5461-10922 [10923->-e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca]\n" +
+		"e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.3:30001@31001 master,fail? - 0 1426238316232 1 disconnected 0-5460 16383\n"
+	v, err := parseClusterNodes(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, ok := v.Myself()
+	if !ok || me.IP != "127.0.0.2" || me.Port != 30002 || !me.Primary || len(me.Slots) != 1 || me.Slots[0] != (machine.SlotRange{Start: 5461, End: 10922}) {
+		t.Errorf("myself: %+v", me)
+	}
+	r := v.Nodes[0]
+	if r.Primary || r.PrimaryID != "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" || r.IP != "127.0.0.1" || !r.Connected {
+		t.Errorf("replica: %+v", r)
+	}
+	f := v.Nodes[2]
+	if !f.Failing || f.Connected || len(f.Slots) != 2 || f.Slots[1] != (machine.SlotRange{Start: 16383, End: 16383}) {
+		t.Errorf("failing primary: %+v", f)
+	}
+	if got := rangesOf([]int{5, 3, 4, 9, 1}); fmt.Sprint(got) != "[{1 1} {3 5} {9 9}]" {
+		t.Errorf("rangesOf: %v", got)
+	}
+}
+
+// serverVersion is valkey_version from INFO server, asked of the node.
+func serverVersion(t *testing.T, p *Pool, s *server) string {
+	t.Helper()
+	var version string
+	err := p.run(context.Background(), Addr(s.ip), func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+		version = parseInfo(text)["valkey_version"]
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return version
+}
