@@ -86,6 +86,9 @@ func formCluster(t *testing.T, version, bin string) {
 			}
 		}
 	}
+	if v := survey(t, p, nodes[0]); v.Joined || len(v.Slots) != 0 {
+		t.Fatalf("a node that met no one surveys as joined %v with slots %v", v.Joined, v.Slots)
+	}
 	for _, s := range nodes[1:] {
 		twice("meet "+s.ip, func() error { return p.Meet(ctx, s.ip, runID(s), nodes[0].ip) })
 	}
@@ -148,6 +151,17 @@ func formCluster(t *testing.T, version, bin string) {
 		twice("replicate "+s.ip, func() error { return p.Replicate(ctx, s.ip, runID(s), self.ID) })
 	}
 	var out []byte
+	// The survey tells the machine what it needs of each node: joined, and the slots it serves.
+	for i, s := range nodes {
+		v := survey(t, p, s)
+		want := []machine.SlotRange(nil)
+		if i < 3 {
+			want = plan[i : i+1]
+		}
+		if !v.Joined || fmt.Sprint(v.Slots) != fmt.Sprint(want) {
+			t.Errorf("%s surveys as joined %v with slots %v, want joined with %v", s.ip, v.Joined, v.Slots, want)
+		}
+	}
 	// Applications (and valkey-cli, as the application user) are let in once the cluster is
 	// formed, as the operator opens a node for writes.
 	for _, s := range nodes {

@@ -24,7 +24,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 	var v machine.Valkey
 	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		resps := c.DoMulti(ctx,
-			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Build(),
+			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Section("cluster").Build(),
 			c.B().AclGetuser().Username(UserClient).Build(),
 			c.B().AclGetuser().Username(UserReplication).Build(),
 		)
@@ -70,6 +70,21 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 				return fmt.Errorf("ACL GETUSER flags: %w", err)
 			}
 			*fenced = !userIsOn(flags)
+		}
+		if info["cluster_enabled"] == "1" {
+			// Cluster mode: which slots it serves, and whether it has met anyone yet.
+			text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+			if err != nil {
+				return fmt.Errorf("CLUSTER NODES: %w", err)
+			}
+			view, err := parseClusterNodes(text)
+			if err != nil {
+				return err
+			}
+			if me, ok := view.Myself(); ok {
+				v.Slots = me.Slots
+			}
+			v.Joined = len(view.Nodes) > 1
 		}
 		return nil
 	})
