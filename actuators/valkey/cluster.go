@@ -115,15 +115,20 @@ func parseClusterNodes(text string) (ClusterView, error) {
 	return v, nil
 }
 
+// clusterView asks the node on c for CLUSTER NODES.
+func clusterView(ctx context.Context, c vk.Client) (ClusterView, error) {
+	text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+	if err != nil {
+		return ClusterView{}, fmt.Errorf("CLUSTER NODES: %w", err)
+	}
+	return parseClusterNodes(text)
+}
+
 // ClusterNodes is CLUSTER NODES of the node at podIP.
 func (p *Pool) ClusterNodes(ctx context.Context, podIP string) (ClusterView, error) {
 	var v ClusterView
-	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
-		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-		if err != nil {
-			return err
-		}
-		v, err = parseClusterNodes(text)
+	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) (err error) {
+		v, err = clusterView(ctx, c)
 		return err
 	})
 	return v, err
@@ -133,11 +138,7 @@ func (p *Pool) ClusterNodes(ctx context.Context, podIP string) (ClusterView, err
 // gossip then tells the rest. Nothing is sent when the node knows the peer already.
 func (p *Pool) Meet(ctx context.Context, podIP, runID, peerIP string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-		if err != nil {
-			return err
-		}
-		v, err := parseClusterNodes(text)
+		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -154,11 +155,7 @@ func (p *Pool) Meet(ctx context.Context, podIP, runID, peerIP string) error {
 // assigns only slots no node of its whole observation serves.
 func (p *Pool) AssignSlots(ctx context.Context, podIP, runID string, ranges []machine.SlotRange) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-		if err != nil {
-			return err
-		}
-		v, err := parseClusterNodes(text)
+		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -213,11 +210,7 @@ func rangesOf(slots []int) []machine.SlotRange {
 // and the refusal is returned (the operator never empties a node to make it a replica).
 func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-		if err != nil {
-			return err
-		}
-		v, err := parseClusterNodes(text)
+		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
 		}

@@ -73,11 +73,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 		}
 		if info["cluster_enabled"] == "1" {
 			// Cluster mode: which slots it serves, and whether it has met anyone yet.
-			text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-			if err != nil {
-				return fmt.Errorf("CLUSTER NODES: %w", err)
-			}
-			view, err := parseClusterNodes(text)
+			view, err := clusterView(ctx, c)
 			if err != nil {
 				return err
 			}

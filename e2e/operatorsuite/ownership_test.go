@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
@@ -72,17 +71,6 @@ func TestObjectsThatAreNotOursAreNeverTouched(t *testing.T) {
 	waitEvent(t, ctx, ns, "Repaired", "PodDisruptionBudget/api")
 	if err := k.Get(ctx, pdbKey, &pdb); err != nil || !equality.Semantic.DeepDerivative(*want, pdb.Spec) {
 		t.Fatalf("the edited PodDisruptionBudget was not repaired: %+v (%v), want %+v", pdb.Spec, err, *want)
-	}
-	// One of its objects that lost its labels drops out of the operator's cache, which holds
-	// only labelled objects; it is found past the cache and its labels put back.
-	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api-config"}}
-	cmKey := client.ObjectKeyFromObject(&cm)
-	if err := k.Patch(ctx, &cm, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":null}}`))); err != nil {
-		t.Fatal(err)
-	}
-	waitEvent(t, ctx, ns, "Repaired", "ConfigMap/api-config")
-	if err := k.Get(ctx, cmKey, &cm); err != nil || cm.Labels[kube.LabelCluster] != "api" {
-		t.Fatalf("the ConfigMap's labels were not put back: %v (%v)", cm.Labels, err)
 	}
 	vc.Spec.PodDisruptionBudget.Enabled = ptrTo(false)
 	update(t, ctx, vc)
