@@ -138,6 +138,11 @@ func notOurs(name string) error {
 	return fmt.Errorf("%s exists and is %w (no owner reference to it): rename the cluster or remove that object; the operator does not take over objects it did not create", name, ErrNotOurs)
 }
 
+// ownedBy reports whether cur has owner among its owners (same UID).
+func ownedBy(owner metav1.OwnerReference, cur metav1.Object) bool {
+	return ours(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{owner}}, cur)
+}
+
 // ours reports whether cur is owned by an owner desired names (same UID).
 func ours(desired, cur metav1.Object) bool {
 	for _, want := range desired.GetOwnerReferences() {

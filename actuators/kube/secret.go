@@ -55,7 +55,7 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		}
 		exists = err == nil
 	}
-	if exists && !ours(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{owner}}, &s) {
+	if exists && !ownedBy(owner, &s) {
 		return valkey.Passwords{}, nil, fmt.Errorf("the auth Secret %s exists and is %w (no owner reference to it): rename the cluster or remove that Secret; the operator does not take over objects it did not create", names.Auth, ErrNotOurs)
 	}
 	data := map[string][]byte{}
@@ -88,7 +88,7 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		// the cache, and its pods still run with the old passwords.
 		var sts appsv1.StatefulSet
 		err := live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}, &sts)
-		if err == nil && !ours(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{owner}}, &sts) {
+		if err == nil && !ownedBy(owner, &sts) {
 			// Someone else's StatefulSet of that name runs none of this cluster's pods.
 			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), names.StatefulSet)
 		}

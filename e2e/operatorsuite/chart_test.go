@@ -234,11 +234,5 @@ func pointJournalServiceAtPod(t *testing.T, ns, name string, selector map[string
 	if err := cl.PointServiceAtPod(ctx, ns, name, selector); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 45*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := cl.Clientset().Discovery().RESTClient().Get().AbsPath("/apis/journal.valkey.fsm.dev/v1alpha1").DoRaw(ctx)
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("the journal API is not served through the chart's APIService: %v", err)
-	}
+	waitJournalAPIServed(t, ctx)
 }

@@ -105,15 +105,21 @@ func setUpOperatorIdentity(c *localcluster.Cluster) error {
 	if err != nil {
 		return fmt.Errorf("a token for the operator's ServiceAccount: %w", err)
 	}
+	operatorConfig = tokenConfig(c, tok.Status.Token)
+	return nil
+}
+
+// tokenConfig is a connection to c's API server that authenticates with token (a
+// ServiceAccount's) instead of the admin's certificate, at the admin's rate limits.
+func tokenConfig(c *localcluster.Cluster, token string) *rest.Config {
 	admin := c.RESTConfig()
-	operatorConfig = &rest.Config{
+	return &rest.Config{
 		Host:            admin.Host,
 		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile},
-		BearerToken:     tok.Status.Token,
+		BearerToken:     token,
 		QPS:             admin.QPS,
 		Burst:           admin.Burst,
 	}
-	return nil
 }
 
 // generatedRole reads the ClusterRole make generate writes for the chart.

@@ -69,6 +69,13 @@ func registerJournalAPI(t *testing.T, ns, addr string, caPEM []byte) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), apiService) })
+	waitJournalAPIServed(t, ctx)
+}
+
+// waitJournalAPIServed waits until the API server serves the journal API (the aggregator found
+// the APIService available), and says why not when it does not within 45 s.
+func waitJournalAPIServed(t *testing.T, ctx context.Context) {
+	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
 	for {
 		_, err := cl.Clientset().Discovery().RESTClient().Get().AbsPath("/apis/journal.valkey.fsm.dev/v1alpha1").DoRaw(ctx)
@@ -108,8 +115,7 @@ func servingCert(t *testing.T, ns string) (string, []byte) {
 // asServiceAccount is a connection to the API server with a token of ns/name.
 func asServiceAccount(t *testing.T, ns, name, clusterRole string) *rest.Config {
 	t.Helper()
-	admin := cl.RESTConfig()
-	return &rest.Config{Host: admin.Host, TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, CAFile: admin.CAFile}, BearerToken: serviceAccountToken(t, ns, name, clusterRole)}
+	return tokenConfig(cl, serviceAccountToken(t, ns, name, clusterRole))
 }
 
 // TestTheJournalIsReadThroughTheAPIServerWithTheUsersRights: the operator's journal is an

@@ -82,6 +82,12 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if err != nil {
 		return err
 	}
+	// One typed client for what the manager's client does not cover (reviews, the
+	// front-proxy settings, the operator's own pod).
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	var j *journal.Journal
 	var journalErr error
 	if c.JournalPath != "" {
@@ -99,10 +105,6 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if j != nil {
 		defer func() { _ = j.Close() }()
 		if c.JournalAddr != "" {
-			cs, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
 			srv := &journalServer{addr: c.JournalAddr, certDir: c.JournalCertDir, j: j, reader: mgr.GetAPIReader(), cs: cs, log: logger.WithName("journal")}
 			if err := mgr.Add(srv); err != nil {
 				return err
@@ -140,10 +142,6 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		return err
 	}
 	if c.PodName != "" && c.PodNamespace != "" {
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
 		l := &leaderLabel{cs: cs, namespace: c.PodNamespace, pod: c.PodName, log: logger.WithName("leader")}
 		// A restarted replica is a follower until it wins the lease again; without leader
 		// election this replica is the one that acts, and says so at once. The answer is
