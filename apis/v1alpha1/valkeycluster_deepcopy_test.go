@@ -28,6 +28,7 @@ func fullCluster() *ValkeyCluster {
 			Profile:  ProfileCache,
 			Image:    "valkey/valkey:8.1",
 			Replicas: 5,
+			Shards:   4,
 			Resources: corev1.ResourceRequirements{
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
@@ -65,10 +66,13 @@ func fullCluster() *ValkeyCluster {
 				Event: "primary-lost", Reason: "PrimaryLost", Message: "vk-0 stopped answering",
 			}},
 			Nodes: []NodeStatus{{
-				Pod: "vk-1", IP: "127.0.0.2", Role: NodeRoleReplica, ReplicationOffset: 1000, Lag: 10, Ready: true,
+				Pod: "vk-1", IP: "127.0.0.2", Role: NodeRoleReplica, Shard: 1, ReplicationOffset: 1000, Lag: 10, Ready: true,
 			}},
 			Primary:       "vk-1",
 			ReadyNodes:    "2/3",
+			Slots:         "12288/16384, 4096 unserved",
+			ShardCount:    4,
+			Shards:        []ShardStatus{{Index: 1, Primary: "vk-s1-0", Slots: "4096-8191"}},
 			Replicas:      3,
 			ReadyReplicas: 2,
 			Progress:      "rolling: 1 of 3 pods restarted at revision r",

@@ -17,6 +17,10 @@ const (
 	DefaultProfile     = ProfileDurable
 	DefaultImage       = "valkey/valkey:8.0"
 	DefaultReplicas    = int32(3)
+	// DefaultShards is the shard count of a Cluster topology that does not set one. It has
+	// no +kubebuilder:default (a CRD default cannot depend on the topology): the operator
+	// applies it, and the API server stores the spec without it.
+	DefaultShards = int32(3)
 	DefaultStorageSize = "1Gi"
 	DefaultSecretKey   = "password"
 )
@@ -42,6 +46,9 @@ func SetDefaults(spec *ValkeyClusterSpec) {
 	}
 	if spec.Replicas == 0 {
 		spec.Replicas = DefaultReplicas
+	}
+	if spec.Topology == TopologyCluster && spec.Shards == 0 {
+		spec.Shards = DefaultShards
 	}
 	if spec.Storage.Size == nil {
 		size := resource.MustParse(DefaultStorageSize)

@@ -7,8 +7,8 @@ import (
 )
 
 // Topology is how the pods of a ValkeyCluster are arranged. The enum lists only the
-// topologies the operator runs today; sharded (Valkey cluster mode) comes later.
-// +kubebuilder:validation:Enum=Standalone;Replication
+// topologies the operator runs today.
+// +kubebuilder:validation:Enum=Standalone;Replication;Cluster
 type Topology string
 
 const (
@@ -17,6 +17,9 @@ const (
 	// TopologyReplication is one primary and replicas that follow it; the operator promotes
 	// a replica when the primary is lost.
 	TopologyReplication Topology = "Replication"
+	// TopologyCluster is Valkey cluster mode: the hash slots are split over shards, each a
+	// primary with replicas; clients must be cluster-aware (they follow MOVED and ASK).
+	TopologyCluster Topology = "Cluster"
 )
 
 // Profile is what the data is for, and so how Valkey keeps it: evicted or refused when memory
@@ -80,10 +83,14 @@ type ConfigValue string
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.durability) || !has(self.durability.minReplicasToWrite) || self.durability.minReplicasToWrite < (has(self.replicas) ? self.replicas : 3)",message="durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Standalone' || !has(self.replicas) || self.replicas == 1",message="a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
+// +kubebuilder:validation:XValidation:rule="!has(self.shards) || (has(self.topology) && self.topology == 'Cluster')",message="spec.shards is for topology Cluster: remove it, or set topology to Cluster (on a new ValkeyCluster: topology is immutable)"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.shards) || !has(self.shards) || self.shards == oldSelf.shards || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && (has(self.image) ? self.image : '') == (has(oldSelf.image) ? oldSelf.image : ''))",message="spec.shards changes alone: a resharding moves data between shards and must not run together with a change of replicas or image; apply the shard count first, then the other change once status.state is Steady again"
 type ValkeyClusterSpec struct {
 	// Topology is how the pods are arranged. Standalone runs a single Valkey server (replicas
 	// must be 1) with no failover. Replication runs one primary and replicas-1 replicas that
-	// follow it, and the operator promotes a replica when the primary is lost. Immutable:
+	// follow it, and the operator promotes a replica when the primary is lost. Cluster runs
+	// Valkey cluster mode: shards shards of replicas pods each, the 16384 hash slots split
+	// evenly over the shards' primaries (see docs/cluster.md). Immutable:
 	// changing the shape of a running data set is a migration, not an update.
 	// +kubebuilder:default=Replication
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="topology is immutable: create a new ValkeyCluster to change it"
@@ -110,12 +117,23 @@ type ValkeyClusterSpec struct {
 	Image string `json:"image,omitempty"`
 
 	// Replicas is the number of pods, the primary included: 3 is one primary and two
-	// replicas. Standalone requires exactly 1.
+	// replicas. Standalone requires exactly 1. For topology Cluster it is the number of pods
+	// of each shard.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=32
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
+
+	// Shards is the number of shards of a Cluster topology: primaries that each serve an even
+	// share of the 16384 hash slots, each with replicas-1 replicas. Only for topology
+	// Cluster, where it defaults to 3. Changing it reshards: new shards are created and
+	// slots with their keys move to them, or the slots of the shards beyond the new count
+	// move away before those shards are deleted.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=128
+	// +optional
+	Shards int32 `json:"shards,omitempty"`
 
 	// Resources are the CPU and memory requests and limits of the valkey container. Unless
 	// config sets maxmemory, the operator sets maxmemory to 60% of the memory limit, leaving
@@ -359,6 +377,21 @@ type ValkeyClusterStatus struct {
 	// +optional
 	Waiting string `json:"waiting,omitempty"`
 
+	// Slots says, for topology Cluster, how many of the 16384 hash slots the recorded
+	// primaries serve ("16384/16384"), and, after a comma, what is wrong with the rest
+	// ("12288/16384, 4096 unserved").
+	// +optional
+	Slots string `json:"slots,omitempty"`
+
+	// ShardCount is how many shards have a recorded primary (topology Cluster).
+	// +optional
+	ShardCount int32 `json:"shardCount,omitempty"`
+
+	// Shards are the shards of a Cluster topology: primary and slots of each.
+	// +listType=atomic
+	// +optional
+	Shards []ShardStatus `json:"shards,omitempty"`
+
 	// ReadyNodes is "ready/desired" pods, for kubectl get.
 	// +optional
 	ReadyNodes string `json:"readyNodes,omitempty"`
@@ -424,6 +457,18 @@ type HistoryEntry struct {
 	Message string `json:"message,omitempty"`
 }
 
+// ShardStatus is one shard of a Cluster topology.
+type ShardStatus struct {
+	// Index is the shard's number: its StatefulSet is <name>-s<index>.
+	Index int32 `json:"index"`
+	// Primary is the pod the operator recognises as the shard's primary.
+	// +optional
+	Primary string `json:"primary,omitempty"`
+	// Slots are the hash slots the primary serves, as ranges ("0-5460").
+	// +optional
+	Slots string `json:"slots,omitempty"`
+}
+
 // NodeStatus is one pod's Valkey server as the operator last surveyed it.
 type NodeStatus struct {
 	// Pod is the name of the pod.
@@ -435,6 +480,10 @@ type NodeStatus struct {
 
 	// Role is the replication role the server reports.
 	Role NodeRole `json:"role"`
+
+	// Shard is the shard of the pod (topology Cluster).
+	// +optional
+	Shard int32 `json:"shard,omitempty"`
 
 	// ReplicationOffset is the server's replication offset (master_repl_offset).
 	// +optional
@@ -460,9 +509,12 @@ type NodeStatus struct {
 // +kubebuilder:resource:shortName=vkc,categories=valkey,scope=Namespaced
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,description="State of the cluster's state machine"
 // +kubebuilder:printcolumn:name="Topology",type=string,JSONPath=`.spec.topology`
+// +kubebuilder:printcolumn:name="Shards",type=integer,JSONPath=`.status.shardCount`,description="Shards with a recorded primary (topology Cluster)"
+// +kubebuilder:printcolumn:name="Slots",type=string,JSONPath=`.status.slots`,description="Hash slots served by the recorded primaries (topology Cluster)"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyNodes`,description="Ready pods / desired pods"
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary`,description="Pod of the recognised primary"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.topology) || self.spec.topology != 'Cluster' || self.metadata.name.size() <= 47",message="a Cluster topology's name must be at most 47 characters: each shard's StatefulSet is the name plus -s and the shard number, and the pods' controller-revision-hash label adds 11 characters to it, at most 63"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="the name must be at most 52 characters: the pods' controller-revision-hash label is the name plus 11 characters, and label values are at most 63"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name must start with a letter and hold only lowercase letters, digits and '-' (not at the end): it names the cluster's Services, which must be DNS-1035 labels"
 type ValkeyCluster struct {

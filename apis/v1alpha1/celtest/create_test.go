@@ -21,6 +21,7 @@ func TestCreateValidation(t *testing.T) {
 		sizeZero    = "storage.size must be greater than zero"
 		valueLine   = "config values must be one line: remove newlines, tabs and other control characters"
 		minReplicas = "durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
+		shardsOnly  = "spec.shards is for topology Cluster: remove it, or set topology to Cluster"
 	)
 	cases := []struct {
 		name, spec, want string
@@ -33,6 +34,13 @@ func TestCreateValidation(t *testing.T) {
 		{"standalone with replicas left to the default", "topology: Standalone", standalone},
 		{"unknown topology", "topology: Sharded", `Unsupported value: "Sharded"`},
 		{"topology in other case", "topology: replication", `Unsupported value: "replication"`},
+		{"cluster with shards", "topology: Cluster\nshards: 3\nreplicas: 2", ""},
+		{"cluster with the default shards", "topology: Cluster", ""},
+		{"cluster of one shard", "topology: Cluster\nshards: 1", ""},
+		{"cluster with no shards", "topology: Cluster\nshards: 0", "should be greater than or equal to 1"},
+		{"cluster with too many shards", "topology: Cluster\nshards: 129", "should be less than or equal to 128"},
+		{"shards on replication", "topology: Replication\nshards: 3", shardsOnly},
+		{"shards on the default topology", "shards: 3", shardsOnly},
 		{"no replicas", "replicas: 0", "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"},
 		{"negative replicas", "replicas: -1", "should be greater than or equal to 1"},
 
@@ -156,15 +164,18 @@ func TestMaxProperties(t *testing.T) {
 // valid (Services are DNS-1035 labels, the pods' controller-revision-hash label is the name
 // plus 11 characters).
 func TestNamesThatDeriveValidNames(t *testing.T) {
+	const clusterName = "a Cluster topology's name must be at most 47 characters"
 	vkc := clusters(t)
-	for _, c := range []struct{ name, want string }{
-		{strings.Repeat("a", 52), ""},
-		{strings.Repeat("a", 53), "the name must be at most 52 characters"},
-		{"1cache", "the name must start with a letter"},
-		{"cache.prod", "the name must start with a letter"},
-		{"cache-1", ""},
+	for _, c := range []struct{ name, spec, want string }{
+		{strings.Repeat("a", 52), "replicas: 1", ""},
+		{strings.Repeat("a", 53), "replicas: 1", "the name must be at most 52 characters"},
+		{"1cache", "replicas: 1", "the name must start with a letter"},
+		{"cache.prod", "replicas: 1", "the name must start with a letter"},
+		{"cache-1", "replicas: 1", ""},
+		{strings.Repeat("b", 47), "topology: Cluster", ""},
+		{strings.Repeat("b", 48), "topology: Cluster", clusterName},
 	} {
-		_, err := vkc.Create(context.Background(), object(t, c.name, "replicas: 1"), metav1.CreateOptions{})
+		_, err := vkc.Create(context.Background(), object(t, c.name, c.spec), metav1.CreateOptions{})
 		check(t, err, c.want)
 	}
 }

@@ -87,14 +87,15 @@ func TestPrintColumns(t *testing.T) {
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
 	}
-	if want := []string{"Name", "State", "Topology", "Ready", "Primary", "Age"}; !slices.Equal(names, want) {
+	if want := []string{"Name", "State", "Topology", "Shards", "Slots", "Ready", "Primary", "Age"}; !slices.Equal(names, want) {
 		t.Errorf("columns %v, want %v", names, want)
 	}
-	if len(table.Rows) != 1 || len(table.Rows[0].Cells) != 6 {
-		t.Fatalf("rows %+v, want one of 6 cells", table.Rows)
+	if len(table.Rows) != 1 || len(table.Rows[0].Cells) != 8 {
+		t.Fatalf("rows %+v, want one of 8 cells", table.Rows)
 	}
-	cells := table.Rows[0].Cells[:5]
-	if want := []any{"vk", "Steady", "Replication", "2/3", "vk-1"}; !equality.Semantic.DeepEqual(cells, want) {
+	cells := table.Rows[0].Cells[:7]
+	// A replication cluster has no shards or slots: those cells are empty (nil).
+	if want := []any{"vk", "Steady", "Replication", nil, nil, "2/3", "vk-1"}; !equality.Semantic.DeepEqual(cells, want) {
 		t.Errorf("row %v, want %v then the age", cells, want)
 	}
 }

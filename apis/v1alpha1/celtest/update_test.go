@@ -18,6 +18,7 @@ func TestUpdateValidation(t *testing.T) {
 		storageClass = "storage.storageClassName is immutable once set: create a new ValkeyCluster to move the data to another storage class"
 		standalone   = "a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
 		secretOff    = "auth.existingSecret is set but auth.enabled is false: remove auth.existingSecret, or set auth.enabled to true"
+		shardsAlone  = "spec.shards changes alone: a resharding moves data between shards"
 	)
 	cases := []struct {
 		name, from, to, want string
@@ -27,6 +28,17 @@ func TestUpdateValidation(t *testing.T) {
 		{"topology Standalone to Replication", "{topology: Standalone, replicas: 1}", "{topology: Replication, replicas: 1}", topology},
 		{"defaulted topology to Standalone", "{replicas: 1}", "{topology: Standalone, replicas: 1}", topology},
 		{"defaulted topology written out", "{}", "{topology: Replication}", ""},
+
+		{"topology Replication to Cluster", "{topology: Replication}", "{topology: Cluster}", topology},
+		{"topology Cluster to Replication", "{topology: Cluster}", "{topology: Replication}", topology},
+
+		// shards
+		{"shards grow", "{topology: Cluster, shards: 3}", "{topology: Cluster, shards: 5}", ""},
+		{"shards shrink", "{topology: Cluster, shards: 5}", "{topology: Cluster, shards: 3}", ""},
+		{"defaulted shards written out", "{topology: Cluster}", "{topology: Cluster, shards: 3}", ""},
+		{"shards and replicas together", "{topology: Cluster, shards: 3, replicas: 2}", "{topology: Cluster, shards: 4, replicas: 3}", shardsAlone},
+		{"shards and image together", "{topology: Cluster, shards: 3}", "{topology: Cluster, shards: 4, image: 'valkey/valkey:9.1'}", shardsAlone},
+		{"replicas and image of a cluster together", "{topology: Cluster, shards: 3}", "{topology: Cluster, shards: 3, replicas: 2, image: 'valkey/valkey:9.1'}", ""},
 
 		// profile
 		{"profile Durable to Cache", "{profile: Durable}", "{profile: Cache}", profile},
