@@ -292,7 +292,7 @@ func (d *decider) shardWired(s int, first *Node) bool {
 		if !usable(n) {
 			return false
 		}
-		if d.v.spec.Mode == ModeCluster && !n.Valkey.Joined {
+		if d.v.spec.Mode == ModeCluster && !d.v.joined(n) {
 			return false
 		}
 		if n != first && (!follows(n, first) || !n.Valkey.LinkUp) {
@@ -367,7 +367,7 @@ func (d *decider) wireShard(s int, first *Node, b *actionList) {
 		return
 	}
 	for _, n := range d.v.shard(s) {
-		if usable(n) && !n.Valkey.Joined {
+		if usable(n) && !d.v.joined(n) {
 			b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 		}
 	}

@@ -275,7 +275,7 @@ func (d *decider) shardConverged(p Persisted, s int, open bool) (bool, string) {
 		return false, fmt.Sprintf("shard %d: %d of %d pods", s, len(nodes), pods)
 	}
 	for _, n := range nodes {
-		if d.v.spec.Mode == ModeCluster && (!n.Reachable || !n.Valkey.Joined) {
+		if d.v.spec.Mode == ModeCluster && (!n.Reachable || !d.v.joined(n)) {
 			return false, fmt.Sprintf("shard %d: %s not joined", s, n.Name)
 		}
 		if n == prim {
@@ -364,7 +364,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	}
 	if d.v.spec.Mode == ModeCluster {
 		for _, n := range d.v.shard(s) {
-			if usable(n) && !n.Valkey.Joined && !d.leaving(p, n) {
+			if usable(n) && !d.v.joined(n) && !d.leaving(p, n) {
 				b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 			}
 		}

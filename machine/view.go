@@ -116,6 +116,12 @@ func usable(n *Node) bool {
 	return n != nil && n.Reachable && n.Pod.Exists && !n.Valkey.Loading
 }
 
+// joined reports whether n is part of the cluster bus (cluster mode): it knows another node,
+// or it is the only node there is (a cluster of one shard of one pod has no one to meet).
+func (v *view) joined(n *Node) bool {
+	return n.Valkey.Joined || len(v.nodes) == 1
+}
+
 // servesReplicas reports whether n is a master that lets replicas sync from it.
 func servesReplicas(n *Node) bool {
 	return usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.SyncFenced

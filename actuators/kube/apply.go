@@ -35,44 +35,29 @@ var ErrNotOurs = errors.New("not this cluster's")
 // edited or deleted them), writing nothing when everything is as it should be. An object that
 // cannot be written does not stop the others: every failure is returned, joined. Fields the
 // API server or other controllers fill in (a Service's ClusterIP, defaults) are not drift:
-// only what d sets is compared. With statefulSet it applies the StatefulSet alone: its
-// changes (pod count, template) are the machine's decisions (EnsureObjects); without, the
+// only what d sets is compared. With statefulSet it applies the StatefulSets alone
+// (d.StatefulSets, one per shard, from ForAction): their changes (pod count, template) are the
+// machine's decisions (EnsureObjects); without, the
 // supporting objects, which are simply kept as they should be on every turn. Neither blocks
 // the other. c may see only the operator's own objects (a filtered cache); live reads the API
 // server, to tell what stands in the way when a create finds the name taken.
 func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, statefulSet bool) (Result, error) {
 	var res Result
-	steps := []step{
-		{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
-			return equality.Semantic.DeepEqual(d.Config.Data, cur.(*corev1.ConfigMap).Data)
-		}, func(cur client.Object) { cur.(*corev1.ConfigMap).Data = d.Config.Data }},
-		serviceStep(d.Headless), serviceStep(d.Client), serviceStep(d.Replicas),
-		{"StatefulSet", d.StatefulSet, &appsv1.StatefulSet{}, func(cur client.Object) bool {
-			s := cur.(*appsv1.StatefulSet)
-			want := d.StatefulSet.Spec.DeepCopy()
-			// Claim templates are immutable; storage grows by expanding the claims.
-			want.VolumeClaimTemplates = s.Spec.VolumeClaimTemplates
-			return equality.Semantic.DeepDerivative(*want, s.Spec)
-		}, func(cur client.Object) {
-			s := cur.(*appsv1.StatefulSet)
-			vct := s.Spec.VolumeClaimTemplates
-			s.Spec = *d.StatefulSet.Spec.DeepCopy()
-			s.Spec.VolumeClaimTemplates = vct
-		}},
-	}
+	var steps []step
 	if statefulSet {
-		steps = steps[len(steps)-1:]
+		for _, sts := range d.StatefulSets {
+			steps = append(steps, statefulSetStep(sts))
+		}
 	} else {
-		steps = steps[:len(steps)-1]
+		steps = []step{
+			{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
+				return equality.Semantic.DeepEqual(d.Config.Data, cur.(*corev1.ConfigMap).Data)
+			}, func(cur client.Object) { cur.(*corev1.ConfigMap).Data = d.Config.Data }},
+			serviceStep(d.Headless), serviceStep(d.Client), serviceStep(d.Replicas),
+		}
 	}
 	if d.PDB != nil && !statefulSet {
-		steps = append(steps, struct {
-			kind    string
-			desired client.Object
-			current client.Object
-			same    func(cur client.Object) bool
-			merge   func(cur client.Object)
-		}{"PodDisruptionBudget", d.PDB, &policyv1.PodDisruptionBudget{}, func(cur client.Object) bool {
+		steps = append(steps, step{"PodDisruptionBudget", d.PDB, &policyv1.PodDisruptionBudget{}, func(cur client.Object) bool {
 			return equality.Semantic.DeepDerivative(d.PDB.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
 		}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = d.PDB.Spec }})
 	}
@@ -163,6 +148,21 @@ type step struct {
 	current client.Object
 	same    func(cur client.Object) bool
 	merge   func(cur client.Object)
+}
+
+func statefulSetStep(want *appsv1.StatefulSet) step {
+	return step{"StatefulSet", want, &appsv1.StatefulSet{}, func(cur client.Object) bool {
+		s := cur.(*appsv1.StatefulSet)
+		spec := want.Spec.DeepCopy()
+		// Claim templates are immutable; storage grows by expanding the claims.
+		spec.VolumeClaimTemplates = s.Spec.VolumeClaimTemplates
+		return equality.Semantic.DeepDerivative(*spec, s.Spec)
+	}, func(cur client.Object) {
+		s := cur.(*appsv1.StatefulSet)
+		vct := s.Spec.VolumeClaimTemplates
+		s.Spec = *want.Spec.DeepCopy()
+		s.Spec.VolumeClaimTemplates = vct
+	}}
 }
 
 func serviceStep(want *corev1.Service) step {

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -12,6 +14,8 @@ const (
 	// LabelRole is kept in sync with each pod's replication role by the operator; the client
 	// Service selects role=primary and the replicas Service role=replica.
 	LabelRole = "valkey.fsm.dev/role"
+	// LabelShard is the shard number of a Cluster topology's pods, claims and StatefulSets.
+	LabelShard = "valkey.fsm.dev/shard"
 	// AnnotationRevision on the pod template identifies what a pod runs (image, resources,
 	// rendered configuration): a pod whose revision differs from the spec's must be rolled.
 	AnnotationRevision = "valkey.fsm.dev/revision"
@@ -24,6 +28,50 @@ const (
 // applications connect to <name>.<namespace>.svc.
 type Names struct {
 	StatefulSet, Headless, Client, Replicas, Config, Auth, PDB string
+	// Sharded is true for topology Cluster: one StatefulSet per shard (ShardSet).
+	Sharded bool
+}
+
+// ShardSet is the name of shard s's StatefulSet: the cluster's name for the one StatefulSet of
+// a replication group, <name>-s<s> for each shard of a Cluster topology (so a shard can be
+// removed whole, and its pods are <name>-s<s>-<ordinal>).
+func (n Names) ShardSet(s int) string {
+	if !n.Sharded {
+		return n.StatefulSet
+	}
+	return fmt.Sprintf("%s-s%d", n.StatefulSet, s)
+}
+
+// PodName is the pod of shard s at ordinal.
+func (n Names) PodName(s, ordinal int) string {
+	return fmt.Sprintf("%s-%d", n.ShardSet(s), ordinal)
+}
+
+// ShardAndOrdinal parses a pod name of the cluster into its shard and ordinal.
+func (n Names) ShardAndOrdinal(pod string) (shard, ordinal int, ok bool) {
+	rest, found := strings.CutPrefix(pod, n.StatefulSet+"-")
+	if !found {
+		return 0, 0, false
+	}
+	if n.Sharded {
+		s, o, found := strings.Cut(rest, "-")
+		num, isShard := strings.CutPrefix(s, "s")
+		if !found || !isShard {
+			return 0, 0, false
+		}
+		if shard, ok = number(num); !ok {
+			return 0, 0, false
+		}
+		rest = o
+	}
+	ordinal, ok = number(rest)
+	return shard, ordinal, ok
+}
+
+// number parses a non-negative decimal without sign or leading zeros (as ordinals are written).
+func number(s string) (int, bool) {
+	v, err := strconv.Atoi(s)
+	return v, err == nil && v >= 0 && strconv.Itoa(v) == s
 }
 
 // NamesOf returns the owned objects' names.
@@ -37,6 +85,7 @@ func NamesOf(vc *v1alpha1.ValkeyCluster) Names {
 		Config:      n + "-config",
 		Auth:        n + "-auth",
 		PDB:         n,
+		Sharded:     vc.Spec.Topology == v1alpha1.TopologyCluster,
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,12 +23,18 @@ import (
 
 // Desired is every owned object but the auth Secret, as it should be now.
 type Desired struct {
-	Config      *corev1.ConfigMap
-	Headless    *corev1.Service
-	Client      *corev1.Service
-	Replicas    *corev1.Service
+	Config   *corev1.ConfigMap
+	Headless *corev1.Service
+	Client   *corev1.Service
+	Replicas *corev1.Service
+	// StatefulSet is the pod template and claims every shard's StatefulSet is made from
+	// (ShardSet), at the spec's pod count; in a replication group it is the one StatefulSet.
 	StatefulSet *appsv1.StatefulSet
-	PDB         *policyv1.PodDisruptionBudget // nil when spec.podDisruptionBudget.enabled=false
+	// StatefulSets are the StatefulSets an EnsureObjects asks for (ForAction), one per shard.
+	StatefulSets []*appsv1.StatefulSet
+	// Names are the owned objects' names.
+	Names Names
+	PDB   *policyv1.PodDisruptionBudget // nil when spec.podDisruptionBudget.enabled=false
 	// PDBName is the budget's name, also when it is disabled (Apply deletes ours then).
 	PDBName string
 	// Revision identifies the pod template (see AnnotationRevision).
@@ -81,7 +89,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	spec := &vc.Spec
 	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
-	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra}
+	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded}
 	conf := valkey.RenderConfig(in)
 	restartIn, live := valkey.Split(in)
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
@@ -141,7 +149,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 			},
 		}},
 	}}
-	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Revision: revision, Live: live, PDBName: names.PDB}
+	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Names: names, Revision: revision, Live: live, PDBName: names.PDB}
 	if spec.PodDisruptionBudget.IsEnabled() {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
@@ -183,7 +191,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 			Name:    "valkey",
 			Image:   image,
 			Command: []string{"valkey-server"},
-			Args:    valkey.ServerArgs(),
+			Args:    valkey.ServerArgs(names.Sharded),
 			SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
 				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -226,20 +234,56 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
 }
 
-// ForAction is d with the StatefulSet the machine's EnsureObjects asks for: its pod count is
-// the action's (the machine holds a scale-down back while it is unsafe, whatever the spec
-// says), and its template must be at the action's revision. A template built from a spec that
-// changed since the decision is another revision: the action is refused, and the next turn
-// decides again.
+// ShardSet is shard s's StatefulSet: the template's, named and labelled for the shard in a
+// Cluster topology, where a shard's pods must not share a host (required anti-affinity on
+// the hostname, unless spec.affinity says otherwise): losing one host then loses at most one
+// copy of each shard's slots.
+func (d Desired) ShardSet(s int) *appsv1.StatefulSet {
+	sts := d.StatefulSet.DeepCopy()
+	if !d.Names.Sharded {
+		return sts
+	}
+	shard := strconv.Itoa(s)
+	sts.Name = d.Names.ShardSet(s)
+	withShard := func(l map[string]string) map[string]string {
+		out := maps.Clone(l)
+		out[LabelShard] = shard
+		return out
+	}
+	sts.Labels = withShard(sts.Labels)
+	sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: withShard(sts.Spec.Selector.MatchLabels)}
+	sts.Spec.Template.Labels = withShard(sts.Spec.Template.Labels)
+	for i := range sts.Spec.VolumeClaimTemplates {
+		sts.Spec.VolumeClaimTemplates[i].Labels = withShard(sts.Spec.VolumeClaimTemplates[i].Labels)
+	}
+	if sts.Spec.Template.Spec.Affinity == nil {
+		sts.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: withShard(sts.Spec.Selector.MatchLabels)},
+				TopologyKey:   v1alpha1.HostnameTopologyKey,
+			}},
+		}}
+	}
+	return sts
+}
+
+// ForAction is d with the StatefulSets the machine's EnsureObjects asks for, one per shard:
+// their pod count is the action's (the machine holds a scale-down back while it is unsafe,
+// whatever the spec says), and their template must be at the action's revision. A template
+// built from a spec that changed since the decision is another revision: the action is
+// refused, and the next turn decides again.
 func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
-	if a.Shards != 1 {
-		return d, fmt.Errorf("%d shards: only one StatefulSet per cluster is supported by this operator version", a.Shards)
+	if !d.Names.Sharded && a.Shards != 1 {
+		return d, fmt.Errorf("%d shards asked of a replication group, which has one", a.Shards)
 	}
 	if a.Revision != d.Revision {
 		return d, fmt.Errorf("the action is for revision %s, the spec now builds %s: deciding again", a.Revision, d.Revision)
 	}
-	sts := d.StatefulSet.DeepCopy()
-	sts.Spec.Replicas = ptr.To(int32(1 + a.Replicas))
-	d.StatefulSet = sts
+	d.StatefulSets = nil
+	for s := 0; s < a.Shards; s++ {
+		sts := d.ShardSet(s)
+		sts.Spec.Replicas = ptr.To(int32(1 + a.Replicas))
+		d.StatefulSets = append(d.StatefulSets, sts)
+	}
 	return d, nil
 }

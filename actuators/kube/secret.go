@@ -86,17 +86,18 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	if len(lost) > 0 {
 		// From the API server, not the cache: a StatefulSet that lost its labels is out of
 		// the cache, and its pods still run with the old passwords.
+		// Shard 0's StatefulSet stands for all (in a Cluster topology it is never removed).
 		var sts appsv1.StatefulSet
-		err := live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}, &sts)
+		err := live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.ShardSet(0)}, &sts)
 		if err == nil && !ownedBy(owner, &sts) {
 			// Someone else's StatefulSet of that name runs none of this cluster's pods.
-			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), names.StatefulSet)
+			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), names.ShardSet(0))
 		}
 		switch {
 		case err == nil:
 			return valkey.Passwords{}, nil, fmt.Errorf("%w: %s of Secret %s/%s missing while the cluster's pods may run with it, and this operator process does not remember it; "+
 				"put the Secret back (from a backup, or kubectl get secret -o yaml saved earlier), or, accepting new passwords, delete the StatefulSet %s (the claims and the data stay) so that every pod starts with new ones",
-				ErrAuthLost, strings.Join(lost, ", "), vc.Namespace, names.Auth, names.StatefulSet)
+				ErrAuthLost, strings.Join(lost, ", "), vc.Namespace, names.Auth, names.ShardSet(0))
 		case !apierrors.IsNotFound(err):
 			return valkey.Passwords{}, nil, err
 		}

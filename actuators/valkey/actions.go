@@ -52,15 +52,31 @@ func setUser(c vk.Client, user string, on bool) vk.Completed {
 // writes are fenced first (the client user, on while it was a replica serving reads, goes off
 // and its connections are closed) and stay fenced until OpenWrites: the machine opens them
 // only once the old primary cannot take writes any more.
+//
+// In cluster mode REPLICAOF is refused: a node that is a primary already (a new node, which
+// starts as a primary without slots) is only opened to replicas, and a replica takes its
+// primary's slots over with CLUSTER FAILOVER TAKEOVER, which needs no vote of the other
+// primaries (the machine has fenced and compared the shard's nodes first, as for REPLICAOF
+// NO ONE; the old primary, if it comes back, finds a newer epoch for its slots and turns
+// into a replica by itself).
 func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
 		if err := doAll(ctx, c, setUser(c, UserClient, false), c.B().ClientKill().User(UserClient).Build()); err != nil {
 			return err
 		}
-		return doAll(ctx, c,
-			c.B().Replicaof().No().One().Build(),
-			setUser(c, UserReplication, true),
-		)
+		text, err := c.Do(ctx, c.B().Info().Section("replication").Section("cluster").Build()).ToString()
+		if err != nil {
+			return err
+		}
+		info := parseInfo(text)
+		promote := c.B().Replicaof().No().One().Build()
+		if info["cluster_enabled"] == "1" {
+			if info["role"] == "master" {
+				return doAll(ctx, c, setUser(c, UserReplication, true))
+			}
+			promote = c.B().ClusterFailover().Takeover().Build()
+		}
+		return doAll(ctx, c, promote, setUser(c, UserReplication, true))
 	})
 }
 
@@ -69,11 +85,29 @@ func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 // address nothing answers at, as at start-up). Valkey keeps its replication id and offset
 // when it switches primaries, so the node stays comparable with its peers by offset until
 // one of them is elected.
+//
+// In cluster mode, where REPLICAOF is refused, the node keeps its primary but loses the
+// password it authenticates with, and its link is closed: it cannot sync again until
+// Replicate (the cluster-mode ReplicaOf) gives the password back.
 func (p *Pool) Detach(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().Info().Section("cluster").Build()).ToString()
+		if err != nil {
+			return err
+		}
+		if parseInfo(text)["cluster_enabled"] == "1" {
+			return doAll(ctx, c,
+				c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", detachedPassword).Build(),
+				c.B().ClientKill().TypeMaster().Build(),
+			)
+		}
 		return doAll(ctx, c, c.B().Replicaof().Host(PlaceholderHost).Port(PlaceholderPort).Build())
 	})
 }
+
+// detachedPassword is the replication password of a detached cluster-mode replica: not the
+// replication user's (a password of letters and digits), so the primary refuses it.
+const detachedPassword = "detached-by-the-operator"
 
 // Fence stops the node from taking client writes and from serving replicas: both users off,
 // and their existing connections closed (turning a user off does not disconnect it).

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	vk "github.com/valkey-io/valkey-go"
 
@@ -134,18 +135,24 @@ func (p *Pool) ClusterNodes(ctx context.Context, podIP string) (ClusterView, err
 	return v, err
 }
 
-// Meet introduces the node at podIP to the node at peerIP on the cluster bus (CLUSTER MEET);
-// gossip then tells the rest. Nothing is sent when the node knows the peer already.
-func (p *Pool) Meet(ctx context.Context, podIP, runID, peerIP string) error {
+// Meet introduces the node at podIP to the nodes at peerIPs on the cluster bus (CLUSTER MEET);
+// gossip then tells the rest. A peer the node knows already is not met again, so repeating
+// the action sends nothing.
+func (p *Pool) Meet(ctx context.Context, podIP, runID string, peerIPs ...string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
 		}
-		if v.Knows(peerIP) {
-			return nil
+		for _, peer := range peerIPs {
+			if peer == podIP || v.Knows(peer) {
+				continue
+			}
+			if err := c.Do(ctx, c.B().ClusterMeet().Ip(peer).Port(Port).Build()).Error(); err != nil {
+				return fmt.Errorf("CLUSTER MEET %s: %w", peer, err)
+			}
 		}
-		return c.Do(ctx, c.B().ClusterMeet().Ip(peerIP).Port(Port).Build()).Error()
+		return nil
 	})
 }
 
@@ -204,19 +211,72 @@ func rangesOf(slots []int) []machine.SlotRange {
 	return out
 }
 
-// Replicate makes the node at podIP a replica of the node whose cluster id is primaryID
-// (CLUSTER REPLICATE). Nothing is sent when it follows that primary already. The node must
-// know the primary (gossip after MEET) and hold no slots and no keys: Valkey refuses otherwise,
-// and the refusal is returned (the operator never empties a node to make it a replica).
-func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryID string) error {
+// Replicate makes the node at podIP a replica of the node at primaryIP (CLUSTER REPLICATE), the
+// cluster-mode ReplicaOf: as there, the node stops serving as a sync source, gets the
+// replication password back (Detach replaced it) and serves reads. It meets the primary first
+// when it does not know it yet, and waits for the handshake to name it. Nothing is sent when it
+// follows that primary already. Valkey refuses a primary that holds slots or keys, and the
+// refusal is returned: the operator never empties a node to make it a replica.
+func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, replicationPassword string) error {
+	var primaryID string
+	if err := p.run(ctx, Addr(primaryIP), func(ctx context.Context, c vk.Client) (err error) {
+		primaryID, err = c.Do(ctx, c.B().ClusterMyid().Build()).ToString()
+		return err
+	}); err != nil {
+		return fmt.Errorf("CLUSTER MYID of the primary %s: %w", primaryIP, err)
+	}
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
 		}
 		if me, ok := v.Myself(); ok && me.PrimaryID == primaryID {
-			return nil
+			return doAll(ctx, c, setUser(c, UserReplication, false), setUser(c, UserClient, true))
 		}
-		return c.Do(ctx, c.B().ClusterReplicate().NodeId(primaryID).Build()).Error()
+		if err := doAll(ctx, c,
+			setUser(c, UserReplication, false),
+			c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build(),
+		); err != nil {
+			return err
+		}
+		if !v.Knows(primaryIP) {
+			if err := c.Do(ctx, c.B().ClusterMeet().Ip(primaryIP).Port(Port).Build()).Error(); err != nil {
+				return fmt.Errorf("CLUSTER MEET %s: %w", primaryIP, err)
+			}
+		}
+		// Right after a MEET the node knows the primary by a temporary id until the handshake
+		// completes (a cluster cron tick, 100 ms): REPLICATE would answer "Unknown node".
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			v, err := clusterView(ctx, c)
+			if err != nil {
+				return err
+			}
+			if v.knowsID(primaryID) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s does not know the primary %s (%s) yet: the cluster bus handshake has not completed", podIP, primaryIP, primaryID)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		return doAll(ctx, c,
+			c.B().ClusterReplicate().NodeId(primaryID).Build(),
+			setUser(c, UserClient, true),
+		)
 	})
+}
+
+// knowsID reports whether the view has the node with cluster id id.
+func (v ClusterView) knowsID(id string) bool {
+	for _, n := range v.Nodes {
+		if n.ID == id {
+			return true
+		}
+	}
+	return false
 }

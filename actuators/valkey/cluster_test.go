@@ -143,12 +143,7 @@ func formCluster(t *testing.T, version, bin string) {
 			}
 			return false
 		})
-		me, err := p.ClusterNodes(ctx, primary.ip)
-		if err != nil {
-			t.Fatal(err)
-		}
-		self, _ := me.Myself()
-		twice("replicate "+s.ip, func() error { return p.Replicate(ctx, s.ip, runID(s), self.ID) })
+		twice("replicate "+s.ip, func() error { return p.Replicate(ctx, s.ip, runID(s), primary.ip, testPasswords.Replication) })
 	}
 	var out []byte
 	// The survey tells the machine what it needs of each node: joined, and the slots it serves.

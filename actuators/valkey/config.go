@@ -26,6 +26,31 @@ type ConfigInput struct {
 	// Extra holds the user's directives (spec.config), already checked not to touch what the
 	// operator owns.
 	Extra map[string]string
+	// Cluster renders Valkey cluster mode (topology Cluster).
+	Cluster bool
+}
+
+// NodesFile is where a node of a Cluster topology keeps its cluster state (its id, epoch,
+// peers and slots): on the data volume, so that a re-created pod is the same cluster node.
+const NodesFile = DataDir + "/nodes.conf"
+
+// clusterDirectives are what cluster mode needs of every node. Replica migration is off: the
+// operator plans each shard's pods, and Valkey would otherwise move a replica to a primary
+// left without one, or turn a primary emptied by a migration into someone's replica. Replicas
+// never fail over by themselves: the operator's machine decides every failover of a shard
+// with the same safety rules as in a replication group (the most complete replica wins, after
+// the fence), see docs/cluster.md. A shard without a primary leaves only its own slots
+// unserved: cluster-require-full-coverage is no unless spec.config says otherwise.
+var clusterDirectives = map[string]string{
+	"cluster-enabled":                 "yes",
+	"cluster-config-file":             NodesFile,
+	"cluster-allow-replica-migration": "no",
+	"cluster-replica-no-failover":     "yes",
+}
+
+// clusterDefaults are cluster directives spec.config may change.
+var clusterDefaults = map[string]string{
+	"cluster-require-full-coverage": "no",
 }
 
 // RenderConfig renders valkey.conf. Per-pod values (bind address, announced IP) are passed
@@ -44,7 +69,20 @@ func RenderConfig(in ConfigInput) string {
 	// for 2 s is evidence that it is gone (the failover's confirmation), even when it takes
 	// no writes.
 	b.WriteString("repl-ping-replica-period 1\n")
-	b.WriteString(StartAsReplicaOfNothing)
+	if in.Cluster {
+		// Cluster mode refuses replicaof: a node starts as a primary without slots (it serves
+		// nothing) or, from its nodes.conf, as what it was, with both users off (auth.conf).
+		writeSorted(&b, clusterDirectives)
+		defaults := map[string]string{}
+		for k, v := range clusterDefaults {
+			if !hasKey(in.Extra, k) {
+				defaults[k] = v
+			}
+		}
+		writeSorted(&b, defaults)
+	} else {
+		b.WriteString(StartAsReplicaOfNothing)
+	}
 	writeSorted(&b, in.Profile)
 	if in.MaxMemory != "" {
 		fmt.Fprintf(&b, "maxmemory %s\n", in.MaxMemory)
@@ -59,6 +97,16 @@ func RenderConfig(in ConfigInput) string {
 	// Last, so that nothing above can override the users and replication credentials.
 	fmt.Fprintf(&b, "include %s\n", AuthFile)
 	return b.String()
+}
+
+// hasKey reports whether m sets directive k, in any letter case.
+func hasKey(m map[string]string, k string) bool {
+	for key := range m {
+		if strings.EqualFold(key, k) {
+			return true
+		}
+	}
+	return false
 }
 
 func writeSorted(b *strings.Builder, m map[string]string) {
@@ -84,7 +132,12 @@ var StartAsReplicaOfNothing = fmt.Sprintf("replicaof %s %d\n", PlaceholderHost, 
 // the per-pod addresses, from the POD_IP environment variable ($(POD_IP) is expanded by
 // Kubernetes). Binding the pod IP, not 0.0.0.0, matters on the local cluster, where pods
 // share the host's network stack; the announced IP is what FAILOVER TO and the primary's
-// replica list know a replica by.
-func ServerArgs() []string {
-	return []string{ConfigFile, "--bind", "$(POD_IP)", "--replica-announce-ip", "$(POD_IP)"}
+// replica list know a replica by. In cluster mode the node also announces the pod IP on the
+// cluster bus (without it, nodes bound to loopback addresses learn each other as 127.0.0.1).
+func ServerArgs(cluster bool) []string {
+	args := []string{ConfigFile, "--bind", "$(POD_IP)", "--replica-announce-ip", "$(POD_IP)"}
+	if cluster {
+		args = append(args, "--cluster-announce-ip", "$(POD_IP)")
+	}
+	return args
 }

@@ -18,7 +18,10 @@ import "strings"
 //   - authentication, which follows spec.auth: requirepass, masterauth, masteruser,
 //     primaryauth, primaryuser, aclfile, user (an ACL user defined in the file could
 //     re-open the default user), rename-command (the operator needs its commands);
-//   - cluster mode, which the topology decides: cluster-enabled, cluster-config-file.
+//   - cluster mode, which the topology decides: cluster-enabled, cluster-config-file,
+//     cluster-port, cluster-announce-ip (each pod's IP), cluster-allow-replica-migration (no:
+//     shards are the operator's plan) and cluster-replica-no-failover (and its
+//     cluster-slave-no-failover alias: failover is the operator's, see docs/cluster.md).
 //
 // The CEL rule on ValkeyClusterSpec.Config carries the same list; a test checks that they
 // agree, and the celtest suite checks that the API server refuses every entry. The slice is
@@ -30,7 +33,8 @@ var OperatorOwnedDirectives = []string{
 	"cluster-config-file", "daemonize", "pidfile", "logfile", "unixsocket", "protected-mode",
 	"rename-command", "include", "bind-source-addr", "min-replicas-to-write",
 	"min-replicas-max-lag", "min-slaves-to-write", "min-slaves-max-lag",
-	"repl-ping-replica-period", "repl-ping-slave-period",
+	"repl-ping-replica-period", "repl-ping-slave-period", "cluster-port", "cluster-announce-ip",
+	"cluster-allow-replica-migration", "cluster-replica-no-failover", "cluster-slave-no-failover",
 }
 
 // IsOperatorOwned reports whether name is one of OperatorOwnedDirectives, ignoring case as

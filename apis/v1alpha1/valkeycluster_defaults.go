@@ -13,14 +13,14 @@ import (
 // simulator) and for objects stored before a default existed; the celtest suite checks that
 // the API server applies exactly these.
 const (
-	DefaultTopology    = TopologyReplication
-	DefaultProfile     = ProfileDurable
-	DefaultImage       = "valkey/valkey:8.0"
-	DefaultReplicas    = int32(3)
+	DefaultTopology = TopologyReplication
+	DefaultProfile  = ProfileDurable
+	DefaultImage    = "valkey/valkey:8.0"
+	DefaultReplicas = int32(3)
 	// DefaultShards is the shard count of a Cluster topology that does not set one. It has
 	// no +kubebuilder:default (a CRD default cannot depend on the topology): the operator
 	// applies it, and the API server stores the spec without it.
-	DefaultShards = int32(3)
+	DefaultShards      = int32(3)
 	DefaultStorageSize = "1Gi"
 	DefaultSecretKey   = "password"
 )

@@ -20,16 +20,32 @@ import (
 // with the primary on a kept ordinal, but someone may have moved the role since (a manual
 // FAILOVER). Removing a pod that answers as a primary would be an unplanned failover.
 func refuseShrinkingOverAPrimary(w *world, d kube.Desired) error {
-	if w.sts == nil || w.sts.Spec.Replicas == nil {
-		return nil
+	for sh, sts := range d.StatefulSets {
+		cur := w.sets[sh]
+		if cur == nil || cur.Spec.Replicas == nil {
+			continue
+		}
+		want := int(*sts.Spec.Replicas)
+		if want >= int(*cur.Spec.Replicas) {
+			continue
+		}
+		for _, n := range w.obs.Nodes {
+			if n.Shard == sh && n.Ordinal >= want && n.Reachable && n.Valkey.Role == machine.RolePrimary {
+				return fmt.Errorf("not shrinking %s to %d pods: %s, which would be removed, answers as a primary", sts.Name, want, n.Name)
+			}
+		}
 	}
-	want := int(*d.StatefulSet.Spec.Replicas)
-	if want >= int(*w.sts.Spec.Replicas) {
-		return nil
-	}
-	for _, n := range w.obs.Nodes {
-		if n.Ordinal >= want && n.Reachable && n.Valkey.Role == machine.RolePrimary {
-			return fmt.Errorf("not shrinking to %d pods: %s, which would be removed, answers as a primary", want, n.Name)
+	return nil
+}
+
+// refuseRemovingShards stops an EnsureObjects that asks for fewer shards than there are
+// StatefulSets: removing a shard (its StatefulSet and claims, after its slots moved away and
+// its nodes left the cluster bus) is not carried out by this operator version yet, so the
+// shard stays, serving, and status says why.
+func refuseRemovingShards(w *world, d kube.Desired) error {
+	for sh := range w.sets {
+		if sh >= len(d.StatefulSets) {
+			return fmt.Errorf("not removing shard %d (StatefulSet %s): removing shards is not supported by this operator version yet", sh, w.sets[sh].Name)
 		}
 	}
 	return nil
@@ -152,6 +168,9 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err := refuseShrinkingOverAPrimary(w, desired); err != nil {
 			return err
 		}
+		if err := refuseRemovingShards(w, desired); err != nil {
+			return err
+		}
 		if err := refuseShrinkingWithoutItsPrimaries(ctx, w, a.Keep); err != nil {
 			return err
 		}
@@ -202,7 +221,30 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err != nil {
 			return err
 		}
+		if w.obs.Spec.Mode == machine.ModeCluster {
+			return w.pool.Replicate(ctx, addr, a.RunID, a.PrimaryIP, w.passwords.Replication)
+		}
 		return w.pool.ReplicaOf(ctx, addr, a.RunID, a.PrimaryIP, w.passwords.Replication)
+	case machine.AddNode:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		// The node meets every pod of the cluster it does not know: one action joins it to
+		// all of them, whichever joined first.
+		var peers []string
+		for _, n := range w.obs.Nodes {
+			if n.Name != a.Node && n.Pod.IP != "" {
+				peers = append(peers, n.Pod.IP)
+			}
+		}
+		return w.pool.Meet(ctx, addr, a.RunID, peers...)
+	case machine.AssignSlots:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.AssignSlots(ctx, addr, a.RunID, a.Slots)
 	case machine.HandOver:
 		from, err := ip(a.From)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,8 +26,9 @@ type world struct {
 	obs  machine.Observation
 	pods map[string]*corev1.Pod // by name
 	// claims are the pods' data claims, by pod name.
-	claims  map[string]*corev1.PersistentVolumeClaim
-	sts     *appsv1.StatefulSet // nil when missing
+	claims map[string]*corev1.PersistentVolumeClaim
+	// sets are the owned StatefulSets by shard (a replication group has shard 0 only).
+	sets    map[int]*appsv1.StatefulSet
 	desired kube.Desired
 	pool    *valkey.Pool
 	// passwords are the cluster's users' passwords (ReplicaOf restores the replication one).
@@ -79,20 +79,8 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 			w.claims[pod] = &claims.Items[i]
 		}
 	}
-	var sts appsv1.StatefulSet
-	key := types.NamespacedName{Namespace: vc.Namespace, Name: desired.StatefulSet.Name}
-	err := r.Client.Get(ctx, key, &sts)
-	if apierrors.IsNotFound(err) {
-		// The cache holds only labelled objects: one of ours that lost its labels is still
-		// there (someone else's of that name is not ours: Apply reports it).
-		if err = r.apiReader().Get(ctx, key, &sts); err == nil && !metav1.IsControlledBy(&sts, vc) {
-			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), key.Name)
-		}
-	}
-	switch {
-	case err == nil:
-		w.sts = &sts
-	case !apierrors.IsNotFound(err):
+	var err error
+	if w.sets, err = r.statefulSets(ctx, vc, desired.Names); err != nil {
 		return nil, err
 	}
 	want := int(*desired.StatefulSet.Spec.Replicas)
@@ -110,10 +98,14 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	if minSync > 0 {
 		fence = valkey.IsolatedPrimaryStopsWritesWithin(time.Duration(spec.Durability.MaxLagSeconds) * time.Second)
 	}
+	mode, shards := machine.ModeReplication, 1
+	if desired.Names.Sharded {
+		mode, shards = machine.ModeCluster, int(spec.Shards)
+	}
 	w.obs.Spec = machine.Spec{
 		Generation:       vc.Generation,
-		Mode:             machine.ModeReplication,
-		Shards:           1,
+		Mode:             mode,
+		Shards:           shards,
 		Replicas:         want - 1,
 		Revision:         desired.Revision,
 		Persistence:      kube.Persistence(vc),
@@ -127,19 +119,17 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	if spec.Storage.Size != nil {
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
 	}
-	if w.sts != nil {
-		w.obs.Objects = machine.Objects{Shards: 1, Revision: w.sts.Spec.Template.Annotations[kube.AnnotationRevision]}
-		if w.sts.Spec.Replicas != nil {
-			w.obs.Objects.Replicas = int(*w.sts.Spec.Replicas) - 1
+	w.obs.Objects = objectsOf(w.sets)
+	type place struct{ shard, ordinal int }
+	names := map[string]place{}
+	for sh := 0; sh < max(shards, w.obs.Objects.Shards); sh++ {
+		for i := 0; i < want; i++ {
+			names[desired.Names.PodName(sh, i)] = place{sh, i}
 		}
 	}
-	names := map[string]int{}
-	for i := 0; i < want; i++ {
-		names[fmt.Sprintf("%s-%d", desired.StatefulSet.Name, i)] = i
-	}
 	for name := range w.pods {
-		if ord, ok := ordinalOf(desired.StatefulSet.Name, name); ok {
-			names[name] = ord
+		if sh, ord, ok := desired.Names.ShardAndOrdinal(name); ok {
+			names[name] = place{sh, ord}
 		}
 	}
 	nodes := make([]machine.Node, 0, len(names))
@@ -152,8 +142,8 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	// TestOperatorCutOffFromThePrimaryDoesNotFailOver: a blackholed primary took 2 failed
 	// probes in 8 s).
 	w.interval = time.Duration(spec.Failover.ProbeIntervalSeconds) * time.Second
-	for name, ord := range names {
-		n := machine.Node{Name: name, Ordinal: ord}
+	for name, at := range names {
+		n := machine.Node{Name: name, Shard: at.shard, Ordinal: at.ordinal}
 		pod := w.pods[name]
 		if pod != nil {
 			n.Pod = podFacts(pod)
@@ -184,7 +174,12 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		}()
 	}
 	wg.Wait()
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Ordinal < nodes[j].Ordinal })
+	sort.Slice(nodes, func(i, j int) bool {
+		if nodes[i].Shard != nodes[j].Shard {
+			return nodes[i].Shard < nodes[j].Shard
+		}
+		return nodes[i].Ordinal < nodes[j].Ordinal
+	})
 	w.obs.Nodes = nodes
 	keep := map[string]bool{}
 	for _, n := range nodes {
@@ -215,14 +210,83 @@ func podFacts(pod *corev1.Pod) machine.Pod {
 	return p
 }
 
-// ordinalOf parses "<sts>-<n>".
-func ordinalOf(sts, pod string) (int, bool) {
-	rest, ok := strings.CutPrefix(pod, sts+"-")
-	if !ok {
-		return 0, false
+// statefulSets reads the cluster's StatefulSets by shard: the one named after the cluster in a
+// replication group, <name>-s<N> in a Cluster topology.
+func (r *Reconciler) statefulSets(ctx context.Context, vc *v1alpha1.ValkeyCluster, names kube.Names) (map[int]*appsv1.StatefulSet, error) {
+	sets := map[int]*appsv1.StatefulSet{}
+	if names.Sharded {
+		var list appsv1.StatefulSetList
+		if err := r.Client.List(ctx, &list, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			sts := &list.Items[i]
+			for sh := 0; sh < maxShards && metav1.IsControlledBy(sts, vc); sh++ {
+				if sts.Name == names.ShardSet(sh) {
+					sets[sh] = sts
+					break
+				}
+			}
+		}
+		return sets, nil
 	}
-	n, err := strconv.Atoi(rest)
-	return n, err == nil && n >= 0
+	var sts appsv1.StatefulSet
+	key := types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}
+	err := r.Client.Get(ctx, key, &sts)
+	if apierrors.IsNotFound(err) {
+		// The cache holds only labelled objects: one of ours that lost its labels is still
+		// there (someone else's of that name is not ours: Apply reports it).
+		if err = r.apiReader().Get(ctx, key, &sts); err == nil && !metav1.IsControlledBy(&sts, vc) {
+			err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), key.Name)
+		}
+	}
+	switch {
+	case err == nil:
+		sets[0] = &sts
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	return sets, nil
+}
+
+// maxShards bounds the shard numbers looked for (spec.shards is at most 128).
+const maxShards = 1024
+
+// objectsOf summarises the StatefulSets for the machine. StatefulSets that disagree (a shard
+// missing below the highest, pod counts or revisions that differ: an EnsureObjects carried
+// out half-way) report no revision, so that the machine asks for its objects again.
+func objectsOf(sets map[int]*appsv1.StatefulSet) machine.Objects {
+	var o machine.Objects
+	if len(sets) == 0 {
+		return o
+	}
+	for sh := range sets {
+		o.Shards = max(o.Shards, sh+1)
+	}
+	o.Replicas = -1
+	consistent := len(sets) == o.Shards
+	for sh := 0; sh < o.Shards; sh++ {
+		sts := sets[sh]
+		if sts == nil {
+			continue
+		}
+		replicas := 0
+		if sts.Spec.Replicas != nil {
+			replicas = int(*sts.Spec.Replicas) - 1
+		}
+		rev := sts.Spec.Template.Annotations[kube.AnnotationRevision]
+		if o.Replicas < 0 {
+			o.Replicas, o.Revision = replicas, rev
+			continue
+		}
+		consistent = consistent && replicas == o.Replicas && rev == o.Revision
+		// The largest pod count counts: a scale-down is unsafe until every shard is done.
+		o.Replicas = max(o.Replicas, replicas)
+	}
+	if !consistent {
+		o.Revision = ""
+	}
+	return o
 }
 
 // surveyWithin surveys one node and gives up at the deadline, even while the pool is still

@@ -60,10 +60,10 @@ func (r *Reconciler) syncRoles(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) error {
 	p := d.Next
 	before := vc.DeepCopy()
-	var primaryOffset int64
+	primaryOffset := map[int]int64{}
 	for _, n := range w.obs.Nodes {
-		if n.Reachable && n.Valkey.Role == machine.RolePrimary && len(p.Shards) > 0 && p.Shards[0].Primary == n.Name {
-			primaryOffset = n.Valkey.Offset
+		if n.Reachable && n.Valkey.Role == machine.RolePrimary && n.Shard < len(p.Shards) && p.Shards[n.Shard].Primary == n.Name {
+			primaryOffset[n.Shard] = n.Valkey.Offset
 		}
 	}
 	nodes := make([]v1alpha1.NodeStatus, 0, len(w.obs.Nodes))
@@ -75,7 +75,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		if !n.Pod.Exists && !n.Reachable {
 			continue
 		}
-		ns := v1alpha1.NodeStatus{Pod: n.Name, IP: n.Pod.IP, Role: v1alpha1.NodeRoleUnknown, Ready: n.Pod.Ready && n.Reachable}
+		ns := v1alpha1.NodeStatus{Pod: n.Name, IP: n.Pod.IP, Role: v1alpha1.NodeRoleUnknown, Shard: int32(n.Shard), Ready: n.Pod.Ready && n.Reachable}
 		if n.Reachable {
 			ns.ReplicationOffset = n.Valkey.Offset
 			switch n.Valkey.Role {
@@ -83,8 +83,8 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 				ns.Role = v1alpha1.NodeRolePrimary
 			case machine.RoleReplica:
 				ns.Role = v1alpha1.NodeRoleReplica
-				if primaryOffset > n.Valkey.Offset {
-					ns.Lag = primaryOffset - n.Valkey.Offset
+				if primaryOffset[n.Shard] > n.Valkey.Offset {
+					ns.Lag = primaryOffset[n.Shard] - n.Valkey.Offset
 				}
 			}
 		}
@@ -94,7 +94,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		nodes = append(nodes, ns)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Pod < nodes[j].Pod })
-	want := *w.desired.StatefulSet.Spec.Replicas
+	want := *w.desired.StatefulSet.Spec.Replicas * int32(w.obs.Spec.Shards)
 	vc.Status.Nodes = nodes
 	// Pods that exist, not the spec's count: while the machine holds a scale-down back they
 	// differ, and status must say what is there.
@@ -154,9 +154,10 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		r.event(vc, corev1.EventTypeWarning, "SwitchoverWaiting", "%s", d.Waiting)
 	}
 	vc.Status.Primary = ""
-	if len(p.Shards) > 0 {
+	if len(p.Shards) > 0 && w.obs.Spec.Mode != machine.ModeCluster {
 		vc.Status.Primary = p.Shards[0].Primary
 	}
+	reportShards(vc, w, p)
 	if equality.Semantic.DeepEqual(withoutOffsets(before.Status), withoutOffsets(vc.Status)) {
 		// Offsets move all the time (replication pings advance them even on an idle
 		// cluster): they are written with the next real change, not on their own, so that an
@@ -165,6 +166,39 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		return nil
 	}
 	return r.patchStatus(ctx, vc, before, "status-report")
+}
+
+// reportShards writes, for a Cluster topology, each recorded shard's primary and slots, and how
+// many of the hash slots the recorded primaries serve (as they report it themselves).
+func reportShards(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) {
+	vc.Status.Shards, vc.Status.ShardCount, vc.Status.Slots = nil, 0, ""
+	if w.obs.Spec.Mode != machine.ModeCluster {
+		return
+	}
+	vc.Status.ShardCount = int32(len(p.Shards))
+	served := 0
+	for sh, rec := range p.Shards {
+		st := v1alpha1.ShardStatus{Index: int32(sh), Primary: rec.Primary}
+		for _, n := range w.obs.Nodes {
+			if n.Name == rec.Primary && n.Reachable && n.Valkey.Role == machine.RolePrimary {
+				var ranges []string
+				for _, r := range n.Valkey.Slots {
+					served += r.End - r.Start + 1
+					if r.Start == r.End {
+						ranges = append(ranges, fmt.Sprint(r.Start))
+					} else {
+						ranges = append(ranges, fmt.Sprintf("%d-%d", r.Start, r.End))
+					}
+				}
+				st.Slots = strings.Join(ranges, ",")
+			}
+		}
+		vc.Status.Shards = append(vc.Status.Shards, st)
+	}
+	vc.Status.Slots = fmt.Sprintf("%d/%d", served, machine.NumSlots)
+	if served < machine.NumSlots {
+		vc.Status.Slots += fmt.Sprintf(", %d unserved", machine.NumSlots-served)
+	}
 }
 
 // withoutOffsets masks what changes without anything happening: offsets, and lag except

@@ -1,0 +1,218 @@
+package operatorsuite
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// TestTheClusterTopologyIsFormedByTheMachine applies a ValkeyCluster of topology Cluster, three
+// shards of two pods, on Valkey 8.0 and on 9.1: the operator forms the cluster itself (no Job,
+// no valkey-cli) as the machine decides, one StatefulSet per shard with the shard's pods on
+// different hosts. Independent oracles then check it: valkey-cli --cluster check finds every
+// slot covered and every node agreeing, the slots split as the status says, and a
+// cluster-aware client (valkey-go's cluster client, seeded with the client Service) writes
+// WAIT-acknowledged keys that another client, seeded with one pod, reads back from every shard.
+func TestTheClusterTopologyIsFormedByTheMachine(t *testing.T) {
+	for _, image := range []string{"valkey/valkey:8.0", "valkey/valkey:9.1"} {
+		t.Run(image[strings.LastIndex(image, ":")+1:], func(t *testing.T) { formedByTheMachine(t, image) })
+	}
+}
+
+func formedByTheMachine(t *testing.T, image string) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 5*time.Minute)
+	vc := newCluster(ns, "shop", v1alpha1.TopologyCluster, 2)
+	vc.Spec.Shards = 3
+	vc.Spec.Image = image
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "shop", 3*time.Minute, "Steady with 3 shards serving every slot", steadyCluster(3, 2))
+	// The machine's even split: shard i serves [i*16384/n, (i+1)*16384/n - 1].
+	plan := []string{"0-5460", "5461-10921", "10922-16383"}
+	for i, sh := range vc.Status.Shards {
+		if sh.Slots != plan[i] || !strings.HasPrefix(sh.Primary, fmt.Sprintf("shop-s%d-", i)) {
+			t.Errorf("shard %d: primary %s serves %q, want a pod of shop-s%d serving %s", i, sh.Primary, sh.Slots, i, plan[i])
+		}
+	}
+	checkShardPlacement(t, ns, "shop", 3, 2)
+	ips := podIPs(t, ns)
+	clusterCheck(t, vc, ips[0])
+
+	// The history says what happened: bootstrapped, then Steady.
+	last := vc.Status.History[len(vc.Status.History)-1]
+	if last.To != v1alpha1.StateSteady || !strings.Contains(last.Message, "3 shard(s) of 2 node(s) wired") {
+		t.Errorf("last transition %+v, want Steady after 3 shards of 2 nodes were wired", last)
+	}
+
+	// A cluster-aware application, seeded with the client Service.
+	pass := password(t, vc)
+	app := clusterClient(t, clientServiceAddr(t, vc), pass)
+	const keys = 300
+	for i := 0; i < keys; i++ {
+		key := fmt.Sprintf("order:%d", i)
+		err := app.Dedicated(func(dc vk.DedicatedClient) error {
+			res := dc.DoMulti(ctx, dc.B().Set().Key(key).Value(key).Build(), dc.B().Wait().Numreplicas(1).Timeout(2000).Build())
+			if err := res[0].Error(); err != nil {
+				return err
+			}
+			n, err := res[1].AsInt64()
+			if err == nil && n < 1 {
+				err = fmt.Errorf("WAIT 1 answered %d", n)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("writing %s: %v", key, err)
+		}
+	}
+	// Another client, seeded with one pod only, reads every key back.
+	reader := clusterClient(t, net.JoinHostPort(ips[len(ips)-1], "6379"), pass)
+	for i := 0; i < keys; i++ {
+		key := fmt.Sprintf("order:%d", i)
+		if got, err := reader.Do(ctx, reader.B().Get().Key(key).Build()).ToString(); err != nil || got != key {
+			t.Fatalf("reading %s: %q, %v", key, got, err)
+		}
+	}
+	// Every shard took its share, and each shard's replica holds what its primary holds.
+	perShard := map[int32]map[string]int64{}
+	for _, n := range vc.Status.Nodes {
+		c := operatorClient(t, vc, n.IP)
+		size, err := c.Do(ctx, c.B().Dbsize().Build()).AsInt64()
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perShard[n.Shard] == nil {
+			perShard[n.Shard] = map[string]int64{}
+		}
+		perShard[n.Shard][string(n.Role)] = size
+	}
+	total := int64(0)
+	for sh, sizes := range perShard {
+		if sizes["primary"] == 0 || sizes["primary"] != sizes["replica"] {
+			t.Errorf("shard %d: primary holds %d keys, its replica %d", sh, sizes["primary"], sizes["replica"])
+		}
+		total += sizes["primary"]
+	}
+	if total != keys {
+		t.Errorf("the primaries hold %d keys, want %d", total, keys)
+	}
+	clusterCheck(t, vc, ips[len(ips)-1])
+}
+
+// steadyCluster is a converged Cluster topology: Steady, the current spec observed, shards
+// shards with a recorded primary, every slot served, every pod ready, one primary per shard.
+func steadyCluster(shards, pods int) func(*v1alpha1.ValkeyCluster) bool {
+	return func(vc *v1alpha1.ValkeyCluster) bool {
+		primaries := 0
+		for _, n := range vc.Status.Nodes {
+			if n.Role == v1alpha1.NodeRolePrimary {
+				primaries++
+			}
+		}
+		n := shards * pods
+		return vc.Status.State == v1alpha1.StateSteady && vc.Status.ObservedGeneration == vc.Generation &&
+			vc.Status.ReadyNodes == fmt.Sprintf("%d/%d", n, n) && len(vc.Status.Nodes) == n &&
+			int(vc.Status.ShardCount) == shards && len(vc.Status.Shards) == shards &&
+			vc.Status.Slots == "16384/16384" && primaries == shards
+	}
+}
+
+// checkShardPlacement checks one StatefulSet per shard, and that no two pods of a shard share
+// a host.
+func checkShardPlacement(t *testing.T, ns, name string, shards, pods int) {
+	t.Helper()
+	ctx := ctxFor(t, 10*time.Second)
+	for s := 0; s < shards; s++ {
+		var sts appsv1.StatefulSet
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("%s-s%d", name, s)}, &sts); err != nil {
+			t.Fatalf("shard %d's StatefulSet: %v", s, err)
+		}
+		var list corev1.PodList
+		if err := k.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{kube.LabelShard: fmt.Sprint(s)}); err != nil {
+			t.Fatal(err)
+		}
+		hosts := map[string]string{}
+		for _, p := range list.Items {
+			if other, shared := hosts[p.Spec.NodeName]; shared {
+				t.Errorf("shard %d: %s and %s share host %s", s, other, p.Name, p.Spec.NodeName)
+			}
+			hosts[p.Spec.NodeName] = p.Name
+		}
+		if len(list.Items) != pods {
+			t.Errorf("shard %d has %d pods, want %d", s, len(list.Items), pods)
+		}
+	}
+}
+
+// podIPs lists the IPs of the namespace's pods.
+func podIPs(t *testing.T, ns string) []string {
+	t.Helper()
+	var pods corev1.PodList
+	if err := k.List(ctxFor(t, 10*time.Second), &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var ips []string
+	for _, p := range pods.Items {
+		if p.Status.PodIP != "" {
+			ips = append(ips, p.Status.PodIP)
+		}
+	}
+	if len(ips) == 0 {
+		t.Fatal("no pod has an IP")
+	}
+	return ips
+}
+
+// clusterCheck runs valkey-cli --cluster check against one node (as the application user):
+// Valkey's own tool, not the operator's code, says whether every slot is covered and every
+// node agrees on the configuration.
+func clusterCheck(t *testing.T, vc *v1alpha1.ValkeyCluster, ip string) {
+	t.Helper()
+	var out []byte
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cmd := exec.Command("valkey-cli", "--no-auth-warning", "--cluster", "check", net.JoinHostPort(ip, "6379"))
+		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+password(t, vc))
+		out, err = cmd.CombinedOutput()
+		text := string(out)
+		if err == nil && strings.Contains(text, "[OK] All nodes agree about slots configuration.") &&
+			strings.Contains(text, "[OK] All 16384 slots covered.") && !strings.Contains(text, "[WARNING]") && !strings.Contains(text, "[ERR]") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("valkey-cli --cluster check %s: %v\n%s\n%s", ip, err, out, summary(vc))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// clusterClient is a cluster-aware client (it follows MOVED and ASK), seeded with addr.
+func clusterClient(t *testing.T, addr, pass string) vk.Client {
+	t.Helper()
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+	if err != nil {
+		t.Fatalf("cluster client seeded with %s: %v", addr, err)
+	}
+	t.Cleanup(c.Close)
+	if c.Mode() != vk.ClientModeCluster {
+		t.Fatalf("the client seeded with %s runs in %s mode, not as a cluster client", addr, c.Mode())
+	}
+	return c
+}
