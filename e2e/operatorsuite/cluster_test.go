@@ -1,6 +1,7 @@
 package operatorsuite
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -63,31 +64,9 @@ func formedByTheMachine(t *testing.T, image string) {
 	pass := password(t, vc)
 	app := clusterClient(t, clientServiceAddr(t, vc), pass)
 	const keys = 300
-	for i := 0; i < keys; i++ {
-		key := fmt.Sprintf("order:%d", i)
-		err := app.Dedicated(func(dc vk.DedicatedClient) error {
-			res := dc.DoMulti(ctx, dc.B().Set().Key(key).Value(key).Build(), dc.B().Wait().Numreplicas(1).Timeout(2000).Build())
-			if err := res[0].Error(); err != nil {
-				return err
-			}
-			n, err := res[1].AsInt64()
-			if err == nil && n < 1 {
-				err = fmt.Errorf("WAIT 1 answered %d", n)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatalf("writing %s: %v", key, err)
-		}
-	}
+	writeAcked(ctx, t, app, "order:", keys)
 	// Another client, seeded with one pod only, reads every key back.
-	reader := clusterClient(t, net.JoinHostPort(ips[len(ips)-1], "6379"), pass)
-	for i := 0; i < keys; i++ {
-		key := fmt.Sprintf("order:%d", i)
-		if got, err := reader.Do(ctx, reader.B().Get().Key(key).Build()).ToString(); err != nil || got != key {
-			t.Fatalf("reading %s: %q, %v", key, got, err)
-		}
-	}
+	readAll(ctx, t, clusterClient(t, net.JoinHostPort(ips[len(ips)-1], "6379"), pass), "order:", keys)
 	// Every shard took its share, and each shard's replica holds what its primary holds.
 	perShard := map[int32]map[string]int64{}
 	for _, n := range vc.Status.Nodes {
@@ -215,4 +194,122 @@ func clusterClient(t *testing.T, addr, pass string) vk.Client {
 		t.Fatalf("the client seeded with %s runs in %s mode, not as a cluster client", addr, c.Mode())
 	}
 	return c
+}
+
+// TestAShardsPrimaryNodeLostFailsOverThatShard stops the host of shard 0's primary in a Cluster
+// topology of three shards of three pods (each host runs one pod of every shard, so every
+// shard loses a pod, and each shard whose primary was there fails over). Valkey's own
+// replica-initiated failover is off (cluster-replica-no-failover): the operator's machine
+// fails the shard over with the same rules as a replication group (fence, the most complete
+// replica, CLUSTER FAILOVER TAKEOVER). No WAIT-acknowledged write is lost, every slot is served
+// again, and when the host comes back its old primaries rejoin as replicas; valkey-cli
+// --cluster check then finds the cluster whole.
+func TestAShardsPrimaryNodeLostFailsOverThatShard(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 6*time.Minute)
+	vc := newCluster(ns, "cart", v1alpha1.TopologyCluster, 3)
+	vc.Spec.Shards = 3
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "cart", 3*time.Minute, "Steady with 3 shards of 3", steadyCluster(3, 3))
+	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
+	const keys = 300
+	writeAcked(ctx, t, app, "cart:", keys)
+
+	lostHost := ""
+	lostPrimaries := map[string]bool{}
+	pods := map[string]corev1.Pod{}
+	var list corev1.PodList
+	if err := k.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		pods[p.Name] = p
+	}
+	lostHost = pods[vc.Status.Shards[0].Primary].Spec.NodeName
+	for _, sh := range vc.Status.Shards {
+		if pods[sh.Primary].Spec.NodeName == lostHost {
+			lostPrimaries[sh.Primary] = true
+		}
+	}
+	start := time.Now()
+	if err := cl.StopNode(ctx, lostHost); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.StartNode(context.Background(), lostHost) })
+	vc = waitFor(t, ns, "cart", 2*time.Minute, "every shard's primary off the lost host, every slot served", func(vc *v1alpha1.ValkeyCluster) bool {
+		if vc.Status.State != v1alpha1.StateSteady || vc.Status.Slots != "16384/16384" || len(vc.Status.Shards) != 3 {
+			return false
+		}
+		for _, sh := range vc.Status.Shards {
+			if lostPrimaries[sh.Primary] {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("host %s with primaries %v stopped: every slot served again after %s", lostHost, lostPrimaries, time.Since(start).Round(10*time.Millisecond))
+	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "cart:", keys)
+	failovers := 0
+	for _, h := range vc.Status.History {
+		if h.To == v1alpha1.StateFailingOver {
+			failovers++
+		}
+	}
+	if failovers < len(lostPrimaries) {
+		t.Errorf("history shows %d failover(s), %d primaries were lost:\n%s", failovers, len(lostPrimaries), summary(vc))
+	}
+
+	if err := cl.StartNode(ctx, lostHost); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "cart", 2*time.Minute, "the old primaries back as replicas", func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyCluster(3, 3)(vc) {
+			return false
+		}
+		for _, n := range vc.Status.Nodes {
+			if lostPrimaries[n.Pod] && n.Role != v1alpha1.NodeRoleReplica {
+				return false
+			}
+		}
+		return true
+	})
+	clusterCheck(t, vc, podIPs(t, ns)[0])
+	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "cart:", keys)
+}
+
+// writeAcked writes n keys prefix<i> = prefix<i> through a cluster client, each acknowledged by
+// a replica of its shard (WAIT 1 on the connection that wrote it).
+func writeAcked(ctx context.Context, t *testing.T, c vk.Client, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("%s%d", prefix, i)
+		err := c.Dedicated(func(dc vk.DedicatedClient) error {
+			res := dc.DoMulti(ctx, dc.B().Set().Key(key).Value(key).Build(), dc.B().Wait().Numreplicas(1).Timeout(2000).Build())
+			if err := res[0].Error(); err != nil {
+				return err
+			}
+			acked, err := res[1].AsInt64()
+			if err == nil && acked < 1 {
+				err = fmt.Errorf("WAIT 1 answered %d", acked)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("writing %s: %v", key, err)
+		}
+	}
+}
+
+// readAll reads the n keys writeAcked wrote and fails on any that is missing or different.
+func readAll(ctx context.Context, t *testing.T, c vk.Client, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("%s%d", prefix, i)
+		if got, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString(); err != nil || got != key {
+			t.Fatalf("reading %s: %q, %v", key, got, err)
+		}
+	}
 }
