@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,45 @@ func TestBootstrapFromAPodThatDoesNotExistSaysSo(t *testing.T) {
 	d := Decide(Persisted{}, obsAt(1, spec, a, b))
 	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 || !strings.Contains(d.Waiting, "s0-7, which is not a pod") {
 		t.Fatalf("a bootstrap-from naming no pod: %+v %v waiting=%q", d.Transition, d.Actions, d.Waiting)
+	}
+}
+
+// TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero: a cluster-mode shard whose
+// first node is ordinal 1 (ordinal 0 did not answer when the choice was made). Only a primary
+// lists slots as its own, so ordinal 0, now its replica, reports none; the machine must read the
+// shard's slots from the primary and go on to the next shard's, not assign them again (found on
+// real Valkey: assign-slots of shard 1 repeated forever, and shard 2 never got its slots).
+func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := slotPlan(3)
+	shard := func(s, firstOrd int) []Node {
+		first := node(firstOrd, RolePrimary, fmt.Sprintf("h%d", s), 14)
+		r := node(1-firstOrd, RoleReplica, fmt.Sprintf("h%d", s), 14)
+		for _, n := range []*Node{&first, &r} {
+			n.Name, n.Shard = fmt.Sprintf("s%d-%d", s, n.Ordinal), s
+			n.Pod.IP = fmt.Sprintf("10.0.%d.%d", s, n.Ordinal+1)
+			n.Valkey.RunID = "run-" + n.Name
+			n.Valkey.Joined = true
+		}
+		first.Valkey.SyncFenced = false
+		first.Valkey.Slots = []SlotRange{plan[s]}
+		r.Valkey.PrimaryHost, r.Valkey.LinkUp = first.Pod.IP, true
+		return []Node{r, first}
+	}
+	third := shard(2, 0)
+	third[1].Valkey.Slots = nil // shard 2's primary has no slots yet
+	nodes := append(append(shard(0, 0), shard(1, 1)...), third...)
+	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, nodes...))
+	want := fmt.Sprintf("assign-slots s2-0 [%v]", plan[2])
+	if got := actionsOf(d, "assign-slots"); len(got) != 1 || got[0] != want {
+		t.Fatalf("assigns %v, want only %s: shards 0 and 1 serve their planned slots", got, want)
+	}
+	// Once shard 2 serves its slots, the bootstrap completes with s1-1 recorded for shard 1.
+	third[1].Valkey.Slots = []SlotRange{plan[2]}
+	nodes = append(append(shard(0, 0), shard(1, 1)...), third...)
+	d = Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(2, spec, nodes...))
+	if d.Transition == nil || d.Transition.To != Steady || d.Next.Shards[1].Primary != "s1-1" {
+		t.Fatalf("bootstrap not complete with s1-1 recorded: %+v waiting=%q actions=%v", d.Transition, d.Waiting, d.Actions)
 	}
 }

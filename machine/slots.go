@@ -33,18 +33,33 @@ func (d *decider) slotOwners(p Persisted) []ownedSlot {
 	return out
 }
 
+// Only a primary lists slots as its own (a replica's line in CLUSTER NODES has none), so
+// without a recorded primary that answers, the reporter is a primary of the shard that serves
+// slots, else any primary, else any node that answers (found on real Valkey: at bootstrap, with
+// ordinal 1 chosen as a shard's first node, ordinal 0, a replica, reported the shard's slots as
+// unassigned, and the slots were assigned again and again).
 func (d *decider) slotReporter(p Persisted, s int) *Node {
 	if s < len(p.Shards) {
 		if n := d.v.node(p.Shards[s].Primary); n != nil && n.Reachable {
 			return n
 		}
 	}
+	var primary, any *Node
 	for _, n := range d.v.shard(s) {
-		if n.Reachable {
+		switch {
+		case !n.Reachable:
+		case n.Valkey.Role == RolePrimary && len(n.Valkey.Slots) > 0:
 			return n
+		case n.Valkey.Role == RolePrimary && primary == nil:
+			primary = n
+		case any == nil:
+			any = n
 		}
 	}
-	return nil
+	if primary != nil {
+		return primary
+	}
+	return any
 }
 
 // slotMove is one step towards the plan: a range owned by shard from (-1: by nobody) that

@@ -45,7 +45,9 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				Snapshot:         n.snapshot,
 				Joined:           n.joined,
 			}
-			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) {
+			// As CLUSTER NODES tells it: a node lists slots only while it is a primary; a
+			// replica's own line has none.
+			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) && n.role == machine.RolePrimary {
 				mn.Valkey.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
 			}
 		} else {
