@@ -42,6 +42,13 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 		next.Shards = append(next.Shards, ShardRecord{Primary: first.Name, RunID: first.Valkey.RunID,
 			History: historyOf(first).continuing(rec.History), Epoch: max(rec.Epoch, 1)})
 	}
+	// In cluster mode every node must see every slot served before clients are let in: a
+	// cluster client takes its slot map from whichever node it asks (found on real Valkey: a
+	// client seeded right after the bootstrap got "the slot has no node" from a node that gossip
+	// had not told yet).
+	if spec.Mode == ModeCluster && len(d.slotMapBehind()) > 0 {
+		return outcome{}, false
+	}
 	next.PodsPerShard = d.specPods()
 	return outcome{next: next, message: fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)}, true
 }
@@ -328,7 +335,23 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 		default:
 			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
 		}
+		return
 	}
+	if behind := d.slotMapBehind(); len(behind) > 0 {
+		b.wait(fmt.Sprintf("every slot is assigned; waiting for gossip to tell %s", strings.Join(behind, ", ")))
+	}
+}
+
+// slotMapBehind lists the nodes that answer and do not see every slot served yet, with how
+// many they see.
+func (d *decider) slotMapBehind() []string {
+	var out []string
+	for _, n := range d.v.nodes {
+		if usable(n) && n.Valkey.SlotsSeen < NumSlots {
+			out = append(out, fmt.Sprintf("%s (sees %d of %d slots)", n.Name, n.Valkey.SlotsSeen, NumSlots))
+		}
+	}
+	return out
 }
 
 // bootstrapShard wires shard s to its first node.

@@ -157,7 +157,7 @@ func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing
 			n.Name, n.Shard = fmt.Sprintf("s%d-%d", s, n.Ordinal), s
 			n.Pod.IP = fmt.Sprintf("10.0.%d.%d", s, n.Ordinal+1)
 			n.Valkey.RunID = "run-" + n.Name
-			n.Valkey.Joined = true
+			n.Valkey.Joined, n.Valkey.SlotsSeen = true, NumSlots
 		}
 		first.Valkey.SyncFenced = false
 		first.Valkey.Slots = []SlotRange{plan[s]}
@@ -172,10 +172,17 @@ func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing
 	if got := actionsOf(d, "assign-slots"); len(got) != 1 || got[0] != want {
 		t.Fatalf("assigns %v, want only %s: shards 0 and 1 serve their planned slots", got, want)
 	}
-	// Once shard 2 serves its slots, the bootstrap completes with s1-1 recorded for shard 1.
+	// Once shard 2 serves its slots, and gossip has told every node, the bootstrap completes
+	// with s1-1 recorded for shard 1.
 	third[1].Valkey.Slots = []SlotRange{plan[2]}
 	nodes = append(append(shard(0, 0), shard(1, 1)...), third...)
+	nodes[0].Valkey.SlotsSeen = plan[2].Start
 	d = Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(2, spec, nodes...))
+	if d.Transition != nil || !strings.Contains(d.Waiting, "s0-1 (sees 10922 of 16384 slots)") {
+		t.Fatalf("completed, or waits without naming s0-1, before gossip told it shard 2's slots: %+v waiting=%q", d.Transition, d.Waiting)
+	}
+	nodes[0].Valkey.SlotsSeen = NumSlots
+	d = Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(3, spec, nodes...))
 	if d.Transition == nil || d.Transition.To != Steady || d.Next.Shards[1].Primary != "s1-1" {
 		t.Fatalf("bootstrap not complete with s1-1 recorded: %+v waiting=%q actions=%v", d.Transition, d.Waiting, d.Actions)
 	}

@@ -212,6 +212,9 @@ type Valkey struct {
 	Slots []SlotRange
 	// Joined is true once the node is part of the cluster bus (cluster mode).
 	Joined bool
+	// SlotsSeen is how many hash slots have a primary in the node's own view of the cluster
+	// (cluster mode): a client that asks this node for the slot map gets those.
+	SlotsSeen int
 }
 
 // SlotRange is an inclusive range of hash slots.

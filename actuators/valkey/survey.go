@@ -81,6 +81,11 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 				v.Slots = me.Slots
 			}
 			v.Joined = len(view.Nodes) > 1
+			for _, n := range view.Nodes {
+				for _, r := range n.Slots {
+					v.SlotsSeen += r.End - r.Start + 1
+				}
+			}
 		}
 		return nil
 	})

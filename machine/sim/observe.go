@@ -50,6 +50,17 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) && n.role == machine.RolePrimary {
 				mn.Valkey.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
 			}
+			// A joined node's view holds every assigned slot (gossip is instant here); one that
+			// met no one knows only its own.
+			if w.topo.Mode == machine.ModeCluster {
+				if n.joined {
+					for _, rs := range w.slots {
+						mn.Valkey.SlotsSeen += count(rs)
+					}
+				} else {
+					mn.Valkey.SlotsSeen = count(mn.Valkey.Slots)
+				}
+			}
 		} else {
 			probes[n.name]++
 			mn.FailedProbes = probes[n.name]
@@ -57,4 +68,13 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 		obs.Nodes = append(obs.Nodes, mn)
 	}
 	return obs
+}
+
+// count is how many slots ranges hold.
+func count(ranges []machine.SlotRange) int {
+	n := 0
+	for _, r := range ranges {
+		n += r.End - r.Start + 1
+	}
+	return n
 }
