@@ -358,7 +358,11 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 			b.add(d.replicaOf(s, n, prim))
 			continue
 		}
-		if !follows(n, prim) {
+		// In cluster mode a restarted replica follows its primary again by itself (nodes.conf),
+		// with the client user still off from start-up: ReplicaOf (CLUSTER REPLICATE, sent
+		// nothing when it already follows) turns it on, so that it serves reads and lets clients
+		// (valkey-cli --cluster, cluster clients) authenticate (found on real Valkey).
+		if !follows(n, prim) || (d.v.spec.Mode == ModeCluster && n.Valkey.WritesFenced) {
 			b.add(d.replicaOf(s, n, prim))
 		}
 	}

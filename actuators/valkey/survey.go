@@ -81,6 +81,17 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 				v.Slots = me.Slots
 			}
 			v.Joined = len(view.Nodes) > 1
+			if v.Role == machine.RoleReplica {
+				// A detached replica (see Detach) still names its old primary; it follows
+				// nothing as far as the machine is concerned.
+				detached, err := isDetached(ctx, c)
+				if err != nil {
+					return err
+				}
+				if detached {
+					v.PrimaryHost, v.LinkUp, v.HeardFromPrimary = "", false, false
+				}
+			}
 			for _, n := range view.Nodes {
 				for _, r := range n.Slots {
 					v.SlotsSeen += r.End - r.Start + 1
@@ -90,6 +101,16 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 		return nil
 	})
 	return v, err
+}
+
+// isDetached reports whether the cluster-mode replica on c was detached: its replication
+// password is the one Detach sets.
+func isDetached(ctx context.Context, c vk.Client) (bool, error) {
+	m, err := c.Do(ctx, c.B().ConfigGet().Parameter("masterauth").Build()).AsStrMap()
+	if err != nil {
+		return false, fmt.Errorf("CONFIG GET masterauth: %w", err)
+	}
+	return m["masterauth"] == detachedPassword, nil
 }
 
 // historyID maps Valkey's "no history" (forty zeros) to "": reported as an id, it made every

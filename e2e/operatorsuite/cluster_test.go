@@ -182,10 +182,19 @@ func clusterCheck(t *testing.T, vc *v1alpha1.ValkeyCluster, ip string) {
 	}
 }
 
-// clusterClient is a cluster-aware client (it follows MOVED and ASK), seeded with addr.
+// clusterClient is a cluster-aware client (it follows MOVED and ASK), seeded with addr. Like
+// an application starting, it tries again for a while: the client Service's endpoints follow
+// the role labels a moment after the cluster is Steady.
 func clusterClient(t *testing.T, addr, pass string) vk.Client {
 	t.Helper()
-	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+	var c vk.Client
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		c, err = vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("cluster client seeded with %s: %v", addr, err)
 	}

@@ -90,6 +90,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
+		// As the real actuator: a replica serves reads (client user on) and is no sync source.
+		n.writesFenced, n.syncFenced = false, true
 		if n.role == machine.RoleReplica && n.masterIP == a.PrimaryIP {
 			return nil
 		}
