@@ -280,3 +280,49 @@ func (v ClusterView) knowsID(id string) bool {
 	}
 	return false
 }
+
+// HandOverInCluster moves a shard's primary role to a caught-up replica without losing a write,
+// the cluster-mode HandOver (FAILOVER TO is refused in cluster mode): CLUSTER FAILOVER on the
+// replica, Valkey's manual failover, in which the primary pauses its clients, the replica
+// processes everything the primary had, and only then takes the slots over with a new epoch;
+// the old primary becomes its replica. It waits until the replica reports itself primary, at
+// most timeout (Valkey's own manual failover gives up after 5 s and the primary resumes).
+func (p *Pool) HandOverInCluster(ctx context.Context, fromIP, fromRunID, toIP, toRunID string, timeout time.Duration) error {
+	if err := p.Alive(ctx, fromIP, fromRunID); err != nil {
+		return fmt.Errorf("hand-over source: %w", err)
+	}
+	return p.guard(ctx, toIP, toRunID, func(ctx context.Context, c vk.Client) error {
+		info, err := replicationInfo(ctx, c)
+		if err != nil {
+			return err
+		}
+		if info["role"] == "master" {
+			return nil // done already, or never a replica: the next survey says which
+		}
+		if info["master_host"] != fromIP {
+			return fmt.Errorf("%s follows %s, not the primary %s it should take over from", toIP, info["master_host"], fromIP)
+		}
+		// The target becomes a sync source for the old primary once it has taken over.
+		if err := doAll(ctx, c, setUser(c, UserReplication, true), c.B().ClusterFailover().Build()); err != nil {
+			return err
+		}
+		deadline := time.Now().Add(timeout)
+		for {
+			info, err := replicationInfo(ctx, c)
+			if err != nil {
+				return err
+			}
+			if info["role"] == "master" {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("hand-over: %s is not primary %s after CLUSTER FAILOVER", toIP, timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+}

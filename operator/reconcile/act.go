@@ -250,6 +250,9 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err != nil {
 			return err
 		}
+		if w.obs.Spec.Mode == machine.ModeCluster {
+			return w.pool.HandOverInCluster(ctx, from, a.FromRunID, a.ToIP, a.ToRunID, r.Options.HandOverTimeout+5*time.Second)
+		}
 		return w.pool.HandOver(ctx, from, a.FromRunID, a.ToIP, a.ToRunID, r.Options.HandOverTimeout.Milliseconds())
 	case machine.RollPod:
 		p := w.pods[a.Node]
