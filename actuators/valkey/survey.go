@@ -80,7 +80,13 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			if me, ok := view.Myself(); ok {
 				v.Slots = me.Slots
 			}
-			v.Joined = len(view.Nodes) > 1
+			// Joined: linked to another node on the cluster bus. Knowing others is not enough:
+			// a pod re-created with a new IP, or every pod at once, comes back from nodes.conf
+			// knowing its peers at addresses nobody answers at any more, and the operator must
+			// introduce it again (add-node meets the pods' current IPs).
+			for _, n := range view.Nodes {
+				v.Joined = v.Joined || (!n.Myself && n.Connected)
+			}
 			if v.Role == machine.RoleReplica {
 				// A detached replica (see Detach) still names its old primary; it follows
 				// nothing as far as the machine is concerned.

@@ -376,3 +376,65 @@ func TestAClusterRollingUpgradeFrom80To91KeepsEveryWrite(t *testing.T) {
 	clusterCheck(t, vc, podIPs(t, ns)[0])
 	t.Logf("8.0 -> 9.1.2 in cluster mode: %d writes acknowledged, none lost, %d failed and retried; %d hand-over entries in history", acked, w.failures.Load(), handOvers)
 }
+
+// TestEveryPodReCreatedWithNewIPsHeals deletes every pod of a Cluster topology at once, with
+// the local cluster giving re-created pods new IPs (as real clusters do). Each node comes back
+// from its nodes.conf knowing its peers only at addresses nobody answers at: gossip alone
+// cannot find anyone. The operator re-introduces the nodes at their new IPs (add-node), no node
+// is forgotten, no slot lost, no WAIT-acknowledged write lost, and valkey-cli --cluster check
+// finds the cluster whole.
+func TestEveryPodReCreatedWithNewIPsHeals(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 6*time.Minute)
+	vc := newCluster(ns, "ips", v1alpha1.TopologyCluster, 2)
+	vc.Spec.Shards = 3
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "ips", 3*time.Minute, "Steady with 3 shards of 2", steadyCluster(3, 2))
+	const keys = 300
+	writeAcked(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "ips:", keys)
+	oldIPs := map[string]bool{}
+	for _, n := range vc.Status.Nodes {
+		oldIPs[n.IP] = true
+	}
+	cl.SetNewIPOnRecreate(true)
+	t.Cleanup(func() { cl.SetNewIPOnRecreate(false) })
+	if err := k.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.MatchingLabels{kube.LabelCluster: "ips"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	vc = waitFor(t, ns, "ips", 3*time.Minute, "every pod back at a new IP, every slot served", func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyCluster(3, 2)(vc) {
+			return false
+		}
+		for _, n := range vc.Status.Nodes {
+			if oldIPs[n.IP] {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("every pod re-created with a new IP: Steady with every slot served after %s", time.Since(start).Round(10*time.Millisecond))
+	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "ips:", keys)
+	// No node was forgotten or added: each node knows exactly the six pods, at their new IPs.
+	for _, n := range vc.Status.Nodes {
+		c := operatorClient(t, vc, n.IP)
+		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(text, "txt:")), "\n")
+		if len(lines) != 6 {
+			t.Errorf("%s knows %d nodes, want the 6 pods:\n%s", n.Pod, len(lines), text)
+		}
+		for ip := range oldIPs {
+			if strings.Contains(text, " "+ip+":") {
+				t.Errorf("%s still knows a node at the old IP %s:\n%s", n.Pod, ip, text)
+			}
+		}
+	}
+}

@@ -23,4 +23,9 @@ func TestSamplesReachSteady(t *testing.T) {
 		vc := waitFor(t, ns, want.name, 2*time.Minute, file+" Steady", steadyWith(want.pods))
 		writable(t, vc)
 	}
+	if _, err := cl.ApplyFile(ctxFor(t, 30*time.Second), "../../testdata/samples/cluster.yaml", ns); err != nil {
+		t.Fatalf("cluster.yaml: %v", err)
+	}
+	vc := waitFor(t, ns, "shop", 2*time.Minute, "cluster.yaml Steady", steadyCluster(3, 2))
+	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
 }

@@ -53,7 +53,11 @@ func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 	fields.Row("Profile:", orNone(string(vc.Spec.Profile)))
 	fields.Row("Image:", orNone(vc.Spec.Image))
 	fields.Row("Ready:", readyLine(vc))
-	fields.Row("Primary:", orNone(st.Primary))
+	if vc.Spec.Topology == v1alpha1.TopologyCluster {
+		fields.Row("Shards:", fmt.Sprintf("%d with a primary, slots served %s", st.ShardCount, orNone(st.Slots)))
+	} else {
+		fields.Row("Primary:", orNone(st.Primary))
+	}
 	if st.Progress != "" {
 		fields.Row("Progress:", st.Progress)
 	}
@@ -75,6 +79,15 @@ func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 		b.WriteString("  No node surveyed yet.\n")
 	} else {
 		writeTable(&b, nodesTable(st.Nodes))
+	}
+
+	if len(st.Shards) > 0 {
+		b.WriteString("\nShards:\n")
+		t := output.NewTable("SHARD", "PRIMARY", "SLOTS")
+		for _, sh := range st.Shards {
+			t.Row(strconv.Itoa(int(sh.Index)), orNone(sh.Primary), orNone(sh.Slots))
+		}
+		writeTable(&b, t)
 	}
 
 	if len(st.FailingActions) > 0 {
@@ -167,14 +180,25 @@ func Warnings(vc *v1alpha1.ValkeyCluster) []string {
 			out = append(out, "state conditions: "+err.Error())
 		}
 	}
-	var primaries []string
+	// One primary per shard (a replication group is shard 0).
+	primaries := map[int32][]string{}
+	var shards []int32
 	for _, n := range st.Nodes {
 		if n.Role == v1alpha1.NodeRolePrimary {
-			primaries = append(primaries, n.Pod)
+			if len(primaries[n.Shard]) == 0 {
+				shards = append(shards, n.Shard)
+			}
+			primaries[n.Shard] = append(primaries[n.Shard], n.Pod)
 		}
 	}
-	if len(primaries) > 1 {
-		out = append(out, fmt.Sprintf("%d nodes report role primary: %s", len(primaries), strings.Join(primaries, ", ")))
+	for _, sh := range shards {
+		if p := primaries[sh]; len(p) > 1 {
+			where := ""
+			if vc.Spec.Topology == v1alpha1.TopologyCluster {
+				where = fmt.Sprintf(" of shard %d", sh)
+			}
+			out = append(out, fmt.Sprintf("%d nodes%s report role primary: %s", len(p), where, strings.Join(p, ", ")))
+		}
 	}
 	if st.Primary != "" {
 		for _, n := range st.Nodes {
@@ -188,6 +212,7 @@ func Warnings(vc *v1alpha1.ValkeyCluster) []string {
 
 func nodesTable(nodes []v1alpha1.NodeStatus) *output.Table {
 	t := output.NewTable("POD", "ROLE", "IP", "OFFSET", "LAG", "READY")
+	// Lag is within a shard: each shard has its own primary and offsets.
 	for _, n := range nodes {
 		t.Row(n.Pod, string(n.Role), orNone(n.IP),
 			strconv.FormatInt(n.ReplicationOffset, 10), strconv.FormatInt(n.Lag, 10), strconv.FormatBool(n.Ready))

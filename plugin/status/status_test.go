@@ -191,3 +191,36 @@ func TestJSONOfNewClusterIsEmptyObject(t *testing.T) {
 		t.Errorf("got %q, want {}", got)
 	}
 }
+
+// TestClusterTopologyStatus: a Cluster topology has one primary per shard, which is no warning;
+// two primaries in one shard are. The shards and their slots are shown instead of one primary.
+func TestClusterTopologyStatus(t *testing.T) {
+	vc := &v1alpha1.ValkeyCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default", Generation: 1},
+		Spec:       v1alpha1.ValkeyClusterSpec{Topology: v1alpha1.TopologyCluster, Shards: 2, Replicas: 2, Image: "valkey/valkey:9.1"},
+		Status: v1alpha1.ValkeyClusterStatus{
+			State: v1alpha1.StateSteady, ObservedGeneration: 1, ReadyNodes: "4/4", ShardCount: 2, Slots: "16384/16384",
+			Conditions: stateConditions(v1alpha1.StateSteady, "BootstrapComplete", ago(time.Hour)),
+			Shards: []v1alpha1.ShardStatus{{Index: 0, Primary: "shop-s0-0", Slots: "0-8191"}, {Index: 1, Primary: "shop-s1-1", Slots: "8192-16383"}},
+			Nodes: []v1alpha1.NodeStatus{
+				{Pod: "shop-s0-0", Role: v1alpha1.NodeRolePrimary, Shard: 0, Ready: true},
+				{Pod: "shop-s0-1", Role: v1alpha1.NodeRoleReplica, Shard: 0, Ready: true},
+				{Pod: "shop-s1-0", Role: v1alpha1.NodeRoleReplica, Shard: 1, Ready: true},
+				{Pod: "shop-s1-1", Role: v1alpha1.NodeRolePrimary, Shard: 1, Ready: true},
+			},
+		},
+	}
+	if w := Warnings(vc); len(w) != 0 {
+		t.Fatalf("one primary per shard: warnings %q", w)
+	}
+	got := string(print(t, unstructuredOf(t, vc), output.Text))
+	for _, want := range []string{"Shards:       2 with a primary, slots served 16384/16384", "1       shop-s1-1   8192-16383"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+	vc.Status.Nodes[2].Role = v1alpha1.NodeRolePrimary
+	if w := Warnings(vc); len(w) != 1 || !strings.Contains(w[0], "2 nodes of shard 1 report role primary: shop-s1-0, shop-s1-1") {
+		t.Fatalf("two primaries in shard 1: warnings %q", w)
+	}
+}
