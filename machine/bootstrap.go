@@ -28,7 +28,7 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 	next := d.p
 	next.Shards = nil
 	next.Op = Operation{}
-	plan := slotPlan(spec.Shards)
+	plan := SlotPlan(spec.Shards)
 	for s := 0; s < spec.Shards; s++ {
 		first := d.firstNode(d.p, s)
 		if first == nil || !d.shardWired(s, first) {
@@ -343,12 +343,17 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 }
 
 // slotMapBehind lists the nodes that answer and do not see every slot served yet, with how
-// many they see.
+// many they see, or that do not serve yet (cluster_state fail: a primary waits 2 s after it
+// starts, and clients get CLUSTERDOWN meanwhile).
 func (d *decider) slotMapBehind() []string {
 	var out []string
 	for _, n := range d.v.nodes {
-		if usable(n) && n.Valkey.SlotsSeen < NumSlots {
+		switch {
+		case !usable(n):
+		case n.Valkey.SlotsSeen < NumSlots:
 			out = append(out, fmt.Sprintf("%s (sees %d of %d slots)", n.Name, n.Valkey.SlotsSeen, NumSlots))
+		case !n.Valkey.ClusterOK:
+			out = append(out, fmt.Sprintf("%s (cluster_state fail)", n.Name))
 		}
 	}
 	return out

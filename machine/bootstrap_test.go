@@ -149,7 +149,7 @@ func TestBootstrapFromAPodThatDoesNotExistSaysSo(t *testing.T) {
 func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing.T) {
 	spec := testSpec(1)
 	spec.Mode, spec.Shards = ModeCluster, 3
-	plan := slotPlan(3)
+	plan := SlotPlan(3)
 	shard := func(s, firstOrd int) []Node {
 		first := node(firstOrd, RolePrimary, fmt.Sprintf("h%d", s), 14)
 		r := node(1-firstOrd, RoleReplica, fmt.Sprintf("h%d", s), 14)
@@ -157,7 +157,7 @@ func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing
 			n.Name, n.Shard = fmt.Sprintf("s%d-%d", s, n.Ordinal), s
 			n.Pod.IP = fmt.Sprintf("10.0.%d.%d", s, n.Ordinal+1)
 			n.Valkey.RunID = "run-" + n.Name
-			n.Valkey.Joined, n.Valkey.SlotsSeen = true, NumSlots
+			n.Valkey.Joined, n.Valkey.SlotsSeen, n.Valkey.ClusterOK = true, NumSlots, true
 		}
 		first.Valkey.SyncFenced = false
 		first.Valkey.Slots = []SlotRange{plan[s]}

@@ -212,9 +212,14 @@ type Valkey struct {
 	Slots []SlotRange
 	// Joined is true once the node is part of the cluster bus (cluster mode).
 	Joined bool
+	// Version is the server's version (valkey_version of INFO server), e.g. "9.1.2".
+	Version string
 	// SlotsSeen is how many hash slots have a primary in the node's own view of the cluster
 	// (cluster mode): a client that asks this node for the slot map gets those.
 	SlotsSeen int
+	// ClusterOK is cluster_state:ok in the node's CLUSTER INFO (cluster mode): it serves its
+	// slots. A primary says fail for 2 s after it starts even with every slot covered.
+	ClusterOK bool
 }
 
 // SlotRange is an inclusive range of hash slots.

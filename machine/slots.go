@@ -2,9 +2,9 @@ package machine
 
 import "sort"
 
-// slotPlan is the balanced layout for n shards: shard i owns a contiguous range, the ranges
+// SlotPlan is the balanced layout for n shards: shard i owns a contiguous range, the ranges
 // cover every slot once.
-func slotPlan(n int) []SlotRange {
+func SlotPlan(n int) []SlotRange {
 	plan := make([]SlotRange, n)
 	for i := range plan {
 		plan[i] = SlotRange{Start: i * NumSlots / n, End: (i+1)*NumSlots/n - 1}
@@ -73,7 +73,7 @@ type slotMove struct {
 func (d *decider) slotMoves(p Persisted, n int) []slotMove {
 	owners := d.slotOwners(p)
 	var moves []slotMove
-	for to, want := range slotPlan(n) {
+	for to, want := range SlotPlan(n) {
 		cur := want.Start
 		for _, o := range owners {
 			if o.End < cur || o.Start > want.End {

@@ -190,7 +190,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 		Containers: []corev1.Container{{
 			Name:    "valkey",
 			Image:   image,
-			Command: []string{"valkey-server"},
+			Command: valkey.ServerCommand(names.Sharded),
 			Args:    valkey.ServerArgs(names.Sharded),
 			SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),

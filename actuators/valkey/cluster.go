@@ -326,3 +326,38 @@ func (p *Pool) HandOverInCluster(ctx context.Context, fromIP, fromRunID, toIP, t
 		}
 	})
 }
+
+// RemoveFromCluster takes the node at podIP off the cluster bus before its pod is removed:
+// every other node at peerIPs forgets it (CLUSTER FORGET), then the node itself forgets the
+// cluster (CLUSTER RESET SOFT), so that it cannot gossip itself back in. Valkey refuses to reset
+// a primary that holds keys, so a node still serving data is never emptied this way; the
+// machine removes only replicas of a primary that stays, or primaries whose slots moved away.
+// A peer that does not know the node (any more) is skipped, which makes it idempotent; a peer
+// that does not answer fails the action, to be tried again (it would keep the node otherwise).
+func (p *Pool) RemoveFromCluster(ctx context.Context, podIP string, peerIPs []string) error {
+	var id string
+	if err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) (err error) {
+		id, err = c.Do(ctx, c.B().ClusterMyid().Build()).ToString()
+		return err
+	}); err != nil {
+		return fmt.Errorf("CLUSTER MYID of %s: %w", podIP, err)
+	}
+	for _, peer := range peerIPs {
+		if peer == podIP {
+			continue
+		}
+		err := p.run(ctx, Addr(peer), func(ctx context.Context, c vk.Client) error {
+			v, err := clusterView(ctx, c)
+			if err != nil || !v.knowsID(id) {
+				return err
+			}
+			return c.Do(ctx, c.B().ClusterForget().NodeId(id).Build()).Error()
+		})
+		if err != nil {
+			return fmt.Errorf("%s forgetting %s (%s): %w", peer, podIP, id, err)
+		}
+	}
+	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		return c.Do(ctx, c.B().ClusterReset().Soft().Build()).Error()
+	})
+}

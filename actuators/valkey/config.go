@@ -128,6 +128,24 @@ const (
 // StartAsReplicaOfNothing is the valkey.conf line that makes a node start that way.
 var StartAsReplicaOfNothing = fmt.Sprintf("replicaof %s %d\n", PlaceholderHost, PlaceholderPort)
 
+// ClusterStartScript starts valkey-server in cluster mode ("$@" are its arguments) after
+// removing the shard ids from nodes.conf. Valkey 8.0 refuses to start ("Unrecoverable error:
+// corrupted cluster config file") when the file it saved names a replica in another shard than
+// its primary, which happens when a node is killed while shard ids are still settling after a
+// failover (valkey-io/valkey#774, #2171; seen here on 8.0.1 after a host stop). Shard ids are
+// learnt again from the primaries by gossip, which is what later Valkey versions do when they
+// load such a file. Nothing else in the file is touched.
+const ClusterStartScript = `f=` + NodesFile + `; if [ -s "$f" ]; then sed -i 's/,shard-id=[0-9a-f]*//' "$f"; fi; exec valkey-server "$@"`
+
+// ServerCommand is the container command: valkey-server itself for a replication group, the
+// ClusterStartScript in cluster mode.
+func ServerCommand(cluster bool) []string {
+	if cluster {
+		return []string{"sh", "-c", ClusterStartScript, "valkey-server"}
+	}
+	return []string{"valkey-server"}
+}
+
 // ServerArgs are the command-line arguments of valkey-server in the pod: the config file and
 // the per-pod addresses, from the POD_IP environment variable ($(POD_IP) is expanded by
 // Kubernetes). Binding the pod IP, not 0.0.0.0, matters on the local cluster, where pods

@@ -41,6 +41,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			SecondOffset: infoInt(info, "second_repl_offset"),
 			Loading:      info["loading"] == "1",
 			Keys:         keyspaceKeys(info),
+			Version:      info["valkey_version"],
 		}
 		switch info["role"] {
 		case "master":
@@ -103,6 +104,11 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 					v.SlotsSeen += r.End - r.Start + 1
 				}
 			}
+			text, err := c.Do(ctx, c.B().ClusterInfo().Build()).ToString()
+			if err != nil {
+				return fmt.Errorf("CLUSTER INFO: %w", err)
+			}
+			v.ClusterOK = parseInfo(strings.TrimPrefix(text, "txt:"))["cluster_state"] == "ok"
 		}
 		return nil
 	})

@@ -312,12 +312,20 @@ func writeAcked(ctx context.Context, t *testing.T, c vk.Client, prefix string, n
 	}
 }
 
-// readAll reads the n keys writeAcked wrote and fails on any that is missing or different.
+// readAll reads the n keys writeAcked wrote and fails on any that is missing or different. A
+// read that fails (not a missing key or another value) is tried again for a while, as an
+// application's client does: right after a failover or a heal, a client's first slot map may
+// come from a node that still marks a primary as failing.
 func readAll(ctx context.Context, t *testing.T, c vk.Client, prefix string, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		key := fmt.Sprintf("%s%d", prefix, i)
-		if got, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString(); err != nil || got != key {
+		got, err := c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
+		for deadline := time.Now().Add(15 * time.Second); err != nil && !vk.IsValkeyNil(err) && time.Now().Before(deadline); {
+			time.Sleep(200 * time.Millisecond)
+			got, err = c.Do(ctx, c.B().Get().Key(key).Build()).ToString()
+		}
+		if err != nil || got != key {
 			t.Fatalf("reading %s: %q, %v", key, got, err)
 		}
 	}
@@ -437,4 +445,113 @@ func TestEveryPodReCreatedWithNewIPsHeals(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReplicasPerShardScaleUpAndDown scales a Cluster topology of 2 shards from 2 pods per shard
+// to 3 and back to 2. New pods join the bus and follow their shard's primary; removed pods
+// leave it first (every other node forgets them, then they forget the cluster), so that no
+// node keeps a failed entry for a pod that is gone. valkey-cli --cluster check finds the
+// cluster whole after each step, and each node knows exactly the pods that exist.
+func TestReplicasPerShardScaleUpAndDown(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 6*time.Minute)
+	vc := newCluster(ns, "scale", v1alpha1.TopologyCluster, 2)
+	vc.Spec.Shards = 2
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "scale", 3*time.Minute, "Steady with 2 shards of 2", steadyCluster(2, 2))
+	const keys = 200
+	writeAcked(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "scale:", keys)
+	for _, pods := range []int32{3, 2} {
+		vc = get(t, ns, "scale")
+		vc.Spec.Replicas = pods
+		update(t, ctx, vc)
+		vc = waitFor(t, ns, "scale", 3*time.Minute, fmt.Sprintf("Steady with 2 shards of %d", pods), steadyCluster(2, int(pods)))
+		clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+		for _, n := range vc.Status.Nodes {
+			c := operatorClient(t, vc, n.IP)
+			text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+			c.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(strings.Split(strings.TrimSpace(strings.TrimPrefix(text, "txt:")), "\n")); got != 2*int(pods) {
+				t.Errorf("with %d pods per shard %s knows %d nodes:\n%s", pods, n.Pod, got, text)
+			}
+		}
+		readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "scale:", keys)
+	}
+}
+
+// TestShardsScaleUpMovesSlotsWithTheirKeys grows a Cluster topology from 3 shards to 4 holding
+// 20,000 keys, with a cluster client writing all along: the new shard's StatefulSet is created,
+// its nodes join, and a quarter of the slots move to it with their keys, classic on Valkey 8.0
+// (SETSLOT, GETKEYSINSLOT, MIGRATE) and Atomic Slot Migration on 9.1 (CLUSTER MIGRATESLOTS),
+// chosen by the version every node reports. Every key is still readable, no acknowledged write is
+// lost, each shard serves the machine's even split for 4, and valkey-cli --cluster check finds
+// the cluster whole.
+func TestShardsScaleUpMovesSlotsWithTheirKeys(t *testing.T) {
+	for _, image := range []string{"valkey/valkey:8.0", "valkey/valkey:9.1"} {
+		t.Run(image[strings.LastIndex(image, ":")+1:], func(t *testing.T) { scaleShardsUp(t, image) })
+	}
+}
+
+func scaleShardsUp(t *testing.T, image string) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 8*time.Minute)
+	vc := newCluster(ns, "grow", v1alpha1.TopologyCluster, 2)
+	vc.Spec.Shards, vc.Spec.Image = 3, image
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "grow", 3*time.Minute, "Steady with 3 shards of 2", steadyCluster(3, 2))
+	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
+	const keys = 20000
+	for i := 0; i < keys; i += 500 {
+		cmds := make(vk.Commands, 0, 500)
+		for j := i; j < i+500; j++ {
+			cmds = append(cmds, app.B().Set().Key(fmt.Sprintf("grow:%d", j)).Value(fmt.Sprintf("grow:%d", j)).Build())
+		}
+		for _, r := range app.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w := startWriter(ctx, app, "during")
+	vc = get(t, ns, "grow")
+	vc.Spec.Shards = 4
+	update(t, ctx, vc)
+	start := time.Now()
+	// status.state is written before the turn's report: wait for the shards' slots too.
+	plan := []string{"0-4095", "4096-8191", "8192-12287", "12288-16383"}
+	vc = waitFor(t, ns, "grow", 5*time.Minute, "Steady with 4 shards, slots balanced", func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyCluster(4, 2)(vc) {
+			return false
+		}
+		for i, sh := range vc.Status.Shards {
+			if sh.Slots != plan[i] {
+				return false
+			}
+		}
+		return true
+	})
+	took := time.Since(start)
+	lost, acked := w.lost(t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)))
+	if lost > 0 {
+		t.Fatalf("%d of %d acknowledged writes lost while resharding:\n%s", lost, acked, summary(vc))
+	}
+	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "grow:", keys)
+	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+	resharded := false
+	for _, h := range vc.Status.History {
+		resharded = resharded || h.To == v1alpha1.StateResharding
+	}
+	if !resharded {
+		t.Errorf("history does not show the resharding:\n%s", summary(vc))
+	}
+	t.Logf("%s: 3 -> 4 shards with %d keys in %s; the writer had %d writes acknowledged, none lost, %d failed and retried", image, keys, took.Round(10*time.Millisecond), acked, w.failures.Load())
 }

@@ -60,6 +60,7 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				} else {
 					mn.Valkey.SlotsSeen = count(mn.Valkey.Slots)
 				}
+				mn.Valkey.ClusterOK = mn.Valkey.SlotsSeen == machine.NumSlots
 			}
 		} else {
 			probes[n.name]++

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
@@ -85,6 +88,35 @@ func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster
 }
 
 var errNotSupported = errors.New("not supported by this operator version")
+
+// migrationBudget bounds one classic MigrateSlots call: the reconcile that carries it out
+// surveys nothing meanwhile, so a large range moves over several turns (each resumes where the
+// cluster shows the last one stopped).
+const migrationBudget = 15 * time.Second
+
+// migrationStep is the last slot migration call of a turn, for status.progress.
+type migrationStep struct {
+	result valkey.MigrationResult
+	took   time.Duration
+}
+
+// atomicSlotMigration says whether slots move with Atomic Slot Migration: only when every node
+// that answers reports Valkey 9.0 or later in INFO server (the image tag is not trusted: a
+// rolling upgrade runs mixed versions, and the tag may name anything).
+func atomicSlotMigration(nodes []machine.Node) bool {
+	seen := false
+	for _, n := range nodes {
+		if !n.Reachable {
+			continue
+		}
+		major, _, _ := strings.Cut(n.Valkey.Version, ".")
+		if v, err := strconv.Atoi(major); err != nil || v < 9 {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
 
 // act carries out the decision's actions in order. When one fails, the actions that depend
 // on it (machine.Blocked) are skipped and the independent ones still done: a replica that
@@ -239,6 +271,39 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			}
 		}
 		return w.pool.Meet(ctx, addr, a.RunID, peers...)
+	case machine.RemoveNode:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		var peers []string
+		for _, n := range w.obs.Nodes {
+			if n.Name != a.Node && n.Pod.IP != "" && n.Reachable {
+				peers = append(peers, n.Pod.IP)
+			}
+		}
+		return w.pool.RemoveFromCluster(ctx, addr, peers)
+	case machine.MigrateSlots:
+		from, err := ip(a.FromNode)
+		if err != nil {
+			return err
+		}
+		to, err := ip(a.ToNode)
+		if err != nil {
+			return err
+		}
+		var primaries []string
+		for _, n := range w.obs.Nodes {
+			if n.Reachable && n.Valkey.Role == machine.RolePrimary {
+				primaries = append(primaries, n.Pod.IP)
+			}
+		}
+		start := time.Now()
+		res, err := w.pool.MigrateSlots(ctx, from, to, a.Slots, primaries, atomicSlotMigration(w.obs.Nodes), w.passwords.Operator, migrationBudget)
+		w.migration = &migrationStep{result: res, took: time.Since(start)}
+		logFrom(ctx).Info("slot migration step", "action", a.String(), "asm", res.ASM, "running", res.Running,
+			"slotsMoved", res.SlotsMoved, "keysMoved", res.KeysMoved, "slotsLeft", res.SlotsLeft, "took", time.Since(start).Round(time.Millisecond))
+		return err
 	case machine.AssignSlots:
 		addr, err := ip(a.Node)
 		if err != nil {

@@ -43,6 +43,8 @@ type world struct {
 	failing []v1alpha1.FailingAction
 	// supportErr is why support objects could not be written this turn (nil: they were).
 	supportErr error
+	// migration is this turn's slot migration step, if any.
+	migration *migrationStep
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

@@ -238,6 +238,8 @@ func progressOf(w *world, p machine.Persisted) string {
 		default:
 			return fmt.Sprintf("failover from %s: electing the most complete replica", op.Lost)
 		}
+	case machine.Resharding:
+		return reshardProgress(w, p)
 	case machine.Bootstrapping:
 		ready := 0
 		for _, n := range w.obs.Nodes {
@@ -248,6 +250,38 @@ func progressOf(w *world, p machine.Persisted) string {
 		return fmt.Sprintf("bootstrapping: %d of %d pods ready", ready, len(w.obs.Nodes))
 	}
 	return ""
+}
+
+// reshardProgress says how many slots are where the plan for the target shard count puts them
+// (as the shards' primaries report their own slots), and what the last migration step did.
+func reshardProgress(w *world, p machine.Persisted) string {
+	target := p.Op.TargetShards
+	if target < 1 {
+		return "resharding"
+	}
+	plan := machine.SlotPlan(target)
+	placed := 0
+	for _, n := range w.obs.Nodes {
+		if !n.Reachable || n.Valkey.Role != machine.RolePrimary || n.Shard >= target {
+			continue
+		}
+		want := plan[n.Shard]
+		for _, r := range n.Valkey.Slots {
+			if lo, hi := max(r.Start, want.Start), min(r.End, want.End); lo <= hi {
+				placed += hi - lo + 1
+			}
+		}
+	}
+	msg := fmt.Sprintf("resharding to %d shards: %d of %d slots in place", target, placed, machine.NumSlots)
+	if m := w.migration; m != nil {
+		switch {
+		case m.result.ASM && m.result.Running:
+			msg += fmt.Sprintf("; atomic slot migration running (%d slots of the range left on the source)", m.result.SlotsLeft)
+		case m.result.KeysMoved > 0 && m.took > 0:
+			msg += fmt.Sprintf("; last step moved %d slots, %d keys (%.0f keys/s)", m.result.SlotsMoved, m.result.KeysMoved, float64(m.result.KeysMoved)/m.took.Seconds())
+		}
+	}
+	return msg
 }
 
 // credentialsRefused names the nodes that refuse the operator's credentials (WRONGPASS,
