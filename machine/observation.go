@@ -217,6 +217,11 @@ type Valkey struct {
 	// SlotsSeen is how many hash slots have a primary in the node's own view of the cluster
 	// (cluster mode): a client that asks this node for the slot map gets those.
 	SlotsSeen int
+	// Peers are the addresses of the other nodes in the node's own view (cluster mode). The
+	// operator's observer compares them with the pods' IPs (a node that knows a peer only at
+	// an address no pod has any more is not joined: it must be introduced again); the machine
+	// does not read them.
+	Peers []string
 	// ClusterOK is cluster_state:ok in the node's CLUSTER INFO (cluster mode): it serves its
 	// slots. A primary says fail for 2 s after it starts even with every slot covered.
 	ClusterOK bool

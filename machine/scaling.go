@@ -100,6 +100,14 @@ func (d *decider) leaving(p Persisted, n *Node) bool {
 	return !blocked
 }
 
+// offTheBus reports whether n, on an ordinal a scale-down removes, has left the cluster bus
+// (remove-node: the other nodes forgot it and it reset itself): an empty primary without slots
+// that belongs to no cluster, which only waits for its pod to go.
+func (d *decider) offTheBus(p Persisted, n *Node) bool {
+	return d.v.spec.Mode == ModeCluster && d.removed(p, n) && n.Reachable && !n.Valkey.Joined &&
+		len(n.Valkey.Slots) == 0 && n.Valkey.Keys == 0
+}
+
 // shardsBlockScaleDown is the part of scaleDownBlocked about the shards: each recorded
 // primary answers as the recorded process on an ordinal that stays, every answering node on
 // an ordinal that stays follows it with the link up (so that the pods removed are never the
@@ -120,7 +128,7 @@ func (d *decider) shardsBlockScaleDown(p Persisted, target int) (string, bool) {
 			case n == prim || !usable(n):
 			case n.Ordinal < target && (!follows(n, prim) || !n.Valkey.LinkUp):
 				return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: %s does not follow %s yet", target, s, n.Name, prim.Name), true
-			case n.Ordinal >= target && n.Valkey.Role == RolePrimary:
+			case n.Ordinal >= target && n.Valkey.Role == RolePrimary && !d.offTheBus(p, n):
 				return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: %s answers as a primary", target, s, n.Name), true
 			}
 		}

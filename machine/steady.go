@@ -351,6 +351,9 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 		if n == prim || !usable(n) {
 			continue
 		}
+		if d.offTheBus(p, n) {
+			continue // a node that left the cluster bus for a scale-down: its pod goes next
+		}
 		if n.Valkey.Role == RolePrimary {
 			if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
 				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})

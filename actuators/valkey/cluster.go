@@ -2,6 +2,7 @@ package valkey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -215,8 +216,9 @@ func rangesOf(slots []int) []machine.SlotRange {
 // cluster-mode ReplicaOf: as there, the node stops serving as a sync source, gets the
 // replication password back (Detach replaced it) and serves reads. It meets the primary first
 // when it does not know it yet, and waits for the handshake to name it. Nothing is sent when it
-// follows that primary already. Valkey refuses a primary that holds slots or keys, and the
-// refusal is returned: the operator never empties a node to make it a replica.
+// follows that primary already. Valkey refuses a primary that holds slots or keys: a primary
+// that serves slots is refused (the error is returned), one without slots is emptied first, as
+// REPLICAOF's full sync would replace its data.
 func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, replicationPassword string) error {
 	var primaryID string
 	if err := p.run(ctx, Addr(primaryIP), func(ctx context.Context, c vk.Client) (err error) {
@@ -238,6 +240,22 @@ func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, replicati
 			c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build(),
 		); err != nil {
 			return err
+		}
+		// A former primary whose slots were taken over (a failover while it was away) comes
+		// back as a primary without slots that still holds its old keys, and Valkey refuses to
+		// make it a replica. Its keys are what REPLICAOF would replace with a full sync in a
+		// replication group: the machine decided that this node follows the recorded primary,
+		// after electing the most complete copy. A node that serves slots is never emptied.
+		if me, ok := v.Myself(); ok && me.Primary && len(me.Slots) == 0 {
+			n, err := c.Do(ctx, c.B().Dbsize().Build()).AsInt64()
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				if err := flushFormerPrimary(ctx, c); err != nil {
+					return fmt.Errorf("emptying the former primary (%d keys of slots it no longer serves) before it replicates: %w", n, err)
+				}
+			}
 		}
 		if !v.Knows(primaryIP) {
 			if err := c.Do(ctx, c.B().ClusterMeet().Ip(primaryIP).Port(Port).Build()).Error(); err != nil {
@@ -269,6 +287,28 @@ func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, replicati
 			setUser(c, UserClient, true),
 		)
 	})
+}
+
+// flushFormerPrimary empties a primary without slots. Without replicas, its write quorum
+// (min-replicas-to-write) refuses FLUSHALL like any write: the quorum is lifted for the flush
+// and put back at once (the node serves no slot, and its client user is off, so no client write
+// can reach it meanwhile).
+func flushFormerPrimary(ctx context.Context, c vk.Client) error {
+	cur, err := c.Do(ctx, c.B().ConfigGet().Parameter("min-replicas-to-write").Build()).AsStrMap()
+	if err != nil {
+		return err
+	}
+	quorum := cur["min-replicas-to-write"]
+	if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("min-replicas-to-write", "0").Build()).Error(); err != nil {
+		return err
+	}
+	flushErr := c.Do(ctx, c.B().Flushall().Build()).Error()
+	if quorum != "" {
+		if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("min-replicas-to-write", quorum).Build()).Error(); err != nil {
+			return errors.Join(flushErr, fmt.Errorf("restoring min-replicas-to-write %s: %w", quorum, err))
+		}
+	}
+	return flushErr
 }
 
 // knowsID reports whether the view has the node with cluster id id.

@@ -87,6 +87,9 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			// introduce it again (add-node meets the pods' current IPs).
 			for _, n := range view.Nodes {
 				v.Joined = v.Joined || (!n.Myself && n.Connected)
+				if !n.Myself {
+					v.Peers = append(v.Peers, n.IP)
+				}
 			}
 			if v.Role == machine.RoleReplica {
 				// A detached replica (see Detach) still names its old primary; it follows

@@ -428,6 +428,22 @@ func TestEveryPodReCreatedWithNewIPsHeals(t *testing.T) {
 	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
 	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "ips:", keys)
 	// No node was forgotten or added: each node knows exactly the six pods, at their new IPs.
+	vc = waitFor(t, ns, "ips", time.Minute, "every node at its new address in every node's view", func(vc *v1alpha1.ValkeyCluster) bool {
+		for _, n := range vc.Status.Nodes {
+			c := operatorClient(t, vc, n.IP)
+			text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+			c.Close()
+			if err != nil {
+				return false
+			}
+			for ip := range oldIPs {
+				if strings.Contains(text, " "+ip+":") {
+					return false
+				}
+			}
+		}
+		return true
+	})
 	for _, n := range vc.Status.Nodes {
 		c := operatorClient(t, vc, n.IP)
 		text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
@@ -470,15 +486,25 @@ func TestReplicasPerShardScaleUpAndDown(t *testing.T) {
 		update(t, ctx, vc)
 		vc = waitFor(t, ns, "scale", 3*time.Minute, fmt.Sprintf("Steady with 2 shards of %d", pods), steadyCluster(2, int(pods)))
 		clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+		// Gossip spreads a new node within a few cluster cron ticks: each node must know
+		// exactly the pods that exist, soon.
 		for _, n := range vc.Status.Nodes {
-			c := operatorClient(t, vc, n.IP)
-			text, err := c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-			c.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := len(strings.Split(strings.TrimSpace(strings.TrimPrefix(text, "txt:")), "\n")); got != 2*int(pods) {
-				t.Errorf("with %d pods per shard %s knows %d nodes:\n%s", pods, n.Pod, got, text)
+			var text string
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				c := operatorClient(t, vc, n.IP)
+				var err error
+				text, err = c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
+				c.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := len(strings.Split(strings.TrimSpace(strings.TrimPrefix(text, "txt:")), "\n"))
+				if got == 2*int(pods) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("with %d pods per shard %s knows %d nodes:\n%s", pods, n.Pod, got, text)
+				}
 			}
 		}
 		readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "scale:", keys)

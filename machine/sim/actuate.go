@@ -38,7 +38,10 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		// no such check either.)
 		if a.Replicas < w.objects.Replicas && w.sabotage != SabotageShrinkFirst {
 			for _, n := range w.nodes {
-				if n.shard < a.Shards && n.ordinal > a.Replicas && w.operatorTalks(n) && n.role == machine.RolePrimary {
+				// A primary that left the cluster bus (remove-node reset it: no slots, no data)
+				// serves nothing and holds nothing; the real actuator lets it go too.
+				offBus := w.topo.Mode == machine.ModeCluster && !n.joined && len(n.log) == 0
+				if n.shard < a.Shards && n.ordinal > a.Replicas && w.operatorTalks(n) && n.role == machine.RolePrimary && !offBus {
 					return fmt.Errorf("scale-down to %d replicas: %s answers as a primary", a.Replicas, n.name)
 				}
 			}
@@ -128,6 +131,16 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		n, err := w.target(a.Node, "")
 		if err != nil {
 			return err
+		}
+		// As the real actuator: every other node forgets it, then it resets itself (CLUSTER
+		// RESET SOFT), which turns a replica into an empty primary that belongs to no cluster.
+		if n.role == machine.RoleReplica || len(n.log) == 0 {
+			w.wiped(n, "remove-node reset")
+			n.log, n.has, n.base, n.backlog = nil, nil, 0, false
+			n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
+			n.role = machine.RolePrimary
+			n.masterIP, n.linkUp = "", false
+			n.gen++
 		}
 		n.joined = false
 		return nil

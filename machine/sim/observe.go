@@ -47,7 +47,8 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 			}
 			// As CLUSTER NODES tells it: a node lists slots only while it is a primary; a
 			// replica's own line has none.
-			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) && n.role == machine.RolePrimary {
+			// A primary that left the bus (remove-node resets it) owns none any more.
+			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) && n.role == machine.RolePrimary && n.joined {
 				mn.Valkey.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
 			}
 			// A joined node's view holds every assigned slot (gossip is instant here); one that

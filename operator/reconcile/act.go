@@ -33,7 +33,10 @@ func refuseShrinkingOverAPrimary(w *world, d kube.Desired) error {
 			continue
 		}
 		for _, n := range w.obs.Nodes {
-			if n.Shard == sh && n.Ordinal >= want && n.Reachable && n.Valkey.Role == machine.RolePrimary {
+			// A cluster-mode node that left the bus (remove-node reset it) is an empty primary
+			// that serves nothing: it may go.
+			offBus := w.obs.Spec.Mode == machine.ModeCluster && !n.Valkey.Joined && len(n.Valkey.Slots) == 0 && n.Valkey.Keys == 0
+			if n.Shard == sh && n.Ordinal >= want && n.Reachable && n.Valkey.Role == machine.RolePrimary && !offBus {
 				return fmt.Errorf("not shrinking %s to %d pods: %s, which would be removed, answers as a primary", sts.Name, want, n.Name)
 			}
 		}

@@ -183,6 +183,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		return nodes[i].Ordinal < nodes[j].Ordinal
 	})
 	w.obs.Nodes = nodes
+	if mode == machine.ModeCluster {
+		staleAddresses(w.obs.Nodes)
+	}
 	keep := map[string]bool{}
 	for _, n := range nodes {
 		if n.Pod.IP != "" {
@@ -191,6 +194,27 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	}
 	pool.Retain(keep)
 	return w, nil
+}
+
+// staleAddresses marks as not joined every node that knows a peer only at an address no pod
+// has: after pods are re-created with new IPs (all at once included), a node comes back from
+// nodes.conf knowing its peers where nobody answers, gossip alone may never find them, and it
+// still counts as linked if one peer reached it. add-node then meets the pods' current IPs, and
+// Valkey moves the known node to its new address when the handshake names it.
+func staleAddresses(nodes []machine.Node) {
+	current := map[string]bool{}
+	for _, n := range nodes {
+		if n.Pod.IP != "" {
+			current[n.Pod.IP] = true
+		}
+	}
+	for i := range nodes {
+		for _, ip := range nodes[i].Valkey.Peers {
+			if !current[ip] {
+				nodes[i].Valkey.Joined = false
+			}
+		}
+	}
 }
 
 func podFacts(pod *corev1.Pod) machine.Pod {
