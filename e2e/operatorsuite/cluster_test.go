@@ -512,7 +512,7 @@ func TestReplicasPerShardScaleUpAndDown(t *testing.T) {
 }
 
 // TestShardsScaleUpMovesSlotsWithTheirKeys grows a Cluster topology from 3 shards to 4 holding
-// 20,000 keys, with a cluster client writing all along: the new shard's StatefulSet is created,
+// 5,000 keys, with a cluster client writing all along: the new shard's StatefulSet is created,
 // its nodes join, and a quarter of the slots move to it with their keys, classic on Valkey 8.0
 // (SETSLOT, GETKEYSINSLOT, MIGRATE) and Atomic Slot Migration on 9.1 (CLUSTER MIGRATESLOTS),
 // chosen by the version every node reports. Every key is still readable, no acknowledged write is
@@ -535,7 +535,7 @@ func scaleShardsUp(t *testing.T, image string) {
 	}
 	vc = waitFor(t, ns, "grow", 3*time.Minute, "Steady with 3 shards of 2", steadyCluster(3, 2))
 	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
-	const keys = 20000
+	const keys = 5000
 	for i := 0; i < keys; i += 500 {
 		cmds := make(vk.Commands, 0, 500)
 		for j := i; j < i+500; j++ {

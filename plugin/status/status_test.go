@@ -201,7 +201,7 @@ func TestClusterTopologyStatus(t *testing.T) {
 		Status: v1alpha1.ValkeyClusterStatus{
 			State: v1alpha1.StateSteady, ObservedGeneration: 1, ReadyNodes: "4/4", ShardCount: 2, Slots: "16384/16384",
 			Conditions: stateConditions(v1alpha1.StateSteady, "BootstrapComplete", ago(time.Hour)),
-			Shards: []v1alpha1.ShardStatus{{Index: 0, Primary: "shop-s0-0", Slots: "0-8191"}, {Index: 1, Primary: "shop-s1-1", Slots: "8192-16383"}},
+			Shards:     []v1alpha1.ShardStatus{{Index: 0, Primary: "shop-s0-0", Slots: "0-8191"}, {Index: 1, Primary: "shop-s1-1", Slots: "8192-16383"}},
 			Nodes: []v1alpha1.NodeStatus{
 				{Pod: "shop-s0-0", Role: v1alpha1.NodeRolePrimary, Shard: 0, Ready: true},
 				{Pod: "shop-s0-1", Role: v1alpha1.NodeRoleReplica, Shard: 0, Ready: true},
