@@ -302,7 +302,15 @@ func flushFormerPrimary(ctx context.Context, c vk.Client) error {
 	if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("min-replicas-to-write", "0").Build()).Error(); err != nil {
 		return err
 	}
+	// FLUSHALL is not among the operator's rules at rest: it grants itself the command for this
+	// one flush and takes it back.
+	if err := c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule("+flushall").Build()).Error(); err != nil {
+		return err
+	}
 	flushErr := c.Do(ctx, c.B().Flushall().Build()).Error()
+	if err := c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule("-flushall").Build()).Error(); err != nil {
+		flushErr = errors.Join(flushErr, err)
+	}
 	if quorum != "" {
 		if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("min-replicas-to-write", quorum).Build()).Error(); err != nil {
 			return errors.Join(flushErr, fmt.Errorf("restoring min-replicas-to-write %s: %w", quorum, err))
