@@ -33,16 +33,7 @@ func TestTheClusterTopologyIsFormedByTheMachine(t *testing.T) {
 }
 
 func formedByTheMachine(t *testing.T, image string) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 5*time.Minute)
-	vc := newCluster(ns, "shop", v1alpha1.TopologyCluster, 2)
-	vc.Spec.Shards = 3
-	vc.Spec.Image = image
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "shop", 3*time.Minute, "Steady with 3 shards serving every slot", steadyCluster(3, 2))
+	ns, ctx, vc := steadyShards(t, "shop", 3, 2, image, 5*time.Minute)
 	// The machine's even split: shard i serves [i*16384/n, (i+1)*16384/n - 1].
 	plan := []string{"0-5460", "5461-10921", "10922-16383"}
 	for i, sh := range vc.Status.Shards {
@@ -92,6 +83,22 @@ func formedByTheMachine(t *testing.T, image string) {
 		t.Errorf("the primaries hold %d keys, want %d", total, keys)
 	}
 	clusterCheck(t, vc, ips[len(ips)-1])
+}
+
+// steadyShards opens the Cluster topology tests: a namespace of its own, an operator, and a
+// ValkeyCluster called name of shards shards of pods pods running image ("" for the default),
+// Steady with every slot served. ctx lasts timeout.
+func steadyShards(t *testing.T, name string, shards, pods int32, image string, timeout time.Duration) (string, context.Context, *v1alpha1.ValkeyCluster) {
+	t.Helper()
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, timeout)
+	vc := newCluster(ns, name, v1alpha1.TopologyCluster, pods)
+	vc.Spec.Shards, vc.Spec.Image = shards, image
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	return ns, ctx, waitFor(t, ns, name, 3*time.Minute, fmt.Sprintf("Steady with %d shards of %d", shards, pods), steadyCluster(int(shards), int(pods)))
 }
 
 // steadyCluster is a converged Cluster topology: Steady, the current spec observed, shards
@@ -214,15 +221,7 @@ func clusterClient(t *testing.T, addr, pass string) vk.Client {
 // again, and when the host comes back its old primaries rejoin as replicas; valkey-cli
 // --cluster check then finds the cluster whole.
 func TestAShardsPrimaryNodeLostFailsOverThatShard(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 6*time.Minute)
-	vc := newCluster(ns, "cart", v1alpha1.TopologyCluster, 3)
-	vc.Spec.Shards = 3
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "cart", 3*time.Minute, "Steady with 3 shards of 3", steadyCluster(3, 3))
+	ns, ctx, vc := steadyShards(t, "cart", 3, 3, "", 6*time.Minute)
 	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
 	const keys = 300
 	writeAcked(ctx, t, app, "cart:", keys)
@@ -339,15 +338,7 @@ func readAll(ctx context.Context, t *testing.T, c vk.Client, prefix string, n in
 // acknowledged write, every node reports 9.1.2, and valkey-cli --cluster check finds the cluster
 // whole.
 func TestAClusterRollingUpgradeFrom80To91KeepsEveryWrite(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 6*time.Minute)
-	vc := newCluster(ns, "roll", v1alpha1.TopologyCluster, 2)
-	vc.Spec.Shards = 3
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "roll", 3*time.Minute, "Steady with 3 shards of 2", steadyCluster(3, 2))
+	ns, ctx, vc := steadyShards(t, "roll", 3, 2, "", 6*time.Minute)
 	if got := nodeVersions(t, vc); !allPrefixed(got, "8.0.") {
 		t.Fatalf("before the upgrade the nodes run %v, want 8.0.x", got)
 	}
@@ -392,15 +383,7 @@ func TestAClusterRollingUpgradeFrom80To91KeepsEveryWrite(t *testing.T) {
 // is forgotten, no slot lost, no WAIT-acknowledged write lost, and valkey-cli --cluster check
 // finds the cluster whole.
 func TestEveryPodReCreatedWithNewIPsHeals(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 6*time.Minute)
-	vc := newCluster(ns, "ips", v1alpha1.TopologyCluster, 2)
-	vc.Spec.Shards = 3
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "ips", 3*time.Minute, "Steady with 3 shards of 2", steadyCluster(3, 2))
+	ns, ctx, vc := steadyShards(t, "ips", 3, 2, "", 6*time.Minute)
 	const keys = 300
 	writeAcked(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "ips:", keys)
 	oldIPs := map[string]bool{}
@@ -469,15 +452,7 @@ func TestEveryPodReCreatedWithNewIPsHeals(t *testing.T) {
 // node keeps a failed entry for a pod that is gone. valkey-cli --cluster check finds the
 // cluster whole after each step, and each node knows exactly the pods that exist.
 func TestReplicasPerShardScaleUpAndDown(t *testing.T) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 6*time.Minute)
-	vc := newCluster(ns, "scale", v1alpha1.TopologyCluster, 2)
-	vc.Spec.Shards = 2
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "scale", 3*time.Minute, "Steady with 2 shards of 2", steadyCluster(2, 2))
+	ns, ctx, vc := steadyShards(t, "scale", 2, 2, "", 6*time.Minute)
 	const keys = 200
 	writeAcked(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "scale:", keys)
 	for _, pods := range []int32{3, 2} {
@@ -525,15 +500,7 @@ func TestShardsScaleUpMovesSlotsWithTheirKeys(t *testing.T) {
 }
 
 func scaleShardsUp(t *testing.T, image string) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
-	ctx := ctxFor(t, 8*time.Minute)
-	vc := newCluster(ns, "grow", v1alpha1.TopologyCluster, 2)
-	vc.Spec.Shards, vc.Spec.Image = 3, image
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "grow", 3*time.Minute, "Steady with 3 shards of 2", steadyCluster(3, 2))
+	ns, ctx, vc := steadyShards(t, "grow", 3, 2, image, 8*time.Minute)
 	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
 	const keys = 5000
 	for i := 0; i < keys; i += 500 {

@@ -92,6 +92,18 @@ func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster
 
 var errNotSupported = errors.New("not supported by this operator version")
 
+// peerIPs are the IPs of the cluster's pods other than node (only those whose Valkey answered,
+// with answering).
+func peerIPs(w *world, node string, answering bool) []string {
+	var out []string
+	for _, n := range w.obs.Nodes {
+		if n.Name != node && n.Pod.IP != "" && (n.Reachable || !answering) {
+			out = append(out, n.Pod.IP)
+		}
+	}
+	return out
+}
+
 // migrationBudget bounds one classic MigrateSlots call: the reconcile that carries it out
 // surveys nothing meanwhile, so a large range moves over several turns (each resumes where the
 // cluster shows the last one stopped).
@@ -267,25 +279,13 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		}
 		// The node meets every pod of the cluster it does not know: one action joins it to
 		// all of them, whichever joined first.
-		var peers []string
-		for _, n := range w.obs.Nodes {
-			if n.Name != a.Node && n.Pod.IP != "" {
-				peers = append(peers, n.Pod.IP)
-			}
-		}
-		return w.pool.Meet(ctx, addr, a.RunID, peers...)
+		return w.pool.Meet(ctx, addr, a.RunID, peerIPs(w, a.Node, false)...)
 	case machine.RemoveNode:
 		addr, err := ip(a.Node)
 		if err != nil {
 			return err
 		}
-		var peers []string
-		for _, n := range w.obs.Nodes {
-			if n.Name != a.Node && n.Pod.IP != "" && n.Reachable {
-				peers = append(peers, n.Pod.IP)
-			}
-		}
-		return w.pool.RemoveFromCluster(ctx, addr, peers)
+		return w.pool.RemoveFromCluster(ctx, addr, peerIPs(w, a.Node, true))
 	case machine.MigrateSlots:
 		from, err := ip(a.FromNode)
 		if err != nil {
