@@ -222,6 +222,9 @@ type Valkey struct {
 	// an address no pod has any more is not joined: it must be introduced again); the machine
 	// does not read them.
 	Peers []string
+	// ReplicationWidened: the replication user has the rules an Atomic Slot Migration gives it
+	// (see the operator's actuators). Read by the operator only, to take them back.
+	ReplicationWidened bool
 	// ClusterOK is cluster_state:ok in the node's CLUSTER INFO (cluster mode): it serves its
 	// slots. A primary says fail for 2 s after it starts even with every slot covered.
 	ClusterOK bool

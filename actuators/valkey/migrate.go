@@ -51,6 +51,19 @@ type MigrationResult struct {
 // to start on an unknown subcommand): the operator grants them to itself on a 9.x source first.
 const asmCommands = "+cluster|migrateslots +cluster|getslotmigrations +cluster|cancelslotmigrations"
 
+// asmReplicationCommands is what Atomic Slot Migration needs of the replication user: the source
+// authenticates as it on the target, drives the import with CLUSTER SYNCSLOTS (a 9.x subcommand)
+// and replays the slots' data and every write made to them meanwhile, which the target runs as
+// that user (found on Valkey 9.1.2: "NOPERM User replication has no permissions to run the
+// 'cluster|syncslots' command", then "... the 'select' command"); the replication commands
+// themselves are administrative and stay granted (replicas kept syncing through a migration only
+// then). So while a migration runs the
+// replication user may write what an application may; the rules go back to replication only
+// (RestoreReplicationRules) once no migration runs on the node: when the source is asked again
+// for a range it no longer holds, and on every node outside Resharding (the operator checks the
+// survey's ReplicationWidened each turn, so an operator restart does not leave them widened).
+const asmReplicationCommands = "~* &* +@all -@admin +cluster|syncslots " + replicationRules
+
 // MigrateSlots moves the part of r that the source at fromIP owns to the target at toIP.
 // primaries are the IPs of every primary (SETSLOT NODE is sent to each). operatorPassword
 // authenticates MIGRATE on the target.
@@ -87,11 +100,19 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 	}
 	res.SlotsLeft = len(owned)
 	if len(owned) == 0 {
-		// Moved already; the slots may still be open on the target if a classic migration was
-		// interrupted after the source let go: close them by naming the owner everywhere.
+		if asm {
+			return res, p.RestoreReplicationRules(ctx, toIP, fromIP)
+		}
 		return res, nil
 	}
 	if asm {
+		for _, ip := range []string{toIP, fromIP} {
+			if err := p.run(ctx, Addr(ip), func(ctx context.Context, c vk.Client) error {
+				return c.Do(ctx, c.B().AclSetuser().Username(UserReplication).Rule(strings.Fields(asmReplicationCommands)...).Build()).Error()
+			}); err != nil {
+				return res, fmt.Errorf("granting the replication user the slot import on %s: %w", ip, err)
+			}
+		}
 		return p.migrateAtomically(ctx, fromIP, dstID, rangesOf(owned), res)
 	}
 	return p.migrateClassic(ctx, fromIP, toIP, srcID, dstID, owned, primaries, operatorPassword, budget, res)
@@ -101,7 +122,7 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 // running there already.
 func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, ranges []machine.SlotRange, res MigrationResult) (MigrationResult, error) {
 	err := p.run(ctx, Addr(fromIP), func(ctx context.Context, c vk.Client) error {
-		if err := c.Do(ctx, c.B().Arbitrary("ACL", "SETUSER", UserOperator).Args(strings.Fields(asmCommands)...).Build()).Error(); err != nil {
+		if err := c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(strings.Fields(asmCommands)...).Build()).Error(); err != nil {
 			return fmt.Errorf("granting the operator the slot migration commands: %w", err)
 		}
 		jobs, err := slotMigrations(ctx, c)
@@ -137,6 +158,36 @@ func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, rang
 		return nil
 	})
 	return res, err
+}
+
+// RestoreReplicationRules puts the replication user's rules back to replication only on the
+// nodes of a finished Atomic Slot Migration, unless another migration still runs there.
+func (p *Pool) RestoreReplicationRules(ctx context.Context, ips ...string) error {
+	for _, ip := range ips {
+		err := p.run(ctx, Addr(ip), func(ctx context.Context, c vk.Client) error {
+			// Only 9.x nodes get widened: the migration subcommands exist there.
+			if err := c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(strings.Fields(asmCommands)...).Build()).Error(); err != nil {
+				return err
+			}
+			jobs, err := slotMigrations(ctx, c)
+			if err != nil {
+				return err
+			}
+			for _, j := range jobs {
+				switch j["state"] {
+				case "success", "failed", "cancelled", "canceled":
+				default:
+					return nil
+				}
+			}
+			rules := append([]string{"resetkeys", "resetchannels", "-@all"}, strings.Fields(replicationRules)...)
+			return c.Do(ctx, c.B().AclSetuser().Username(UserReplication).Rule(rules...).Build()).Error()
+		})
+		if err != nil {
+			return fmt.Errorf("restoring the replication user's rules on %s: %w", ip, err)
+		}
+	}
+	return nil
 }
 
 // slotMigrations reads CLUSTER GETSLOTMIGRATIONS: one map of fields per job.

@@ -71,6 +71,12 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 				return fmt.Errorf("ACL GETUSER flags: %w", err)
 			}
 			*fenced = !userIsOn(flags)
+			if i == 1 {
+				c := m["commands"]
+				if cmds, err := c.ToString(); err == nil {
+					v.ReplicationWidened = strings.Contains(cmds, "+@all")
+				}
+			}
 		}
 		if info["cluster_enabled"] == "1" {
 			// Cluster mode: which slots it serves, and whether it has met anyone yet.

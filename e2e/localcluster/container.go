@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,6 +111,7 @@ func (r *podRunner) startContainer(c *container) error {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err
 	}
+	env = withImagePrograms(env, r.cluster.opts.Images, c.spec.Image)
 	mounts, err := r.mountArgs(c)
 	if err != nil {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
@@ -276,6 +278,32 @@ func (r *podRunner) commandLine(c *container) ([]string, error) {
 		argv[0] = p
 	}
 	return argv, nil
+}
+
+// withImagePrograms puts the directory of the image's programs first on PATH, as the image's
+// own PATH would: a command that starts through a shell ("sh -c '... exec valkey-server'") must
+// find the image's valkey-server, not the one on this machine's PATH (found when pods of topology
+// Cluster, which start through a shell step, ran 8.0 under a 9.1 image).
+func withImagePrograms(env []string, images map[string]Image, image string) []string {
+	img, _ := lookupImage(images, image)
+	dirs := map[string]bool{}
+	var first []string
+	for _, p := range img.Programs {
+		if d := filepath.Dir(p); !dirs[d] {
+			dirs[d] = true
+			first = append(first, d)
+		}
+	}
+	if len(first) == 0 {
+		return env
+	}
+	sort.Strings(first)
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			env[i] = "PATH=" + strings.Join(first, ":") + ":" + v
+		}
+	}
+	return env
 }
 
 // lookupImage finds an image's mapping: the image as written ("valkey/valkey:9.1.2"), then its

@@ -34,6 +34,10 @@ func TestTheClusterTopologyIsFormedByTheMachine(t *testing.T) {
 
 func formedByTheMachine(t *testing.T, image string) {
 	ns, ctx, vc := steadyShards(t, "shop", 3, 2, image, 5*time.Minute)
+	version := map[string]string{"valkey/valkey:8.0": "8.0.", "valkey/valkey:9.1": "9.1.2"}[image]
+	if got := nodeVersions(t, vc); !allPrefixed(got, version) {
+		t.Fatalf("the nodes of %s run %v, want %s", image, got, version)
+	}
 	// The machine's even split: shard i serves [i*16384/n, (i+1)*16384/n - 1].
 	plan := []string{"0-5460", "5461-10921", "10922-16383"}
 	for i, sh := range vc.Status.Shards {
@@ -501,6 +505,11 @@ func TestShardsScaleUpMovesSlotsWithTheirKeys(t *testing.T) {
 
 func scaleShardsUp(t *testing.T, image string) {
 	ns, ctx, vc := steadyShards(t, "grow", 3, 2, image, 8*time.Minute)
+	// The migration path follows the version the nodes report: make sure the image's version runs.
+	version := map[string]string{"valkey/valkey:8.0": "8.0.", "valkey/valkey:9.1": "9.1.2"}[image]
+	if got := nodeVersions(t, vc); !allPrefixed(got, version) {
+		t.Fatalf("the nodes of %s run %v, want %s", image, got, version)
+	}
 	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
 	const keys = 5000
 	for i := 0; i < keys; i += 500 {

@@ -104,6 +104,18 @@ func peerIPs(w *world, node string, answering bool) []string {
 	return out
 }
 
+// narrowReplicationUsers takes back, outside Resharding, the rules an Atomic Slot Migration gave
+// the replication user on each node that still has them.
+func narrowReplicationUsers(ctx context.Context, w *world) error {
+	var errs []error
+	for _, n := range w.obs.Nodes {
+		if n.Reachable && n.Valkey.ReplicationWidened {
+			errs = append(errs, w.pool.RestoreReplicationRules(ctx, n.Pod.IP))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // migrationBudget bounds one classic MigrateSlots call: the reconcile that carries it out
 // surveys nothing meanwhile, so a large range moves over several turns (each resumes where the
 // cluster shows the last one stopped).

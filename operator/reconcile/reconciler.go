@@ -238,6 +238,9 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		r.event(vc, corev1.EventTypeWarning, "SupportObjectsFailed", "%v", supportErr)
 	}
 	actErr := r.act(ctx, vc, w, d.Actions)
+	if d.Next.State != machine.Resharding {
+		actErr = errors.Join(actErr, narrowReplicationUsers(ctx, w))
+	}
 	r.applyLive(ctx, vc, w)
 	roleErr := r.syncRoles(ctx, vc, w, d.Next)
 	if roleErr != nil {
