@@ -94,7 +94,20 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		}
 		s.merge(s.current)
 		mergeMeta(s.desired, s.current)
-		if err := c.Update(ctx, s.current); err != nil {
+		err = c.Update(ctx, s.current)
+		if apierrors.IsConflict(err) {
+			// The cache was behind the API server (our own write a moment ago, say): read the
+			// object there and repair it once more, or find it repaired already.
+			if err = live.Get(ctx, key, s.current); err == nil {
+				if s.same(s.current) && labelsAndOwners(s.desired, s.current) {
+					continue
+				}
+				s.merge(s.current)
+				mergeMeta(s.desired, s.current)
+				err = c.Update(ctx, s.current)
+			}
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("repairing %s: %w", name, err))
 			continue
 		}
