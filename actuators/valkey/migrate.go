@@ -131,13 +131,11 @@ func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, rang
 		}
 		var failed string
 		for _, j := range jobs {
-			switch j["state"] {
-			case "success", "failed", "cancelled", "canceled":
-				if j["state"] != "success" && j["operation"] == "EXPORT" {
-					failed = fmt.Sprintf("the last migration of %s ended %s: %s", j["slot_ranges"], j["state"], j["message"])
-				}
-			default:
+			switch {
+			case !migrationEnded(j):
 				res.Running = true
+			case j["state"] != "success" && j["operation"] == "EXPORT":
+				failed = fmt.Sprintf("the last migration of %s ended %s: %s", j["slot_ranges"], j["state"], j["message"])
 			}
 		}
 		if res.Running {
@@ -174,9 +172,7 @@ func (p *Pool) RestoreReplicationRules(ctx context.Context, ips ...string) error
 				return err
 			}
 			for _, j := range jobs {
-				switch j["state"] {
-				case "success", "failed", "cancelled", "canceled":
-				default:
+				if !migrationEnded(j) {
 					return nil
 				}
 			}
@@ -188,6 +184,15 @@ func (p *Pool) RestoreReplicationRules(ctx context.Context, ips ...string) error
 		}
 	}
 	return nil
+}
+
+// migrationEnded reports whether a CLUSTER GETSLOTMIGRATIONS job is over, done or not.
+func migrationEnded(job map[string]string) bool {
+	switch job["state"] {
+	case "success", "failed", "cancelled", "canceled":
+		return true
+	}
+	return false
 }
 
 // slotMigrations reads CLUSTER GETSLOTMIGRATIONS: one map of fields per job.
