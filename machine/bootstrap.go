@@ -28,13 +28,12 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 	next := d.p
 	next.Shards = nil
 	next.Op = Operation{}
-	plan := SlotPlan(spec.Shards)
 	for s := 0; s < spec.Shards; s++ {
 		first := d.firstNode(d.p, s)
 		if first == nil || !d.shardWired(s, first) {
 			return outcome{}, false
 		}
-		if spec.Mode == ModeCluster && !sameSlots(first.Valkey.Slots, plan[s]) {
+		if spec.Mode == ModeCluster && slotCount(first.Valkey.Slots) != slotQuota(s, spec.Shards) {
 			return outcome{}, false
 		}
 		// An elected shard keeps its election's epoch and history: the first node continues it.
@@ -46,15 +45,20 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 	// cluster client takes its slot map from whichever node it asks (found on real Valkey: a
 	// client seeded right after the bootstrap got "the slot has no node" from a node that gossip
 	// had not told yet).
-	if spec.Mode == ModeCluster && len(d.slotMapBehind()) > 0 {
+	if spec.Mode == ModeCluster && (len(d.slotMoves(Persisted{}, spec.Shards)) > 0 || len(d.slotMapBehind()) > 0) {
 		return outcome{}, false
 	}
 	next.PodsPerShard = d.specPods()
 	return outcome{next: next, message: fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)}, true
 }
 
-func sameSlots(have []SlotRange, want SlotRange) bool {
-	return len(have) == 1 && have[0] == want
+// slotCount is how many slots the ranges hold.
+func slotCount(rs []SlotRange) int {
+	n := 0
+	for _, r := range rs {
+		n += r.End - r.Start + 1
+	}
+	return n
 }
 
 // elected returns shard s's record from a bootstrap election in p, if there is one.

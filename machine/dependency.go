@@ -9,7 +9,10 @@ import "slices"
 // the failed one may have left in between: the node it ran on, both ends of a hand-over or a
 // slot migration (a replica-of that failed says nothing about its primary); and on an
 // earlier fence, the one action whose failure leaves a node open that the rest of the
-// decision assumed closed. Actions on the cluster's objects (ensure-objects, expand-volumes)
+// decision assumed closed. Slot migrations never block one another: the moves of one decision
+// take different slots, each is finished by the next migration of its range whatever state it
+// was left in, and the operator runs them side by side (sources feeding one new shard at once is
+// where a resharding wins its time). Actions on the cluster's objects (ensure-objects, expand-volumes)
 // involve no node: they neither block nor are blocked by node actions. Both the operator and
 // the simulated operator skip exactly the dependent actions (Blocked); the machine decides the
 // skipped ones again from the next observation.
@@ -49,7 +52,11 @@ func Involved(a Action) []string {
 // carried out before it, failed.
 func Blocked(a Action, failed []Action) bool {
 	mine := Involved(a)
+	_, migration := a.(MigrateSlots)
 	for _, f := range failed {
+		if _, other := f.(MigrateSlots); migration && other {
+			continue
+		}
 		if _, fence := f.(Fence); fence {
 			return true
 		}

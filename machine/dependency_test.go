@@ -17,6 +17,8 @@ func TestAFailedActionBlocksOnlyTheActionsThatDependOnIt(t *testing.T) {
 		{"objects are independent of nodes", EnsureObjects{Replicas: 2}, []Action{promote}, false},
 		{"volumes are independent of objects", ExpandVolumes{Nodes: []string{"s0-1"}}, []Action{EnsureObjects{Replicas: 2}}, false},
 		{"a failed fence blocks everything after it", Promote{Node: "s0-2"}, []Action{Fence{Node: "s0-0"}}, true},
+		{"migrations into one shard run side by side", MigrateSlots{FromNode: "s1-0", ToNode: "s3-0"}, []Action{MigrateSlots{FromNode: "s0-0", ToNode: "s3-0"}}, false},
+		{"a removal after a failed migration of its node", RemoveNode{Node: "s3-0"}, []Action{MigrateSlots{FromNode: "s3-0", ToNode: "s0-0"}}, true},
 		{"a hand-over's target", HandOver{From: "s0-0", To: "s0-1"}, []Action{Detach{Node: "s0-1"}}, true},
 	}
 	for _, c := range cases {

@@ -4,7 +4,7 @@ import "fmt"
 
 // Resharding (cluster mode) works towards Op.TargetShards shards with the balanced slot plan:
 // create the pods of new shards, wire each new shard to its first node and record it
-// (shard-added), migrate one slot range per step from a converged cluster, then remove the
+// (shard-added), migrate every range the plan moves (slotMoves) from a converged cluster, then remove the
 // nodes of shards beyond the target and let EnsureObjects delete their pods. Every step is
 // visible in the world (pods, joined nodes, slot owners), so the operation resumes after a
 // restart or a failover.
@@ -78,15 +78,18 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		b.wait(why)
 		return
 	}
+	// Every move at once: each involves its own pair of primaries' slots, and the actuators
+	// run them side by side (several sources feeding one new shard is where time is won).
 	if moves := d.slotMoves(p, target); len(moves) > 0 {
-		m := moves[0]
-		to := d.v.node(p.Shards[m.to].Primary)
-		if m.from < 0 {
-			b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
-			return
+		for _, m := range moves {
+			to := d.v.node(p.Shards[m.to].Primary)
+			if m.from < 0 {
+				b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
+				continue
+			}
+			from := d.v.node(p.Shards[m.from].Primary)
+			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
 		}
-		from := d.v.node(p.Shards[m.from].Primary)
-		b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
 		return
 	}
 	for s := target; s < d.v.shardCount(); s++ {

@@ -69,31 +69,97 @@ type slotMove struct {
 	from, to int
 }
 
-// slotMoves lists the differences between the observed owners and the plan for n shards.
+// slotQuota is how many slots shard s owns in a balanced cluster of n shards: the size of its
+// range in SlotPlan(n), 0 for a shard beyond n.
+func slotQuota(s, n int) int {
+	if s >= n {
+		return 0
+	}
+	r := SlotPlan(n)[s]
+	return r.End - r.Start + 1
+}
+
+// slotMoves lists the moves that balance the observed owners over n shards while moving as few
+// slots as possible (a resharding moves keys, and keys cost time): each shard keeps its lowest
+// slots up to its quota; the slots beyond (all of a shard beyond n) and the unassigned ones are
+// handed, in slot order, to the shards below their quota, in shard order. From nothing this is
+// SlotPlan(n) exactly, and 3 → 4 → 3 shards comes back to it; 3 → 4 moves a quarter of the
+// slots (one range from each shard), where re-laying contiguous ranges would move half
+// (valkey-cli --cluster rebalance moves the same quarter). Every move takes slots from a shard
+// above its quota or from nobody to one below, so each completed move brings the plan closer
+// and a plan decided again midway is the rest of the first one.
 func (d *decider) slotMoves(p Persisted, n int) []slotMove {
-	owners := d.slotOwners(p)
-	var moves []slotMove
-	for to, want := range SlotPlan(n) {
-		cur := want.Start
-		for _, o := range owners {
-			if o.End < cur || o.Start > want.End {
-				continue
-			}
-			lo, hi := max(o.Start, cur), min(o.End, want.End)
-			if lo > cur {
-				moves = append(moves, slotMove{SlotRange{cur, lo - 1}, -1, to})
-			}
-			if o.shard != to {
-				moves = append(moves, slotMove{SlotRange{lo, hi}, o.shard, to})
-			}
-			cur = hi + 1
-			if cur > want.End {
-				break
-			}
-		}
-		if cur <= want.End {
-			moves = append(moves, slotMove{SlotRange{cur, want.End}, -1, to})
+	return balance(d.slotOwners(p), n)
+}
+
+// PlanSlotMoves is the machine's plan (slotMoves) for shards that own the given ranges, shard
+// by index, balanced over n shards: for tools and benchmarks that move slots as the operator
+// would.
+func PlanSlotMoves(owned map[int][]SlotRange, n int) []SlotMove {
+	var owners []ownedSlot
+	for s, rs := range owned {
+		for _, r := range rs {
+			owners = append(owners, ownedSlot{r, s})
 		}
 	}
+	sort.Slice(owners, func(i, j int) bool {
+		return owners[i].Start < owners[j].Start || (owners[i].Start == owners[j].Start && owners[i].shard < owners[j].shard)
+	})
+	var out []SlotMove
+	for _, m := range balance(owners, n) {
+		out = append(out, SlotMove{SlotRange: m.SlotRange, From: m.from, To: m.to})
+	}
+	return out
+}
+
+// SlotMove is one move of a plan: Slots from shard From (-1: unassigned) to shard To.
+type SlotMove struct {
+	SlotRange
+	From, To int
+}
+
+func balance(owners []ownedSlot, n int) []slotMove {
+	var owner [NumSlots]int
+	for i := range owner {
+		owner[i] = -1
+	}
+	for _, o := range owners {
+		for s := max(o.Start, 0); s <= min(o.End, NumSlots-1); s++ {
+			owner[s] = o.shard
+		}
+	}
+	kept := map[int]int{}
+	var spare []int // slots to hand out, in slot order
+	for s, o := range owner {
+		if o >= 0 && kept[o] < slotQuota(o, n) {
+			kept[o]++
+			continue
+		}
+		spare = append(spare, s)
+	}
+	var moves []slotMove
+	for to := 0; to < n && len(spare) > 0; to++ {
+		take := min(slotQuota(to, n)-kept[to], len(spare))
+		for _, s := range spare[:max(take, 0)] {
+			from := owner[s]
+			if k := len(moves) - 1; k >= 0 && moves[k].to == to && moves[k].from == from && moves[k].End == s-1 {
+				moves[k].End = s
+				continue
+			}
+			moves = append(moves, slotMove{SlotRange{s, s}, from, to})
+		}
+		spare = spare[max(take, 0):]
+	}
 	return moves
+}
+
+// SlotsToMove is how many slots the plan for n shards still moves, as the machine sees obs
+// with p: the resharding progress that status reports.
+func SlotsToMove(p Persisted, obs Observation, n int) int {
+	d := &decider{p: p, obs: obs, v: newView(obs)}
+	left := 0
+	for _, m := range d.slotMoves(p, n) {
+		left += m.End - m.Start + 1
+	}
+	return left
 }

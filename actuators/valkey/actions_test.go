@@ -69,7 +69,7 @@ func startServerWithConfig(t *testing.T, ip, persistence string, pw Passwords) *
 	return s
 }
 
-func (s *server) start(t *testing.T) {
+func (s *server) start(t testing.TB) {
 	t.Helper()
 	bin := s.bin
 	if bin == "" {
@@ -102,13 +102,13 @@ func (s *server) restart(t *testing.T) {
 	s.start(t)
 }
 
-func newTestPool(t *testing.T) *Pool {
+func newTestPool(t testing.TB) *Pool {
 	p := NewPool(Options{Password: testPasswords.Operator, Timeout: time.Second})
 	t.Cleanup(p.Close)
 	return p
 }
 
-func survey(t *testing.T, p *Pool, s *server) machine.Valkey {
+func survey(t testing.TB, p *Pool, s *server) machine.Valkey {
 	t.Helper()
 	v, err := p.Survey(context.Background(), s.ip)
 	if err != nil {
@@ -128,7 +128,7 @@ func appClient(t *testing.T, s *server) vk.Client {
 	return c
 }
 
-func eventually(t *testing.T, what string, f func() bool) {
+func eventually(t testing.TB, what string, f func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !f() {

@@ -33,6 +33,9 @@ type ClusterNode struct {
 	// Connected is the link state of the cluster bus to it.
 	Connected bool
 	Slots     []machine.SlotRange
+	// Migrating and Importing are the node's open slots (only its own line lists them): slot
+	// to the ID of the node it migrates to, or imports from.
+	Migrating, Importing map[int]string
 }
 
 // ClusterView is CLUSTER NODES as one node sees the cluster.
@@ -48,6 +51,12 @@ func (v ClusterView) Myself() (ClusterNode, bool) {
 		}
 	}
 	return ClusterNode{}, false
+}
+
+// OpenSlots is how many slots the asked node has open (migrating or importing).
+func (v ClusterView) OpenSlots() int {
+	me, _ := v.Myself()
+	return len(me.Migrating) + len(me.Importing)
 }
 
 // Knows reports whether the view has a node at ip.
@@ -97,6 +106,7 @@ func parseClusterNodes(text string) (ClusterView, error) {
 		}
 		for _, s := range f[8:] {
 			if strings.HasPrefix(s, "[") {
+				openSlot(&n, s)
 				continue
 			}
 			lo, hi, found := strings.Cut(s, "-")
@@ -115,6 +125,29 @@ func parseClusterNodes(text string) (ClusterView, error) {
 		v.Nodes = append(v.Nodes, n)
 	}
 	return v, nil
+}
+
+// openSlot records an open migration, "[N->-id]" (migrating to id) or "[N-<-id]" (importing
+// from id), on n.
+func openSlot(n *ClusterNode, s string) {
+	s = strings.Trim(s, "[]")
+	if slot, id, ok := strings.Cut(s, "->-"); ok {
+		if v, err := strconv.Atoi(slot); err == nil {
+			if n.Migrating == nil {
+				n.Migrating = map[int]string{}
+			}
+			n.Migrating[v] = id
+		}
+		return
+	}
+	if slot, id, ok := strings.Cut(s, "-<-"); ok {
+		if v, err := strconv.Atoi(slot); err == nil {
+			if n.Importing == nil {
+				n.Importing = map[int]string{}
+			}
+			n.Importing[v] = id
+		}
+	}
 }
 
 // clusterView asks the node on c for CLUSTER NODES.

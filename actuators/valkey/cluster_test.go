@@ -20,7 +20,13 @@ import (
 // startClusterServer starts a cluster-mode valkey-server on ip with the operator's users, as a
 // pod of topology Cluster runs: the node announces its own address (on loopback it would
 // otherwise be learnt as 127.0.0.1) and never migrates to another shard by itself.
-func startClusterServer(t *testing.T, ip, bin string) *server {
+func startClusterServer(t testing.TB, ip, bin string) *server {
+	t.Helper()
+	return startClusterServerWith(t, ip, bin, "")
+}
+
+// startClusterServerWith is startClusterServer with more configuration lines.
+func startClusterServerWith(t testing.TB, ip, bin, extra string) *server {
 	t.Helper()
 	if _, err := exec.LookPath("valkey-server"); err != nil {
 		t.Skip("valkey-server is not installed (make valkey)")
@@ -31,7 +37,7 @@ func startClusterServer(t *testing.T, ip, bin string) *server {
 		t.Fatal(err)
 	}
 	conf := fmt.Sprintf("bind %[1]s\nport %[2]d\ndir %[3]s\nsave \"\"\nappendonly no\ncluster-enabled yes\ncluster-config-file nodes.conf\n"+
-		"cluster-announce-ip %[1]s\ncluster-node-timeout 3000\ncluster-allow-replica-migration no\ninclude %[4]s\n", ip, Port, dir, auth)
+		"cluster-announce-ip %[1]s\ncluster-node-timeout 3000\ncluster-allow-replica-migration no\ninclude %[4]s\n%[5]s", ip, Port, dir, auth, extra)
 	if err := os.WriteFile(filepath.Join(dir, "valkey.conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +48,7 @@ func startClusterServer(t *testing.T, ip, bin string) *server {
 
 // valkeyBinaries are the valkey-server versions the cluster tests run: Debian's 8.0 on PATH,
 // and 9.1.2 built from Debian's source package (hack/valkey-9.1.sh, cached; make tools builds it).
-func valkeyBinaries(t *testing.T) map[string]string {
+func valkeyBinaries(t testing.TB) map[string]string {
 	t.Helper()
 	root, err := kubeassets.RepoRoot()
 	if err != nil {
@@ -196,6 +202,9 @@ func TestClusterNodesIsRead(t *testing.T) {
 	me, ok := v.Myself()
 	if !ok || me.IP != "127.0.0.2" || me.Port != 30002 || !me.Primary || len(me.Slots) != 1 || me.Slots[0] != (machine.SlotRange{Start: 5461, End: 10922}) {
 		t.Errorf("myself: %+v", me)
+	}
+	if me.Migrating[10923] != "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" || v.OpenSlots() != 1 {
+		t.Errorf("the open migration of slot 10923 is not read: %+v", me.Migrating)
 	}
 	r := v.Nodes[0]
 	if r.Primary || r.PrimaryID != "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" || r.IP != "127.0.0.1" || !r.Connected {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	vk "github.com/valkey-io/valkey-go"
@@ -23,16 +21,13 @@ import (
 //     decides it again until the target owns the range.
 //   - classic (every version): per slot, SETSLOT IMPORTING on the target and MIGRATING on the
 //     source, GETKEYSINSLOT and MIGRATE ... KEYS in batches until the slot is empty, then SETSLOT
-//     NODE on the target, the source and every other primary. Several slots move at once. A call
+//     NODE on the target, the source and every other primary, a batch of slots at a time. A call
 //     works for at most its budget and returns; each slot's state is in the cluster itself, so an
 //     interrupted migration (an operator crash at any step) is finished by the next call, which
 //     opens the same slot again (both SETSLOTs are idempotent) and goes on.
 
 // MigrationBatch is how many keys one MIGRATE moves.
 const MigrationBatch = 1000
-
-// classicWorkers is how many slots a classic migration moves at once.
-const classicWorkers = 8
 
 // MigrationResult is what one call did, for logs, status and metrics.
 type MigrationResult struct {
@@ -220,100 +215,175 @@ func slotMigrations(ctx context.Context, c vk.Client) ([]map[string]string, erro
 	return out, nil
 }
 
-// migrateClassic moves slots one by one, classicWorkers at a time, until the budget is spent.
+// classicBatch is how many slots a classic migration opens, empties and hands over together:
+// each step is one pipeline per node for the whole batch, and Valkey saves (and fsyncs) its
+// cluster configuration once per event-loop turn, so a batch of SETSLOTs costs about what one
+// does (valkey-cli pays both round trip and fsync for every slot).
+const classicBatch = 256
+
+// migrateClassic moves the slots in batches (classicBatch) until the budget is spent. Every
+// step is idempotent and the state of each slot is in the cluster, so a call after an
+// interruption anywhere (an operator crash, a timeout) finishes the same slots: a slot the
+// target owns already only needs the source told (SETSLOT NODE); one the source migrates to a
+// third node (a migration of an abandoned plan) is finished to that node first, never re-aimed,
+// because keys already moved there would be stranded.
 func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcID, dstID string, slots []int, primaries []string, operatorPassword string, budget time.Duration, res MigrationResult) (MigrationResult, error) {
 	deadline := time.Now().Add(budget)
-	work := make(chan int)
-	var moved, keys atomic.Int64
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for w := 0; w < classicWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for slot := range work {
-				n, err := p.migrateSlot(ctx, fromIP, toIP, srcID, dstID, slot, primaries, operatorPassword)
-				keys.Add(int64(n))
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("slot %d: %w", slot, err)
-					}
-					mu.Unlock()
-					continue
-				}
-				moved.Add(1)
+	src, err := p.ClusterNodes(ctx, fromIP)
+	if err != nil {
+		return res, fmt.Errorf("reading the source: %w", err)
+	}
+	srcMe, _ := src.Myself()
+	// owns reads the slots a node serves already (an interrupted hand-over: the target took
+	// them, the source was not told yet).
+	owns := func(ip string) (map[int]bool, error) {
+		v, err := p.ClusterNodes(ctx, ip)
+		if err != nil {
+			return nil, err
+		}
+		me, _ := v.Myself()
+		out := map[int]bool{}
+		for _, r := range me.Slots {
+			for s := r.Start; s <= r.End; s++ {
+				out[s] = true
 			}
-		}()
+		}
+		return out, nil
 	}
-feed:
+	dstOwns, err := owns(toIP)
+	if err != nil {
+		return res, fmt.Errorf("reading the target: %w", err)
+	}
+	// Slots by where they go: the target, or the third node an earlier migration aimed at.
+	type leg struct {
+		ip, id string
+		slots  []int
+	}
+	legs := map[string]*leg{dstID: {ip: toIP, id: dstID}}
 	for _, s := range slots {
-		mu.Lock()
-		failed := firstErr != nil
-		mu.Unlock()
-		if failed || time.Now().After(deadline) || ctx.Err() != nil {
-			break
+		to := dstID
+		if other, open := srcMe.Migrating[s]; open && other != dstID && !dstOwns[s] {
+			to = other
 		}
-		select {
-		case work <- s:
-		case <-ctx.Done():
-			break feed
+		if legs[to] == nil {
+			ip := ""
+			for _, n := range src.Nodes {
+				if n.ID == to {
+					ip = n.IP
+				}
+			}
+			if ip == "" {
+				return res, fmt.Errorf("slot %d is migrating to node %s, which the source does not know: close it by hand (CLUSTER SETSLOT %d STABLE on the source) after checking where its keys are", s, to, s)
+			}
+			legs[to] = &leg{ip: ip, id: to}
+		}
+		legs[to].slots = append(legs[to].slots, s)
+	}
+	for _, l := range legs {
+		legOwns := dstOwns
+		if l.id != dstID {
+			if legOwns, err = owns(l.ip); err != nil {
+				return res, fmt.Errorf("reading %s, which slots are migrating to: %w", l.ip, err)
+			}
+		}
+		for i := 0; i < len(l.slots); i += classicBatch {
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return res, nil
+			}
+			batch := l.slots[i:min(i+classicBatch, len(l.slots))]
+			keys, err := p.migrateBatch(ctx, fromIP, l.ip, srcID, l.id, batch, legOwns, primaries, operatorPassword)
+			res.KeysMoved += keys
+			if err != nil {
+				return res, err
+			}
+			if l.id == dstID {
+				res.SlotsMoved += len(batch)
+				res.SlotsLeft -= len(batch)
+			}
 		}
 	}
-	close(work)
-	wg.Wait()
-	res.SlotsMoved, res.KeysMoved = int(moved.Load()), int(keys.Load())
-	res.SlotsLeft -= res.SlotsMoved
-	return res, firstErr
+	return res, nil
 }
 
-// migrateSlot moves one slot's keys and then its ownership; it returns how many keys it moved.
-func (p *Pool) migrateSlot(ctx context.Context, fromIP, toIP, srcID, dstID string, slot int, primaries []string, operatorPassword string) (int, error) {
-	setslot := func(ip, state, id string) error {
+// migrateBatch moves slots from the source to the target: opens them on both (IMPORTING on the
+// target first, so that a client sent there by ASK is served), empties them (GETKEYSINSLOT and
+// MIGRATE, pipelined, until no key is left), then hands them over (SETSLOT NODE on the target,
+// which takes ownership with a new epoch, then the source, which stops redirecting with ASK,
+// then the other primaries, best effort: gossip tells them too). It returns how many keys moved.
+func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcID, dstID string, slots []int, dstOwns map[int]bool, primaries []string, operatorPassword string) (int, error) {
+	setslots := func(ip, state, id string, slots []int) error {
+		if len(slots) == 0 {
+			return nil
+		}
 		return p.run(ctx, Addr(ip), func(ctx context.Context, c vk.Client) error {
-			return c.Do(ctx, c.B().Arbitrary("CLUSTER", "SETSLOT", strconv.Itoa(slot), state, id).Build()).Error()
+			cmds := make(vk.Commands, 0, len(slots))
+			for _, s := range slots {
+				cmds = append(cmds, c.B().Arbitrary("CLUSTER", "SETSLOT", strconv.Itoa(s), state, id).Build())
+			}
+			for i, r := range c.DoMulti(ctx, cmds...) {
+				if err := r.Error(); err != nil {
+					return fmt.Errorf("SETSLOT %d %s: %w", slots[i], state, err)
+				}
+			}
+			return nil
 		})
 	}
-	if err := setslot(toIP, "IMPORTING", srcID); err != nil {
-		return 0, fmt.Errorf("SETSLOT IMPORTING on the target: %w", err)
+	var open []int
+	for _, s := range slots {
+		if !dstOwns[s] {
+			open = append(open, s)
+		}
 	}
-	if err := setslot(fromIP, "MIGRATING", dstID); err != nil {
-		return 0, fmt.Errorf("SETSLOT MIGRATING on the source: %w", err)
+	if err := setslots(toIP, "IMPORTING", srcID, open); err != nil {
+		return 0, fmt.Errorf("on the target: %w", err)
+	}
+	if err := setslots(fromIP, "MIGRATING", dstID, open); err != nil {
+		return 0, fmt.Errorf("on the source: %w", err)
 	}
 	moved := 0
 	err := p.run(ctx, Addr(fromIP), func(ctx context.Context, c vk.Client) error {
-		for {
-			ks, err := c.Do(ctx, c.B().ClusterGetkeysinslot().Slot(int64(slot)).Count(MigrationBatch).Build()).AsStrSlice()
-			if err != nil {
-				return fmt.Errorf("GETKEYSINSLOT: %w", err)
+		pending := open
+		for len(pending) > 0 {
+			cmds := make(vk.Commands, 0, len(pending))
+			for _, s := range pending {
+				cmds = append(cmds, c.B().ClusterGetkeysinslot().Slot(int64(s)).Count(MigrationBatch).Build())
 			}
-			if len(ks) == 0 {
-				return nil
+			var migrate vk.Commands
+			var next []int
+			for i, r := range c.DoMulti(ctx, cmds...) {
+				ks, err := r.AsStrSlice()
+				if err != nil {
+					return fmt.Errorf("GETKEYSINSLOT %d: %w", pending[i], err)
+				}
+				if len(ks) == 0 {
+					continue
+				}
+				args := append([]string{toIP, strconv.Itoa(Port), "", "0", "10000", "AUTH2", UserOperator, operatorPassword, "KEYS"}, ks...)
+				migrate = append(migrate, c.B().Arbitrary("MIGRATE").Args(args...).Build())
+				moved += len(ks)
+				next = append(next, pending[i])
 			}
-			args := []string{toIP, strconv.Itoa(Port), "", "0", "10000", "AUTH2", UserOperator, operatorPassword, "KEYS"}
-			if err := c.Do(ctx, c.B().Arbitrary("MIGRATE").Args(append(args, ks...)...).Build()).Error(); err != nil && !vk.IsValkeyNil(err) {
-				return fmt.Errorf("MIGRATE %d keys: %w", len(ks), err)
+			for _, r := range c.DoMulti(ctx, migrate...) {
+				if err := r.Error(); err != nil && !vk.IsValkeyNil(err) {
+					return fmt.Errorf("MIGRATE: %w", err)
+				}
 			}
-			moved += len(ks)
+			pending = next
 		}
+		return nil
 	})
 	if err != nil {
 		return moved, err
 	}
-	// The target first (it then owns the slot with a new epoch), the source next (it stops
-	// redirecting with ASK), then every other primary so that nobody sends clients to the source.
-	if err := setslot(toIP, "NODE", dstID); err != nil {
-		return moved, fmt.Errorf("SETSLOT NODE on the target: %w", err)
+	if err := setslots(toIP, "NODE", dstID, open); err != nil {
+		return moved, fmt.Errorf("on the target: %w", err)
 	}
-	if err := setslot(fromIP, "NODE", dstID); err != nil {
-		return moved, fmt.Errorf("SETSLOT NODE on the source: %w", err)
+	if err := setslots(fromIP, "NODE", dstID, slots); err != nil {
+		return moved, fmt.Errorf("on the source: %w", err)
 	}
-	// Best effort: a primary that does not answer learns the new owner by gossip (the target's
-	// epoch is higher).
 	for _, ip := range primaries {
 		if ip != fromIP && ip != toIP {
-			_ = setslot(ip, "NODE", dstID)
+			_ = setslots(ip, "NODE", dstID, slots)
 		}
 	}
 	return moved, nil

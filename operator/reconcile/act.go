@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,10 +122,26 @@ func narrowReplicationUsers(ctx context.Context, w *world) error {
 // cluster shows the last one stopped).
 const migrationBudget = 15 * time.Second
 
-// migrationStep is the last slot migration call of a turn, for status.progress.
+// migrationStep is what the slot migrations of a turn did together, for status.progress.
 type migrationStep struct {
 	result valkey.MigrationResult
-	took   time.Duration
+	// took is the longest call: they run side by side.
+	took time.Duration
+}
+
+// addMigration adds one migration call's result to the turn's step; calls run concurrently.
+func (w *world) addMigration(res valkey.MigrationResult, took time.Duration) {
+	w.migrationMu.Lock()
+	defer w.migrationMu.Unlock()
+	if w.migration == nil {
+		w.migration = &migrationStep{result: valkey.MigrationResult{ASM: res.ASM}}
+	}
+	m := w.migration
+	m.result.Running = m.result.Running || res.Running
+	m.result.SlotsMoved += res.SlotsMoved
+	m.result.KeysMoved += res.KeysMoved
+	m.result.SlotsLeft += res.SlotsLeft
+	m.took = max(m.took, took)
 }
 
 // atomicSlotMigration says whether slots move with Atomic Slot Migration: only when every node
@@ -160,7 +177,16 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 	w.failing = nil
 	var failed []machine.Action
 	var errs []error
-	for _, a := range actions {
+	done := runMigrationsTogether(ctx, actions, func(a machine.Action) error {
+		if machine.Blocked(a, failed) {
+			return errSkipped
+		}
+		if f, ok := prev[a.String()]; ok && now.Before(f.RetryAt.Time) {
+			return errSkipped
+		}
+		return r.do(ctx, vc, w, a)
+	})
+	for i, a := range actions {
 		key := a.String()
 		if machine.Blocked(a, failed) {
 			failed = append(failed, a)
@@ -176,7 +202,12 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 			log.V(1).Info("action backing off", "action", key, "failures", f.Count, "retryAt", f.RetryAt.Time)
 			continue
 		}
-		err := r.do(ctx, vc, w, a)
+		var err error
+		if res, ran := done[i]; ran {
+			err = res
+		} else {
+			err = r.do(ctx, vc, w, a)
+		}
 		if err != nil {
 			failed = append(failed, a)
 			count := prev[key].Count + 1
@@ -194,6 +225,57 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// errSkipped marks a migration that runMigrationsTogether's caller chose not to start.
+var errSkipped = errors.New("skipped")
+
+// runMigrationsTogether carries out, side by side, the first run of two or more slot
+// migrations in actions (they never block one another: machine.Blocked), and returns each one's
+// result by index; act then records them in order, as if they had run there. A migration run
+// returns errSkipped for is not in the result, and act decides it as usual (skipped or backing
+// off). Only the first run: act's failures before a later run are not known yet.
+func runMigrationsTogether(ctx context.Context, actions []machine.Action, run func(machine.Action) error) map[int]error {
+	start := -1
+	for i, a := range actions {
+		if _, ok := a.(machine.MigrateSlots); ok {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			return migrationsTogether(actions, start, i, run)
+		}
+	}
+	if start >= 0 {
+		return migrationsTogether(actions, start, len(actions), run)
+	}
+	return nil
+}
+
+func migrationsTogether(actions []machine.Action, from, to int, run func(machine.Action) error) map[int]error {
+	if to-from < 2 {
+		return nil
+	}
+	out := map[int]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := from; i < to; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := run(actions[i])
+			if errors.Is(err, errSkipped) {
+				return
+			}
+			mu.Lock()
+			out[i] = err
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // maxBackOff bounds the back-off of a failing action: the machine's actions are what the
@@ -315,7 +397,7 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		}
 		start := time.Now()
 		res, err := w.pool.MigrateSlots(ctx, from, to, a.Slots, primaries, atomicSlotMigration(w.obs.Nodes), w.passwords.Operator, migrationBudget)
-		w.migration = &migrationStep{result: res, took: time.Since(start)}
+		w.addMigration(res, time.Since(start))
 		logFrom(ctx).Info("slot migration step", "action", a.String(), "asm", res.ASM, "running", res.Running,
 			"slotsMoved", res.SlotsMoved, "keysMoved", res.KeysMoved, "slotsLeft", res.SlotsLeft, "took", time.Since(start).Round(time.Millisecond))
 		return err

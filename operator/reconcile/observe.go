@@ -44,7 +44,8 @@ type world struct {
 	// supportErr is why support objects could not be written this turn (nil: they were).
 	supportErr error
 	// migration is this turn's slot migration step, if any.
-	migration *migrationStep
+	migration   *migrationStep
+	migrationMu sync.Mutex
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

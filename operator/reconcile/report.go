@@ -252,27 +252,15 @@ func progressOf(w *world, p machine.Persisted) string {
 	return ""
 }
 
-// reshardProgress says how many slots are where the plan for the target shard count puts them
-// (as the shards' primaries report their own slots), and what the last migration step did.
+// reshardProgress says how many slots the machine's plan for the target shard count still
+// moves (as the shards' primaries report their own slots), and what the last migration step did.
 func reshardProgress(w *world, p machine.Persisted) string {
 	target := p.Op.TargetShards
 	if target < 1 {
 		return "resharding"
 	}
-	plan := machine.SlotPlan(target)
-	placed := 0
-	for _, n := range w.obs.Nodes {
-		if !n.Reachable || n.Valkey.Role != machine.RolePrimary || n.Shard >= target {
-			continue
-		}
-		want := plan[n.Shard]
-		for _, r := range n.Valkey.Slots {
-			if lo, hi := max(r.Start, want.Start), min(r.End, want.End); lo <= hi {
-				placed += hi - lo + 1
-			}
-		}
-	}
-	msg := fmt.Sprintf("resharding to %d shards: %d of %d slots in place", target, placed, machine.NumSlots)
+	left := machine.SlotsToMove(p, w.obs, target)
+	msg := fmt.Sprintf("resharding to %d shards: %d slots left to move", target, left)
 	if m := w.migration; m != nil {
 		switch {
 		case m.result.ASM && m.result.Running:

@@ -1,0 +1,96 @@
+package machine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// clusterShard builds shard s of a converged cluster: ordinal 0 its primary serving slots,
+// ordinal 1 its replica, both joined and seeing every slot.
+func clusterShard(s int, slots ...SlotRange) []Node {
+	p := node(0, RolePrimary, fmt.Sprintf("h%d", s), 14)
+	r := node(1, RoleReplica, fmt.Sprintf("h%d", s), 14)
+	for _, n := range []*Node{&p, &r} {
+		n.Name, n.Shard = fmt.Sprintf("s%d-%d", s, n.Ordinal), s
+		n.Pod.IP = fmt.Sprintf("10.0.%d.%d", s, n.Ordinal+1)
+		n.Valkey.RunID = "run-" + n.Name
+		n.Valkey.Joined, n.Valkey.SlotsSeen, n.Valkey.ClusterOK = true, NumSlots, true
+	}
+	// A cluster replica serves reads (its client user is on): writes are not fenced on it.
+	p.Valkey.WritesFenced, p.Valkey.SyncFenced, r.Valkey.WritesFenced = false, false, false
+	p.Valkey.Slots = slots
+	r.Valkey.PrimaryHost, r.Valkey.LinkUp = p.Pod.IP, true
+	return []Node{p, r}
+}
+
+// reshardingTo is the persisted state of a resharding towards target shards, with shards
+// recorded shards led by ordinal 0.
+func reshardingTo(target, shards int) Persisted {
+	p := Persisted{State: Resharding, Seq: 2, Since: at(0), PodsPerShard: 2, Op: Operation{TargetShards: target}}
+	for s := 0; s < shards; s++ {
+		p.Shards = append(p.Shards, ShardRecord{Primary: fmt.Sprintf("s%d-0", s), RunID: fmt.Sprintf("run-s%d-0", s), History: History{ID: fmt.Sprintf("h%d", s)}, Epoch: 1})
+	}
+	return p
+}
+
+// movedSlots sums the slots of the migrate-slots actions and checks each goes to shard to.
+func movedSlots(t *testing.T, d Decision) (int, []string) {
+	t.Helper()
+	total := 0
+	var got []string
+	for _, a := range d.Actions {
+		if m, ok := a.(MigrateSlots); ok {
+			total += m.Slots.End - m.Slots.Start + 1
+			got = append(got, fmt.Sprintf("%d-%d:%d->%d", m.Slots.Start, m.Slots.End, m.From, m.To))
+		}
+	}
+	return total, got
+}
+
+// TestReshardingMovesAQuarterOfTheSlotsNotHalf: 3 → 4 shards moves one range from each of the
+// three shards into the new one, 4096 slots in all, all three at once (they involve different
+// sources); re-laying contiguous ranges would move 8191 slots, half the keys. Back to 3 shards,
+// the same ranges come home and the layout is contiguous again.
+func TestReshardingMovesAQuarterOfTheSlotsNotHalf(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 4
+	three := SlotPlan(3)
+	nodes := append(append(append(clusterShard(0, three[0]), clusterShard(1, three[1])...), clusterShard(2, three[2])...), clusterShard(3)...)
+	d := Decide(reshardingTo(4, 4), obsAt(1, spec, nodes...))
+	total, got := movedSlots(t, d)
+	want := []string{"4096-5460:0->3", "9557-10921:1->3", "15018-16383:2->3"}
+	if total != NumSlots/4 || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("3 -> 4 shards moves %d slots %v, want %v (4096 slots)", total, got, want)
+	}
+
+	spec.Shards = 3
+	nodes = append(append(append(clusterShard(0, SlotRange{0, 4095}), clusterShard(1, SlotRange{5461, 9556})...),
+		clusterShard(2, SlotRange{10922, 15017})...), clusterShard(3, SlotRange{4096, 5460}, SlotRange{9557, 10921}, SlotRange{15018, 16383})...)
+	obs := obsAt(2, spec, nodes...)
+	obs.Objects.Shards = 4 // shard 3's pods stay until its nodes left the bus
+	d = Decide(reshardingTo(3, 4), obs)
+	total, got = movedSlots(t, d)
+	want = []string{"4096-5460:3->0", "9557-10921:3->1", "15018-16383:3->2"}
+	if total != NumSlots/4 || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("4 -> 3 shards moves %d slots %v, want %v", total, got, want)
+	}
+	if rm := actionsOf(d, "remove-node"); len(rm) > 0 {
+		t.Fatalf("removes %v before shard 3 has given its slots away", rm)
+	}
+}
+
+// TestAReshardingDecidedAgainMidwayIsTheRestOfTheFirstPlan: after one of the three moves of
+// 3 → 4 completed (and half of another), deciding again plans exactly what was left.
+func TestAReshardingDecidedAgainMidwayIsTheRestOfTheFirstPlan(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 4
+	nodes := append(append(append(clusterShard(0, SlotRange{0, 4095}), clusterShard(1, SlotRange{5461, 10000})...),
+		clusterShard(2, SlotRange{10922, 16383})...), clusterShard(3, SlotRange{4096, 5460}, SlotRange{10001, 10921})...)
+	d := Decide(reshardingTo(4, 4), obsAt(1, spec, nodes...))
+	total, got := movedSlots(t, d)
+	want := []string{"9557-10000:1->3", "15018-16383:2->3"}
+	if strings.Join(got, " ") != strings.Join(want, " ") || total != 444+1366 {
+		t.Fatalf("midway, moves %v (%d slots), want %v", got, total, want)
+	}
+}
