@@ -108,14 +108,16 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 				return res, fmt.Errorf("granting the replication user the slot import on %s: %w", ip, err)
 			}
 		}
-		return p.migrateAtomically(ctx, fromIP, dstID, rangesOf(owned), res)
+		return p.migrateAtomically(ctx, fromIP, dstID, r, res)
 	}
 	return p.migrateClassic(ctx, fromIP, toIP, srcID, dstID, owned, primaries, operatorPassword, budget, res)
 }
 
-// migrateAtomically starts CLUSTER MIGRATESLOTS for ranges on the source unless a job is
-// running there already.
-func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, ranges []machine.SlotRange, res MigrationResult) (MigrationResult, error) {
+// migrateAtomically starts CLUSTER MIGRATESLOTS for the part of r the source owns unless a
+// job is running there already. What it owns is read again once no job runs: one that ended
+// a moment ago has handed its slots over (found on Valkey 9.1: the range read before the job
+// ended was refused, "Slots are not served by this node").
+func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, r machine.SlotRange, res MigrationResult) (MigrationResult, error) {
 	err := p.run(ctx, Addr(fromIP), func(ctx context.Context, c vk.Client) error {
 		if err := c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(strings.Fields(asmCommands)...).Build()).Error(); err != nil {
 			return fmt.Errorf("granting the operator the slot migration commands: %w", err)
@@ -134,6 +136,21 @@ func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, rang
 			}
 		}
 		if res.Running {
+			return nil
+		}
+		v, err := clusterView(ctx, c)
+		if err != nil {
+			return err
+		}
+		me, _ := v.Myself()
+		var ranges []machine.SlotRange
+		for _, o := range me.Slots {
+			if lo, hi := max(o.Start, r.Start), min(o.End, r.End); lo <= hi {
+				ranges = append(ranges, machine.SlotRange{Start: lo, End: hi})
+			}
+		}
+		res.SlotsLeft = slotCount(ranges)
+		if len(ranges) == 0 {
 			return nil
 		}
 		args := []string{"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE"}
@@ -190,6 +207,15 @@ func migrationEnded(job map[string]string) bool {
 	return false
 }
 
+// slotCount is how many slots the ranges hold.
+func slotCount(rs []machine.SlotRange) int {
+	n := 0
+	for _, r := range rs {
+		n += r.End - r.Start + 1
+	}
+	return n
+}
+
 // slotMigrations reads CLUSTER GETSLOTMIGRATIONS: one map of fields per job.
 func slotMigrations(ctx context.Context, c vk.Client) ([]map[string]string, error) {
 	arr, err := c.Do(ctx, c.B().Arbitrary("CLUSTER", "GETSLOTMIGRATIONS").Build()).ToArray()
@@ -219,7 +245,10 @@ func slotMigrations(ctx context.Context, c vk.Client) ([]map[string]string, erro
 // each step is one pipeline per node for the whole batch, and Valkey saves (and fsyncs) its
 // cluster configuration once per event-loop turn, so a batch of SETSLOTs costs about what one
 // does (valkey-cli pays both round trip and fsync for every slot).
-const classicBatch = 256
+const classicBatch = 64
+
+// migratePipeline is how many MIGRATEs are sent in one round trip (see migrateBatch).
+const migratePipeline = 1
 
 // migrateClassic moves the slots in batches (classicBatch) until the budget is spent. Every
 // step is idempotent and the state of each slot is in the cluster, so a call after an
@@ -363,9 +392,16 @@ func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcID, dstID stri
 				moved += len(ks)
 				next = append(next, pending[i])
 			}
-			for _, r := range c.DoMulti(ctx, migrate...) {
-				if err := r.Error(); err != nil && !vk.IsValkeyNil(err) {
-					return fmt.Errorf("MIGRATE: %w", err)
+			// MIGRATEs are not pipelined: each blocks the source while the target restores its
+			// keys, and a node runs a client's whole pipeline before serving anyone else, so a
+			// deep one stalls the applications' commands behind it (measured, 2,000,000 keys,
+			// 3 → 4 shards: client p99 53 ms with 64 MIGRATEs in flight, 30 ms with 4, 14 ms
+			// with 1, at about the same keys/s).
+			for i := 0; i < len(migrate); i += migratePipeline {
+				for _, r := range c.DoMulti(ctx, migrate[i:min(i+migratePipeline, len(migrate))]...) {
+					if err := r.Error(); err != nil && !vk.IsValkeyNil(err) {
+						return fmt.Errorf("MIGRATE: %w", err)
+					}
 				}
 			}
 			pending = next

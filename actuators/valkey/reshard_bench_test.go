@@ -52,6 +52,8 @@ type benchCluster struct {
 	nodes []*server
 	p     *Pool
 	keys  int
+	// atomic is set on Valkey 9.x clusters: waiting also watches the migration jobs.
+	atomic bool
 }
 
 func newBenchCluster(b testing.TB, bin string, subnet, keys int) *benchCluster {
@@ -151,7 +153,7 @@ func (c *benchCluster) balanced(b testing.TB) bool {
 			return false
 		}
 		for _, n := range v.Nodes {
-			if n.IP == c.nodes[3].ip && slotTotal(n.Slots) != machine.NumSlots/4 {
+			if n.IP == c.nodes[3].ip && slotCount(n.Slots) != machine.NumSlots/4 {
 				return false
 			}
 		}
@@ -160,14 +162,6 @@ func (c *benchCluster) balanced(b testing.TB) bool {
 		}
 	}
 	return true
-}
-
-func slotTotal(rs []machine.SlotRange) int {
-	n := 0
-	for _, r := range rs {
-		n += r.End - r.Start + 1
-	}
-	return n
 }
 
 // clientLoad is a cluster client reading and writing random keys during a move.
@@ -238,6 +232,7 @@ func (f reshardFigures) keysPerSecond() float64 { return float64(f.keys) / f.too
 func measure(b *testing.B, bin string, subnet, keys int, move func(c *benchCluster)) reshardFigures {
 	b.Helper()
 	c := newBenchCluster(b, bin, subnet, keys)
+	c.atomic = bin != ""
 	defer c.stopAll()
 	load := c.startClientLoad(b)
 	start := time.Now()
@@ -270,6 +265,11 @@ func (c *benchCluster) waitBalanced(b testing.TB) {
 	b.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
 	for !c.balanced(b) {
+		if c.atomic {
+			if msg := c.failedMigration(); msg != "" {
+				b.Fatalf("an atomic slot migration failed: %s", msg)
+			}
+		}
 		if time.Now().After(deadline) {
 			b.Fatalf("not balanced after 10 minutes: %v", c.owned(b))
 		}
@@ -346,6 +346,15 @@ func (c *benchCluster) rawMigrateSlots(b *testing.B) {
 	for _, m := range machine.PlanSlotMoves(c.owned(b), 4) {
 		bySource[m.From] = append(bySource[m.From], strconv.Itoa(m.Start), strconv.Itoa(m.End))
 	}
+	// The source authenticates on the target as the replication user (masteruser), which needs
+	// the slot import's rules: granted as a user doing this by hand would have to.
+	for _, s := range c.nodes {
+		if err := c.p.run(ctx, Addr(s.ip), func(ctx context.Context, cl vk.Client) error {
+			return cl.Do(ctx, cl.B().AclSetuser().Username(UserReplication).Rule(strings.Fields(asmReplicationCommands)...).Build()).Error()
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for from, ranges := range bySource {
 		args := append(append([]string{"MIGRATESLOTS", "SLOTSRANGE"}, ranges...), "NODE", newID)
 		admin, err := vk.NewClient(vk.ClientOption{InitAddress: []string{Addr(c.nodes[from].ip)}, Username: benchAdmin, Password: testPasswords.Operator, ForceSingleClient: true, DisableCache: true})
@@ -359,6 +368,24 @@ func (c *benchCluster) rawMigrateSlots(b *testing.B) {
 		}
 	}
 	c.waitBalanced(b)
+}
+
+// failedMigration is the message of an Atomic Slot Migration job that failed on any node, "" if
+// none did.
+func (c *benchCluster) failedMigration() string {
+	for _, s := range c.nodes {
+		var jobs []map[string]string
+		_ = c.p.run(context.Background(), Addr(s.ip), func(ctx context.Context, cl vk.Client) (err error) {
+			jobs, err = slotMigrations(ctx, cl)
+			return err
+		})
+		for _, j := range jobs {
+			if j["state"] == "failed" {
+				return fmt.Sprintf("%s: %s", s.ip, j["message"])
+			}
+		}
+	}
+	return ""
 }
 
 func reportReshard(b *testing.B, ours, ref []reshardFigures) {
