@@ -41,9 +41,11 @@ linked replica. A shard without replicas restarts its primary in place (without 
 loses its data, which the action says). Progress is the pods' revisions, so nothing is lost when
 the operator restarts or a failover interrupts.`,
 	Resharding: `Cluster mode. New shards' pods are created and each is wired to its first node and recorded
-(shard-added); then, from a converged cluster, one slot range per step is migrated towards the
-balanced plan; finally the nodes of removed shards leave the cluster bus and their pods are deleted.
-Every step is visible in the world, so the operation resumes after a restart or a failover.`,
+(shard-added); then, from a converged cluster, every slot range the balanced plan moves is
+migrated at once (each shard keeps its lowest slots up to its share, so no more moves than the
+balance needs); finally the nodes of removed shards leave the cluster bus, their records are
+forgotten (shard-removed) and their pods and claims are deleted. Every step is visible in the
+world, so the operation resumes after a restart or a failover.`,
 	Restoring: `Every shard is reloaded from a snapshot: masters of shards not restored yet are fenced, one
 node per shard loads the snapshot (a new replication history), snapshot-loaded records it, the
 others resync from it. Steady then opens the restored primaries for writes. Writes acknowledged

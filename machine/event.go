@@ -23,6 +23,7 @@ const (
 	EventRolloutComplete     Event = "rollout-complete"
 	EventReshardNeeded       Event = "reshard-needed"
 	EventShardAdded          Event = "shard-added"
+	EventShardRemoved        Event = "shard-removed"
 	EventReshardComplete     Event = "reshard-complete"
 	EventRestoreRequested    Event = "restore-requested"
 	EventSnapshotLoaded      Event = "snapshot-loaded"

@@ -1,6 +1,10 @@
 package machine
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Resharding (cluster mode) works towards Op.TargetShards shards with the balanced slot plan:
 // create the pods of new shards, wire each new shard to its first node and record it
@@ -22,6 +26,44 @@ func guardShardAdded(d *decider) (outcome, bool) {
 	next := p
 	next.Shards = recordPrimary(p.Shards, s, first)
 	return outcome{next: next, message: fmt.Sprintf("shard %d added with primary %s", s, first.Name)}, true
+}
+
+// guardShardRemoved forgets the records of the last shards beyond the target once they serve
+// no slot and every node of theirs answers, off the cluster bus (remove-node reset them).
+// Their pods go next (ensure-objects): without this, the machine would take the deleted
+// primary for a lost one, fail it over and bring the shard back (found on real Valkey: a
+// 4 → 3 resharding re-created shard 3 again and again).
+func guardShardRemoved(d *decider) (outcome, bool) {
+	p := d.p
+	keep := len(p.Shards)
+	for keep > p.Op.TargetShards && d.shardOffTheBus(p, keep-1) {
+		keep--
+	}
+	if keep == len(p.Shards) {
+		return outcome{}, false
+	}
+	next := p
+	next.Shards = append([]ShardRecord(nil), p.Shards[:keep]...)
+	removed := make([]string, 0, len(p.Shards)-keep)
+	for s := keep; s < len(p.Shards); s++ {
+		removed = append(removed, strconv.Itoa(s))
+	}
+	return outcome{next: next, message: fmt.Sprintf("shard(s) %s removed: their slots moved to the other shards and their nodes left the cluster", strings.Join(removed, ", "))}, true
+}
+
+// shardOffTheBus reports whether shard s has pods, every one answering, none joined to the
+// cluster bus and none serving a slot or holding a key.
+func (d *decider) shardOffTheBus(p Persisted, s int) bool {
+	nodes := d.v.shard(s)
+	if len(nodes) == 0 {
+		return false
+	}
+	for _, n := range nodes {
+		if !n.Reachable || n.Valkey.Joined || len(n.Valkey.Slots) > 0 || n.Valkey.Keys > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func guardReshardComplete(d *decider) (outcome, bool) {
@@ -46,15 +88,13 @@ func guardReshardComplete(d *decider) (outcome, bool) {
 
 func (d *decider) reshardActions(p Persisted, b *actionList) {
 	target := p.Op.TargetShards
-	keep := target
-	for s := target; s < d.v.shardCount(); s++ {
-		if d.shardStillMember(s) {
-			keep = s + 1
-		}
-	}
-	d.ensureObjects(p, keep, b)
+	// The recorded shards stay until shard-removed forgets them; a shard beyond the records is
+	// going, even while its pods still answer or terminate (keeping it would bring it back).
+	d.ensureObjects(p, max(target, len(p.Shards)), b)
 	for s := range p.Shards {
-		if s < d.v.shardCount() {
+		// A shard beyond the target is kept whole while it serves slots; once they moved away
+		// its nodes leave the bus (remove-node below) and nothing brings them back.
+		if s < d.v.shardCount() && (s < target || d.servesSlots(p, s)) {
 			d.converge(p, s, true, b)
 		}
 	}
@@ -72,8 +112,16 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		b.wait(fmt.Sprintf("waiting for shard %d to come up", len(p.Shards)))
 		return
 	}
+	// The shards that must be whole before slots move: those that stay, and those beyond the
+	// target while they still serve slots (once they serve none, their nodes are leaving).
 	live := p
-	live.Shards = p.Shards[:min(len(p.Shards), max(d.v.shardCount(), target))]
+	n := target
+	for s := target; s < min(len(p.Shards), d.v.shardCount()); s++ {
+		if d.servesSlots(p, s) {
+			n = s + 1
+		}
+	}
+	live.Shards = p.Shards[:min(len(p.Shards), n)]
 	if ok, why := d.converged(live); !ok {
 		b.wait(why)
 		return
@@ -101,12 +149,8 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 	}
 }
 
-// shardStillMember reports whether a node of shard s is still part of the cluster bus.
-func (d *decider) shardStillMember(s int) bool {
-	for _, n := range d.v.shard(s) {
-		if !n.Reachable || n.Valkey.Joined {
-			return true
-		}
-	}
-	return false
+// servesSlots reports whether shard s's primary (as slotReporter finds it) serves any slot.
+func (d *decider) servesSlots(p Persisted, s int) bool {
+	n := d.slotReporter(p, s)
+	return n != nil && len(n.Valkey.Slots) > 0
 }

@@ -94,3 +94,64 @@ func TestAReshardingDecidedAgainMidwayIsTheRestOfTheFirstPlan(t *testing.T) {
 		t.Fatalf("midway, moves %v (%d slots), want %v", got, total, want)
 	}
 }
+
+// TestAShardThatLeftTheBusIsNotAskedBackIn: 4 → 3 shards, shard 3 gave its slots away and its
+// nodes left the cluster bus (remove-node reset them: empty primaries that know nobody). The
+// machine asks for three shards' objects (its StatefulSet and claims go) and does not add
+// those nodes back to the cluster.
+func TestAShardThatLeftTheBusIsNotAskedBackIn(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := SlotPlan(3)
+	gone := clusterShard(3)
+	for i := range gone {
+		gone[i].Valkey = Valkey{RunID: gone[i].Valkey.RunID, Role: RolePrimary, SecondOffset: -1, WritesFenced: true, SyncFenced: true}
+	}
+	nodes := append(append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...), gone...)
+	obs := obsAt(2, spec, nodes...)
+	obs.Objects.Shards = 4
+	d := Decide(reshardingTo(3, 4), obs)
+	if d.Transition == nil || d.Transition.Event != EventShardRemoved || len(d.Next.Shards) != 3 {
+		t.Fatalf("shard 3's record is kept while its pods are about to go (their loss would read as a failover): %+v", d.Transition)
+	}
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "shards=3") {
+		t.Fatalf("ensure-objects %v, want shards=3 (actions %v, waiting %q)", got, d.Actions, d.Waiting)
+	}
+	for _, a := range d.Actions {
+		if Involved(a) != nil && strings.HasPrefix(Involved(a)[0], "s3-") {
+			t.Fatalf("%s: a node of the removed shard is acted on", a)
+		}
+	}
+	// Its record forgotten and its StatefulSet deleted, its pods terminate (they stop
+	// answering): the machine must not ask for shard 3's objects again.
+	obs = obsAt(3, spec, append(nodes[:6:6], unreachable(gone[0], 1), unreachable(gone[1], 1))...)
+	obs.Objects.Shards = 3
+	d = Decide(d.Next, obs)
+	if got := actionsOf(d, "ensure-objects"); len(got) > 0 {
+		t.Fatalf("asks for %v while the removed shard's pods terminate: it would come back", got)
+	}
+	// Once its pods are gone, the resharding completes with three shards recorded.
+	obs = obsAt(3, spec, nodes[:6]...)
+	d = Decide(reshardingTo(3, 4), obs)
+	if d.Transition == nil || d.Next.State != Steady || len(d.Next.Shards) != 3 {
+		t.Fatalf("no reshard-complete with 3 shards: %+v, waiting %q", d.Transition, d.Waiting)
+	}
+}
+
+// TestAShardHalfOffTheBusHasItsOtherNodesRemoved: one node of the shard being removed left the
+// bus, the other's remove-node failed; the next decision removes the other, it does not wait for
+// the first to be joined again.
+func TestAShardHalfOffTheBusHasItsOtherNodesRemoved(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := SlotPlan(3)
+	gone := clusterShard(3)
+	gone[0].Valkey = Valkey{RunID: gone[0].Valkey.RunID, Role: RolePrimary, SecondOffset: -1, WritesFenced: true, SyncFenced: true}
+	nodes := append(append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...), gone...)
+	obs := obsAt(2, spec, nodes...)
+	obs.Objects.Shards = 4
+	d := Decide(reshardingTo(3, 4), obs)
+	if got := actionsOf(d, "remove-node"); len(got) != 1 || got[0] != "remove-node s3-1" {
+		t.Fatalf("remove-node %v, want s3-1 (actions %v, waiting %q)", got, d.Actions, d.Waiting)
+	}
+}

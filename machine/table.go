@@ -66,6 +66,8 @@ var table = []rule{
 		"every pod runs the target revision and the cluster is converged"},
 	{EventShardAdded, []State{Resharding}, Resharding, guardShardAdded,
 		"a new shard's nodes are up, wired to their first node and joined: record its primary"},
+	{EventShardRemoved, []State{Resharding}, Resharding, guardShardRemoved,
+		"the last recorded shards beyond the target serve no slot and every node of theirs answers off the cluster bus: forget their records before their pods are deleted (their loss is no failover)"},
 	{EventReshardComplete, []State{Resharding}, Steady, guardReshardComplete,
 		"the slots match the plan for the target shard count and the removed shards' pods are gone"},
 	{EventSnapshotLoaded, []State{Restoring}, Restoring, guardSnapshotLoaded,

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	vk "github.com/valkey-io/valkey-go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
@@ -90,8 +92,15 @@ func formedByTheMachine(t *testing.T, image string) {
 // Steady with every slot served, its nodes reporting the image's version. ctx lasts timeout.
 func steadyShards(t *testing.T, name string, shards, pods int32, image string, timeout time.Duration) (string, context.Context, *v1alpha1.ValkeyCluster) {
 	t.Helper()
+	ns, ctx, vc, _ := steadyShardsWithOperator(t, name, shards, pods, image, timeout)
+	return ns, ctx, vc
+}
+
+// steadyShardsWithOperator is steadyShards that also returns the operator, to stop it.
+func steadyShardsWithOperator(t *testing.T, name string, shards, pods int32, image string, timeout time.Duration) (string, context.Context, *v1alpha1.ValkeyCluster, *operator) {
+	t.Helper()
 	ns := cl.Namespace(t)
-	startOperator(t, "")
+	op := startOperator(t, "")
 	ctx := ctxFor(t, timeout)
 	vc := newCluster(ns, name, v1alpha1.TopologyCluster, pods)
 	vc.Spec.Shards, vc.Spec.Image = shards, image
@@ -105,7 +114,7 @@ func steadyShards(t *testing.T, name string, shards, pods int32, image string, t
 			t.Fatalf("the nodes of %s run %v, want %s", image, got, want)
 		}
 	}
-	return ns, ctx, vc
+	return ns, ctx, vc, op
 }
 
 // imageVersions is the version the nodes of each image the cluster tests name must report.
@@ -496,20 +505,40 @@ func TestReplicasPerShardScaleUpAndDown(t *testing.T) {
 	}
 }
 
-// TestShardsScaleUpMovesSlotsWithTheirKeys grows a Cluster topology from 3 shards to 4 holding
-// 5,000 keys, with a cluster client writing all along: the new shard's StatefulSet is created,
-// its nodes join, and a quarter of the slots move to it with their keys, classic on Valkey 8.0
-// (SETSLOT, GETKEYSINSLOT, MIGRATE) and Atomic Slot Migration on 9.1 (CLUSTER MIGRATESLOTS),
-// chosen by the version every node reports. Every key is still readable, no acknowledged write is
-// lost, each shard serves the machine's even split for 4, and valkey-cli --cluster check finds
-// the cluster whole.
-func TestShardsScaleUpMovesSlotsWithTheirKeys(t *testing.T) {
+// TestShardsScaleUpAndDownMoveSlotsWithTheirKeys: 3 → 4 → 3 shards of 2 pods holding 5,000
+// keys, with a cluster client writing WAIT-acknowledged keys throughout, on Valkey 8.0 (classic
+// migration) and 9.1 (Atomic Slot Migration, chosen by the version the nodes report). Up, the
+// new shard gets a quarter of the slots, one range from each shard (the machine moves no more
+// than the balance needs); down, those ranges go home, shard 3's nodes leave the bus, its
+// StatefulSet and claims are deleted. After each: no acknowledged write lost, every key
+// readable, valkey-cli --cluster check whole, the resharding in history.
+func TestShardsScaleUpAndDownMoveSlotsWithTheirKeys(t *testing.T) {
 	for _, image := range []string{"valkey/valkey:8.0", "valkey/valkey:9.1"} {
-		t.Run(image[strings.LastIndex(image, ":")+1:], func(t *testing.T) { scaleShardsUp(t, image) })
+		t.Run(image[strings.LastIndex(image, ":")+1:], func(t *testing.T) { scaleShardsUpAndDown(t, image) })
 	}
 }
 
-func scaleShardsUp(t *testing.T, image string) {
+// slotsIn counts the slots of a status slots string ("0-4095,5461-5462,16383").
+func slotsIn(s string) int {
+	n := 0
+	for _, r := range strings.Split(s, ",") {
+		lo, hi, found := strings.Cut(r, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return -1
+		}
+		b := a
+		if found {
+			if b, err = strconv.Atoi(hi); err != nil {
+				return -1
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+func scaleShardsUpAndDown(t *testing.T, image string) {
 	ns, ctx, vc := steadyShards(t, "grow", 3, 2, image, 8*time.Minute)
 	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
 	const keys = 5000
@@ -524,37 +553,65 @@ func scaleShardsUp(t *testing.T, image string) {
 			}
 		}
 	}
-	w := startWriter(ctx, app, "during")
-	vc = get(t, ns, "grow")
-	vc.Spec.Shards = 4
-	update(t, ctx, vc)
-	start := time.Now()
-	// status.state is written before the turn's report: wait for the shards' slots too.
-	plan := []string{"0-4095", "4096-8191", "8192-12287", "12288-16383"}
-	vc = waitFor(t, ns, "grow", 5*time.Minute, "Steady with 4 shards, slots balanced", func(vc *v1alpha1.ValkeyCluster) bool {
-		if !steadyCluster(4, 2)(vc) {
-			return false
-		}
-		for i, sh := range vc.Status.Shards {
-			if sh.Slots != plan[i] {
+	reshard := func(shards int, balanced func(i int, slots string) bool) {
+		t.Helper()
+		w := startWriter(ctx, app, fmt.Sprintf("to%d", shards))
+		vc := get(t, ns, "grow")
+		vc.Spec.Shards = int32(shards)
+		update(t, ctx, vc)
+		start := time.Now()
+		// status.state is written before the turn's report: wait for the shards' slots too.
+		vc = waitFor(t, ns, "grow", 5*time.Minute, fmt.Sprintf("Steady with %d shards, slots balanced", shards), func(vc *v1alpha1.ValkeyCluster) bool {
+			if !steadyCluster(shards, 2)(vc) {
 				return false
 			}
+			for i, sh := range vc.Status.Shards {
+				if !balanced(i, sh.Slots) {
+					return false
+				}
+			}
+			return true
+		})
+		took := time.Since(start)
+		lost, acked := w.lost(t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)))
+		if lost > 0 {
+			t.Fatalf("%d of %d acknowledged writes lost while resharding to %d shards:\n%s", lost, acked, shards, summary(vc))
 		}
-		return true
-	})
-	took := time.Since(start)
-	lost, acked := w.lost(t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)))
-	if lost > 0 {
-		t.Fatalf("%d of %d acknowledged writes lost while resharding:\n%s", lost, acked, summary(vc))
+		readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "grow:", keys)
+		clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+		t.Logf("%s: to %d shards with %d keys in %s; the writer had %d writes acknowledged, none lost, %d failed and retried", image, shards, keys, took.Round(10*time.Millisecond), acked, w.failures.Load())
 	}
-	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "grow:", keys)
-	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
-	resharded := false
+	reshard(4, func(_ int, slots string) bool { return slotsIn(slots) == 4096 })
+	home := []string{"0-5460", "5461-10921", "10922-16383"}
+	reshard(3, func(i int, slots string) bool { return slots == home[i] })
+
+	vc = get(t, ns, "grow")
+	resharded := 0
 	for _, h := range vc.Status.History {
-		resharded = resharded || h.To == v1alpha1.StateResharding
+		if h.From == v1alpha1.StateSteady && h.To == v1alpha1.StateResharding {
+			resharded++
+		}
 	}
-	if !resharded {
-		t.Errorf("history does not show the resharding:\n%s", summary(vc))
+	if resharded != 2 {
+		t.Errorf("history shows %d reshardings, want 2:\n%s", resharded, summary(vc))
 	}
-	t.Logf("%s: 3 -> 4 shards with %d keys in %s; the writer had %d writes acknowledged, none lost, %d failed and retried", image, keys, took.Round(10*time.Millisecond), acked, w.failures.Load())
+	// Shard 3 is gone: its StatefulSet and its claims.
+	var sts appsv1.StatefulSet
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "grow-s3"}, &sts); !apierrors.IsNotFound(err) {
+		t.Errorf("StatefulSet grow-s3 is still there (%v)", err)
+	}
+	var claims corev1.PersistentVolumeClaimList
+	if err := k.List(ctx, &claims, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for _, c := range claims.Items {
+		if strings.Contains(c.Name, "grow-s3-") {
+			t.Errorf("claim %s of the removed shard is still there", c.Name)
+		}
+		left++
+	}
+	if left != 6 {
+		t.Errorf("%d claims, want 6 (3 shards of 2 pods)", left)
+	}
 }

@@ -133,8 +133,9 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			return err
 		}
 		// As the real actuator: every other node forgets it, then it resets itself (CLUSTER
-		// RESET SOFT), which turns a replica into an empty primary that belongs to no cluster.
-		if n.role == machine.RoleReplica || len(n.log) == 0 {
+		// RESET SOFT), which turns a replica into an empty primary that belongs to no cluster
+		// and empties a primary whose keys all moved away (one still holding keys refuses).
+		if n.role == machine.RoleReplica || w.keysHeld(n) == 0 {
 			w.wiped(n, "remove-node reset")
 			n.log, n.has, n.base, n.backlog = nil, nil, 0, false
 			n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1

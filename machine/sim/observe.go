@@ -34,7 +34,7 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				ReplID:       n.replID,
 				ReplID2:      n.replID2,
 				Offset:       n.offset(),
-				Keys:         int64(len(n.log)),
+				Keys:         int64(w.keysHeld(n)),
 				SecondOffset: n.secondOffset,
 				PrimaryHost:  n.masterIP,
 				LinkUp:       n.linkUp,
@@ -79,4 +79,30 @@ func count(ranges []machine.SlotRange) int {
 		n += r.End - r.Start + 1
 	}
 	return n
+}
+
+// keysHeld is what DBSIZE says on n: its writes, and in cluster mode only those of slots its
+// shard serves (MIGRATE and Atomic Slot Migration delete the moved keys on the source and, by
+// replication, on its replicas).
+func (w *World) keysHeld(n *node) int {
+	if w.topo.Mode != machine.ModeCluster {
+		return len(n.log)
+	}
+	held := 0
+	for _, id := range n.log {
+		slot := slotOf(w.writes[id].key)
+		if n.shard < len(w.slots) && inRanges(w.slots[n.shard], slot) {
+			held++
+		}
+	}
+	return held
+}
+
+func inRanges(rs []machine.SlotRange, slot int) bool {
+	for _, r := range rs {
+		if slot >= r.Start && slot <= r.End {
+			return true
+		}
+	}
+	return false
 }

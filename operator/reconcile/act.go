@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,17 +47,42 @@ func refuseShrinkingOverAPrimary(w *world, d kube.Desired) error {
 	return nil
 }
 
-// refuseRemovingShards stops an EnsureObjects that asks for fewer shards than there are
-// StatefulSets: removing a shard (its StatefulSet and claims, after its slots moved away and
-// its nodes left the cluster bus) is not carried out by this operator version yet, so the
-// shard stays, serving, and status says why.
-func refuseRemovingShards(w *world, d kube.Desired) error {
-	for sh := range w.sets {
-		if sh >= len(d.StatefulSets) {
-			return fmt.Errorf("not removing shard %d (StatefulSet %s): removing shards is not supported by this operator version yet", sh, w.sets[sh].Name)
+// shardsToRemove are the StatefulSets of shards an EnsureObjects no longer wants, once each is
+// checked: every pod its StatefulSet runs answers, is off the cluster bus and holds no slot
+// and no key (remove-node reset it after its slots moved away). Its claims are deleted with it,
+// so a shard that cannot be checked whole is refused, staying and serving, and the error says
+// which pod is in the way.
+func shardsToRemove(w *world, d kube.Desired) ([]*appsv1.StatefulSet, error) {
+	var out []*appsv1.StatefulSet
+	for sh, sts := range w.sets {
+		if sh < len(d.StatefulSets) {
+			continue
 		}
+		pods := 0
+		if sts.Spec.Replicas != nil {
+			pods = int(*sts.Spec.Replicas)
+		}
+		for ord := 0; ord < pods; ord++ {
+			name := fmt.Sprintf("%s-%d", sts.Name, ord)
+			var node *machine.Node
+			for i := range w.obs.Nodes {
+				if w.obs.Nodes[i].Name == name {
+					node = &w.obs.Nodes[i]
+				}
+			}
+			switch {
+			case node == nil || !node.Reachable:
+				return nil, fmt.Errorf("not removing shard %d: %s does not answer, so it cannot be checked empty (its claim would be deleted)", sh, name)
+			case node.Valkey.Joined || len(node.Valkey.Slots) > 0:
+				return nil, fmt.Errorf("not removing shard %d: %s is still in the cluster", sh, name)
+			case node.Valkey.Keys > 0:
+				return nil, fmt.Errorf("not removing shard %d: %s still holds %d keys", sh, name, node.Valkey.Keys)
+			}
+		}
+		out = append(out, sts)
 	}
-	return nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // refuseShrinkingWithoutItsPrimaries asks each process a shrink keeps (the shards' recorded
@@ -309,7 +336,8 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err := refuseShrinkingOverAPrimary(w, desired); err != nil {
 			return err
 		}
-		if err := refuseRemovingShards(w, desired); err != nil {
+		remove, err := shardsToRemove(w, desired)
+		if err != nil {
 			return err
 		}
 		if err := refuseShrinkingWithoutItsPrimaries(ctx, w, a.Keep); err != nil {
@@ -320,6 +348,19 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		r.recordApply(ctx, vc, res)
+		for _, sts := range remove {
+			res, err := kube.DeleteShard(ctx, r.Client, sts)
+			for _, n := range res.Deleted {
+				r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "delete").Inc()
+				logFrom(ctx).Info("deleted", "object", n)
+			}
+			if len(res.Deleted) > 0 {
+				r.event(vc, corev1.EventTypeNormal, "ShardRemoved", "%s removed: its slots moved to the other shards and its nodes left the cluster, then its StatefulSet and claims were deleted (%s)", sts.Name, strings.Join(res.Deleted, ", "))
+			}
+			if err != nil {
+				return err
+			}
+		}
 		return nil
 	case machine.ExpandVolumes:
 		for _, node := range a.Nodes {

@@ -134,10 +134,10 @@ func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format strin
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
 
