@@ -42,8 +42,9 @@ loses its data, which the action says). Progress is the pods' revisions, so noth
 the operator restarts or a failover interrupts.`,
 	Resharding: `Cluster mode. New shards' pods are created and each is wired to its first node and recorded
 (shard-added); then, from a converged cluster, every slot range the balanced plan moves is
-migrated at once (each shard keeps its lowest slots up to its share, so no more moves than the
-balance needs); finally the nodes of removed shards leave the cluster bus, their records are
+migrated at once (each shard keeps its home slots, then its lowest, up to its share, so no more
+moves than the balance needs; a slot left open by an unfinished migration is first finished
+towards where it was going, and is reason enough to reshard); finally the nodes of removed shards leave the cluster bus, their records are
 forgotten (shard-removed) and their pods and claims are deleted. Every step is visible in the
 world, so the operation resumes after a restart or a failover.`,
 	Restoring: `Every shard is reloaded from a snapshot: masters of shards not restored yet are fenced, one

@@ -228,6 +228,17 @@ type Valkey struct {
 	// ClusterOK is cluster_state:ok in the node's CLUSTER INFO (cluster mode): it serves its
 	// slots. A primary says fail for 2 s after it starts even with every slot covered.
 	ClusterOK bool
+	// OpenSlots are the slots the node has open (cluster mode): migrating to another node, or
+	// importing from one, as a classic migration that did not finish leaves them.
+	OpenSlots []OpenSlot
+}
+
+// OpenSlot is a slot a node has open: Importing from the node at Peer (an IP), or migrating to
+// it.
+type OpenSlot struct {
+	Slot      int
+	Peer      string
+	Importing bool
 }
 
 // SlotRange is an inclusive range of hash slots.

@@ -72,7 +72,7 @@ func guardReshardComplete(d *decider) (outcome, bool) {
 	if len(p.Shards) < target || d.v.shardCount() > target {
 		return outcome{}, false
 	}
-	if len(d.slotMoves(p, target)) > 0 {
+	if open, _ := d.openMoves(); len(d.slotMoves(p, target)) > 0 || len(open) > 0 {
 		return outcome{}, false
 	}
 	trimmed := p
@@ -124,6 +124,22 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 	live.Shards = p.Shards[:min(len(p.Shards), n)]
 	if ok, why := d.converged(live); !ok {
 		b.wait(why)
+		return
+	}
+	// Migrations left open are finished first, towards where they were going.
+	open, unknown := d.openMoves()
+	if len(unknown) > 0 {
+		b.wait("not finishing open slots whose other end is no pod of this cluster (close them by hand, CLUSTER SETSLOT <slot> STABLE, after checking where their keys are): " + strings.Join(unknown, "; "))
+	}
+	if len(open) > 0 {
+		for _, m := range open {
+			from, to := d.slotReporter(p, m.from), d.slotReporter(p, m.to)
+			if from == nil || to == nil {
+				b.wait(fmt.Sprintf("slot %d is open between shards %d and %d, and one of them has no primary answering", m.Start, m.from, m.to))
+				continue
+			}
+			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
+		}
 		return
 	}
 	// Every move at once: each involves its own pair of primaries' slots, and the actuators

@@ -155,3 +155,33 @@ func TestAShardHalfOffTheBusHasItsOtherNodesRemoved(t *testing.T) {
 		t.Fatalf("remove-node %v, want s3-1 (actions %v, waiting %q)", got, d.Actions, d.Waiting)
 	}
 }
+
+// TestASlotLeftOpenIsFinishedWhereItWasGoingThenMovedHome: Steady, 3 balanced shards, but slot
+// 100 is open between shard 0 (migrating) and shard 1 (importing), as a classic migration of an
+// abandoned plan leaves it. The machine reshards: it finishes slot 100 towards shard 1 first
+// (some of its keys may be there already), and only then does the plan bring it home.
+func TestASlotLeftOpenIsFinishedWhereItWasGoingThenMovedHome(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := SlotPlan(3)
+	nodes := append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...)
+	nodes[0].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: nodes[2].Pod.IP}}
+	nodes[2].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: nodes[0].Pod.IP, Importing: true}}
+	steady := reshardingTo(0, 3)
+	steady.State, steady.Op = Steady, Operation{}
+	d := Decide(steady, obsAt(1, spec, nodes...))
+	if d.Transition == nil || d.Transition.To != Resharding || !strings.Contains(d.Transition.Message, "left open") {
+		t.Fatalf("no resharding for the open slot: %+v, waiting %q", d.Transition, d.Waiting)
+	}
+	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-100:0->1" {
+		t.Fatalf("moves %v, want slot 100 finished towards shard 1", got)
+	}
+	// Finished: shard 1 serves slot 100, nothing is open; the plan moves it home.
+	nodes[0].Valkey.OpenSlots, nodes[2].Valkey.OpenSlots = nil, nil
+	nodes[0].Valkey.Slots = []SlotRange{{0, 99}, {101, plan[0].End}}
+	nodes[2].Valkey.Slots = []SlotRange{{100, 100}, plan[1]}
+	d = Decide(d.Next, obsAt(2, spec, nodes...))
+	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-100:1->0" {
+		t.Fatalf("moves %v, want slot 100 back to shard 0", got)
+	}
+}

@@ -1,6 +1,9 @@
 package machine
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // SlotPlan is the balanced layout for n shards: shard i owns a contiguous range, the ranges
 // cover every slot once.
@@ -80,14 +83,16 @@ func slotQuota(s, n int) int {
 }
 
 // slotMoves lists the moves that balance the observed owners over n shards while moving as few
-// slots as possible (a resharding moves keys, and keys cost time): each shard keeps its lowest
-// slots up to its quota; the slots beyond (all of a shard beyond n) and the unassigned ones are
-// handed, in slot order, to the shards below their quota, in shard order. From nothing this is
-// SlotPlan(n) exactly, and 3 → 4 → 3 shards comes back to it; 3 → 4 moves a quarter of the
-// slots (one range from each shard), where re-laying contiguous ranges would move half
-// (valkey-cli --cluster rebalance moves the same quarter). Every move takes slots from a shard
-// above its quota or from nobody to one below, so each completed move brings the plan closer
-// and a plan decided again midway is the rest of the first one.
+// slots as possible (a resharding moves keys, and keys cost time). A shard's share is the size
+// of its range in SlotPlan(n), its home; each shard keeps its home slots first, then its lowest
+// others, up to its share; the slots beyond (all of a shard beyond n) and the unassigned ones go
+// to the shards below their share, each taking what lies in its home first, then in slot order.
+// From nothing this is SlotPlan(n) exactly, and 3 → 4 → 3 shards comes back to it; 3 → 4 moves
+// a quarter of the slots (one range from each shard), where re-laying contiguous ranges would
+// move half (valkey-cli --cluster rebalance moves the same quarter); a slot that strayed (an
+// open migration finished elsewhere) goes home. Every move takes slots from a shard above its
+// share or from nobody to one below, so each completed move brings the plan closer and a plan
+// decided again midway is the rest of the first one.
 func (d *decider) slotMoves(p Persisted, n int) []slotMove {
 	return balance(d.slotOwners(p), n)
 }
@@ -128,27 +133,70 @@ func balance(owners []ownedSlot, n int) []slotMove {
 			owner[s] = o.shard
 		}
 	}
+	var homeOf [NumSlots]int // the shard whose range in the even split holds the slot
+	share := make([]int, n)
+	for shard, r := range SlotPlan(n) {
+		share[shard] = r.End - r.Start + 1
+		for s := r.Start; s <= r.End; s++ {
+			homeOf[s] = shard
+		}
+	}
+	quota := func(shard int) int {
+		if shard < n {
+			return share[shard]
+		}
+		return 0
+	}
+	home := func(s, shard int) bool { return homeOf[s] == shard }
+	// Each shard keeps its home slots (its range in the even split) first, then its lowest
+	// others, up to its share.
 	kept := map[int]int{}
-	var spare []int // slots to hand out, in slot order
-	for s, o := range owner {
-		if o >= 0 && kept[o] < slotQuota(o, n) {
-			kept[o]++
+	keep := [NumSlots]bool{}
+	for _, homeFirst := range []bool{true, false} {
+		for s, o := range owner {
+			if o >= 0 && !keep[s] && home(s, o) == homeFirst && kept[o] < quota(o) {
+				kept[o]++
+				keep[s] = true
+			}
+		}
+	}
+	// The rest goes to the shards below their share: first what lies in a receiver's home
+	// range, then in slot order.
+	to := [NumSlots]int{}
+	for s := range to {
+		to[s] = -1
+	}
+	for s := range to {
+		if r := homeOf[s]; !keep[s] && kept[r] < quota(r) {
+			to[s] = r
+			kept[r]++
+		}
+	}
+	r := 0
+	for s := range to {
+		if keep[s] || to[s] >= 0 {
 			continue
 		}
-		spare = append(spare, s)
+		for r < n && kept[r] >= quota(r) {
+			r++
+		}
+		if r == n {
+			break
+		}
+		to[s] = r
+		kept[r]++
 	}
 	var moves []slotMove
-	for to := 0; to < n && len(spare) > 0; to++ {
-		take := min(slotQuota(to, n)-kept[to], len(spare))
-		for _, s := range spare[:max(take, 0)] {
-			from := owner[s]
-			if k := len(moves) - 1; k >= 0 && moves[k].to == to && moves[k].from == from && moves[k].End == s-1 {
-				moves[k].End = s
-				continue
-			}
-			moves = append(moves, slotMove{SlotRange{s, s}, from, to})
+	for s := 0; s < NumSlots; s++ {
+		if to[s] < 0 {
+			continue
 		}
-		spare = spare[max(take, 0):]
+		from := owner[s]
+		if k := len(moves) - 1; k >= 0 && moves[k].to == to[s] && moves[k].from == from && moves[k].End == s-1 {
+			moves[k].End = s
+			continue
+		}
+		moves = append(moves, slotMove{SlotRange{s, s}, from, to[s]})
 	}
 	return moves
 }
@@ -162,4 +210,40 @@ func SlotsToMove(p Persisted, obs Observation, n int) int {
 		left += m.End - m.Start + 1
 	}
 	return left
+}
+
+// openMoves are the migrations left open in the cluster (a classic migration interrupted, its
+// plan since changed): a slot a primary migrates to another, or imports from another, is
+// finished towards where it was going before any move of the plan (re-aiming it would strand
+// the keys already moved; the plan moves it back afterwards if it must). One move per slot,
+// both ends known shards; a slot whose other end no pod has is left to the user (status says
+// so through the wait).
+func (d *decider) openMoves() (moves []slotMove, unknown []string) {
+	seen := map[int]bool{}
+	for _, n := range d.obs.Nodes {
+		if !n.Reachable || n.Valkey.Role != RolePrimary {
+			continue
+		}
+		for _, o := range n.Valkey.OpenSlots {
+			if seen[o.Slot] {
+				continue
+			}
+			peer := d.v.nodeByIP(o.Peer)
+			if peer == nil {
+				unknown = append(unknown, fmt.Sprintf("slot %d open on %s towards %q", o.Slot, n.Name, o.Peer))
+				continue
+			}
+			from, to := n.Shard, peer.Shard
+			if o.Importing {
+				from, to = peer.Shard, n.Shard
+			}
+			if from == to {
+				continue
+			}
+			seen[o.Slot] = true
+			moves = append(moves, slotMove{SlotRange{o.Slot, o.Slot}, from, to})
+		}
+	}
+	sort.Slice(moves, func(i, j int) bool { return moves[i].Start < moves[j].Start })
+	return moves, unknown
 }

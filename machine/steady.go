@@ -231,12 +231,17 @@ func guardReshardNeeded(d *decider) (outcome, bool) {
 	if ok, _ := d.converged(d.p); !ok || d.scaling(d.p) {
 		return outcome{}, false
 	}
-	if len(d.p.Shards) == spec.Shards && d.v.shardCount() == spec.Shards && len(d.slotMoves(d.p, spec.Shards)) == 0 {
+	open, _ := d.openMoves()
+	if len(d.p.Shards) == spec.Shards && d.v.shardCount() == spec.Shards && len(d.slotMoves(d.p, spec.Shards)) == 0 && len(open) == 0 {
 		return outcome{}, false
 	}
 	next := d.p
 	next.Op = Operation{TargetShards: spec.Shards}
-	return outcome{next: next, message: fmt.Sprintf("reshard from %d to %d shard(s)", len(d.p.Shards), spec.Shards)}, true
+	msg := fmt.Sprintf("reshard from %d to %d shard(s)", len(d.p.Shards), spec.Shards)
+	if len(open) > 0 {
+		msg += fmt.Sprintf("; %d slot(s) left open by an unfinished migration are finished first", len(open))
+	}
+	return outcome{next: next, message: msg}, true
 }
 
 // converged reports whether every recorded shard is as the record says: the primary answers

@@ -106,6 +106,16 @@ func (v *view) byIP(s int, ip string) *Node {
 	return nil
 }
 
+// nodeByIP finds the node, of any shard, whose pod has the IP ("" matches nothing).
+func (v *view) nodeByIP(ip string) *Node {
+	for s := range v.shards {
+		if n := v.byIP(s, ip); n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
 // alive reports whether n is the very process runID and answers.
 func alive(n *Node, runID string) bool {
 	return n != nil && n.Reachable && n.Pod.Exists && n.Valkey.RunID == runID && !n.Valkey.Loading

@@ -98,7 +98,7 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 		if asm {
 			return res, p.RestoreReplicationRules(ctx, toIP, fromIP)
 		}
-		return res, nil
+		return res, stillImporting(ctx, p, toIP, srcID, r)
 	}
 	if asm {
 		for _, ip := range []string{toIP, fromIP} {
@@ -193,6 +193,23 @@ func (p *Pool) RestoreReplicationRules(ctx context.Context, ips ...string) error
 		})
 		if err != nil {
 			return fmt.Errorf("restoring the replication user's rules on %s: %w", ip, err)
+		}
+	}
+	return nil
+}
+
+// stillImporting is an error when the target still imports a slot of r from the source, which
+// owns none of r any more: nothing this migration does can close it, and finishing it towards
+// a third owner or closing it by hand needs a look at where its keys are.
+func stillImporting(ctx context.Context, p *Pool, toIP, srcID string, r machine.SlotRange) error {
+	v, err := p.ClusterNodes(ctx, toIP)
+	if err != nil {
+		return fmt.Errorf("reading the target: %w", err)
+	}
+	me, _ := v.Myself()
+	for slot, from := range me.Importing {
+		if slot >= r.Start && slot <= r.End && from == srcID {
+			return fmt.Errorf("slot %d is importing on the target from the source, which does not own it any more: check where its keys are, then CLUSTER SETSLOT %d STABLE on the target", slot, slot)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -86,6 +87,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			}
 			if me, ok := view.Myself(); ok {
 				v.Slots = me.Slots
+				v.OpenSlots = openSlots(view, me)
 			}
 			// Joined: linked to another node on the cluster bus. Knowing others is not enough:
 			// a pod re-created with a new IP, or every pod at once, comes back from nodes.conf
@@ -142,4 +144,24 @@ func historyID(s string) string {
 		return ""
 	}
 	return s
+}
+
+// openSlots lists the node's open slots with the IP of the node at the other end, in slot
+// order ("" when the view does not know that node).
+func openSlots(view ClusterView, me ClusterNode) []machine.OpenSlot {
+	ipOf := map[string]string{}
+	for _, n := range view.Nodes {
+		ipOf[n.ID] = n.IP
+	}
+	var out []machine.OpenSlot
+	for slot, id := range me.Migrating {
+		out = append(out, machine.OpenSlot{Slot: slot, Peer: ipOf[id]})
+	}
+	for slot, id := range me.Importing {
+		out = append(out, machine.OpenSlot{Slot: slot, Peer: ipOf[id], Importing: true})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Slot < out[j].Slot || (out[i].Slot == out[j].Slot && !out[i].Importing)
+	})
+	return out
 }

@@ -3,6 +3,7 @@ package operatorsuite
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +193,89 @@ func readKeys(ctx context.Context, t *testing.T, c vk.Client, prefix string, n i
 			}
 		}
 	}
+}
+
+// TestASlotLeftOpenByHandIsFinishedAndMovedHome: a Steady Cluster (8.0, 3 shards) where a slot
+// holding keys is left open between two shards, half its keys moved, as an interrupted classic
+// migration (by valkey-cli or an abandoned plan) leaves it. The operator sees the open slot in
+// its survey, reshards (the history says why), finishes the migration towards where it was going
+// (the keys already there would otherwise be stranded), then moves the slot home. Afterwards
+// valkey-cli --cluster check finds no open slot, the shards serve their even split and every key
+// reads back.
+func TestASlotLeftOpenByHandIsFinishedAndMovedHome(t *testing.T) {
+	ns, ctx, vc := steadyShards(t, "ajar", 3, 1, "valkey/valkey:8.0", 6*time.Minute)
+	app := clusterClient(t, clientServiceAddr(t, vc), password(t, vc))
+	const keys = 200
+	writeKeys(ctx, t, app, "{ajar}:", keys) // one hash tag: every key in one slot
+	slot, err := app.Do(ctx, app.B().ClusterKeyslot().Key("{ajar}:0").Build()).AsInt64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := -1
+	for i, sh := range vc.Status.Shards {
+		lo, hi, _ := strings.Cut(sh.Slots, "-")
+		if a, b := atoi(t, lo), atoi(t, hi); int(slot) >= a && int(slot) <= b {
+			owner = i
+		}
+	}
+	if owner < 0 {
+		t.Fatalf("no shard serves slot %d: %+v", slot, vc.Status.Shards)
+	}
+	ipOf := func(shard int) string {
+		for _, n := range vc.Status.Nodes {
+			if n.Pod == vc.Status.Shards[shard].Primary {
+				return n.IP
+			}
+		}
+		t.Fatalf("no IP for shard %d's primary", shard)
+		return ""
+	}
+	src, dst := operatorClient(t, vc, ipOf(owner)), operatorClient(t, vc, ipOf((owner+1)%3))
+	id := func(c vk.Client) string {
+		v, err := c.Do(ctx, c.B().ClusterMyid().Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	must := func(r vk.ValkeyResult) {
+		t.Helper()
+		if err := r.Error(); err != nil && !vk.IsValkeyNil(err) {
+			t.Fatal(err)
+		}
+	}
+	s := fmt.Sprint(slot)
+	must(dst.Do(ctx, dst.B().Arbitrary("CLUSTER", "SETSLOT", s, "IMPORTING", id(src)).Build()))
+	must(src.Do(ctx, src.B().Arbitrary("CLUSTER", "SETSLOT", s, "MIGRATING", id(dst)).Build()))
+	ks, err := src.Do(ctx, src.B().ClusterGetkeysinslot().Slot(slot).Count(keys).Build()).AsStrSlice()
+	if err != nil || len(ks) != keys {
+		t.Fatalf("slot %d holds %d keys (%v), want %d", slot, len(ks), err, keys)
+	}
+	args := append([]string{ipOf((owner + 1) % 3), "6379", "", "0", "5000", "AUTH2", "operator", secretKey(t, vc, kube.KeyOperatorPassword), "KEYS"}, ks[:keys/2]...)
+	must(src.Do(ctx, src.B().Arbitrary("MIGRATE").Args(args...).Build()))
+
+	vc = waitFor(t, ns, "ajar", 3*time.Minute, "resharded back to the even split", func(vc *v1alpha1.ValkeyCluster) bool {
+		resharded := false
+		for _, h := range vc.Status.History {
+			resharded = resharded || (h.To == v1alpha1.StateResharding && strings.Contains(h.Message, "left open"))
+		}
+		home := []string{"0-5460", "5461-10921", "10922-16383"}
+		for i, sh := range vc.Status.Shards {
+			if sh.Slots != home[i] {
+				return false
+			}
+		}
+		return resharded && steadyCluster(3, 1)(vc)
+	})
+	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+	readKeys(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "{ajar}:", keys)
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return v
 }
