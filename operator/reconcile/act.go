@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -204,17 +205,24 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 	w.failing = nil
 	var failed []machine.Action
 	var errs []error
-	done := runMigrationsTogether(ctx, actions, func(a machine.Action) error {
-		if machine.Blocked(a, failed) {
-			return errSkipped
-		}
-		if f, ok := prev[a.String()]; ok && now.Before(f.RetryAt.Time) {
-			return errSkipped
-		}
-		return r.do(ctx, vc, w, a)
-	})
+	done := map[int]error{}
 	for i, a := range actions {
 		key := a.String()
+		if _, migration := a.(machine.MigrateSlots); migration {
+			if _, after := actions[max(i-1, 0)].(machine.MigrateSlots); i == 0 || !after {
+				// A run of migrations starts here: carried out side by side now, when the
+				// actions before it are done and failed says what they left.
+				maps.Copy(done, migrationsTogether(actions, i, func(a machine.Action) error {
+					if machine.Blocked(a, failed) {
+						return errSkipped
+					}
+					if f, ok := prev[a.String()]; ok && now.Before(f.RetryAt.Time) {
+						return errSkipped
+					}
+					return r.do(ctx, vc, w, a)
+				}))
+			}
+		}
 		if machine.Blocked(a, failed) {
 			failed = append(failed, a)
 			if f, ok := prev[key]; ok {
@@ -254,34 +262,22 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 	return errors.Join(errs...)
 }
 
-// errSkipped marks a migration that runMigrationsTogether's caller chose not to start.
+// errSkipped marks a migration that migrationsTogether's caller chose not to start.
 var errSkipped = errors.New("skipped")
 
-// runMigrationsTogether carries out, side by side, the first run of two or more slot
-// migrations in actions (they never block one another: machine.Blocked), and returns each one's
-// result by index; act then records them in order, as if they had run there. A migration run
-// returns errSkipped for is not in the result, and act decides it as usual (skipped or backing
-// off). Only the first run: act's failures before a later run are not known yet.
-func runMigrationsTogether(ctx context.Context, actions []machine.Action, run func(machine.Action) error) map[int]error {
-	start := -1
-	for i, a := range actions {
-		if _, ok := a.(machine.MigrateSlots); ok {
-			if start < 0 {
-				start = i
-			}
-			continue
+// migrationsTogether carries out, side by side, the run of two or more slot migrations that
+// starts at actions[from] (they never block one another: machine.Blocked), and returns each
+// one's result by index; act then records them in order, as if they had run there. A migration
+// run returns errSkipped for is not in the result, and act decides it as usual (skipped or
+// backing off); a run of one is left to act.
+func migrationsTogether(actions []machine.Action, from int, run func(machine.Action) error) map[int]error {
+	to := from
+	for to < len(actions) {
+		if _, ok := actions[to].(machine.MigrateSlots); !ok {
+			break
 		}
-		if start >= 0 {
-			return migrationsTogether(actions, start, i, run)
-		}
+		to++
 	}
-	if start >= 0 {
-		return migrationsTogether(actions, start, len(actions), run)
-	}
-	return nil
-}
-
-func migrationsTogether(actions []machine.Action, from, to int, run func(machine.Action) error) map[int]error {
 	if to-from < 2 {
 		return nil
 	}
