@@ -145,6 +145,15 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 	// Every move at once: each involves its own pair of primaries' slots, and the actuators
 	// run them side by side (several sources feeding one new shard is where time is won).
 	if moves := d.slotMoves(p, target); len(moves) > 0 {
+		// A node says cluster_state fail for a moment after it starts, and refuses what a
+		// migration writes into it meanwhile (found on real Valkey: "MIGRATE: Target instance
+		// replied with error: CLUSTERDOWN", leaving a batch of slots open).
+		for _, m := range moves {
+			if to := d.v.node(p.Shards[m.to].Primary); to != nil && !to.Valkey.ClusterOK {
+				b.wait(fmt.Sprintf("waiting for %s, which slots move to, to say cluster_state ok", to.Name))
+				return
+			}
+		}
 		for _, m := range moves {
 			to := d.v.node(p.Shards[m.to].Primary)
 			if m.from < 0 {

@@ -57,7 +57,15 @@ func TestReshardingMovesAQuarterOfTheSlotsNotHalf(t *testing.T) {
 	spec.Mode, spec.Shards = ModeCluster, 4
 	three := SlotPlan(3)
 	nodes := append(append(append(clusterShard(0, three[0]), clusterShard(1, three[1])...), clusterShard(2, three[2])...), clusterShard(3)...)
+	// A node says cluster_state fail for a moment after it starts and refuses MIGRATE
+	// (CLUSTERDOWN): nothing moves into it before it says ok.
+	nodes[6].Valkey.ClusterOK = false
 	d := Decide(reshardingTo(4, 4), obsAt(1, spec, nodes...))
+	if _, got := movedSlots(t, d); len(got) > 0 || !strings.Contains(d.Waiting, "s3-0") {
+		t.Fatalf("moves %v into a node that says cluster_state fail (waiting %q)", got, d.Waiting)
+	}
+	nodes[6].Valkey.ClusterOK = true
+	d = Decide(reshardingTo(4, 4), obsAt(1, spec, nodes...))
 	total, got := movedSlots(t, d)
 	want := []string{"4096-5460:0->3", "9557-10921:1->3", "15018-16383:2->3"}
 	if total != NumSlots/4 || strings.Join(got, " ") != strings.Join(want, " ") {
@@ -165,23 +173,23 @@ func TestASlotLeftOpenIsFinishedWhereItWasGoingThenMovedHome(t *testing.T) {
 	spec.Mode, spec.Shards = ModeCluster, 3
 	plan := SlotPlan(3)
 	nodes := append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...)
-	nodes[0].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: nodes[2].Pod.IP}}
-	nodes[2].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: nodes[0].Pod.IP, Importing: true}}
+	nodes[0].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: nodes[2].Pod.IP}, {Slot: 101, Peer: nodes[2].Pod.IP}}
+	nodes[2].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: nodes[0].Pod.IP, Importing: true}, {Slot: 101, Peer: nodes[0].Pod.IP, Importing: true}}
 	steady := reshardingTo(0, 3)
 	steady.State, steady.Op = Steady, Operation{}
 	d := Decide(steady, obsAt(1, spec, nodes...))
 	if d.Transition == nil || d.Transition.To != Resharding || !strings.Contains(d.Transition.Message, "left open") {
 		t.Fatalf("no resharding for the open slot: %+v, waiting %q", d.Transition, d.Waiting)
 	}
-	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-100:0->1" {
-		t.Fatalf("moves %v, want slot 100 finished towards shard 1", got)
+	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-101:0->1" {
+		t.Fatalf("moves %v, want slots 100-101 finished towards shard 1, in one move", got)
 	}
-	// Finished: shard 1 serves slot 100, nothing is open; the plan moves it home.
+	// Finished: shard 1 serves slots 100-101, nothing is open; the plan moves them home.
 	nodes[0].Valkey.OpenSlots, nodes[2].Valkey.OpenSlots = nil, nil
-	nodes[0].Valkey.Slots = []SlotRange{{0, 99}, {101, plan[0].End}}
-	nodes[2].Valkey.Slots = []SlotRange{{100, 100}, plan[1]}
+	nodes[0].Valkey.Slots = []SlotRange{{0, 99}, {102, plan[0].End}}
+	nodes[2].Valkey.Slots = []SlotRange{{100, 101}, plan[1]}
 	d = Decide(d.Next, obsAt(2, spec, nodes...))
-	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-100:1->0" {
-		t.Fatalf("moves %v, want slot 100 back to shard 0", got)
+	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-101:1->0" {
+		t.Fatalf("moves %v, want slots 100-101 back to shard 0", got)
 	}
 }

@@ -245,5 +245,15 @@ func (d *decider) openMoves() (moves []slotMove, unknown []string) {
 		}
 	}
 	sort.Slice(moves, func(i, j int) bool { return moves[i].Start < moves[j].Start })
-	return moves, unknown
+	// Neighbouring slots open between the same shards are one move (an interrupted batch
+	// leaves dozens).
+	var merged []slotMove
+	for _, m := range moves {
+		if k := len(merged) - 1; k >= 0 && merged[k].from == m.from && merged[k].to == m.to && merged[k].End == m.Start-1 {
+			merged[k].End = m.Start
+			continue
+		}
+		merged = append(merged, m)
+	}
+	return merged, unknown
 }
