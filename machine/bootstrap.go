@@ -33,7 +33,7 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 		if first == nil || !d.shardWired(s, first) {
 			return outcome{}, false
 		}
-		if spec.Mode == ModeCluster && slotCount(first.Valkey.Slots) != slotQuota(s, spec.Shards) {
+		if spec.Mode == ModeCluster && SlotCount(first.Valkey.Slots) != slotQuota(s, spec.Shards) {
 			return outcome{}, false
 		}
 		// An elected shard keeps its election's epoch and history: the first node continues it.
@@ -52,8 +52,8 @@ func guardBootstrapComplete(d *decider) (outcome, bool) {
 	return outcome{next: next, message: fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)}, true
 }
 
-// slotCount is how many slots the ranges hold.
-func slotCount(rs []SlotRange) int {
+// SlotCount is how many slots the ranges hold.
+func SlotCount(rs []SlotRange) int {
 	n := 0
 	for _, r := range rs {
 		n += r.End - r.Start + 1

@@ -72,17 +72,17 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 		return res, fmt.Errorf("CLUSTER MYID of the target %s: %w", toIP, err)
 	}
 	var owned []int
+	var src ClusterView
 	err := p.run(ctx, Addr(fromIP), func(ctx context.Context, c vk.Client) error {
 		id, err := c.Do(ctx, c.B().ClusterMyid().Build()).ToString()
 		if err != nil {
 			return err
 		}
 		srcID = id
-		v, err := clusterView(ctx, c)
-		if err != nil {
+		if src, err = clusterView(ctx, c); err != nil {
 			return err
 		}
-		me, _ := v.Myself()
+		me, _ := src.Myself()
 		for _, o := range me.Slots {
 			for s := max(o.Start, r.Start); s <= min(o.End, r.End); s++ {
 				owned = append(owned, s)
@@ -110,7 +110,7 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 		}
 		return p.migrateAtomically(ctx, fromIP, dstID, r, res)
 	}
-	return p.migrateClassic(ctx, fromIP, toIP, srcID, dstID, owned, primaries, operatorPassword, budget, res)
+	return p.migrateClassic(ctx, fromIP, toIP, srcID, dstID, src, owned, primaries, operatorPassword, budget, res)
 }
 
 // migrateAtomically starts CLUSTER MIGRATESLOTS for the part of r the source owns unless a
@@ -149,7 +149,7 @@ func (p *Pool) migrateAtomically(ctx context.Context, fromIP, dstID string, r ma
 				ranges = append(ranges, machine.SlotRange{Start: lo, End: hi})
 			}
 		}
-		res.SlotsLeft = slotCount(ranges)
+		res.SlotsLeft = machine.SlotCount(ranges)
 		if len(ranges) == 0 {
 			return nil
 		}
@@ -224,15 +224,6 @@ func migrationEnded(job map[string]string) bool {
 	return false
 }
 
-// slotCount is how many slots the ranges hold.
-func slotCount(rs []machine.SlotRange) int {
-	n := 0
-	for _, r := range rs {
-		n += r.End - r.Start + 1
-	}
-	return n
-}
-
 // slotMigrations reads CLUSTER GETSLOTMIGRATIONS: one map of fields per job.
 func slotMigrations(ctx context.Context, c vk.Client) ([]map[string]string, error) {
 	arr, err := c.Do(ctx, c.B().Arbitrary("CLUSTER", "GETSLOTMIGRATIONS").Build()).ToArray()
@@ -273,12 +264,9 @@ const migratePipeline = 1
 // target owns already only needs the source told (SETSLOT NODE); one the source migrates to a
 // third node (a migration of an abandoned plan) is finished to that node first, never re-aimed,
 // because keys already moved there would be stranded.
-func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcID, dstID string, slots []int, primaries []string, operatorPassword string, budget time.Duration, res MigrationResult) (MigrationResult, error) {
+// src is the source's CLUSTER NODES as MigrateSlots read it.
+func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcID, dstID string, src ClusterView, slots []int, primaries []string, operatorPassword string, budget time.Duration, res MigrationResult) (MigrationResult, error) {
 	deadline := time.Now().Add(budget)
-	src, err := p.ClusterNodes(ctx, fromIP)
-	if err != nil {
-		return res, fmt.Errorf("reading the source: %w", err)
-	}
 	srcMe, _ := src.Myself()
 	// owns reads the slots a node serves already (an interrupted hand-over: the target took
 	// them, the source was not told yet).

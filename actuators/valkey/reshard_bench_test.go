@@ -153,7 +153,7 @@ func (c *benchCluster) balanced(b testing.TB) bool {
 			return false
 		}
 		for _, n := range v.Nodes {
-			if n.IP == c.nodes[3].ip && slotCount(n.Slots) != machine.NumSlots/4 {
+			if n.IP == c.nodes[3].ip && machine.SlotCount(n.Slots) != machine.NumSlots/4 {
 				return false
 			}
 		}
