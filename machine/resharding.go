@@ -129,7 +129,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 	// Migrations left open are finished first, towards where they were going.
 	open, unknown := d.openMoves()
 	if len(unknown) > 0 {
-		b.wait("not finishing open slots whose other end is no pod of this cluster (close them by hand, CLUSTER SETSLOT <slot> STABLE, after checking where their keys are): " + strings.Join(unknown, "; "))
+		b.wait(openSlotsUnknownWait(unknown))
 	}
 	if len(open) > 0 {
 		for _, m := range open {

@@ -193,3 +193,27 @@ func TestASlotLeftOpenIsFinishedWhereItWasGoingThenMovedHome(t *testing.T) {
 		t.Fatalf("moves %v, want slots 100-101 back to shard 0", got)
 	}
 }
+
+// TestASlotOpenTowardsAStrangerIsNamedInSteady: Steady, 3 balanced shards, slot 100 migrating
+// towards an address no pod has (a hand-run migration to a node outside the operator). The
+// machine must not touch it (it cannot tell where the keys are) and must not reshard for it,
+// but it says so while Steady, not only once a resharding starts.
+func TestASlotOpenTowardsAStrangerIsNamedInSteady(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := SlotPlan(3)
+	nodes := append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...)
+	nodes[0].Valkey.OpenSlots = []OpenSlot{{Slot: 100, Peer: "127.0.0.250"}}
+	steady := reshardingTo(0, 3)
+	steady.State, steady.Op = Steady, Operation{}
+	d := Decide(steady, obsAt(1, spec, nodes...))
+	if d.Transition != nil {
+		t.Fatalf("transition %+v for a slot open towards a stranger, want none", d.Transition)
+	}
+	if len(d.Actions) != 0 {
+		t.Fatalf("actions %v, want none", d.Actions)
+	}
+	if !strings.HasPrefix(d.Waiting, OpenSlotsUnknown) || !strings.Contains(d.Waiting, `slot 100 open on s0-0 towards "127.0.0.250"`) {
+		t.Fatalf("waiting %q, want the open slot named", d.Waiting)
+	}
+}

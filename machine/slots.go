@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // SlotPlan is the balanced layout for n shards: shard i owns a contiguous range, the ranges
@@ -210,6 +211,14 @@ func SlotsToMove(p Persisted, obs Observation, n int) int {
 		left += m.End - m.Start + 1
 	}
 	return left
+}
+
+// OpenSlotsUnknown begins the wait line for slots left open towards a node that is no pod of
+// this cluster: the machine cannot tell where their keys are, so it does not touch them.
+const OpenSlotsUnknown = "not finishing open slots whose other end is no pod of this cluster"
+
+func openSlotsUnknownWait(unknown []string) string {
+	return OpenSlotsUnknown + " (close them by hand, CLUSTER SETSLOT <slot> STABLE, after checking where their keys are): " + strings.Join(unknown, "; ")
 }
 
 // openMoves are the migrations left open in the cluster (a classic migration interrupted, its

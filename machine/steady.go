@@ -308,6 +308,11 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	if why := d.switchoverWaits(p); why != "" {
 		b.wait(why)
 	}
+	if _, unknown := d.openMoves(); len(unknown) > 0 {
+		// Not a reason to reshard (the machine will not touch them) but a slot served
+		// half-way: say so while it lasts, not only once a resharding starts.
+		b.wait(openSlotsUnknownWait(unknown))
+	}
 	if len(b.actions) == 0 {
 		if target := d.targetPods(p); d.scaling(p) {
 			why, _ := d.scaleDownBlocked(p, target)

@@ -153,6 +153,11 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		// reason is gone, or withdrawn by removing the annotation), and the user sees why.
 		r.event(vc, corev1.EventTypeWarning, "SwitchoverWaiting", "%s", d.Waiting)
 	}
+	if open := openSlotsLine(d.Waiting); open != "" && open != openSlotsLine(before.Status.Waiting) {
+		// Slots served half-way towards a node the operator does not run: only a person can
+		// tell where their keys are. Once per set of slots.
+		r.event(vc, corev1.EventTypeWarning, "SlotsLeftOpen", "%s", open)
+	}
 	vc.Status.Primary = ""
 	if len(p.Shards) > 0 && w.obs.Spec.Mode != machine.ModeCluster {
 		vc.Status.Primary = p.Shards[0].Primary
@@ -301,4 +306,12 @@ func notOurs(err error) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// openSlotsLine is the part of a wait line about slots open towards unknown nodes, or "".
+func openSlotsLine(waiting string) string {
+	if i := strings.Index(waiting, machine.OpenSlotsUnknown); i >= 0 {
+		return waiting[i:]
+	}
+	return ""
 }
