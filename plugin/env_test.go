@@ -90,7 +90,13 @@ func namespace(t *testing.T, name string) string {
 // createCluster creates a ValkeyCluster with the API server's defaults.
 func createCluster(t *testing.T, ns, name string) {
 	t.Helper()
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	createClusterWith(t, ns, name, v1alpha1.ValkeyClusterSpec{})
+}
+
+// createClusterWith creates a ValkeyCluster of spec, the API server defaulting the rest.
+func createClusterWith(t *testing.T, ns, name string, spec v1alpha1.ValkeyClusterSpec) {
+	t.Helper()
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 	u, err := kube.Unstructured(vc)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/reshard"
 	"github.com/valkey-fsm/valkey-operator/plugin/restart"
 	"github.com/valkey-fsm/valkey-operator/plugin/status"
 )
@@ -41,7 +42,9 @@ func newRootCommand(now func() time.Time) *cobra.Command {
 		Use:   "kubectl-valkey",
 		Short: "Inspect ValkeyClusters managed by the valkey-operator",
 		Long: `kubectl valkey shows what the valkey-operator's state machine recorded for a
-ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).`,
+ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).
+The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
+restart (restart), a shard count and its slot plan (reshard).`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
@@ -56,6 +59,7 @@ ValkeyCluster: its state, nodes and conditions (status) and its state transition
 		history.NewCmd(flags, now),
 		failover.NewCmd(flags),
 		restart.NewCmd(flags, now),
+		reshard.NewCmd(flags),
 	)
 	return root
 }

@@ -1,0 +1,99 @@
+package reshard
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+)
+
+// NewCmd is the reshard verb.
+func NewCmd(flags *kube.Flags) *cobra.Command {
+	shards := 0
+	dryRun := false
+	cmd := &cobra.Command{
+		Use:   "reshard NAME",
+		Short: "Show the slot moves that balance a Cluster topology, or change its shard count",
+		Long: `Show which hash slots move between which shards to balance the cluster over its
+shards: the operator's own plan, from the slots each shard's primary serves (status). The
+operator keeps the slots balanced on its own: a layout off balance (slots moved by hand, a
+migration left open) is resharded as soon as every shard is healthy, and status.waiting says
+what it waits for until then.
+
+With --shards N the shard count (spec.shards) becomes N, which the operator carries out as a
+resharding: new shards are created and slots move to them with their keys, or the slots of the
+shards beyond N move away before those shards are deleted. --dry-run only shows that plan.
+Follow it with kubectl valkey status NAME (progress) or kubectl valkey history NAME --watch.`,
+		Example: `  kubectl valkey reshard sessions
+  kubectl valkey reshard sessions --shards 5 --dry-run
+  kubectl valkey reshard sessions --shards 5`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			clients, err := flags.NewClients()
+			if err != nil {
+				return err
+			}
+			u, err := kube.GetCluster(cmd.Context(), clients.Dynamic, clients.Namespace, name)
+			if err != nil {
+				return err
+			}
+			vc, err := kube.Typed(u)
+			if err != nil {
+				return err
+			}
+			spec := vc.Spec.DeepCopy()
+			v1alpha1.SetDefaults(spec) // shards defaults by topology, in the operator
+			if spec.Topology != v1alpha1.TopologyCluster {
+				return fmt.Errorf("%s/%s has topology %s: only topology Cluster has shards", clients.Namespace, name, spec.Topology)
+			}
+			target := int(spec.Shards)
+			change := cmd.Flags().Changed("shards") && shards != target
+			if cmd.Flags().Changed("shards") {
+				target = shards
+			}
+			if target < 1 {
+				return fmt.Errorf("--shards %d: a Cluster topology has at least 1 shard", target)
+			}
+			plan, err := PlanFor(vc, target)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if err := plan.Write(out); err != nil {
+				return err
+			}
+			switch {
+			case change && dryRun:
+				_, err = fmt.Fprintf(out, "\nDry run: spec.shards of %s stays %d.\n", name, spec.Shards)
+				return err
+			case change:
+				if err := setShards(cmd, clients, name, target); err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(out, "\nspec.shards of %s set to %d (was %d); follow it with: kubectl valkey history %s --watch\n", name, target, spec.Shards, name)
+				return err
+			}
+			return writeState(out, vc, name, plan)
+		},
+	}
+	cmd.Flags().IntVar(&shards, "shards", 0, "the shard count to reshard to (sets spec.shards)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --shards: show the plan, change nothing")
+	return cmd
+}
+
+// setShards changes spec.shards with a merge patch; the API server's rules (bounds, a shard
+// count changing alone) answer with their own message.
+func setShards(cmd *cobra.Command, clients *kube.Clients, name string, n int) error {
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"shards": n}})
+	if err != nil {
+		return err
+	}
+	_, err = kube.ClusterResource(clients.Dynamic, clients.Namespace).Patch(cmd.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return kube.NotFoundHint(err, clients.Namespace, name)
+}
