@@ -135,6 +135,14 @@ type RemoveNode struct {
 	Node  string
 }
 
+// ForgetNode removes a node that is no pod of the cluster (a ghost: the old ID of a pod that
+// came back on an empty volume) from every node's view of the cluster bus (CLUSTER FORGET on
+// each). It involves no pod.
+type ForgetNode struct {
+	ID string
+	IP string
+}
+
 // MigrateSlots moves Slots with their keys from the primary of shard From to the primary of
 // shard To (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE). Resumable: a slot left
 // half-migrated is finished by the next MigrateSlots for it.
@@ -172,6 +180,7 @@ func (RollPod) Kind() string         { return "roll-pod" }
 func (AssignSlots) Kind() string     { return "assign-slots" }
 func (AddNode) Kind() string         { return "add-node" }
 func (RemoveNode) Kind() string      { return "remove-node" }
+func (ForgetNode) Kind() string      { return "forget-node" }
 func (MigrateSlots) Kind() string    { return "migrate-slots" }
 func (RestoreSnapshot) Kind() string { return "restore-snapshot" }
 func (ExpandVolumes) Kind() string   { return "expand-volumes" }
@@ -196,6 +205,12 @@ func (a RollPod) String() string {
 func (a AssignSlots) String() string { return fmt.Sprintf("assign-slots %s %v", a.Node, a.Slots) }
 func (a AddNode) String() string     { return fmt.Sprintf("add-node %s", a.Node) }
 func (a RemoveNode) String() string  { return fmt.Sprintf("remove-node %s", a.Node) }
+func (a ForgetNode) String() string {
+	if a.IP == "" {
+		return fmt.Sprintf("forget-node %s (no address)", a.ID)
+	}
+	return fmt.Sprintf("forget-node %s (%s)", a.ID, a.IP)
+}
 func (a MigrateSlots) String() string {
 	return fmt.Sprintf("migrate-slots %d-%d shard %d (%s) -> shard %d (%s)", a.Slots.Start, a.Slots.End, a.From, a.FromNode, a.To, a.ToNode)
 }

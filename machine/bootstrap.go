@@ -319,6 +319,11 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	for s := 0; s < spec.Shards; s++ {
 		d.bootstrapShard(p, s, b)
 	}
+	if spec.Mode == ModeCluster {
+		// A cluster adopted from kept claims remembers the old IDs of pods whose claims were
+		// lost.
+		d.forgetGhosts(b)
+	}
 	if spec.Mode != ModeCluster || len(b.actions) > 0 {
 		return
 	}

@@ -217,11 +217,15 @@ type Valkey struct {
 	// SlotsSeen is how many hash slots have a primary in the node's own view of the cluster
 	// (cluster mode): a client that asks this node for the slot map gets those.
 	SlotsSeen int
-	// Peers are the addresses of the other nodes in the node's own view (cluster mode). The
-	// operator's observer compares them with the pods' IPs (a node that knows a peer only at
-	// an address no pod has any more is not joined: it must be introduced again); the machine
-	// does not read them.
-	Peers []string
+	// NodeID is the node's own ID on the cluster bus (cluster mode; CLUSTER MYID), kept in
+	// nodes.conf on its volume: a pod re-created on its claim is the same node, one started on
+	// an empty volume a new one.
+	NodeID string
+	// Known are the other nodes in the node's own view of the cluster bus (cluster mode; nodes
+	// still in handshake left out). The operator's observer compares their addresses with the
+	// pods' (a node that knows a pod only at an address it no longer has is not joined: it
+	// must be introduced again); the machine looks for IDs that no pod is (ghosts).
+	Known []KnownNode
 	// ReplicationWidened: the replication user has the rules an Atomic Slot Migration gives it
 	// (see the operator's actuators). Read by the operator only, to take them back.
 	ReplicationWidened bool
@@ -231,6 +235,14 @@ type Valkey struct {
 	// OpenSlots are the slots the node has open (cluster mode): migrating to another node, or
 	// importing from one, as a classic migration that did not finish leaves them.
 	OpenSlots []OpenSlot
+}
+
+// KnownNode is another node as one node's view of the cluster bus lists it.
+type KnownNode struct {
+	ID string
+	IP string
+	// Slots is how many slots it serves in that view.
+	Slots int
 }
 
 // OpenSlot is a slot a node has open: Importing from the node at Peer (an IP), or migrating to

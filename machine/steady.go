@@ -298,6 +298,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	for s := range p.Shards {
 		d.converge(p, s, true, b)
 	}
+	d.forgetGhosts(b)
 	if target := d.targetPods(p); target < d.objectPods(p) {
 		if _, blocked := d.shardsBlockScaleDown(p, target); !blocked {
 			for _, n := range d.leavingBus(p, target) {

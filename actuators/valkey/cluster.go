@@ -32,6 +32,8 @@ type ClusterNode struct {
 	Failing bool
 	// Connected is the link state of the cluster bus to it.
 	Connected bool
+	// Handshake: a node being met, under a random ID until it answers with its own.
+	Handshake bool
 	Slots     []machine.SlotRange
 	// Migrating and Importing are the node's open slots (only its own line lists them): slot
 	// to the ID of the node it migrates to, or imports from.
@@ -99,6 +101,8 @@ func parseClusterNodes(text string) (ClusterView, error) {
 				n.Primary = true
 			case "fail", "fail?":
 				n.Failing = true
+			case "handshake":
+				n.Handshake = true
 			}
 		}
 		if f[3] != "-" {
@@ -441,4 +445,26 @@ func (p *Pool) RemoveFromCluster(ctx context.Context, podIP string, peerIPs []st
 	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		return c.Do(ctx, c.B().ClusterReset().Soft().Build()).Error()
 	})
+}
+
+// ForgetEverywhere makes every node at peerIPs forget the node id (CLUSTER FORGET), each node
+// that still knows it, all in one action: Valkey bans a forgotten ID from gossip for 60 s only,
+// so a node told late would learn it again from one not told yet. A node that has id for its
+// own primary refuses ("Can't forget my master!"): that is an error, the replica must follow a
+// pod first.
+func (p *Pool) ForgetEverywhere(ctx context.Context, id string, peerIPs []string) error {
+	var errs []error
+	for _, peer := range peerIPs {
+		err := p.run(ctx, Addr(peer), func(ctx context.Context, c vk.Client) error {
+			v, err := clusterView(ctx, c)
+			if err != nil || !v.knowsID(id) {
+				return err
+			}
+			return c.Do(ctx, c.B().ClusterForget().NodeId(id).Build()).Error()
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s forgetting %s: %w", peer, id, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -86,6 +86,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 				return err
 			}
 			if me, ok := view.Myself(); ok {
+				v.NodeID = me.ID
 				v.Slots = me.Slots
 				v.OpenSlots = openSlots(view, me)
 			}
@@ -95,8 +96,8 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			// introduce it again (add-node meets the pods' current IPs).
 			for _, n := range view.Nodes {
 				v.Joined = v.Joined || (!n.Myself && n.Connected)
-				if !n.Myself {
-					v.Peers = append(v.Peers, n.IP)
+				if !n.Myself && !n.Handshake {
+					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots)})
 				}
 			}
 			if v.Role == machine.RoleReplica {

@@ -72,7 +72,7 @@ func TestReCreationOnKeptClaimsLosesNoAcknowledgedKey(t *testing.T) {
 					}
 					keys = append(keys, prefixed("b", 200)...)
 				}
-				deleteKeepingClaims(t, ctx, ns, name)
+				deleteKeepingClaims(t, ctx, ns, name, 3)
 				if c.older0 {
 					if err := cl.Heal(); err != nil {
 						t.Fatal(err)
@@ -142,8 +142,9 @@ func mustAddr(t *testing.T, vc *v1alpha1.ValkeyCluster, pod string) netip.Addr {
 	return netip.Addr{}
 }
 
-// deleteKeepingClaims deletes the cluster and waits until its pods are gone; the claims stay.
-func deleteKeepingClaims(t *testing.T, ctx context.Context, ns, name string) {
+// deleteKeepingClaims deletes the cluster and waits until its pods are gone; its claims (one
+// per pod) stay.
+func deleteKeepingClaims(t *testing.T, ctx context.Context, ns, name string, claims int) {
 	t.Helper()
 	if err := k.Delete(ctx, get(t, ns, name)); err != nil {
 		t.Fatal(err)
@@ -160,9 +161,9 @@ func deleteKeepingClaims(t *testing.T, ctx context.Context, ns, name string) {
 	if err != nil {
 		t.Fatalf("%s was not deleted: %v", name, err)
 	}
-	var claims corev1.PersistentVolumeClaimList
-	if err := k.List(ctx, &claims, client.InNamespace(ns), client.MatchingLabels{"valkey.fsm.dev/cluster": name}); err != nil || len(claims.Items) != 3 {
-		t.Fatalf("the claims of %s were not kept: %d, %v", name, len(claims.Items), err)
+	var kept corev1.PersistentVolumeClaimList
+	if err := k.List(ctx, &kept, client.InNamespace(ns), client.MatchingLabels{"valkey.fsm.dev/cluster": name}); err != nil || len(kept.Items) != claims {
+		t.Fatalf("the claims of %s were not kept: %d of %d, %v", name, len(kept.Items), claims, err)
 	}
 }
 

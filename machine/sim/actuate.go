@@ -145,6 +145,11 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		n.joined = false
 		return nil
+	case machine.ForgetNode:
+		// The simulated world has no node IDs: a node that loses its data keeps its place on
+		// the bus, so no ghost is ever reported and the machine never asks for this. Were it
+		// asked, forgetting an ID nobody has changes nothing, as on real Valkey.
+		return nil
 	case machine.MigrateSlots:
 		return w.migrate(a)
 	case machine.RestoreSnapshot:

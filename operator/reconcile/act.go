@@ -417,6 +417,8 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		return w.pool.RemoveFromCluster(ctx, addr, peerIPs(w, a.Node, true))
+	case machine.ForgetNode:
+		return w.pool.ForgetEverywhere(ctx, a.ID, peerIPs(w, "", true))
 	case machine.MigrateSlots:
 		from, err := ip(a.FromNode)
 		if err != nil {
