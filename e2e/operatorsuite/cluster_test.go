@@ -465,46 +465,6 @@ func TestEveryPodReCreatedWithNewIPsHeals(t *testing.T) {
 	}
 }
 
-// TestReplicasPerShardScaleUpAndDown scales a Cluster topology of 2 shards from 2 pods per shard
-// to 3 and back to 2. New pods join the bus and follow their shard's primary; removed pods
-// leave it first (every other node forgets them, then they forget the cluster), so that no
-// node keeps a failed entry for a pod that is gone. valkey-cli --cluster check finds the
-// cluster whole after each step, and each node knows exactly the pods that exist.
-func TestReplicasPerShardScaleUpAndDown(t *testing.T) {
-	ns, ctx, vc := steadyShards(t, "scale", 2, 2, "", 6*time.Minute)
-	const keys = 200
-	writeAcked(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "scale:", keys)
-	for _, pods := range []int32{3, 2} {
-		vc = get(t, ns, "scale")
-		vc.Spec.Replicas = pods
-		update(t, ctx, vc)
-		vc = waitFor(t, ns, "scale", 3*time.Minute, fmt.Sprintf("Steady with 2 shards of %d", pods), steadyCluster(2, int(pods)))
-		clusterCheck(t, vc, vc.Status.Nodes[0].IP)
-		// Gossip spreads a new node within a few cluster cron ticks: each node must know
-		// exactly the pods that exist, soon.
-		for _, n := range vc.Status.Nodes {
-			var text string
-			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-				c := operatorClient(t, vc, n.IP)
-				var err error
-				text, err = c.Do(ctx, c.B().ClusterNodes().Build()).ToString()
-				c.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := len(strings.Split(strings.TrimSpace(strings.TrimPrefix(text, "txt:")), "\n"))
-				if got == 2*int(pods) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("with %d pods per shard %s knows %d nodes:\n%s", pods, n.Pod, got, text)
-				}
-			}
-		}
-		readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "scale:", keys)
-	}
-}
-
 // TestShardsScaleUpAndDownMoveSlotsWithTheirKeys: 3 → 4 → 3 shards of 2 pods holding 5,000
 // keys, with a cluster client writing WAIT-acknowledged keys throughout, on Valkey 8.0 (classic
 // migration) and 9.1 (Atomic Slot Migration, chosen by the version the nodes report). Up, the
