@@ -261,8 +261,8 @@ func errorKind(err error) string {
 func unhandledErrors(errs map[string]int) []string {
 	var out []string
 	for kind, n := range errs {
-		switch {
-		case kind == "MOVED", kind == "ASK", kind == "TRYAGAIN", kind == "WAIT 1 answered 0", kind == "timeout":
+		switch kind {
+		case "MOVED", "ASK", "TRYAGAIN", "WAIT 1 answered 0", "timeout":
 		default:
 			out = append(out, fmt.Sprintf("%s ×%d", kind, n))
 		}
