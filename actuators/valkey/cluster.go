@@ -270,7 +270,14 @@ func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, replicati
 			return err
 		}
 		if me, ok := v.Myself(); ok && me.PrimaryID == primaryID {
-			return doAll(ctx, c, setUser(c, UserReplication, false), setUser(c, UserClient, true))
+			// Already following it, maybe re-pointed by Valkey itself (a takeover re-points
+			// the old primary's other replicas): a replica detached for the failover still
+			// has the wrong password and would never sync; it reconnects with this one at its
+			// next replication cron tick.
+			return doAll(ctx, c,
+				setUser(c, UserReplication, false),
+				c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build(),
+				setUser(c, UserClient, true))
 		}
 		if err := doAll(ctx, c,
 			setUser(c, UserReplication, false),
