@@ -114,7 +114,16 @@ func (h *harness) run(t *rapid.T, s schedule) {
 	start := time.Now()
 	h.t.Logf("schedule %d: %s", n, s) // the outer test's log: shown with -v, and in rapid's replay of a failure
 	h.logf("==== schedule %d: %s", n, s)
-	vc, err := h.ensure(s.Profile)
+	var vc *v1alpha1.ValkeyCluster
+	var err error
+	if h.shards > 0 {
+		vc, err = h.ensureSharded(s.Profile)
+		if err == nil {
+			err = h.prepareShard(vc, s.Shard)
+		}
+	} else {
+		vc, err = h.ensure(s.Profile)
+	}
 	if err != nil {
 		h.logf("setup failed: %v\n%s", err, summary(vc))
 		t.Fatalf("setup: no healthy %s cluster: %v", s.Profile, err)
@@ -133,12 +142,23 @@ func (h *harness) run(t *rapid.T, s schedule) {
 	h.mu.Lock()
 	h.hits = nil
 	h.mu.Unlock()
-	canary := fmt.Sprintf("canary:s%d-%d", n, time.Now().UnixNano()%1e6)
+	canary := fmt.Sprintf("%scanary:s%d-%d", h.keyPrefix(vc), n, time.Now().UnixNano()%1e6)
 	canaryAt, err := h.writeCanary(vc, canary)
 	if err != nil {
 		t.Fatalf("setup: writing the canary: %v", err)
 	}
-	w := startWriter(addr, h.clientIP, pass, fmt.Sprintf("s%d-%d", n, time.Now().UnixNano()%1e6))
+	var resolve func() (string, error)
+	if sharded(vc) {
+		// A cluster client's reconnection: ask a node which primary serves the slot now.
+		resolve = func() (string, error) {
+			now, err := h.get(name)
+			if err != nil {
+				return "", err
+			}
+			return h.slotOwner(now)
+		}
+	}
+	w := startWriter(addr, h.clientIP, pass, fmt.Sprintf("%ss%d-%d", h.keyPrefix(vc), n, time.Now().UnixNano()%1e6), resolve)
 	defer w.finish()
 	defer h.heal() // also when a check fails half-way
 	time.Sleep(time.Second)

@@ -28,6 +28,7 @@ const (
 	vConditions      = "conditions"        // not exactly one state condition True, or not the state's
 	vOperatorExited  = "operator-exited"   // the operator ended on its own
 	vUnexplained     = "unexplained-state" // status names a primary no transition recorded
+	vClusterCheck    = "cluster-check"     // valkey-cli --cluster check does not find the cluster whole (topology Cluster)
 )
 
 type violation struct {
@@ -44,6 +45,9 @@ const maxOffsetGap = 1024
 // checkNodes compares what the nodes say with the status: exactly one primary, the one status
 // names; every other node a linked replica of it, caught up.
 func (h *harness) checkNodes(vc *v1alpha1.ValkeyCluster) []violation {
+	if sharded(vc) {
+		return h.checkShards(vc)
+	}
 	infos, err := h.survey(vc)
 	if err != nil {
 		return []violation{{vReplicaConverge, "survey: " + err.Error()}}
@@ -245,8 +249,12 @@ func (h *harness) checkHistory(vc *v1alpha1.ValkeyCluster) ([]record, []violatio
 		if len(vc.Status.History) > 0 && uint64(vc.Status.History[len(vc.Status.History)-1].Seq) != last.seq {
 			out = append(out, violation{vHistory, fmt.Sprintf("status.history ends at %d, the journal goes on to %d", vc.Status.History[len(vc.Status.History)-1].Seq, last.seq)})
 		}
-		if last.hasPrimary && last.primary != vc.Status.Primary {
-			out = append(out, violation{vUnexplained, fmt.Sprintf("status.primary is %q, the last transition %v recorded %q", vc.Status.Primary, last, last.primary)})
+		named := vc.Status.Primary
+		if sharded(vc) && len(vc.Status.Shards) > 0 {
+			named = vc.Status.Shards[0].Primary // status.primary is for one replication group only
+		}
+		if last.hasPrimary && last.primary != named {
+			out = append(out, violation{vUnexplained, fmt.Sprintf("status names %q as (shard 0's) primary, the last transition %v recorded %q", named, last, last.primary)})
 		}
 	}
 	return chain, out
@@ -420,7 +428,7 @@ func (h *harness) checkCanary(vc *v1alpha1.ValkeyCluster, key string, at time.Ti
 	}
 	var kept []string
 	for i := 0; i < pods; i++ {
-		if p := podName(vc, i); !lost[p] {
+		if p := h.pod(vc, i); !lost[p] {
 			kept = append(kept, p)
 		}
 	}

@@ -39,6 +39,13 @@ type harness struct {
 	clusters map[string]*managed
 	stats    *stats
 
+	// Topology Cluster (TestChaosCluster, shards > 0): the schedule's faults and writes are on
+	// one shard, its keys carry a hash tag of a slot that shard serves.
+	shards int32
+	shard  int
+	tag    string
+	slot   int
+
 	// The faults in force during a schedule, undone by heal.
 	mu      sync.Mutex
 	paused  map[string]bool // pods
@@ -50,6 +57,7 @@ type harness struct {
 // managed is the ValkeyCluster of one profile; a broken one is replaced by gen+1.
 type managed struct {
 	profile v1alpha1.Profile
+	shards  int32 // topology Cluster when > 0
 	base    string
 	gen     int
 	name    string
@@ -87,6 +95,9 @@ func (h *harness) create(m *managed) error {
 		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: m.name},
 		Spec:       v1alpha1.ValkeyClusterSpec{Topology: v1alpha1.TopologyReplication, Replicas: pods, Profile: m.profile},
 	}
+	if m.shards > 0 {
+		vc.Spec.Topology, vc.Spec.Shards = v1alpha1.TopologyCluster, m.shards
+	}
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	h.logf("creating ValkeyCluster %s/%s (profile %s)", h.ns, m.name, m.profile)
@@ -99,12 +110,22 @@ func (h *harness) ensure(profile v1alpha1.Profile) (*v1alpha1.ValkeyCluster, err
 	return h.ensureNamed(strings.ToLower(string(profile)), profile)
 }
 
+// ensureSharded is ensure for the Cluster topology of TestChaosCluster.
+func (h *harness) ensureSharded(profile v1alpha1.Profile) (*v1alpha1.ValkeyCluster, error) {
+	if h.clusters[clusterBase] == nil {
+		h.clusters[clusterBase] = &managed{profile: profile, base: clusterBase, shards: h.shards}
+	}
+	return h.ensureNamed(clusterBase, profile)
+}
+
 // ensureNamed is ensure for the cluster named base-<n>.
 func (h *harness) ensureNamed(base string, profile v1alpha1.Profile) (*v1alpha1.ValkeyCluster, error) {
 	m := h.clusters[base]
-	if m == nil {
-		m = &managed{profile: profile, base: base}
-		h.clusters[base] = m
+	if m == nil || m.name == "" {
+		if m == nil {
+			m = &managed{profile: profile, base: base}
+			h.clusters[base] = m
+		}
 		if err := h.create(m); err != nil {
 			return nil, err
 		}
@@ -128,6 +149,9 @@ func (h *harness) ensureNamed(base string, profile v1alpha1.Profile) (*v1alpha1.
 // steady is the converged shape of the status: Steady, the spec observed, every pod ready,
 // one primary and the rest replicas, no switchover pending.
 func steady(vc *v1alpha1.ValkeyCluster) bool {
+	if sharded(vc) {
+		return steadyShards(vc)
+	}
 	primaries, replicas := 0, 0
 	for _, n := range vc.Status.Nodes {
 		switch n.Role {
@@ -149,7 +173,11 @@ func (h *harness) podsAtRevision(vc *v1alpha1.ValkeyCluster) (bool, string) {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	var sts appsv1.StatefulSet
-	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: kube.NamesOf(vc).StatefulSet}, &sts); err != nil {
+	set := kube.NamesOf(vc).StatefulSet
+	if sharded(vc) {
+		set = kube.NamesOf(vc).ShardSet(0) // every shard's template has the spec's revision
+	}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: set}, &sts); err != nil {
 		return false, err.Error()
 	}
 	want := sts.Spec.Template.Annotations[kube.AnnotationRevision]
@@ -167,7 +195,7 @@ func (h *harness) podsAtRevision(vc *v1alpha1.ValkeyCluster) (bool, string) {
 		}
 		n++
 	}
-	if n != pods {
+	if n != podCount(vc) {
 		return false, fmt.Sprintf("%d pods", n)
 	}
 	return true, ""
@@ -230,11 +258,14 @@ func (h *harness) waitHealthy(name string, timeout time.Duration) (*v1alpha1.Val
 
 // probeWrite writes one key through the client Service.
 func (h *harness) probeWrite(vc *v1alpha1.ValkeyCluster) error {
-	addr, err := h.clientAddr(vc)
+	pass, err := h.secret(vc, kube.KeyClientPassword)
 	if err != nil {
 		return err
 	}
-	pass, err := h.secret(vc, kube.KeyClientPassword)
+	if sharded(vc) {
+		return h.probeShards(vc, pass)
+	}
+	addr, err := h.clientAddr(vc)
 	if err != nil {
 		return err
 	}
@@ -258,6 +289,10 @@ func (h *harness) secret(vc *v1alpha1.ValkeyCluster, key string) (string, error)
 }
 
 func (h *harness) clientAddr(vc *v1alpha1.ValkeyCluster) (string, error) {
+	if sharded(vc) {
+		// Cluster mode: the schedule's keys live in one slot, on the primary serving it.
+		return h.slotOwner(vc)
+	}
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	var svc corev1.Service
@@ -265,6 +300,14 @@ func (h *harness) clientAddr(vc *v1alpha1.ValkeyCluster) (string, error) {
 		return "", err
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "6379"), nil
+}
+
+// pod is the pod of an ordinal: of the schedule's shard in topology Cluster.
+func (h *harness) pod(vc *v1alpha1.ValkeyCluster, ordinal int) string {
+	if sharded(vc) {
+		return kube.NamesOf(vc).PodName(h.shard, ordinal)
+	}
+	return podName(vc, ordinal)
 }
 
 // podName is the pod of an ordinal.

@@ -59,6 +59,8 @@ type step struct {
 type schedule struct {
 	Profile v1alpha1.Profile
 	Steps   []step
+	// Shard is the shard the faults hit (topology Cluster).
+	Shard int
 }
 
 func refString(r sim.NodeRef) string {
@@ -107,6 +109,9 @@ func (s step) String() string {
 func (s schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "profile %s, %d faults:", s.Profile, len(s.Steps))
+	if s.Shard > 0 {
+		fmt.Fprintf(&b, " (on shard %d)", s.Shard)
+	}
 	for i, st := range s.Steps {
 		fmt.Fprintf(&b, "\n  %d. %s", i+1, st)
 	}
@@ -189,12 +194,15 @@ func (h *harness) resolve(name string, r sim.NodeRef) (string, error) {
 		return "", err
 	}
 	if r.Primary {
-		if vc.Status.Primary != "" {
+		if sharded(vc) && h.shard < len(vc.Status.Shards) && vc.Status.Shards[h.shard].Primary != "" {
+			return vc.Status.Shards[h.shard].Primary, nil
+		}
+		if !sharded(vc) && vc.Status.Primary != "" {
 			return vc.Status.Primary, nil
 		}
-		return podName(vc, 0), nil
+		return h.pod(vc, 0), nil
 	}
-	return podName(vc, r.Ordinal), nil
+	return h.pod(vc, r.Ordinal), nil
 }
 
 func (h *harness) podIP(pod string) (netip.Addr, error) { return cl.PodIP(h.ns, pod) }
@@ -394,7 +402,7 @@ func (h *harness) partition(name string, f sim.Fault) (string, error) {
 	}
 	var a, b []endpoint
 	for i := 0; i < pods; i++ {
-		pod := podName(vc, i)
+		pod := h.pod(vc, i)
 		ip, err := h.podIP(pod)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", pod, err)

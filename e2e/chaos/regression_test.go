@@ -77,7 +77,7 @@ func TestFailoverPastANodeRestartedFromAnUnknownHistory(t *testing.T) {
 	}
 
 	step("write through %s's client Service for 3s (its history must end up longer than the snapshot's)", name)
-	w := startWriter(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), "regression")
+	w := startWriter(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), "regression", nil)
 	defer w.finish()
 	time.Sleep(3 * time.Second)
 	x := podName(vc, 2)
@@ -295,7 +295,7 @@ func TestDataSurvivesOnTheOneNodeThatKeptIt(t *testing.T) {
 	}
 	step("heal: the operator sees %s", keeper)
 	h.heal()
-	w := startWriter(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), "after")
+	w := startWriter(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), "after", nil)
 	defer w.finish()
 	vc, after, vs := h.settle(name, time.Now(), w)
 	if len(vs) > 0 {
@@ -400,7 +400,7 @@ func TestWAITAcknowledgedWritesSurviveARestartOfEveryPod(t *testing.T) {
 		}
 	}
 	h.heal()
-	w := startWriter(addr, h.clientIP, pass, "after")
+	w := startWriter(addr, h.clientIP, pass, "after", nil)
 	defer w.finish()
 	vc, after, vs := h.settle(name, time.Now(), w)
 	if len(vs) > 0 {
@@ -448,7 +448,7 @@ func TestOperatorCutOffFromThePrimaryDoesNotFailOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := startWriter(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), "cut")
+	w := startWriter(mustClientAddr(t, h, vc), h.clientIP, mustSecret(t, h, vc), "cut", nil)
 	step("cut the primary %s from the operator for 8s", primary)
 	if err := cl.Partition(ip, h.opIP); err != nil {
 		t.Fatal(err)

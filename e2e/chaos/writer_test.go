@@ -18,10 +18,13 @@ import (
 // lose in a failover. A failed write is never retried under the same key: only what was
 // acknowledged is remembered, and a key is written at most once.
 type writer struct {
-	addr   string // the client Service ClusterIP:port
-	from   netip.Addr
-	pass   string
-	prefix string
+	addr string // the client Service ClusterIP:port
+	// resolve, when set, names the address to (re)connect to instead of addr: in cluster mode
+	// the primary serving the writer's slot, which a failover moves.
+	resolve func() (string, error)
+	from    netip.Addr
+	pass    string
+	prefix  string
 
 	mu       sync.Mutex
 	plain    map[string]time.Time // key -> when the SET was acknowledged
@@ -40,8 +43,8 @@ const (
 	waitMillis   = 1000
 )
 
-func startWriter(addr string, from netip.Addr, pass, prefix string) *writer {
-	w := &writer{addr: addr, from: from, pass: pass, prefix: prefix,
+func startWriter(addr string, from netip.Addr, pass, prefix string, resolve func() (string, error)) *writer {
+	w := &writer{addr: addr, resolve: resolve, from: from, pass: pass, prefix: prefix,
 		plain: map[string]time.Time{}, waited: map[string]time.Time{}, errs: map[string]int{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
@@ -73,8 +76,17 @@ func (w *writer) run() {
 		case <-time.After(10 * time.Millisecond):
 		}
 		if c == nil {
+			addr := w.addr
+			if w.resolve != nil {
+				var err error
+				if addr, err = w.resolve(); err != nil {
+					drop(err)
+					time.Sleep(40 * time.Millisecond)
+					continue
+				}
+			}
 			var err error
-			if c, err = resp.Dial(w.addr, w.from, "", w.pass, writeTimeout); err != nil {
+			if c, err = resp.Dial(addr, w.from, "", w.pass, writeTimeout); err != nil {
 				c = nil
 				drop(err)
 				time.Sleep(40 * time.Millisecond)
