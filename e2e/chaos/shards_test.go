@@ -138,7 +138,7 @@ func (h *harness) ownerOf(vc *v1alpha1.ValkeyCluster, slot int) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	var last error = fmt.Errorf("no node of %s has an IP", vc.Name)
+	last := fmt.Errorf("no node of %s has an IP", vc.Name)
 	for _, n := range vc.Status.Nodes {
 		if n.IP == "" {
 			continue
