@@ -434,20 +434,14 @@ func (p *Pool) RemoveFromCluster(ctx context.Context, podIP string, peerIPs []st
 	}); err != nil {
 		return fmt.Errorf("CLUSTER MYID of %s: %w", podIP, err)
 	}
+	var others []string
 	for _, peer := range peerIPs {
-		if peer == podIP {
-			continue
+		if peer != podIP {
+			others = append(others, peer)
 		}
-		err := p.run(ctx, Addr(peer), func(ctx context.Context, c vk.Client) error {
-			v, err := clusterView(ctx, c)
-			if err != nil || !v.knowsID(id) {
-				return err
-			}
-			return c.Do(ctx, c.B().ClusterForget().NodeId(id).Build()).Error()
-		})
-		if err != nil {
-			return fmt.Errorf("%s forgetting %s (%s): %w", peer, podIP, id, err)
-		}
+	}
+	if err := p.ForgetEverywhere(ctx, id, others); err != nil {
+		return fmt.Errorf("removing %s: %w", podIP, err)
 	}
 	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		return c.Do(ctx, c.B().ClusterReset().Soft().Build()).Error()

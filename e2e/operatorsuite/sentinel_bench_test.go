@@ -269,23 +269,7 @@ func waitRESP(tb testing.TB, addr string, timeout time.Duration, args ...string)
 
 // infoOf returns the fields of INFO section at addr (empty when it does not answer).
 func infoOf(addr, section string) map[string]string {
-	out := map[string]string{}
-	c, err := resp.Dial(addr, netip.Addr{}, "", "", time.Second)
-	if err != nil {
-		return out
-	}
-	defer c.Close()
-	v, err := c.Do(time.Second, "INFO", section)
-	if err != nil {
-		return out
-	}
-	text, _ := v.(string)
-	for _, line := range strings.Split(text, "\r\n") {
-		if k, val, ok := strings.Cut(line, ":"); ok {
-			out[k] = val
-		}
-	}
-	return out
+	return authFields(addr, "", "INFO", section)
 }
 
 // sentinelMaster is SENTINEL MASTER <name> as a map (empty when it does not answer).
