@@ -29,6 +29,9 @@ import (
 const (
 	faultNodeDown       sim.FaultKind = "node-down"
 	faultRollingRestart sim.FaultKind = "rolling-restart"
+	// faultReshard (topology Cluster only) asks for the other shard count (chaosShards or one
+	// more): a resharding, with its slot migrations, under the faults around it.
+	faultReshard sim.FaultKind = "reshard"
 )
 
 var menu = []sim.FaultKind{
@@ -74,7 +77,7 @@ func (s step) String() string {
 	f := s.Fault
 	var d string
 	switch f.Kind {
-	case sim.FaultKillPrimary, faultRollingRestart, sim.FaultHeal:
+	case sim.FaultKillPrimary, faultRollingRestart, faultReshard, sim.FaultHeal:
 		d = string(f.Kind)
 	case sim.FaultPause, faultNodeDown:
 		d = fmt.Sprintf("%s %s for %ds", f.Kind, refString(f.Node), f.Ticks)
@@ -130,11 +133,11 @@ func nodeRefGen() *rapid.Generator[sim.NodeRef] {
 	})
 }
 
-func stepGen() *rapid.Generator[step] {
+func stepGen(kinds []sim.FaultKind) *rapid.Generator[step] {
 	return rapid.Custom(func(t *rapid.T) step {
-		s := step{Fault: sim.Fault{Kind: rapid.SampledFrom(menu).Draw(t, "kind")}}
+		s := step{Fault: sim.Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind")}}
 		switch s.Kind {
-		case sim.FaultKillPrimary, faultRollingRestart, sim.FaultHeal:
+		case sim.FaultKillPrimary, faultRollingRestart, faultReshard, sim.FaultHeal:
 		case sim.FaultPartition:
 			if !rapid.Bool().Draw(t, "primary-stays") {
 				s.Nodes = append(s.Nodes, sim.NodeRef{Primary: true})
@@ -173,11 +176,11 @@ func stepGen() *rapid.Generator[step] {
 	})
 }
 
-func scheduleGen(profiles []v1alpha1.Profile, minSteps, maxSteps int) *rapid.Generator[schedule] {
+func scheduleGen(profiles []v1alpha1.Profile, kinds []sim.FaultKind, minSteps, maxSteps int) *rapid.Generator[schedule] {
 	return rapid.Custom(func(t *rapid.T) schedule {
 		return schedule{
 			Profile: rapid.SampledFrom(profiles).Draw(t, "profile"),
-			Steps:   rapid.SliceOfN(stepGen(), minSteps, maxSteps).Draw(t, "steps"),
+			Steps:   rapid.SliceOfN(stepGen(kinds), minSteps, maxSteps).Draw(t, "steps"),
 		}
 	})
 }
@@ -371,6 +374,9 @@ func (h *harness) apply(name string, profile v1alpha1.Profile, s step) (string, 
 			return "", err
 		}
 		return "asked for a rolling restart", nil
+
+	case faultReshard:
+		return h.reshard(name)
 
 	case sim.FaultHeal:
 		h.heal()

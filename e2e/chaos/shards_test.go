@@ -10,11 +10,15 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
+	"github.com/valkey-fsm/valkey-operator/machine/sim"
 )
 
 // The cluster-mode schedule: the same faults, on one shard of a Cluster topology.
@@ -54,10 +58,33 @@ func TestChaosCluster(t *testing.T) {
 		if hasDeadline {
 			defer budgetShrinking(deadline)
 		}
-		s := scheduleGen([]v1alpha1.Profile{v1alpha1.ProfileDurable}, minSteps, maxSteps).Draw(rt, "schedule")
+		s := scheduleGen([]v1alpha1.Profile{v1alpha1.ProfileDurable}, clusterMenu, minSteps, maxSteps).Draw(rt, "schedule")
 		s.Shard = rapid.IntRange(0, chaosShards-1).Draw(rt, "shard")
 		h.run(rt, s)
 	})
+}
+
+// clusterMenu is the menu with resharding: the shard count changes under the faults.
+var clusterMenu = append(append([]sim.FaultKind(nil), menu...), faultReshard)
+
+// reshard asks for the other shard count (chaosShards or one more) with a merge patch of
+// spec.shards, as kubectl valkey reshard --shards does.
+func (h *harness) reshard(name string) (string, error) {
+	vc, err := h.get(name)
+	if err != nil {
+		return "", err
+	}
+	to := int32(chaosShards)
+	if vc.Spec.Shards == chaosShards {
+		to = chaosShards + 1
+	}
+	ctx, cancel := ctxFor(10 * time.Second)
+	defer cancel()
+	patch := fmt.Sprintf(`{"spec":{"shards":%d}}`, to)
+	if err := k.Patch(ctx, &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("asked for %d shards (was %d)", to, vc.Spec.Shards), nil
 }
 
 // sharded reports whether vc is a Cluster topology.
