@@ -296,3 +296,27 @@ func TestClusterModeScaleDownLeavesTheBusFirst(t *testing.T) {
 		t.Fatalf("want the objects shrunk and s0-2 not joined again, got %s", d)
 	}
 }
+
+// TestANodeOffTheBusIsNotMetAgainWhileTheScaleDownWaits: s0-2 left the cluster bus for a
+// scale-down to 2 pods, then the scale-down is held back (s0-1, which stays, lost its link).
+// The machine must not meet s0-2 again: it would rejoin as an empty master and be removed again
+// once the hold-up passes (found by the simulator, where the re-joined node counted as a writer).
+func TestANodeOffTheBusIsNotMetAgainWhileTheScaleDownWaits(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode = ModeCluster
+	nodes := ledBy(0, 5, 5, 5)
+	for i := range nodes {
+		nodes[i].Valkey.Joined = true
+	}
+	nodes[0].Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	d := Decide(recordedAt(0, 3), withObjects(obsAt(5, spec, nodes...), 2))
+	if got := actionsOf(d, "remove-node"); len(got) != 1 {
+		t.Fatalf("want s0-2 to leave the bus first, got %s", d)
+	}
+	nodes[2].Valkey = Valkey{RunID: nodes[2].Valkey.RunID, Role: RolePrimary, SecondOffset: -1, WritesFenced: true, SyncFenced: true}
+	nodes[1].Valkey.LinkUp = false
+	d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 2))
+	if got := actionsOf(d, "add-node"); len(got) > 0 {
+		t.Fatalf("s0-2, off the bus for the scale-down, is met again while the scale-down waits: %s", d)
+	}
+}

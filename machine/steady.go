@@ -382,7 +382,12 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	}
 	if d.v.spec.Mode == ModeCluster {
 		for _, n := range d.v.shard(s) {
-			if usable(n) && !d.v.joined(n) && !d.leaving(p, n) {
+			// In Steady a node that already left the bus for a scale-down stays off it, also
+			// while the scale-down waits for something else (it would rejoin as an empty
+			// master, only to be removed again). Other states keep every pod the objects ask
+			// for as a full member (regression scale-down-recorded-before-a-restore).
+			stayOff := p.State == Steady && d.offTheBus(p, n)
+			if usable(n) && !d.v.joined(n) && !d.leaving(p, n) && !stayOff {
 				b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 			}
 		}
