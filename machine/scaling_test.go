@@ -275,7 +275,8 @@ func TestLegacyRecordWithoutAPodCount(t *testing.T) {
 	}
 }
 
-func TestClusterModeScaleDownLeavesTheBusFirst(t *testing.T) {
+// clusterOfThree is one shard of three joined cluster nodes led by s0-0, which serves every slot.
+func clusterOfThree() (Spec, []Node) {
 	spec := testSpec(1)
 	spec.Mode = ModeCluster
 	nodes := ledBy(0, 5, 5, 5)
@@ -283,6 +284,11 @@ func TestClusterModeScaleDownLeavesTheBusFirst(t *testing.T) {
 		nodes[i].Valkey.Joined = true
 	}
 	nodes[0].Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	return spec, nodes
+}
+
+func TestClusterModeScaleDownLeavesTheBusFirst(t *testing.T) {
+	spec, nodes := clusterOfThree()
 	d := Decide(recordedAt(0, 3), withObjects(obsAt(5, spec, nodes...), 2))
 	if d.Transition == nil || d.Transition.Event != EventReplicasChanged {
 		t.Fatalf("want replicas-changed, got %s", d)
@@ -302,13 +308,7 @@ func TestClusterModeScaleDownLeavesTheBusFirst(t *testing.T) {
 // The machine must not meet s0-2 again: it would rejoin as an empty master and be removed again
 // once the hold-up passes (found by the simulator, where the re-joined node counted as a writer).
 func TestANodeOffTheBusIsNotMetAgainWhileTheScaleDownWaits(t *testing.T) {
-	spec := testSpec(1)
-	spec.Mode = ModeCluster
-	nodes := ledBy(0, 5, 5, 5)
-	for i := range nodes {
-		nodes[i].Valkey.Joined = true
-	}
-	nodes[0].Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	spec, nodes := clusterOfThree()
 	d := Decide(recordedAt(0, 3), withObjects(obsAt(5, spec, nodes...), 2))
 	if got := actionsOf(d, "remove-node"); len(got) != 1 {
 		t.Fatalf("want s0-2 to leave the bus first, got %s", d)
