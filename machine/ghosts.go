@@ -22,6 +22,9 @@ type ghostNode struct {
 	id, ip  string
 	slots   int
 	knownBy []string
+	// live: some node has a bus link to it (a process answers as that ID: a node outside
+	// the operator's pods, never a ghost); open: a slot is open towards its address.
+	live, open bool
 }
 
 func (d *decider) ghosts() []ghostNode {
@@ -29,11 +32,29 @@ func (d *decider) ghosts() []ghostNode {
 		return nil
 	}
 	ids := map[string]bool{}
+	seen := map[[2]int]bool{}
 	for _, n := range d.obs.Nodes {
 		if !n.Pod.Exists || !n.Reachable || n.Valkey.NodeID == "" {
 			return nil
 		}
 		ids[n.Valkey.NodeID] = true
+		seen[[2]int{n.Shard, n.Ordinal}] = true
+	}
+	// Every pod the objects ask for must be there and answering: one missing from the
+	// observation (deleted while a scale-down waits, say) comes back on its claim as the
+	// same node.
+	for s := 0; s < d.obs.Objects.Shards; s++ {
+		for o := 0; o <= d.obs.Objects.Replicas; o++ {
+			if !seen[[2]int{s, o}] {
+				return nil
+			}
+		}
+	}
+	openTo := map[string]bool{}
+	for _, n := range d.obs.Nodes {
+		for _, o := range n.Valkey.OpenSlots {
+			openTo[o.Peer] = true
+		}
 	}
 	byID := map[string]*ghostNode{}
 	for _, n := range d.obs.Nodes {
@@ -47,6 +68,8 @@ func (d *decider) ghosts() []ghostNode {
 				byID[k.ID] = g
 			}
 			g.slots = max(g.slots, k.Slots)
+			g.live = g.live || k.Connected
+			g.open = g.open || (k.IP != "" && openTo[k.IP])
 			g.knownBy = append(g.knownBy, n.Name)
 		}
 	}
@@ -63,6 +86,12 @@ func (d *decider) ghosts() []ghostNode {
 func (d *decider) forgetGhosts(b *actionList) {
 	var holding []string
 	for _, g := range d.ghosts() {
+		if g.live || g.open {
+			// Not a ghost: a process answers as that node (one the user attached), or a
+			// slot is open towards it (forgetting it would close the slot where its keys may
+			// be: the open-slots wait names it).
+			continue
+		}
 		if g.slots == 0 {
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			continue

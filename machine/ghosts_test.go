@@ -86,3 +86,36 @@ func TestAGhostServingSlotsIsNotForgotten(t *testing.T) {
 		t.Fatalf("waiting %q, want the ghost named with its slots", d.Waiting)
 	}
 }
+
+// TestNoGhostWhileAPodTheObjectsAskForIsMissing: s2-1 is missing from the observation (its pod
+// deleted while a scale-down waits, say): it comes back on its claim as the same node, so an ID
+// no observed pod has may be it; nothing is forgotten.
+func TestNoGhostWhileAPodTheObjectsAskForIsMissing(t *testing.T) {
+	nodes := threeShards()
+	for i := range nodes {
+		nodes[i].Valkey.Known = append(nodes[i].Valkey.Known, KnownNode{ID: "maybe-s2-1", IP: "10.9.9.9"})
+	}
+	p, obs := steadyShards3(nodes[:5])
+	if got := actionsOf(Decide(p, obs), "forget-node"); len(got) != 0 {
+		t.Fatalf("forget-node %v while s2-1 is not observed", got)
+	}
+}
+
+// TestALiveOrOpenStrangerIsNotForgotten: an ID no pod has is left alone when some node has a
+// live bus link to it (a process answers as it: a node the user attached) or when a slot is open
+// towards its address (forgetting it would close the slot where its keys may be).
+func TestALiveOrOpenStrangerIsNotForgotten(t *testing.T) {
+	nodes := threeShards()
+	nodes[0].Valkey.Known = append(nodes[0].Valkey.Known, KnownNode{ID: "attached", IP: "10.9.9.7", Connected: true})
+	nodes[1].Valkey.Known = append(nodes[1].Valkey.Known, KnownNode{ID: "attached", IP: "10.9.9.7"})
+	nodes[2].Valkey.Known = append(nodes[2].Valkey.Known, KnownNode{ID: "target", IP: "10.9.9.6"})
+	nodes[0].Valkey.OpenSlots = []OpenSlot{{Slot: 7, Peer: "10.9.9.6"}}
+	p, obs := steadyShards3(nodes)
+	d := Decide(p, obs)
+	if got := actionsOf(d, "forget-node"); len(got) != 0 {
+		t.Fatalf("forget-node %v for a live node and a slot's migration target", got)
+	}
+	if !strings.HasPrefix(d.Waiting, OpenSlotsUnknown) {
+		t.Fatalf("waiting %q, want the open slot named", d.Waiting)
+	}
+}

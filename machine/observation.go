@@ -243,6 +243,8 @@ type KnownNode struct {
 	IP string
 	// Slots is how many slots it serves in that view.
 	Slots int
+	// Connected: that node has a live cluster-bus link to it (a process answers as that ID).
+	Connected bool
 }
 
 // OpenSlot is a slot a node has open: Importing from the node at Peer (an IP), or migrating to

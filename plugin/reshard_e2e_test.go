@@ -91,6 +91,14 @@ func TestReshardAgainstAPIServer(t *testing.T) {
 	if got := specShards(t, ns, "sessions"); got != 4 {
 		t.Fatalf("spec.shards is %d after refused requests", got)
 	}
+	if _, err := kubectlValkey(t, "reshard", "sessions", "-n", ns, "--dry-run"); err == nil || !strings.Contains(err.Error(), "--dry-run goes with --shards") {
+		t.Errorf("--dry-run without --shards: %v", err)
+	}
+	st = shardsStatus(v1alpha1.StateFailingOver, "0-4095", "", "10922-16383", "4096-5460")
+	writeStatus(t, ns, "sessions", st)
+	if out, err := kubectlValkey(t, "reshard", "sessions", "-n", ns); err != nil || !strings.Contains(out, "Warning: shard 1's slots are unknown") {
+		t.Errorf("a shard whose primary does not answer: %v\n%s", err, out)
+	}
 	createCluster(t, ns, "cache")
 	if _, err := kubectlValkey(t, "reshard", "cache", "-n", ns); err == nil || !strings.Contains(err.Error(), "only topology Cluster has shards") {
 		t.Errorf("reshard of a Replication cluster: %v", err)

@@ -97,7 +97,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			for _, n := range view.Nodes {
 				v.Joined = v.Joined || (!n.Myself && n.Connected)
 				if !n.Myself && !n.Handshake {
-					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots)})
+					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots), Connected: n.Connected})
 				}
 			}
 			if v.Role == machine.RoleReplica {

@@ -217,7 +217,12 @@ func staleAddresses(nodes []machine.Node) {
 			ipOf[n.Valkey.NodeID] = n.Pod.IP
 		}
 	}
-	everyID := len(ipOf) == len(nodes)
+	// Every answering pod named its ID: an unknown ID is then no pod that answers (meeting
+	// cannot bring back one that does not answer).
+	everyID := true
+	for _, n := range nodes {
+		everyID = everyID && (!n.Reachable || n.Valkey.NodeID != "")
+	}
 	for i := range nodes {
 		for _, k := range nodes[i].Valkey.Known {
 			ip, isPod := ipOf[k.ID]

@@ -34,9 +34,10 @@ func TestStartErrorSurvivesTheMomentsACrashLoopRuns(t *testing.T) {
 }
 
 // A node that knows a pod at the pod's old address must be introduced again (not joined); a
-// node that knows an ID no pod has (a ghost) is joined all the same while every pod answers
-// with its ID (the machine forgets the ghost: meeting cannot bring it back), and not while
-// some pod is unheard (the unknown ID may be that pod, at an address it no longer has).
+// node that knows an ID no pod has (a ghost) is joined all the same while every answering pod
+// names its ID (the machine forgets the ghost; meeting cannot bring back a pod that does not
+// answer), and not while a pod answers without its ID (the unknown ID may be that pod, at an
+// address it no longer has).
 func TestStaleAddressesMatchPeersByID(t *testing.T) {
 	nodes := func() []machine.Node {
 		out := make([]machine.Node, 3)
@@ -82,7 +83,14 @@ func TestStaleAddressesMatchPeersByID(t *testing.T) {
 	ns[1].Valkey.Known = append(ns[1].Valkey.Known, machine.KnownNode{ID: "ghost", IP: "127.0.0.98"})
 	ns[2].Reachable, ns[2].Valkey.NodeID = false, ""
 	staleAddresses(ns)
+	if got := joined(ns); !got[1] {
+		t.Fatalf("an unknown ID while node 2 does not answer (meeting cannot bring it back): joined %v, want node 1 joined", got)
+	}
+	ns = nodes()
+	ns[1].Valkey.Known = append(ns[1].Valkey.Known, machine.KnownNode{ID: "ghost", IP: "127.0.0.98"})
+	ns[2].Valkey.NodeID = "" // answers, without naming its ID: the unknown ID may be it
+	staleAddresses(ns)
 	if got := joined(ns); got[1] {
-		t.Fatalf("an unknown ID at a stale address while node 2 is unheard: joined %v, want node 1 not joined", got)
+		t.Fatalf("an unknown ID at a stale address while node 2 answers without its ID: joined %v, want node 1 not joined", got)
 	}
 }

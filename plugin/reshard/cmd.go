@@ -53,6 +53,9 @@ Follow it with kubectl valkey status NAME (progress) or kubectl valkey history N
 				return fmt.Errorf("%s/%s has topology %s: only topology Cluster has shards", clients.Namespace, name, spec.Topology)
 			}
 			target := int(spec.Shards)
+			if dryRun && !cmd.Flags().Changed("shards") {
+				return fmt.Errorf("--dry-run goes with --shards N: without it the verb changes nothing anyway")
+			}
 			change := cmd.Flags().Changed("shards") && shards != target
 			if cmd.Flags().Changed("shards") {
 				target = shards
@@ -65,6 +68,14 @@ Follow it with kubectl valkey status NAME (progress) or kubectl valkey history N
 				return err
 			}
 			out := cmd.OutOrStdout()
+			for _, sh := range vc.Status.Shards {
+				if sh.Slots == "" {
+					// Status lists a primary's slots only while it answers as one.
+					if _, err := fmt.Fprintf(out, "Warning: shard %d's slots are unknown (its primary %s does not answer as one): the plan below counts them as unassigned.\n", sh.Index, sh.Primary); err != nil {
+						return err
+					}
+				}
+			}
 			if err := plan.Write(out); err != nil {
 				return err
 			}
