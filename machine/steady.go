@@ -309,11 +309,6 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	if why := d.switchoverWaits(p); why != "" {
 		b.wait(why)
 	}
-	if _, unknown := d.openMoves(); len(unknown) > 0 {
-		// Not a reason to reshard (the machine will not touch them) but a slot served
-		// half-way: say so while it lasts, not only once a resharding starts.
-		b.wait(openSlotsUnknownWait(unknown))
-	}
 	if len(b.actions) == 0 {
 		if target := d.targetPods(p); d.scaling(p) {
 			why, _ := d.scaleDownBlocked(p, target)
@@ -322,6 +317,12 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		if ok, why := d.converged(p); !ok {
 			b.wait(why)
 		}
+	}
+	if _, unknown := d.openMoves(); len(unknown) > 0 {
+		// Not a reason to reshard (the machine will not touch them) but a slot served
+		// half-way: say so while it lasts, not only once a resharding starts (after the
+		// reasons above, which are the operator's own work).
+		b.wait(openSlotsUnknownWait(unknown))
 	}
 }
 
