@@ -61,6 +61,21 @@ func (v ClusterView) OpenSlots() int {
 	return len(me.Migrating) + len(me.Importing)
 }
 
+// OwnerOf is the primary that serves slot in this view, unless it is flagged failing.
+func (v ClusterView) OwnerOf(slot int) (ClusterNode, bool) {
+	for _, n := range v.Nodes {
+		if !n.Primary || n.Failing {
+			continue
+		}
+		for _, r := range n.Slots {
+			if slot >= r.Start && slot <= r.End {
+				return n, true
+			}
+		}
+	}
+	return ClusterNode{}, false
+}
+
 // Knows reports whether the view has a node at ip.
 func (v ClusterView) Knows(ip string) bool {
 	for _, n := range v.Nodes {
@@ -71,10 +86,10 @@ func (v ClusterView) Knows(ip string) bool {
 	return false
 }
 
-// parseClusterNodes reads CLUSTER NODES: "<id> <ip:port@cport[,hostname]> <flags> <primary>
+// ParseClusterNodes reads CLUSTER NODES: "<id> <ip:port@cport[,hostname]> <flags> <primary>
 // <ping-sent> <pong-recv> <epoch> <link-state> <slot> <slot> ...", where a slot is "N" or
 // "N-M", or an open migration "[N->-id]" / "[N-<-id]" (skipped).
-func parseClusterNodes(text string) (ClusterView, error) {
+func ParseClusterNodes(text string) (ClusterView, error) {
 	var v ClusterView
 	// Over RESP3 the reply is a verbatim string, which valkey-go hands over with its format.
 	text = strings.TrimPrefix(text, "txt:")
@@ -160,7 +175,7 @@ func clusterView(ctx context.Context, c vk.Client) (ClusterView, error) {
 	if err != nil {
 		return ClusterView{}, fmt.Errorf("CLUSTER NODES: %w", err)
 	}
-	return parseClusterNodes(text)
+	return ParseClusterNodes(text)
 }
 
 // ClusterNodes is CLUSTER NODES of the node at podIP.

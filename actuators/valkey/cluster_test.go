@@ -195,7 +195,7 @@ func TestClusterNodesIsRead(t *testing.T) {
 	text := "txt:07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004,host-a slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected\n" +
 		"67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.2:30002@31002 myself,master - 0 1426238316232 2 connected 5461-10922 [10923->-e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca]\n" +
 		"e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.3:30001@31001 master,fail? - 0 1426238316232 1 disconnected 0-5460 16383\n"
-	v, err := parseClusterNodes(text)
+	v, err := ParseClusterNodes(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +213,13 @@ func TestClusterNodesIsRead(t *testing.T) {
 	f := v.Nodes[2]
 	if !f.Failing || f.Connected || len(f.Slots) != 2 || f.Slots[1] != (machine.SlotRange{Start: 16383, End: 16383}) {
 		t.Errorf("failing primary: %+v", f)
+	}
+	// The owner of a slot is the primary serving it, unless it is flagged failing.
+	if o, ok := v.OwnerOf(6000); !ok || o.IP != "127.0.0.2" {
+		t.Errorf("owner of slot 6000: %+v %v, want 127.0.0.2", o, ok)
+	}
+	if o, ok := v.OwnerOf(100); ok {
+		t.Errorf("owner of slot 100 (its primary fail?): %+v, want none", o)
 	}
 	if got := rangesOf([]int{5, 3, 4, 9, 1}); fmt.Sprint(got) != "[{1 1} {3 5} {9 9}]" {
 		t.Errorf("rangesOf: %v", got)

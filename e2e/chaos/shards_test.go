@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/machine/sim"
@@ -182,39 +183,17 @@ func (h *harness) ownerOf(vc *v1alpha1.ValkeyCluster, slot int) (string, error) 
 			continue
 		}
 		text, _ := v.(string)
-		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 9 || !hasFlag(f[2], "master") || hasFlag(f[2], "fail") || hasFlag(f[2], "fail?") {
-				continue
-			}
-			for _, r := range f[8:] {
-				lo, hi, isRange := strings.Cut(r, "-")
-				if !isRange {
-					hi = lo
-				}
-				a, err1 := strconv.Atoi(lo)
-				z, err2 := strconv.Atoi(hi)
-				if err1 == nil && err2 == nil && slot >= a && slot <= z {
-					host := f[1]
-					if i := strings.IndexAny(host, "@,"); i >= 0 {
-						host = host[:i]
-					}
-					return host, nil
-				}
-			}
+		view, err := valkey.ParseClusterNodes(text)
+		if err != nil {
+			last = err
+			continue
+		}
+		if owner, ok := view.OwnerOf(slot); ok {
+			return net.JoinHostPort(owner.IP, strconv.Itoa(owner.Port)), nil
 		}
 		last = fmt.Errorf("%s names no primary for slot %d", n.Pod, slot)
 	}
 	return "", last
-}
-
-func hasFlag(flags, flag string) bool {
-	for _, f := range strings.Split(flags, ",") {
-		if f == flag {
-			return true
-		}
-	}
-	return false
 }
 
 // checkShards is checkNodes for a Cluster topology: every node answers; in each shard exactly

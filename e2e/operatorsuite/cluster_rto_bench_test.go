@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
@@ -147,30 +147,12 @@ func slotOwner(seed, pass string, slot int, timeout time.Duration) (string, erro
 		return "", err
 	}
 	text, _ := v.(string)
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 9 {
-			continue
-		}
-		flags := strings.Split(f[2], ",")
-		if !slices.Contains(flags, "master") || slices.Contains(flags, "fail") || slices.Contains(flags, "fail?") {
-			continue
-		}
-		for _, r := range f[8:] {
-			lo, hi, isRange := strings.Cut(r, "-")
-			if !isRange {
-				hi = lo
-			}
-			a, err1 := strconv.Atoi(lo)
-			z, err2 := strconv.Atoi(hi)
-			if err1 == nil && err2 == nil && slot >= a && slot <= z {
-				addr := f[1]
-				if i := strings.IndexAny(addr, "@,"); i >= 0 {
-					addr = addr[:i]
-				}
-				return addr, nil
-			}
-		}
+	view, err := valkey.ParseClusterNodes(text)
+	if err != nil {
+		return "", err
+	}
+	if owner, ok := view.OwnerOf(slot); ok {
+		return net.JoinHostPort(owner.IP, strconv.Itoa(owner.Port)), nil
 	}
 	return "", fmt.Errorf("%s: no primary serves slot %d", seed, slot)
 }
