@@ -89,6 +89,11 @@ type ReplicaOf struct {
 	RunID     string
 	Primary   string
 	PrimaryIP string
+	// PrimaryRunID is the primary's process when the action was decided. In cluster mode the
+	// actuator refuses a primary that restarted since (CLUSTER REPLICATE follows a node ID: a
+	// primary back on an empty volume is a new node, and a replica pointed at it would no
+	// longer follow the node whose slots it must take over).
+	PrimaryRunID string
 }
 
 // HandOver moves the primary role to a caught-up replica without losing writes:

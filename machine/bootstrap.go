@@ -87,21 +87,29 @@ func (d *decider) firstNode(p Persisted, s int) *Node {
 	return d.freeChoice(s)
 }
 
-// freeChoice is the first node of a shard whose nodes hold nothing yet: one that already
-// serves replicas (so that an operator restart does not move the choice), else the lowest
-// ordinal that answers.
+// freeChoice is the first node of a shard whose nodes hold nothing yet: in cluster mode one
+// that serves slots already (a cluster re-created on kept claims without persistence: the node
+// is back from nodes.conf as its shard's primary, empty, and Valkey refuses to make a node that
+// serves slots anyone's replica), else one that already serves replicas (so that an operator
+// restart does not move the choice), else the lowest ordinal that answers.
 func (d *decider) freeChoice(s int) *Node {
-	var first *Node
+	var first, feeding *Node
 	for _, n := range d.v.shard(s) {
 		if !usable(n) {
 			continue
 		}
-		if servesReplicas(n) {
+		if len(n.Valkey.Slots) > 0 {
 			return n
+		}
+		if servesReplicas(n) && feeding == nil {
+			feeding = n
 		}
 		if first == nil {
 			first = n
 		}
+	}
+	if feeding != nil {
+		return feeding
 	}
 	return first
 }
@@ -322,7 +330,7 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	if spec.Mode == ModeCluster {
 		// A cluster adopted from kept claims remembers the old IDs of pods whose claims were
 		// lost.
-		d.forgetGhosts(b)
+		d.forgetGhosts(p, false, b)
 	}
 	if spec.Mode != ModeCluster || len(b.actions) > 0 {
 		return

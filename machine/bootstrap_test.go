@@ -187,3 +187,23 @@ func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing
 		t.Fatalf("bootstrap not complete with s1-1 recorded: %+v waiting=%q actions=%v", d.Transition, d.Waiting, d.Actions)
 	}
 }
+
+// A Cache-profile cluster re-created on its kept claims comes back from nodes.conf empty: a
+// node that served its shard's slots before still serves them, and Valkey refuses to make it a
+// replica (CLUSTER REPLICATE: the node must be without assigned slots). The bootstrap's free
+// choice must be that node, not the lowest ordinal: the old choice asked for replica-of s0-1 ->
+// s0-0 forever (found by the simulator once it modelled nodes.conf).
+func TestClusterBootstrapChoosesTheNodeThatServesTheShardsSlots(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 1
+	fresh := node(0, RolePrimary, "h-fresh", 0)
+	owner := node(1, RolePrimary, "h-owner", 0)
+	owner.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, fresh, owner))
+	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.HasPrefix(got[0], "replica-of s0-0 -> s0-1") {
+		t.Fatalf("replica-of %v, want s0-0 to follow s0-1, which serves the shard's slots (waiting %q)", got, d.Waiting)
+	}
+	if got := actionsOf(d, "assign-slots"); len(got) != 0 {
+		t.Fatalf("assigns %v: s0-1 serves every slot already", got)
+	}
+}

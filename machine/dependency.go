@@ -12,7 +12,8 @@ import "slices"
 // decision assumed closed. Slot migrations never block one another: the moves of one decision
 // take different slots, each is finished by the next migration of its range whatever state it
 // was left in, and the operator runs them side by side (sources feeding one new shard at once is
-// where a resharding wins its time). Actions on the cluster's objects (ensure-objects, expand-volumes)
+// where a resharding wins its time). An assign-slots after a failed forget-node is skipped: the
+// slots it assigns are the forgotten node's, free only once every node forgot it. Actions on the cluster's objects (ensure-objects, expand-volumes)
 // involve no node: they neither block nor are blocked by node actions. Both the operator and
 // the simulated operator skip exactly the dependent actions (Blocked); the machine decides the
 // skipped ones again from the next observation.
@@ -59,6 +60,11 @@ func Blocked(a Action, failed []Action) bool {
 		}
 		if _, fence := f.(Fence); fence {
 			return true
+		}
+		if _, forget := f.(ForgetNode); forget {
+			if _, assign := a.(AssignSlots); assign {
+				return true
+			}
 		}
 		for _, n := range affected(f) {
 			if n != "" && slices.Contains(mine, n) {

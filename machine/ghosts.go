@@ -25,6 +25,11 @@ type ghostNode struct {
 	// live: some node has a bus link to it (a process answers as that ID: a node outside
 	// the operator's pods, never a ghost); open: a slot is open towards its address.
 	live, open bool
+	// ranges are the slots of the view that gives it the most.
+	ranges []SlotRange
+	// followed: some node is its replica (CLUSTER NODES names it as that node's primary),
+	// which can take its slots over.
+	followed bool
 }
 
 func (d *decider) ghosts() []ghostNode {
@@ -40,20 +45,26 @@ func (d *decider) ghosts() []ghostNode {
 		ids[n.Valkey.NodeID] = true
 		seen[[2]int{n.Shard, n.Ordinal}] = true
 	}
-	// Every pod the objects ask for must be there and answering: one missing from the
-	// observation (deleted while a scale-down waits, say) comes back on its claim as the
-	// same node.
-	for s := 0; s < d.obs.Objects.Shards; s++ {
-		for o := 0; o <= d.obs.Objects.Replicas; o++ {
+	// Every pod the objects ask for, or the spec will, must be there and answering: one missing
+	// from the observation (deleted while a scale-down waits, say, or not created yet by a
+	// cluster re-created on kept claims whose objects grow back to the spec) comes back on its
+	// claim as the same node (the simulator found the second forgotten while it came back).
+	shards, replicas := max(d.obs.Objects.Shards, d.v.spec.Shards), max(d.obs.Objects.Replicas, d.v.spec.Replicas)
+	for s := 0; s < shards; s++ {
+		for o := 0; o <= replicas; o++ {
 			if !seen[[2]int{s, o}] {
 				return nil
 			}
 		}
 	}
 	openTo := map[string]bool{}
+	followed := map[string]bool{}
 	for _, n := range d.obs.Nodes {
 		for _, o := range n.Valkey.OpenSlots {
 			openTo[o.Peer] = true
+		}
+		if n.Valkey.Role == RoleReplica && n.Valkey.PrimaryID != "" {
+			followed[n.Valkey.PrimaryID] = true
 		}
 	}
 	byID := map[string]*ghostNode{}
@@ -64,10 +75,12 @@ func (d *decider) ghosts() []ghostNode {
 			}
 			g := byID[k.ID]
 			if g == nil {
-				g = &ghostNode{id: k.ID, ip: k.IP}
+				g = &ghostNode{id: k.ID, ip: k.IP, followed: followed[k.ID]}
 				byID[k.ID] = g
 			}
-			g.slots = max(g.slots, k.Slots)
+			if k.Slots > g.slots {
+				g.slots, g.ranges = k.Slots, k.Ranges
+			}
 			g.live = g.live || k.Connected
 			g.open = g.open || (k.IP != "" && openTo[k.IP])
 			g.knownBy = append(g.knownBy, n.Name)
@@ -83,8 +96,35 @@ func (d *decider) ghosts() []ghostNode {
 
 // forgetGhosts asks every node to forget the ghosts without slots, and says which ghosts still
 // serve slots.
-func (d *decider) forgetGhosts(b *actionList) {
+//
+// A ghost that serves slots no answering primary serves, and that no node follows, is stranded:
+// no failover can ever take its slots (only a replica of it could), and its data went with its
+// volume. Found by the simulator: a shard's new primary restarted on an empty volume right after
+// its takeover, the old primary came back and learnt of the newer claim, and the shard's slots
+// stayed with the dead ID for good. When exactly one recorded primary serves no slots and holds
+// keys, the stranded slots' keys are its (the ghost took them over from it): every node forgets
+// the ghost (Valkey then unassigns its slots) and that primary is assigned them, in one decision
+// (the assignment is skipped if the forgetting fails). Free slots are never left for a
+// resharding to hand out by its plan while a node holds their keys: they carry no trace of the
+// shard that holds them. When no such primary holds keys, the keys went with the ghost's
+// volume, and the ghost is forgotten for the plan to give its slots out (as at bootstrap,
+// where slots are assigned by the plan). Otherwise the machine waits and names the ghost.
+func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 	var holding []string
+	served := 0
+	for _, n := range d.obs.Nodes {
+		if n.Reachable && n.Valkey.Role == RolePrimary {
+			served += SlotCount(n.Valkey.Slots)
+		}
+	}
+	// The recorded primaries that serve no slots and hold keys: the stranded slots' keys are on
+	// one of them (a shard a resharding adds starts empty).
+	var holders []*Node
+	for _, rec := range p.Shards {
+		if prim := d.v.node(rec.Primary); alive(prim, rec.RunID) && prim.Valkey.Role == RolePrimary && len(prim.Valkey.Slots) == 0 && prim.Valkey.Keys > 0 {
+			holders = append(holders, prim)
+		}
+	}
 	for _, g := range d.ghosts() {
 		if g.live || g.open {
 			// Not a ghost: a process answers as that node (one the user attached), or a
@@ -96,9 +136,27 @@ func (d *decider) forgetGhosts(b *actionList) {
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			continue
 		}
-		holding = append(holding, fmt.Sprintf("%s (last at %s) serves %d slot(s) in the view of %s", g.id, g.ip, g.slots, strings.Join(g.knownBy, ", ")))
+		stranded := !g.followed && served < NumSlots
+		switch {
+		case stranded && (!steady || len(holders) == 0):
+			// No recorded primary without slots holds keys (or it is the bootstrap, whose
+			// plan gives slots to the node elected for its data): the slots' keys are gone
+			// with the ghost's volume, and forgetting frees them for the plan.
+			b.add(ForgetNode{ID: g.id, IP: g.ip})
+			continue
+		case stranded && len(holders) == 1 && SlotCount(g.ranges) == g.slots:
+			prim := holders[0]
+			b.add(ForgetNode{ID: g.id, IP: g.ip})
+			b.add(AssignSlots{Shard: prim.Shard, Node: prim.Name, RunID: prim.Valkey.RunID, Slots: g.ranges})
+			continue
+		}
+		why := "not forgotten until a failover takes them"
+		if stranded {
+			why = fmt.Sprintf("and no node follows it to take them over; %s serve no slots and hold keys: which one holds these slots' keys is not known (give them by hand: CLUSTER FORGET %s on every node, then CLUSTER ADDSLOTSRANGE on that primary)", names(holders), g.id)
+		}
+		holding = append(holding, fmt.Sprintf("%s (last at %s) serves %d slot(s) in the view of %s, %s", g.id, g.ip, g.slots, strings.Join(g.knownBy, ", "), why))
 	}
 	if len(holding) > 0 {
-		b.wait("node(s) that are no pod of this cluster still serve slots, not forgotten until a failover takes their slots: " + strings.Join(holding, "; "))
+		b.wait("node(s) that are no pod of this cluster still serve slots: " + strings.Join(holding, "; "))
 	}
 }

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -99,6 +100,20 @@ func TestNoGhostWhileAPodTheObjectsAskForIsMissing(t *testing.T) {
 	if got := actionsOf(Decide(p, obs), "forget-node"); len(got) != 0 {
 		t.Fatalf("forget-node %v while s2-1 is not observed", got)
 	}
+	// The objects ask for one pod per shard (a cluster re-created on kept claims, its objects
+	// not grown back to the spec yet): s2-1 is not asked for by the objects, but the spec
+	// asks for it, and its claim brings it back as the same node (found by the simulator).
+	p, obs = steadyShards3(append(nodes[:5:5], nodes[5]))
+	var few []Node
+	for _, n := range obs.Nodes {
+		if n.Ordinal == 0 {
+			few = append(few, n)
+		}
+	}
+	obs.Nodes, obs.Objects.Replicas = few, 0
+	if got := actionsOf(Decide(p, obs), "forget-node"); len(got) != 0 {
+		t.Fatalf("forget-node %v while the spec asks for pods not observed yet", got)
+	}
 }
 
 // TestALiveOrOpenStrangerIsNotForgotten: an ID no pod has is left alone when some node has a
@@ -117,5 +132,63 @@ func TestALiveOrOpenStrangerIsNotForgotten(t *testing.T) {
 	}
 	if !strings.HasPrefix(d.Waiting, OpenSlotsUnknown) {
 		t.Fatalf("waiting %q, want the open slot named", d.Waiting)
+	}
+}
+
+// TestAStrandedGhostIsForgotten: the old ID of shard 1's primary serves shard 1's slots in every
+// view, no answering primary serves them, and no node follows it (the shard's other node is a
+// primary without slots: it came back after the takeover and learnt of the newer claim). No
+// failover can take those slots; the machine forgets the ID everywhere (Valkey then unassigns
+// its slots) and gives them to shard 1's primary, the one primary without slots that holds
+// keys. While a node still follows it, the failover's takeover is the way, and the machine
+// waits.
+func TestAStrandedGhostIsForgotten(t *testing.T) {
+	nodes := threeShards()
+	for i := range nodes {
+		if nodes[i].Shard == 1 {
+			nodes[i].Valkey.Role, nodes[i].Valkey.Slots = RolePrimary, nil
+			nodes[i].Valkey.PrimaryHost = ""
+		}
+	}
+	nodes[2].Valkey.Keys = 14 // s1-0, shard 1's recorded primary, holds the shard's keys
+	for i := range nodes {
+		for j := range nodes[i].Valkey.Known {
+			nodes[i].Valkey.Known[j].Slots = 0
+		}
+		nodes[i].Valkey.Known = append(nodes[i].Valkey.Known, KnownNode{ID: "old-s1-1", IP: "10.9.9.7", Slots: 5461, Ranges: []SlotRange{SlotPlan(3)[1]}})
+	}
+	p, obs := steadyShards3(nodes)
+	d := Decide(p, obs)
+	if got := actionsOf(d, "forget-node"); len(got) != 1 || got[0] != "forget-node old-s1-1 (10.9.9.7)" {
+		t.Fatalf("forget-node %v, want the stranded old-s1-1 (waiting %q)", got, d.Waiting)
+	}
+	// Its slots go to shard 1's recorded primary, the one shard without slots, in the same
+	// decision: free slots would carry no trace of the shard that holds their keys.
+	if got := actionsOf(d, "assign-slots"); len(got) != 1 || got[0] != fmt.Sprintf("assign-slots s1-0 [%v]", SlotPlan(3)[1]) {
+		t.Fatalf("assign-slots %v, want shard 1's slots to s1-0", got)
+	}
+	if !Blocked(d.Actions[len(d.Actions)-1], []Action{ForgetNode{ID: "old-s1-1"}}) {
+		t.Fatalf("the assignment is not skipped when the forgetting fails")
+	}
+	// Two primaries without slots hold keys: whose keys the slots are is not known; the
+	// machine waits and says how to go on.
+	two := append([]Node(nil), nodes...)
+	two[4].Valkey.Slots, two[4].Valkey.Keys = nil, 3
+	d = Decide(p, obsAt(1, obs.Spec, two...))
+	if got := actionsOf(d, "forget-node"); len(got) != 0 || !strings.Contains(d.Waiting, "no node follows it") || !strings.Contains(d.Waiting, "CLUSTER FORGET old-s1-1") {
+		t.Fatalf("forget-node %v (waiting %q) with two primaries without slots holding keys", got, d.Waiting)
+	}
+	// No primary without slots holds keys: the slots' keys went with the ghost's volume; it is
+	// forgotten and its slots are left for the plan.
+	none := append([]Node(nil), nodes...)
+	none[2].Valkey.Keys = 0
+	d = Decide(p, obsAt(1, obs.Spec, none...))
+	if got := actionsOf(d, "forget-node"); len(got) != 1 || len(actionsOf(d, "assign-slots")) != 0 {
+		t.Fatalf("forget-node %v, assign-slots %v: want the ghost forgotten, nothing assigned", got, actionsOf(d, "assign-slots"))
+	}
+	nodes[3].Valkey.Role, nodes[3].Valkey.PrimaryID = RoleReplica, "old-s1-1"
+	d = Decide(p, obsAt(1, obs.Spec, nodes...))
+	if got := actionsOf(d, "forget-node"); len(got) != 0 {
+		t.Fatalf("forget-node %v while s1-1 follows the ghost and can take its slots over", got)
 	}
 }

@@ -112,7 +112,10 @@ func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, st
 // node holds the shard's history and every node is visible, that history is gone whatever the
 // machine does: it then reseeds a new history (Reseed) on the node holding the most data (a
 // node of an older, forked history still holds more than an empty one), lowest ordinal among
-// equals.
+// equals. In cluster mode, among equals, a node that serves the shard's slots comes first,
+// then a replica: Promote gives a replica its primary's slots (TAKEOVER) and only opens a node
+// that is a primary already, so a primary without slots would be promoted to serve nothing
+// while the node that serves them (restarted empty, back from nodes.conf) refuses to follow it.
 func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
 	l, cands := d.candidates(op)
 	if len(cands) > 0 {
@@ -124,9 +127,25 @@ func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
 	}
 	var best *Node
 	for _, n := range d.v.shard(op.Shard) {
-		if usable(n) && (best == nil || moreData(n, best)) {
+		if !usable(n) {
+			continue
+		}
+		if best == nil || moreData(n, best) || (!moreData(best, n) && d.reseedRank(n) > d.reseedRank(best)) {
 			best = n
 		}
 	}
 	return best, true, best != nil
+}
+
+// reseedRank orders nodes holding equal data for a reseed (see failoverCandidate).
+func (d *decider) reseedRank(n *Node) int {
+	switch {
+	case d.v.spec.Mode != ModeCluster:
+		return 0
+	case len(n.Valkey.Slots) > 0:
+		return 2
+	case n.Valkey.Role == RoleReplica:
+		return 1
+	}
+	return 0
 }

@@ -471,6 +471,13 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		if ap != bp {
 			return ap
 		}
+		// In cluster mode, among equals, the node that serves the shard's slots: a primary
+		// without slots cannot take them (Promote only opens it), and the one that serves
+		// them refuses to follow anyone (found by the simulator: a primary re-created on a new
+		// IP with its data lost the election to an equal primary without slots, for good).
+		if as, bs := len(a.Valkey.Slots) > 0, len(b.Valkey.Slots) > 0; as != bs {
+			return as
+		}
 		return a.Ordinal < b.Ordinal
 	})
 	for _, c := range sorted {

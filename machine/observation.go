@@ -193,6 +193,10 @@ type Valkey struct {
 	Keys int64
 	// PrimaryHost is master_host for a replica ("" when it follows nothing).
 	PrimaryHost string
+	// PrimaryID is the cluster ID of the node a replica follows (cluster mode; CLUSTER NODES).
+	// A replica whose primary came back on an empty volume at the same address still follows
+	// the old ID: it does not follow the pod at PrimaryHost (see ReadClusterBus).
+	PrimaryID string
 	// LinkUp is master_link_status:up for a replica.
 	LinkUp bool
 	// HeardFromPrimary: the link is up and the replica heard from its primary within the last
@@ -241,8 +245,9 @@ type Valkey struct {
 type KnownNode struct {
 	ID string
 	IP string
-	// Slots is how many slots it serves in that view.
-	Slots int
+	// Slots is how many slots it serves in that view, Ranges which.
+	Slots  int
+	Ranges []SlotRange
 	// Connected: that node has a live cluster-bus link to it (a process answers as that ID).
 	Connected bool
 }

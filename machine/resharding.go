@@ -122,6 +122,10 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		}
 	}
 	live.Shards = p.Shards[:min(len(p.Shards), n)]
+	d.forgetGhosts(p, true, b)
+	if len(b.actions) > 0 {
+		return
+	}
 	if ok, why := d.converged(live); !ok {
 		b.wait(why)
 		return
@@ -145,6 +149,20 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 	// Every move at once: each involves its own pair of primaries' slots, and the actuators
 	// run them side by side (several sources feeding one new shard is where time is won).
 	if moves := d.slotMoves(p, target); len(moves) > 0 {
+		// Free slots first: assigning them writes nothing, and while any slot is free every node
+		// says cluster_state fail, which the migrations below wait out (a stranded ghost's
+		// slots, freed by forgetting it: the simulator found the resharding waiting for ever).
+		free := false
+		for _, m := range moves {
+			if m.from < 0 {
+				to := d.v.node(p.Shards[m.to].Primary)
+				b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
+				free = true
+			}
+		}
+		if free {
+			return
+		}
 		// A node says cluster_state fail for a moment after it starts, and refuses what a
 		// migration writes into it meanwhile (found on real Valkey: "MIGRATE: Target instance
 		// replied with error: CLUSTERDOWN", leaving a batch of slots open).
@@ -156,10 +174,6 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		}
 		for _, m := range moves {
 			to := d.v.node(p.Shards[m.to].Primary)
-			if m.from < 0 {
-				b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
-				continue
-			}
 			from := d.v.node(p.Shards[m.from].Primary)
 			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
 		}

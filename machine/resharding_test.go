@@ -217,3 +217,23 @@ func TestASlotOpenTowardsAStrangerIsNamedInSteady(t *testing.T) {
 		t.Fatalf("waiting %q, want the open slot named", d.Waiting)
 	}
 }
+
+// TestFreeSlotsAreAssignedWhileEveryNodeSaysClusterFail: shard 1's slots are served by no node
+// (a stranded ghost that held them was forgotten), so every node says cluster_state fail. The
+// wait for the target to say ok guards migrations (a starting node refuses what MIGRATE writes
+// into it); it must not block assigning free slots, which writes nothing and is the only way
+// back to ok (the simulator found the resharding waiting for ever).
+func TestFreeSlotsAreAssignedWhileEveryNodeSaysClusterFail(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 2
+	plan := SlotPlan(2)
+	nodes := append(clusterShard(0, plan[0]), clusterShard(1)...)
+	for i := range nodes {
+		nodes[i].Valkey.ClusterOK = false
+	}
+	d := Decide(reshardingTo(2, 2), obsAt(1, spec, nodes...))
+	want := fmt.Sprintf("assign-slots s1-0 [%v]", plan[1])
+	if got := actionsOf(d, "assign-slots"); len(got) != 1 || got[0] != want {
+		t.Fatalf("assign-slots %v, want %s (waiting %q)", got, want, d.Waiting)
+	}
+}

@@ -254,6 +254,15 @@ func (d *decider) converged(p Persisted) (bool, string) {
 			return false, why
 		}
 	}
+	// A ghost that still serves slots is settled first (a failover's takeover, or the stranded
+	// rule of forgetGhosts): a resharding started meanwhile would see its slots as free and
+	// hand them out by its plan, away from the shard that holds their keys (found by the
+	// simulator: both nodes of a shard lost their volumes in turn, then a resharding began).
+	for _, g := range d.ghosts() {
+		if g.slots > 0 && !g.live {
+			return false, fmt.Sprintf("%s, a node that is no pod of this cluster, still serves %d slot(s)", g.id, g.slots)
+		}
+	}
 	return true, ""
 }
 
@@ -298,7 +307,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	for s := range p.Shards {
 		d.converge(p, s, true, b)
 	}
-	d.forgetGhosts(b)
+	d.forgetGhosts(p, true, b)
 	if target := d.targetPods(p); target < d.objectPods(p) {
 		if _, blocked := d.shardsBlockScaleDown(p, target); !blocked {
 			for _, n := range d.leavingBus(p, target) {
@@ -370,6 +379,10 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 			if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
 				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 			}
+			if d.v.spec.Mode == ModeCluster && len(n.Valkey.Slots) > 0 {
+				d.strayOwner(s, n, prim, b)
+				continue
+			}
 			b.add(d.replicaOf(s, n, prim))
 			continue
 		}
@@ -395,6 +408,31 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	}
 }
 
+// strayOwner handles a node of shard s that serves slots in its own view while prim, the
+// recorded primary, is another node: Valkey refuses to make a node that serves slots a replica.
+// While prim serves none (it was elected for its data, a primary without slots, say an old
+// primary that came back after a takeover, while the node that took its slots over restarted
+// empty from nodes.conf), an empty stray gives its slots to prim (it then follows prim like any
+// primary without slots); one that holds keys is left to the user, said why. While prim serves slots too, the
+// stray has not heard of prim's newer claim yet: gossip settles it.
+//
+// The empty stray's slots move to prim by a slot migration within the shard (no key moves:
+// it holds none; SETSLOT NODE on every primary gives prim the newer claim), never by freeing
+// them: free slots carry no trace of the shard whose keys they hold, and a resharding would
+// assign them by its plan, to a shard without those keys (found by the simulator).
+func (d *decider) strayOwner(s int, n, prim *Node, b *actionList) {
+	switch {
+	case len(prim.Valkey.Slots) > 0:
+		b.wait(fmt.Sprintf("shard %d: %s still serves slots in its own view; waiting for gossip to tell it %s's newer claim", s, n.Name, prim.Name))
+	case n.Valkey.Keys == 0:
+		for _, r := range n.Valkey.Slots {
+			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, Slots: r})
+		}
+	default:
+		b.wait(fmt.Sprintf("shard %d: %s serves the shard's slots and holds %d key(s), while %s, its recorded primary elected for its data, serves none; the operator does not empty a node that serves slots (to give them to %s, empty %s by hand: FLUSHALL, then CLUSTER RESET SOFT)", s, n.Name, n.Valkey.Keys, prim.Name, prim.Name, n.Name))
+	}
+}
+
 func (d *decider) replicaOf(s int, n, prim *Node) Action {
-	return ReplicaOf{Shard: s, Node: n.Name, RunID: n.Valkey.RunID, Primary: prim.Name, PrimaryIP: prim.Pod.IP}
+	return ReplicaOf{Shard: s, Node: n.Name, RunID: n.Valkey.RunID, Primary: prim.Name, PrimaryIP: prim.Pod.IP, PrimaryRunID: prim.Valkey.RunID}
 }

@@ -271,7 +271,15 @@ func rangesOf(slots []int) []machine.SlotRange {
 // follows that primary already. Valkey refuses a primary that holds slots or keys: a primary
 // that serves slots is refused (the error is returned), one without slots is emptied first, as
 // REPLICAOF's full sync would replace its data.
-func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, replicationPassword string) error {
+func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, primaryRunID, replicationPassword string) error {
+	if primaryRunID != "" {
+		// The primary must still be the process the machine chose: one back on an empty
+		// volume is a new node, and following its ID would leave the old one's slots to no
+		// replica that could take them over.
+		if err := p.Alive(ctx, primaryIP, primaryRunID); err != nil {
+			return fmt.Errorf("primary: %w", err)
+		}
+	}
 	var primaryID string
 	if err := p.run(ctx, Addr(primaryIP), func(ctx context.Context, c vk.Client) (err error) {
 		primaryID, err = c.Do(ctx, c.B().ClusterMyid().Build()).ToString()

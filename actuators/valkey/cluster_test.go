@@ -150,7 +150,19 @@ func formCluster(t *testing.T, version, bin string) {
 			}
 			return false
 		})
-		twice("replicate "+s.ip, func() error { return p.Replicate(ctx, s.ip, runID(s), primary.ip, testPasswords.Replication) })
+		// A primary that is not the process the machine chose (restarted since, maybe on an
+		// empty volume: a new node) is refused, and nothing changes.
+		if err := p.Replicate(ctx, s.ip, runID(s), primary.ip, "a-run-id-it-does-not-have", testPasswords.Replication); err == nil {
+			t.Fatalf("replicate %s to %s accepted a primary run id it does not have", s.ip, primary.ip)
+		}
+		if v, err := p.ClusterNodes(ctx, s.ip); err != nil {
+			t.Fatal(err)
+		} else if me, _ := v.Myself(); me.PrimaryID != "" {
+			t.Fatalf("%s follows %s after a refused replicate", s.ip, me.PrimaryID)
+		}
+		twice("replicate "+s.ip, func() error {
+			return p.Replicate(ctx, s.ip, runID(s), primary.ip, runID(primary), testPasswords.Replication)
+		})
 	}
 	var out []byte
 	// The survey tells the machine what it needs of each node: joined, and the slots it serves.

@@ -51,7 +51,7 @@ func TestADetachedReplicaRepointedByATakeoverSyncsAgain(t *testing.T) {
 			}
 			return false
 		})
-		if err := p.Replicate(ctx, s.ip, runID(s), prim.ip, testPasswords.Replication); err != nil {
+		if err := p.Replicate(ctx, s.ip, runID(s), prim.ip, runID(prim), testPasswords.Replication); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, s.ip+" in sync with the primary", func() bool { return following(s, prim) })
@@ -79,7 +79,7 @@ func TestADetachedReplicaRepointedByATakeoverSyncsAgain(t *testing.T) {
 		mine, _ := v.Myself()
 		return mine.PrimaryID == me.ID
 	})
-	if err := p.Replicate(ctx, r2.ip, runID(r2), r1.ip, testPasswords.Replication); err != nil {
+	if err := p.Replicate(ctx, r2.ip, runID(r2), r1.ip, runID(r1), testPasswords.Replication); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "r2 in sync with r1 after replica-of", func() bool { return following(r2, r1) })

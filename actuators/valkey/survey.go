@@ -87,6 +87,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			}
 			if me, ok := view.Myself(); ok {
 				v.NodeID = me.ID
+				v.PrimaryID = me.PrimaryID
 				v.Slots = me.Slots
 				v.OpenSlots = openSlots(view, me)
 			}
@@ -97,7 +98,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			for _, n := range view.Nodes {
 				v.Joined = v.Joined || (!n.Myself && n.Connected)
 				if !n.Myself && !n.Handshake {
-					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots), Connected: n.Connected})
+					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots), Ranges: n.Slots, Connected: n.Connected})
 				}
 			}
 			if v.Role == machine.RoleReplica {

@@ -64,7 +64,7 @@ var Table = []Row{
 		Name: "replica-of points a replica at the primary, and its link comes up",
 		Action: func(b machine.Observation) (machine.Action, error) {
 			p := primaryOf(b)
-			return machine.ReplicaOf{Shard: 0, Node: name(b, 2), RunID: runID(b, 2), PrimaryIP: ip(b, p)}, nil
+			return machine.ReplicaOf{Shard: 0, Node: name(b, 2), RunID: runID(b, 2), PrimaryIP: ip(b, p), PrimaryRunID: runID(b, p)}, nil
 		},
 		Effect: "node 2 linked to the primary",
 		Expect: func(b, a machine.Observation) bool {

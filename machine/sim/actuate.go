@@ -40,7 +40,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			for _, n := range w.nodes {
 				// A primary that left the cluster bus (remove-node reset it: no slots, no data)
 				// serves nothing and holds nothing; the real actuator lets it go too.
-				offBus := w.topo.Mode == machine.ModeCluster && !n.joined && len(n.log) == 0
+				offBus := w.topo.Mode == machine.ModeCluster && !n.linked && n.claim == 0 && len(n.log) == 0
 				if n.shard < a.Shards && n.ordinal > a.Replicas && w.operatorTalks(n) && n.role == machine.RolePrimary && !offBus {
 					return fmt.Errorf("scale-down to %d replicas: %s answers as a primary", a.Replicas, n.name)
 				}
@@ -58,6 +58,13 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
+		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
+		// a new epoch); a node that is a primary already is only opened to replicas.
+		if w.topo.Mode == machine.ModeCluster && n.role == machine.RoleReplica {
+			if _, claim, _ := w.claimOf(n.masterID); claim > 0 {
+				n.claim = w.newClaim()
+			}
+		}
 		w.promote(n)
 		n.writesFenced, n.syncFenced = true, false
 		return nil
@@ -66,7 +73,11 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
-		if n.role == machine.RoleReplica {
+		if n.role == machine.RoleReplica && w.topo.Mode == machine.ModeCluster {
+			// Its primary stays what nodes.conf says; the replication password it is given
+			// instead is refused, and its link is closed.
+			n.detached, n.linkUp = true, false
+		} else if n.role == machine.RoleReplica {
 			n.masterIP, n.linkUp = "", false
 		}
 		return nil
@@ -93,6 +104,9 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
+		if w.topo.Mode == machine.ModeCluster {
+			return w.replicate(n, a.PrimaryIP, a.PrimaryRunID)
+		}
 		// As the real actuator: a replica serves reads (client user on) and is no sync source.
 		n.writesFenced, n.syncFenced = false, true
 		if n.role == machine.RoleReplica && n.masterIP == a.PrimaryIP {
@@ -116,6 +130,13 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
+		// As the real actuator: a slot another node serves in this node's view is refused.
+		if other := w.ownerInView(n, a.Slots); other != "" {
+			return fmt.Errorf("assign-slots %s: slots served by %s in its view", n.name, other)
+		}
+		if n.claim == 0 {
+			n.claim = w.newClaim()
+		}
 		for _, r := range a.Slots {
 			w.moveSlots(r, n.shard)
 		}
@@ -125,7 +146,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
-		n.joined = true
+		w.meet(n)
 		return nil
 	case machine.RemoveNode:
 		n, err := w.target(a.Node, "")
@@ -133,23 +154,26 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			return err
 		}
 		// As the real actuator: every other node forgets it, then it resets itself (CLUSTER
-		// RESET SOFT), which turns a replica into an empty primary that belongs to no cluster
-		// and empties a primary whose keys all moved away (one still holding keys refuses).
-		if n.role == machine.RoleReplica || w.keysHeld(n) == 0 {
-			w.wiped(n, "remove-node reset")
-			n.log, n.has, n.base, n.backlog = nil, nil, 0, false
-			n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
-			n.role = machine.RolePrimary
-			n.masterIP, n.linkUp = "", false
-			n.gen++
+		// RESET SOFT: it forgets every other node and keeps its ID), which turns a replica into
+		// an empty primary that belongs to no cluster and empties a primary whose keys all moved
+		// away; one still holding keys refuses.
+		if err := w.forget(n.id, n.name); err != nil {
+			return err
 		}
-		n.joined = false
+		if n.role == machine.RolePrimary && w.keysHeld(n) > 0 {
+			return fmt.Errorf("%s: CLUSTER RESET can't be called with master nodes containing keys", n.name)
+		}
+		w.wiped(n, "remove-node reset")
+		n.log, n.has, n.base, n.backlog = nil, nil, 0, false
+		n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
+		n.role = machine.RolePrimary
+		n.masterIP, n.linkUp = "", false
+		n.claim, n.masterID, n.peersAt, n.detached, n.lostTo = 0, "", nil, false, ""
+		n.gen++
+		w.unclaimed(n.shard)
 		return nil
 	case machine.ForgetNode:
-		// The simulated world has no node IDs: a node that loses its data keeps its place on
-		// the bus, so no ghost is ever reported and the machine never asks for this. Were it
-		// asked, forgetting an ID nobody has changes nothing, as on real Valkey.
-		return nil
+		return w.forget(a.ID, "")
 	case machine.MigrateSlots:
 		return w.migrate(a)
 	case machine.RestoreSnapshot:
@@ -205,6 +229,12 @@ func (w *World) failoverTo(from, to *node) error {
 		to.appendWrite(from.log[i])
 	}
 	fenced := from.writesFenced
+	if w.topo.Mode == machine.ModeCluster {
+		// CLUSTER FAILOVER: the replica takes the slots over with a new epoch, the old primary
+		// follows it.
+		to.claim, from.claim, from.masterID, from.lostTo, from.lostAt = w.newClaim(), 0, to.id, to.id, w.tick
+		from.followedAt = w.tick
+	}
 	w.promote(to)
 	if from.shard < len(w.holders) && w.holders[from.shard] == (holder{from.name, from.runID}) {
 		w.holders[from.shard] = holder{to.name, to.runID}
@@ -274,15 +304,23 @@ func (w *World) migrate(a machine.MigrateSlots) error {
 	if from.role != machine.RolePrimary || to.role != machine.RolePrimary || !w.talk(from, to) {
 		return fmt.Errorf("migrate %s -> %s: both must be reachable primaries", from.name, to.name)
 	}
-	// MIGRATE writes the keys into the target with RESTORE, a write command: with
-	// min-replicas-to-write the target refuses it (NOREPLICAS) unless enough replicas follow.
-	if w.topo.MinSyncReplicas > 0 && w.goodReplicas(to) < w.topo.MinSyncReplicas {
-		return fmt.Errorf("migrate %s -> %s: NOREPLICAS", from.name, to.name)
-	}
+	var moving []int32
 	for _, id := range from.log {
 		if slot := slotOf(w.writes[id].key); slot >= a.Slots.Start && slot <= a.Slots.End && !to.has.get(id) {
-			to.appendWrite(id)
+			moving = append(moving, id)
 		}
+	}
+	// MIGRATE writes the keys into the target with RESTORE, a write command: with
+	// min-replicas-to-write the target refuses it (NOREPLICAS) unless enough replicas follow.
+	// Without keys to move no MIGRATE is sent.
+	if len(moving) > 0 && w.topo.MinSyncReplicas > 0 && w.goodReplicas(to) < w.topo.MinSyncReplicas {
+		return fmt.Errorf("migrate %s -> %s: NOREPLICAS", from.name, to.name)
+	}
+	for _, id := range moving {
+		to.appendWrite(id)
+	}
+	if to.claim == 0 {
+		to.claim = w.newClaim() // SETSLOT NODE bumps the target's epoch
 	}
 	w.moveSlots(a.Slots, to.shard)
 	return nil
@@ -311,6 +349,9 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 		n.has.set(id)
 	}
 	n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
+	if w.topo.Mode == machine.ModeCluster && n.claim == 0 {
+		n.claim = w.newClaim()
+	}
 	n.role = machine.RolePrimary
 	n.masterIP, n.linkUp = "", false
 	n.writesFenced, n.syncFenced = true, false
@@ -324,5 +365,63 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 			wr.exempt = true
 		}
 	}
+	return nil
+}
+
+// meet is add-node: the node meets every pod it does not know at its current address; the
+// handshake completes with those it can talk to.
+func (w *World) meet(n *node) {
+	for _, m := range w.nodes {
+		if m == n || !m.exists || m.id == "" || !w.talk(n, m) {
+			continue
+		}
+		if n.peersAt == nil {
+			n.peersAt = map[string]string{}
+		}
+		n.peersAt[m.id] = m.ip
+	}
+}
+
+// replicate is the cluster-mode ReplicaOf, as the real actuator does it (CLUSTER REPLICATE):
+// the primary must answer with its ID; a node that follows it already only gets its
+// replication password and client user back; a primary that serves slots is refused; one
+// without slots that still holds keys is emptied first (the machine elected the most complete
+// copy before); the node meets the primary if it does not know it at its address.
+func (w *World) replicate(n *node, primaryIP, primaryRunID string) error {
+	m := w.byIP(primaryIP)
+	if m == nil || m == n || !w.operatorTalks(m) {
+		return fmt.Errorf("CLUSTER MYID of the primary %s: %w", primaryIP, errUnreachable)
+	}
+	if primaryRunID != "" && m.runID != primaryRunID {
+		return fmt.Errorf("primary: %s runs %s, action was for %s", m.name, m.runID, primaryRunID)
+	}
+	n.syncFenced, n.detached = true, false
+	if n.role == machine.RoleReplica && n.masterID == m.id {
+		n.writesFenced = false
+		return nil
+	}
+	if n.role == machine.RolePrimary && w.serves(n) {
+		return fmt.Errorf("%s serves slots: CLUSTER REPLICATE refused", n.name)
+	}
+	if n.role == machine.RolePrimary && len(n.log) > 0 {
+		w.note("%s, a primary without slots, is emptied (%d writes) before it replicates", n.name, len(n.log))
+		n.log, n.has, n.base, n.backlog = nil, nil, 0, false
+		n.disk, n.pending = nil, nil
+		n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
+		n.gen++
+	}
+	if n.peersAt[m.id] != m.ip {
+		if !w.talk(n, m) {
+			return fmt.Errorf("%s does not know the primary %s yet: the cluster bus handshake has not completed", n.name, primaryIP)
+		}
+		if n.peersAt == nil {
+			n.peersAt = map[string]string{}
+		}
+		n.peersAt[m.id] = m.ip
+	}
+	n.role = machine.RoleReplica
+	n.masterID, n.masterIP, n.linkUp, n.lostTo, n.followedAt = m.id, m.ip, false, "", w.tick
+	n.writesFenced = false
+	n.gen++
 	return nil
 }

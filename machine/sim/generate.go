@@ -2,8 +2,6 @@ package sim
 
 import (
 	"math/rand"
-
-	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // Source is where schedules get their choices: a seeded math/rand for the simulate command,
@@ -121,12 +119,6 @@ func GenUser(src Source, t Topology) UserAction {
 		}
 		u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
 	case UserRecreate:
-		if t.Mode == machine.ModeCluster {
-			// Re-creating a cluster-mode cluster on its volumes adopts a formed cluster
-			// (nodes.conf), which the actuators do not do yet.
-			u.Kind = UserRollout
-			break
-		}
 		u.To = src.Intn(2+t.maxReplicas(), "lose claim") - 1
 	}
 	return u

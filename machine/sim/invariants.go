@@ -25,6 +25,9 @@ const (
 	// scaling caused an unplanned failover (and may lose acknowledged writes) instead of
 	// handing the primary over first.
 	ViolationScaledDownPrimary ViolationKind = "scaled-down-primary"
+	// ViolationForgotLive: the operator made the cluster forget (CLUSTER FORGET) the ID of a
+	// node that still runs, or could run again on its volume: a node forgotten by mistake.
+	ViolationForgotLive ViolationKind = "forgot-live-node"
 	// ViolationLiveness: Steady was not reached within the bound after the faults stopped.
 	ViolationLiveness ViolationKind = "no-steady"
 	// ViolationMachine: a machine invariant failed (table, conditions, history, journal,

@@ -43,25 +43,9 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				WritesFenced:     n.writesFenced,
 				SyncFenced:       n.syncFenced,
 				Snapshot:         n.snapshot,
-				Joined:           n.joined,
 			}
-			// As CLUSTER NODES tells it: a node lists slots only while it is a primary; a
-			// replica's own line has none.
-			// A primary that left the bus (remove-node resets it) owns none any more.
-			if w.topo.Mode == machine.ModeCluster && n.shard < len(w.slots) && n.role == machine.RolePrimary && n.joined {
-				mn.Valkey.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
-			}
-			// A joined node's view holds every assigned slot (gossip is instant here); one that
-			// met no one knows only its own.
 			if w.topo.Mode == machine.ModeCluster {
-				if n.joined {
-					for _, rs := range w.slots {
-						mn.Valkey.SlotsSeen += count(rs)
-					}
-				} else {
-					mn.Valkey.SlotsSeen = count(mn.Valkey.Slots)
-				}
-				mn.Valkey.ClusterOK = mn.Valkey.SlotsSeen == machine.NumSlots
+				w.observeBus(n, &mn.Valkey)
 			}
 		} else {
 			probes[n.name]++
@@ -69,7 +53,31 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 		}
 		obs.Nodes = append(obs.Nodes, mn)
 	}
+	if w.topo.Mode == machine.ModeCluster {
+		machine.ReadClusterBus(obs.Nodes)
+	}
 	return obs
+}
+
+// observeBus is the cluster-mode part of the survey, as CLUSTER MYID, CLUSTER NODES and
+// CLUSTER INFO tell it: the node's ID, the slots it serves (a primary's own line lists them
+// while it claims them; a replica's none), whether it is linked to another node, its view of
+// the others, and what it sees of the slot map. A detached replica follows nothing as far as
+// the survey is concerned.
+func (w *World) observeBus(n *node, v *machine.Valkey) {
+	v.NodeID = n.id
+	if n.role == machine.RoleReplica {
+		v.PrimaryID = n.masterID
+	}
+	if n.role == machine.RolePrimary && n.claim > 0 && n.shard < len(w.slots) {
+		v.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
+	}
+	v.Joined = n.linked
+	v.Known = w.knownView(n)
+	v.SlotsSeen, v.ClusterOK = w.slotsSeen(n)
+	if n.role == machine.RoleReplica && n.detached {
+		v.PrimaryHost, v.LinkUp, v.HeardFromPrimary = "", false, false
+	}
 }
 
 // count is how many slots ranges hold.

@@ -20,7 +20,7 @@ func (w *World) pump() {
 // pumpReplica moves data from r's master to r. forWait is WAIT's immediate round, which a
 // lagging link does not make.
 func (w *World) pumpReplica(r *node, forWait bool) {
-	if !w.responsive(r) || r.role != machine.RoleReplica || r.masterIP == "" {
+	if !w.responsive(r) || r.role != machine.RoleReplica || r.masterIP == "" || r.detached {
 		r.linkUp = false
 		return
 	}
@@ -120,6 +120,11 @@ func (w *World) goodReplicas(m *node) int {
 // acceptsWrites: a client that reaches n would get a write acknowledged.
 func (w *World) acceptsWrites(n *node) bool {
 	if !w.responsive(n) || n.role != machine.RolePrimary || n.writesFenced {
+		return false
+	}
+	// In cluster mode a primary serves a key only while it claims the key's slot (it may not
+	// have heard yet that a newer claim superseded its own: an isolated old primary still does).
+	if w.topo.Mode == machine.ModeCluster && n.claim == 0 {
 		return false
 	}
 	return w.topo.MinSyncReplicas == 0 || w.goodReplicas(n) >= w.topo.MinSyncReplicas

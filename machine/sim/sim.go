@@ -67,6 +67,7 @@ func (s *Sim) advance() {
 	w.stats.Ticks++
 	w.flushTick()
 	w.kube()
+	w.gossip()
 	w.pump()
 	w.checkWorld()
 }
@@ -118,6 +119,7 @@ func (s *Sim) fault(f Fault) {
 		}
 	case FaultEmptyRestart:
 		if n != nil {
+			n.volumeLost = true
 			w.restart(n, false)
 		}
 	case FaultLinkLag:
@@ -193,9 +195,6 @@ func (s *Sim) user(u UserAction) {
 		w.spec.Generation++
 		w.spec.StorageBytes += 1 << 30
 	case UserRecreate:
-		if w.topo.Mode == machine.ModeCluster {
-			return
-		}
 		w.recreate(u.To)
 		// A new object: no status, no history, a journal of its own; the operator's memory
 		// of the old one goes with it.

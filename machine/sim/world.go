@@ -46,6 +46,11 @@ type World struct {
 	// incarnations counts the operator processes so far (each reads a clock of its own).
 	incarnations int
 
+	// The cluster bus (bus.go): node IDs and claim epochs handed out so far, and the IDs no
+	// process has any more.
+	idSeq, epoch int
+	ghosts       map[string]ghost
+
 	violations []Violation
 	trace      *trace
 	stats      Stats
@@ -150,7 +155,20 @@ type node struct {
 	writesFenced bool
 	syncFenced   bool
 	snapshot     string
-	joined       bool
+
+	// Cluster mode (bus.go): what nodes.conf keeps on the volume (the node's ID, its claim on
+	// its shard's slots, the node it replicates, the address it knows each other node at), and
+	// what follows from it. volumeLost: the next start finds an empty volume (a new node).
+	id         string
+	claim      int
+	masterID   string
+	peersAt    map[string]string
+	detached   bool   // Detach in cluster mode: its replication password is refused
+	linked     bool   // it has a bus link to another node (set by gossip)
+	lostTo     string // the ID that took its slots over, while it serves none
+	lostAt     int64  // when it lost them
+	followedAt int64  // when it started following masterID
+	volumeLost bool
 
 	side        int
 	operatorCut bool
@@ -273,6 +291,7 @@ func (w *World) kube() {
 			continue
 		}
 		if n.shard >= w.objects.Shards {
+			w.bury(n)
 			w.wiped(n, "pod removed with its shard")
 			w.note("kube: %s removed with its shard", n.name)
 			continue
@@ -280,8 +299,10 @@ func (w *World) kube() {
 		w.checkScaleDown(n)
 		w.wiped(n, "pod removed by scale-down")
 		w.note("kube: %s removed by the scale-down", n.name)
-		if w.topo.Persistence {
-			n.exists, n.running = false, false
+		if !w.topo.Persistence {
+			w.bury(n)
+		} else {
+			n.exists, n.running, n.keepData = false, false, true
 			if w.retained == nil {
 				w.retained = map[string]*node{}
 			}
@@ -297,7 +318,7 @@ func (w *World) kube() {
 				delete(w.retained, n.name)
 				n.side, n.operatorCut = 0, false
 				w.nodes = append(w.nodes, n)
-				w.createPod(n, true)
+				w.createPod(n, n.keepData)
 				w.note("kube: %s created at %s (%s) on its retained volume (%d writes, history %s)", n.name, n.ip, n.revision, len(n.log), n.replID)
 				continue
 			}
@@ -356,6 +377,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.gen++
 	n.backlog = false
 	n.replID2, n.secondOffset = "", -1
+	defer w.startOnBus(n)
 	if keepData {
 		if w.topo.Persistence {
 			n.replID, n.base = w.newReplID(), int64(len(n.log))
@@ -370,7 +392,20 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.disk, n.pending = nil, nil
 	n.replID = w.newReplID()
 	n.snapshot = ""
-	n.joined = false
+}
+
+// startOnBus is the cluster-mode part of a start: on a volume that kept its nodes.conf the node
+// is what it was, on an empty one a new node.
+func (w *World) startOnBus(n *node) {
+	if w.topo.Mode != machine.ModeCluster {
+		return
+	}
+	if n.id == "" || n.volumeLost {
+		n.volumeLost = false
+		w.freshIdentity(n)
+		return
+	}
+	w.fromNodesConf(n)
 }
 
 // restart kills and restarts n's process in place (same pod, same IP). With persistence but
@@ -425,8 +460,10 @@ func (w *World) deletePod(n *node, keepData bool) {
 	}
 	n.exists, n.running = false, false
 	n.keepData = keepData
-	if !keepData {
-		n.volumeFromBefore = false // a new claim
+	if !keepData && w.topo.Mode != machine.ModeCluster {
+		// Without persistence the claim holds nothing a process starts from: the model treats
+		// it as new. In cluster mode it still holds nodes.conf, which the node starts from.
+		n.volumeFromBefore = false
 		n.volumeBytes = 0
 	}
 	if !keepData && len(n.log) > 0 {
@@ -439,8 +476,10 @@ func (w *World) deletePod(n *node, keepData bool) {
 
 // recreate is the cluster object deleted and applied again: the StatefulSet and every pod go
 // (with the objects, so kube does not recreate them before the new operator asks), the
-// claims stay, older now than the cluster. Without persistence the volumes hold nothing a
-// process starts from. The claim of ordinal lose of shard 0 (when >= 0) is deleted.
+// claims stay, older now than the cluster. Without persistence the volumes hold no data a
+// process starts from; in cluster mode they still hold nodes.conf, so the nodes come back as
+// the same nodes of a formed cluster (empty ones without persistence), to be adopted. The claim
+// of ordinal lose of shard 0 (when >= 0) is deleted.
 func (w *World) recreate(lose int) {
 	w.objects = machine.Objects{}
 	w.recorded = nil
@@ -448,12 +487,14 @@ func (w *World) recreate(lose int) {
 		w.retained = map[string]*node{}
 	}
 	for _, n := range w.nodes {
-		keep := w.topo.Persistence && (n.shard != 0 || n.ordinal != lose)
-		w.deletePod(n, keep)
+		keep := (w.topo.Persistence || w.topo.Mode == machine.ModeCluster) && (n.shard != 0 || n.ordinal != lose)
+		w.deletePod(n, keep && w.topo.Persistence)
 		n.side, n.operatorCut, n.pausedUntil = 0, false, 0
 		if keep {
 			n.volumeFromBefore = true
 			w.retained[n.name] = n
+		} else {
+			w.bury(n)
 		}
 		w.note("kube: %s deleted with the cluster (claim kept: %v)", n.name, keep)
 	}

@@ -400,7 +400,7 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		if w.obs.Spec.Mode == machine.ModeCluster {
-			return w.pool.Replicate(ctx, addr, a.RunID, a.PrimaryIP, w.passwords.Replication)
+			return w.pool.Replicate(ctx, addr, a.RunID, a.PrimaryIP, a.PrimaryRunID, w.passwords.Replication)
 		}
 		return w.pool.ReplicaOf(ctx, addr, a.RunID, a.PrimaryIP, w.passwords.Replication)
 	case machine.AddNode:

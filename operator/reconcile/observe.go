@@ -185,7 +185,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	})
 	w.obs.Nodes = nodes
 	if mode == machine.ModeCluster {
-		staleAddresses(w.obs.Nodes)
+		machine.ReadClusterBus(w.obs.Nodes)
 	}
 	keep := map[string]bool{}
 	for _, n := range nodes {
@@ -195,45 +195,6 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	}
 	pool.Retain(keep)
 	return w, nil
-}
-
-// staleAddresses marks as not joined every node that knows a pod only at an address the pod
-// no longer has: after pods are re-created with new IPs (all at once included), a node comes
-// back from nodes.conf knowing its peers where nobody answers, gossip alone may never find
-// them, and it still counts as linked if one peer reached it. add-node then meets the pods'
-// current IPs, and Valkey moves the known node to its new address when the handshake names it.
-// Peers are matched by node ID: an ID that no pod has (a ghost, the old ID of a pod that came
-// back on an empty volume) is no reason to meet anyone (meeting cannot bring it back); the
-// machine forgets it. A peer whose pod's ID is not known (the pod does not answer) is matched
-// by address, as before IDs were read: an address no pod has is stale.
-func staleAddresses(nodes []machine.Node) {
-	current := map[string]bool{}
-	ipOf := map[string]string{}
-	for _, n := range nodes {
-		if n.Pod.IP != "" {
-			current[n.Pod.IP] = true
-		}
-		if n.Reachable && n.Valkey.NodeID != "" {
-			ipOf[n.Valkey.NodeID] = n.Pod.IP
-		}
-	}
-	// Every answering pod named its ID: an unknown ID is then no pod that answers (meeting
-	// cannot bring back one that does not answer).
-	everyID := true
-	for _, n := range nodes {
-		everyID = everyID && (!n.Reachable || n.Valkey.NodeID != "")
-	}
-	for i := range nodes {
-		for _, k := range nodes[i].Valkey.Known {
-			ip, isPod := ipOf[k.ID]
-			switch {
-			case isPod && ip != k.IP:
-				nodes[i].Valkey.Joined = false
-			case !isPod && !everyID && !current[k.IP]:
-				nodes[i].Valkey.Joined = false
-			}
-		}
-	}
 }
 
 func podFacts(pod *corev1.Pod) machine.Pod {
