@@ -152,10 +152,17 @@ func (c *benchCluster) digest(t testing.TB) string {
 // check runs valkey-cli --cluster check until it reports the cluster whole (gossip settles).
 func (c *benchCluster) check(t testing.TB) {
 	t.Helper()
+	clusterCheck(t, c.nodes[0].ip)
+}
+
+// clusterCheck runs valkey-cli --cluster check against the node at ip until it finds every slot
+// covered and every node agreeing (gossip settles): an oracle independent of the operator.
+func clusterCheck(t testing.TB, ip string) {
+	t.Helper()
 	var out []byte
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		cmd := exec.Command("valkey-cli", "--cluster", "check", Addr(c.nodes[0].ip))
+		cmd := exec.Command("valkey-cli", "--cluster", "check", Addr(ip))
 		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+testPasswords.Client)
 		out, _ = cmd.CombinedOutput()
 		if strings.Contains(string(out), "[OK] All nodes agree about slots configuration.") &&

@@ -62,7 +62,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		// a new epoch); a node that is a primary already is only opened to replicas.
 		if w.topo.Mode == machine.ModeCluster && n.role == machine.RoleReplica {
 			if _, claim, _ := w.claimOf(n.masterID); claim > 0 {
-				n.claim = w.newClaim()
+				w.giveClaim(n)
+				n.tookFrom = n.masterID
 			}
 		}
 		w.promote(n)
@@ -135,7 +136,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			return fmt.Errorf("assign-slots %s: slots served by %s in its view", n.name, other)
 		}
 		if n.claim == 0 {
-			n.claim = w.newClaim()
+			w.giveClaim(n)
 		}
 		for _, r := range a.Slots {
 			w.moveSlots(r, n.shard)
@@ -232,7 +233,8 @@ func (w *World) failoverTo(from, to *node) error {
 	if w.topo.Mode == machine.ModeCluster {
 		// CLUSTER FAILOVER: the replica takes the slots over with a new epoch, the old primary
 		// follows it.
-		to.claim, from.claim, from.masterID, from.lostTo, from.lostAt = w.newClaim(), 0, to.id, to.id, w.tick
+		w.giveClaim(to)
+		from.claim, from.masterID, from.lostTo, from.lostAt = 0, to.id, to.id, w.tick
 		from.followedAt = w.tick
 	}
 	w.promote(to)
@@ -320,7 +322,7 @@ func (w *World) migrate(a machine.MigrateSlots) error {
 		to.appendWrite(id)
 	}
 	if to.claim == 0 {
-		to.claim = w.newClaim() // SETSLOT NODE bumps the target's epoch
+		w.giveClaim(to) // SETSLOT NODE bumps the target's epoch
 	}
 	w.moveSlots(a.Slots, to.shard)
 	return nil
@@ -350,7 +352,7 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 	}
 	n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
 	if w.topo.Mode == machine.ModeCluster && n.claim == 0 {
-		n.claim = w.newClaim()
+		w.giveClaim(n)
 	}
 	n.role = machine.RolePrimary
 	n.masterIP, n.linkUp = "", false

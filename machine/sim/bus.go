@@ -33,7 +33,11 @@ type ghost struct {
 
 func (w *World) newNodeID() string { w.idSeq++; return fmt.Sprintf("id%04d", w.idSeq) }
 
-func (w *World) newClaim() int { w.epoch++; return w.epoch }
+// giveClaim gives n a claim on its shard's slots with a new epoch, made at its current address.
+func (w *World) giveClaim(n *node) {
+	w.epoch++
+	n.claim, n.claimIP, n.tookFrom = w.epoch, n.ip, ""
+}
 
 func (w *World) byID(id string) *node {
 	if id == "" {
@@ -183,11 +187,16 @@ func (w *World) share(group []*node) {
 	for _, n := range group {
 		known[n.id] = n.ip
 	}
+	// The claims the group can hear: its members' own, and the ghosts' (what the cluster last
+	// heard from a node that no longer runs). A live node outside the group is not heard.
 	best := map[int]int{}    // shard -> highest claim heard of
 	owner := map[int]*node{} // shard -> the live member holding it
+	for _, n := range group {
+		best[n.shard] = max(best[n.shard], n.claim)
+	}
 	for id := range known {
-		if shard, claim, _ := w.claimOf(id); claim > best[shard] {
-			best[shard] = claim
+		if g, ok := w.ghosts[id]; ok && g.claim > best[g.shard] {
+			best[g.shard] = g.claim
 		}
 	}
 	for _, n := range group {
@@ -207,7 +216,18 @@ func (w *World) share(group []*node) {
 		if n.claim > 0 && n.claim < best[n.shard] {
 			w.note("%s learns of a newer claim on shard %d's slots and drops its own (a primary without slots now)", n.name, n.shard)
 			n.claim = 0
-			if o := owner[n.shard]; o != nil {
+			o := owner[n.shard]
+			switch {
+			case o != nil && o.tookFrom == n.id && n.ip == n.claimIP:
+				// Its own replica took its slots over: Valkey makes it that node's replica
+				// (seen on 8.0 and 9.1 with a primary restarted in place).
+				n.role, n.masterID, n.masterIP, n.followedAt = machine.RoleReplica, o.id, o.ip, w.tick
+				n.linkUp = false
+				n.gen++
+				w.note("%s follows %s, its former replica that took its slots over", n.name, o.name)
+			case o != nil:
+				// Otherwise it stays a primary without slots, keeping its keys (seen on the local
+				// Kubernetes cluster with a primary re-created on a new IP).
 				n.lostTo, n.lostAt = o.id, w.tick
 			}
 		}

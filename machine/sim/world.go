@@ -166,6 +166,8 @@ type node struct {
 	detached   bool   // Detach in cluster mode: its replication password is refused
 	linked     bool   // it has a bus link to another node (set by gossip)
 	lostTo     string // the ID that took its slots over, while it serves none
+	claimIP    string // its address when it made its claim
+	tookFrom   string // the primary whose slots its claim took over (TAKEOVER)
 	lostAt     int64  // when it lost them
 	followedAt int64  // when it started following masterID
 	volumeLost bool
