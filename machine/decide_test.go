@@ -364,28 +364,36 @@ func TestSteadyDemotesAReturningOldPrimary(t *testing.T) {
 	}
 }
 
+// electedAfterRestart is a cluster shard of two primaries, s0-0 without slots and s0-1, the
+// recorded primary, restarted (a new run id) and back from nodes.conf serving every slot, both
+// in history h at offset off holding keys keys: the decision after primary-lost.
+func electedAfterRestart(t *testing.T, h string, off, keys int64) Decision {
+	t.Helper()
+	spec := testSpec(1)
+	spec.Mode = ModeCluster
+	former := node(0, RolePrimary, h, off)
+	owner := node(1, RolePrimary, h, off)
+	owner.Valkey.RunID = "run-1-again"
+	owner.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	for _, n := range []*Node{&former, &owner} {
+		n.Valkey.Joined, n.Valkey.WritesFenced, n.Valkey.SyncFenced, n.Valkey.Keys = true, true, true, keys
+	}
+	p := recordedAt(1, 2)
+	p.Shards[0].History = History{ID: "h1"}
+	d := Decide(p, obsAt(5, spec, former, owner))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	return Decide(d.Next, obsAt(6, spec, former, owner))
+}
+
 // In cluster mode a reseed among equally empty nodes goes to the node that serves the shard's
 // slots: s0-1, the recorded primary, restarted empty and back from nodes.conf still serving
 // them, against s0-0, a former primary without slots. Promoting s0-0 (a primary already: Promote
 // only opens it) left the slots on s0-1, which refuses to follow anyone while it serves them:
 // replica-of s0-1 -> s0-0 failed for ever (found by the simulator once it modelled nodes.conf).
 func TestClusterReseedGoesToTheNodeThatServesTheSlots(t *testing.T) {
-	spec := testSpec(1)
-	spec.Mode = ModeCluster
-	former := node(0, RolePrimary, "h-former", 0)
-	owner := node(1, RolePrimary, "h-owner", 0)
-	owner.Valkey.RunID = "run-1-again"
-	owner.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
-	for _, n := range []*Node{&former, &owner} {
-		n.Valkey.Joined, n.Valkey.WritesFenced, n.Valkey.SyncFenced = true, true, true
-	}
-	p := recordedAt(1, 2)
-	d := Decide(p, obsAt(5, spec, former, owner))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
-		t.Fatalf("want primary-lost, got %s", d)
-	}
-	d = Decide(d.Next, obsAt(6, spec, former, owner))
-	if d.Transition == nil || !d.Next.Op.Reseed || d.Next.Op.Candidate != "s0-1" {
+	if d := electedAfterRestart(t, "h-fresh", 0, 0); d.Transition == nil || !d.Next.Op.Reseed || d.Next.Op.Candidate != "s0-1" {
 		t.Fatalf("want a reseed on s0-1, which serves the slots, got %s", d)
 	}
 }
@@ -396,23 +404,7 @@ func TestClusterReseedGoesToTheNodeThatServesTheSlots(t *testing.T) {
 // lost its slots to s0-1. Electing s0-0 (a primary: Promote only opens it) left the slots with
 // s0-1, which refuses to follow anyone while it serves them (found by the simulator).
 func TestClusterElectionAmongEqualsGoesToTheNodeThatServesTheSlots(t *testing.T) {
-	spec := testSpec(1)
-	spec.Mode = ModeCluster
-	former := node(0, RolePrimary, "h1", 5)
-	owner := node(1, RolePrimary, "h1", 5)
-	owner.Valkey.RunID = "run-1-again"
-	owner.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
-	for _, n := range []*Node{&former, &owner} {
-		n.Valkey.Joined, n.Valkey.WritesFenced, n.Valkey.SyncFenced, n.Valkey.Keys = true, true, true, 5
-	}
-	p := recordedAt(1, 2)
-	p.Shards[0].History = History{ID: "h1"}
-	d := Decide(p, obsAt(5, spec, former, owner))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
-		t.Fatalf("want primary-lost, got %s", d)
-	}
-	d = Decide(d.Next, obsAt(6, spec, former, owner))
-	if d.Transition == nil || d.Next.Op.Candidate != "s0-1" {
+	if d := electedAfterRestart(t, "h1", 5, 5); d.Transition == nil || d.Next.Op.Reseed || d.Next.Op.Candidate != "s0-1" {
 		t.Fatalf("want s0-1, which serves the slots, elected, got %s", d)
 	}
 }

@@ -1,6 +1,7 @@
 // Package sim is a simulated world for the machine: Valkey nodes (data as a log of writes,
 // replication IDs and offsets, replication links with lag, roles, fencing, slots,
-// persistence), pods (IPs that change, restarts, empty restarts), network partitions, a
+// persistence, and in cluster mode the bus as nodes.conf keeps it: node IDs and ghosts, slot
+// claims, addresses and links), pods (IPs that change, restarts, empty restarts), network partitions, a
 // client that records which writes were acknowledged (plainly or by WAIT), and an operator
 // that observes, decides with machine.Decide, persists and acts, and that may crash between
 // any two steps or meet API conflicts and failing or slow actuators.
