@@ -10,7 +10,7 @@ GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator helm
+	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw
 
 all: test
 
@@ -30,7 +30,11 @@ helm:
 valkey-9.1:
 	@hack/valkey-9.1.sh >/dev/null
 
-tools: valkey valkey-9.1 kube-binaries helm
+## Builds versitygw (the S3 server the backup tests store into) from the Go module proxy (cached by version).
+versitygw:
+	@hack/versitygw.sh >/dev/null
+
+tools: valkey valkey-9.1 kube-binaries helm versitygw
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

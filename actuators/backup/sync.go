@@ -1,0 +1,142 @@
+package backup
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StreamRDB reads a snapshot of the node at addr as a replica would get it and writes the RDB
+// to w, returning its size. It authenticates as user (the replication user: SYNC is among its
+// commands), announces that it takes a diskless transfer (REPLCONF capa eof: the node streams
+// the snapshot from memory instead of writing a file first) and that it wants the snapshot only
+// (REPLCONF rdb-only 1: no replication stream after it, the node closes), then sends SYNC.
+//
+// A stream cut short, or one whose end marker does not arrive, is an error: w may then hold a
+// prefix, which the caller must not keep.
+func StreamRDB(ctx context.Context, addr, user, password string, w io.Writer) (int64, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	r := bufio.NewReaderSize(conn, 1<<20)
+	for _, cmd := range [][]string{{"AUTH", user, password}, {"REPLCONF", "capa", "eof"}, {"REPLCONF", "rdb-only", "1"}} {
+		if err := send(conn, cmd...); err != nil {
+			return 0, err
+		}
+		line, err := readLine(r)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", cmd[0], err)
+		}
+		if !strings.HasPrefix(line, "+") {
+			return 0, fmt.Errorf("%s %s: %s", cmd[0], strings.Join(cmd[1:min(2, len(cmd))], " "), strings.TrimPrefix(line, "-"))
+		}
+	}
+	if err := send(conn, "SYNC"); err != nil {
+		return 0, err
+	}
+	// The node may send newlines while it prepares the snapshot, to keep the link alive.
+	var header string
+	for header == "" {
+		if header, err = readLine(r); err != nil {
+			return 0, fmt.Errorf("SYNC: %w", err)
+		}
+	}
+	n, err := readPayload(r, header, w)
+	if err != nil {
+		return n, err
+	}
+	return n, ctx.Err()
+}
+
+// readPayload copies the snapshot that follows header: "$<length>" (a file written first) or
+// "$EOF:<40-byte mark>" (diskless: the payload ends with the mark).
+func readPayload(r *bufio.Reader, header string, w io.Writer) (int64, error) {
+	switch {
+	case strings.HasPrefix(header, "-"):
+		return 0, fmt.Errorf("SYNC: %s", header[1:])
+	case strings.HasPrefix(header, "$EOF:"):
+		mark := []byte(header[len("$EOF:"):])
+		if len(mark) != 40 {
+			return 0, fmt.Errorf("SYNC: end mark of %d bytes", len(mark))
+		}
+		return copyUntilMark(r, mark, w)
+	case strings.HasPrefix(header, "$"):
+		size, err := strconv.ParseInt(header[1:], 10, 64)
+		if err != nil || size < 0 {
+			return 0, fmt.Errorf("SYNC: bad length %q", header)
+		}
+		n, err := io.CopyN(w, r, size)
+		if err == io.EOF {
+			err = fmt.Errorf("SYNC: the node closed the stream after %d of %d bytes", n, size)
+		}
+		return n, err
+	}
+	return 0, fmt.Errorf("SYNC: unexpected reply %q", header)
+}
+
+// copyUntilMark copies r to w until the mark, which it does not copy. The last len(mark) bytes
+// read are held back until more arrive, so that the mark never reaches w.
+func copyUntilMark(r io.Reader, mark []byte, w io.Writer) (int64, error) {
+	buf := make([]byte, 1<<20)
+	held := make([]byte, 0, len(mark))
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			data := append(held, buf[:k]...)
+			if bytes.HasSuffix(data, mark) {
+				out := data[:len(data)-len(mark)]
+				m, werr := w.Write(out)
+				return n + int64(m), werr
+			}
+			keep := min(len(mark), len(data))
+			out := data[:len(data)-keep]
+			m, werr := w.Write(out)
+			n += int64(m)
+			if werr != nil {
+				return n, werr
+			}
+			held = append(held[:0], data[len(data)-keep:]...)
+		}
+		if err == io.EOF {
+			return n, fmt.Errorf("SYNC: the node closed the stream after %d bytes, before the end mark", n)
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func send(w io.Writer, args ...string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// readLine reads one line of the protocol without its line end.
+func readLine(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("the node closed the connection")
+		}
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}

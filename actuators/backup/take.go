@@ -1,0 +1,90 @@
+package backup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	tm "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
+)
+
+// Source is the node a snapshot is read from, and the replication user's credentials.
+type Source struct {
+	Addr, User, Password string
+}
+
+// Result describes a stored snapshot.
+type Result struct {
+	Key    string
+	Size   int64
+	SHA256 string
+	// RDBVersion is the version in the file's header ("0011", "080").
+	RDBVersion string
+}
+
+// partSize is the multipart upload's part size: a backup holds at most partSize × parts
+// (10,000) bytes, 160 GiB with 16 MiB parts, and buffers partSize × concurrency in memory.
+const partSize = 16 << 20
+
+// Take streams a snapshot of src into the store under name: nothing is written to any disk on
+// the way. The snapshot's sha256 is computed and its structure checked as it streams; a stream
+// that fails (the node lost, the connection cut) or fails the check makes the upload fail, and
+// the store's multipart upload is aborted, so that no object under name holds a partial or bad
+// snapshot (one that was there before is left as it was).
+func Take(ctx context.Context, src Source, store Store, name string) (Result, error) {
+	sse, kms, err := store.sse()
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	sum := sha256.New()
+	var chk rdbCheck
+	streamed := make(chan error, 1)
+	var size int64
+	go func() {
+		n, err := StreamRDB(ctx, src.Addr, src.User, src.Password, io.MultiWriter(sum, &chk, pw))
+		size = n
+		if err == nil {
+			err = chk.done()
+		}
+		if err != nil {
+			err = fmt.Errorf("reading the snapshot of %s: %w", src.Addr, err)
+		}
+		_ = pw.CloseWithError(err) // nil: the reader sees EOF
+		streamed <- err
+	}()
+	client := tm.New(store.Client(), func(o *tm.Options) {
+		o.PartSizeBytes = partSize
+		o.Concurrency = 2
+	})
+	_, upErr := client.UploadObject(ctx, &tm.UploadObjectInput{
+		Bucket:               aws.String(store.Bucket),
+		Key:                  aws.String(store.Key(name)),
+		Body:                 pr,
+		ContentType:          aws.String("application/octet-stream"),
+		ServerSideEncryption: tmtypes.ServerSideEncryption(sse),
+		SSEKMSKeyID:          kms,
+	})
+	// An upload that failed first (the store unreachable, refused) stops the stream.
+	_ = pr.CloseWithError(errUploadStopped)
+	cancel()
+	streamErr := <-streamed
+	switch {
+	case streamErr != nil && !errors.Is(streamErr, errUploadStopped) && !errors.Is(streamErr, context.Canceled):
+		// The stream failed first: the upload failed because of it.
+		return Result{}, streamErr
+	case upErr != nil:
+		return Result{}, fmt.Errorf("uploading to %s: %w", store.Location(name), upErr)
+	}
+	version, _ := chk.version()
+	return Result{Key: store.Key(name), Size: size, SHA256: hex.EncodeToString(sum.Sum(nil)), RDBVersion: version}, nil
+}
+
+var errUploadStopped = errors.New("the upload stopped")
