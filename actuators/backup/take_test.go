@@ -342,3 +342,67 @@ func TestAFailedBackupLeavesNoObject(t *testing.T) {
 		t.Fatalf("failed backups left objects %v and %d open multipart uploads", keys, open)
 	}
 }
+
+// TestAStoredSnapshotIsVerifiedBeforeUse: a backup verifies against its record; the same object
+// truncated, with one byte flipped, replaced by another valid snapshot (the checksum holds, the
+// sha256 the backup recorded does not), or missing, is refused with the reason.
+func TestAStoredSnapshotIsVerifiedBeforeUse(t *testing.T) {
+	store := startStore(t, "127.78.9.4")
+	ip := "127.78.10.2"
+	startValkey(t, "", ip, t.TempDir(), "")
+	load(t, ip, 200)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src := Source{Addr: valkey.Addr(ip), User: valkey.UserReplication, Password: passwords.Replication}
+	res, err := Take(ctx, src, store, "good.rdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(ctx, store, "good.rdb", res); err != nil {
+		t.Fatalf("the backup as taken: %v", err)
+	}
+	var data bytes.Buffer
+	if err := Fetch(ctx, store, "good.rdb", res, &data); err != nil || int64(data.Len()) != res.Size {
+		t.Fatalf("fetch: %d bytes, %v", data.Len(), err)
+	}
+	put := func(b []byte) {
+		t.Helper()
+		if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(store.Key("good.rdb")), Body: bytes.NewReader(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flipped := bytes.Clone(data.Bytes())
+	flipped[len(flipped)/2] ^= 0x20
+	load(t, ip, 201) // one key more: another valid snapshot
+	other, err := Take(ctx, src, store, "other.rdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var otherData bytes.Buffer
+	if err := Fetch(ctx, store, "other.rdb", other, &otherData); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+		want string
+	}{
+		{"truncated", data.Bytes()[:data.Len()-100], "bytes, the backup recorded"},
+		{"a flipped byte", flipped, "sha256"},
+		{"another valid snapshot", otherData.Bytes(), "the backup recorded"},
+	} {
+		put(tc.body)
+		err := Verify(ctx, store, "good.rdb", res)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
+		}
+	}
+	// Without a record (a location given by hand), the RDB's own checksum still catches a flip.
+	put(flipped)
+	if err := Verify(ctx, store, "good.rdb", Result{}); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("a flipped byte, no record: %v, want the checksum to fail", err)
+	}
+	if err := Verify(ctx, store, "missing.rdb", res); err == nil || !strings.Contains(err.Error(), "NoSuchKey") {
+		t.Errorf("a missing object: %v, want NoSuchKey", err)
+	}
+}
