@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -404,5 +405,77 @@ func TestAStoredSnapshotIsVerifiedBeforeUse(t *testing.T) {
 	}
 	if err := Verify(ctx, store, "missing.rdb", res); err == nil || !strings.Contains(err.Error(), "NoSuchKey") {
 		t.Errorf("a missing object: %v, want NoSuchKey", err)
+	}
+}
+
+// TestASnapshotLoadsBackIntoTheNodeThroughReplication: a backup, then more writes and deletes,
+// then Load: the node holds exactly the data of the snapshot again (every key's DUMP, as a
+// digest), is a primary following nothing, and its own disk was the only one the snapshot went
+// to. A corrupted object is refused before anything is touched: the node keeps its data and its
+// role. On 8.0 and 9.1.
+func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
+	bins := valkeyBinaries(t)
+	store := startStore(t, "127.78.9.6")
+	for i, version := range []string{"8.0", "9.1"} {
+		t.Run(version, func(t *testing.T) {
+			ip := fmt.Sprintf("127.78.11.%d", 1+i)
+			startValkey(t, bins[version], ip, t.TempDir(), "")
+			load(t, ip, 500)
+			atSnapshot, n := digest(t, ip)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			src := Source{Addr: valkey.Addr(ip), User: valkey.UserReplication, Password: passwords.Replication}
+			name := "restore-" + version + ".rdb"
+			res, err := Take(ctx, src, store, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := client(t, ip, valkey.UserClient, passwords.Client)
+			for _, cmd := range []vk.Completed{c.B().Set().Key("after").Value("the snapshot").Build(), c.B().Del().Key("s:1", "h:2", "x:3").Build()} {
+				if err := c.Do(ctx, cmd).Error(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			changed, _ := digest(t, ip)
+			if changed == atSnapshot {
+				t.Fatal("the writes after the snapshot changed nothing: the test proves nothing")
+			}
+			target := Target{Addr: valkey.Addr(ip), User: valkey.UserOperator, Password: passwords.Operator}
+			listen := fmt.Sprintf("127.78.11.%d", 11+i)
+
+			// A corrupted copy is refused, and nothing is touched.
+			var data bytes.Buffer
+			if err := Fetch(ctx, store, name, res, &data); err != nil {
+				t.Fatal(err)
+			}
+			bad := bytes.Clone(data.Bytes())
+			bad[len(bad)/3] ^= 0x08
+			if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(store.Key("bad.rdb")), Body: bytes.NewReader(bad)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := Load(ctx, target, listen, store, "bad.rdb", res); err == nil || !errors.Is(err, errCorrupt) {
+				t.Fatalf("loading a corrupted copy: %v, want it refused", err)
+			}
+			if d, _ := digest(t, ip); d != changed {
+				t.Fatal("a refused load changed the node's data")
+			}
+
+			start := time.Now()
+			if err := Load(ctx, target, listen, store, name, res); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("Valkey %s: %d keys (%d bytes) loaded in %v", version, n, res.Size, time.Since(start))
+			if d, m := digest(t, ip); d != atSnapshot || m != n {
+				t.Fatalf("after the load the node holds %d keys (digest %s), the snapshot %d (digest %s)", m, d, n, atSnapshot)
+			}
+			oracle := client(t, ip, oracleUser, oraclePassword)
+			role, err := oracle.Do(ctx, oracle.B().Role().Build()).ToArray()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := role[0].ToString(); r != "master" {
+				t.Fatalf("the node is %s after the load, want a primary following nothing", r)
+			}
+		})
 	}
 }
