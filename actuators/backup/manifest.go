@@ -1,0 +1,156 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// A backup of a whole cluster is one snapshot per shard and a manifest, written last, that names
+// them: a backup without its manifest is incomplete (a backup that failed half-way, or is still
+// being written) and is never restored.
+
+// ManifestName is the manifest's name inside a backup's directory.
+const ManifestName = "manifest.json"
+
+// Manifest describes a complete backup.
+type Manifest struct {
+	// Backup is the backup's name (its directory in the store).
+	Backup string `json:"backup"`
+	// Cluster is the ValkeyCluster it was taken from, Mode its topology's mode.
+	Cluster string       `json:"cluster"`
+	Mode    machine.Mode `json:"mode"`
+	// ValkeyVersion is the version the source nodes reported.
+	ValkeyVersion string    `json:"valkeyVersion,omitempty"`
+	Started       time.Time `json:"started"`
+	Completed     time.Time `json:"completed"`
+	Shards        []Shard   `json:"shards"`
+}
+
+// Shard is one shard's snapshot in a backup.
+type Shard struct {
+	Index int `json:"index"`
+	// Node is the pod the snapshot was read from.
+	Node string `json:"node"`
+	// Slots are the hash slots the shard served (cluster mode).
+	Slots []machine.SlotRange `json:"slots,omitempty"`
+	File  string              `json:"file"`
+	Size  int64               `json:"size"`
+	// SHA256 is the hex sha256 of the file.
+	SHA256     string `json:"sha256"`
+	RDBVersion string `json:"rdbVersion"`
+}
+
+// ShardSource is where one shard's snapshot is read from.
+type ShardSource struct {
+	Index int
+	Node  string
+	Slots []machine.SlotRange
+	Source
+}
+
+// TakeAll takes a backup of every shard into the directory backup of the store, one after the
+// other, then writes the manifest. A shard that fails fails the whole backup: the snapshots
+// already stored are deleted (best effort: without a manifest they are never restored anyway),
+// and no manifest is written.
+func TakeAll(ctx context.Context, store Store, backup, cluster string, mode machine.Mode, version string, shards []ShardSource, now func() time.Time) (Manifest, error) {
+	m := Manifest{Backup: backup, Cluster: cluster, Mode: mode, ValkeyVersion: version, Started: now().UTC()}
+	for _, s := range shards {
+		file := fmt.Sprintf("shard-%d.rdb", s.Index)
+		res, err := Take(ctx, s.Source, store, path.Join(backup, file))
+		if err != nil {
+			for _, done := range m.Shards {
+				_ = store.Delete(context.WithoutCancel(ctx), path.Join(backup, done.File))
+			}
+			return Manifest{}, fmt.Errorf("shard %d (%s): %w", s.Index, s.Node, err)
+		}
+		m.Shards = append(m.Shards, Shard{Index: s.Index, Node: s.Node, Slots: s.Slots, File: file, Size: res.Size, SHA256: res.SHA256, RDBVersion: res.RDBVersion})
+	}
+	m.Completed = now().UTC()
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return Manifest{}, err
+	}
+	if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(path.Join(backup, ManifestName))),
+		Body: bytes.NewReader(body), ContentType: aws.String("application/json"),
+	}); err != nil {
+		return Manifest{}, fmt.Errorf("writing the manifest: %w", err)
+	}
+	return m, nil
+}
+
+// ErrIncomplete: the backup has no manifest.
+var ErrIncomplete = errors.New("the backup is incomplete: it has no manifest")
+
+// ReadManifest reads a backup's manifest, refusing a backup without one.
+func ReadManifest(ctx context.Context, store Store, backup string) (Manifest, error) {
+	out, err := store.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(path.Join(backup, ManifestName)))})
+	if err != nil {
+		var missing interface{ ErrorCode() string }
+		if errors.As(err, &missing) && missing.ErrorCode() == "NoSuchKey" {
+			return Manifest{}, fmt.Errorf("%s: %w", store.Location(backup+"/"), ErrIncomplete)
+		}
+		return Manifest{}, fmt.Errorf("reading the manifest of %s: %w", store.Location(backup+"/"), err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	if err != nil {
+		return Manifest{}, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Manifest{}, fmt.Errorf("%w: the manifest of %s: %v", errCorrupt, store.Location(backup+"/"), err)
+	}
+	return m, nil
+}
+
+// VerifyBackup checks that a backup can be restored onto shards shards: its manifest exists,
+// names that many shards, one each, whose slots (cluster mode) cover every slot once, and every
+// file matches its record and itself (Verify). Nothing is touched.
+func VerifyBackup(ctx context.Context, store Store, backup string, shards int) (Manifest, error) {
+	m, err := ReadManifest(ctx, store, backup)
+	if err != nil {
+		return Manifest{}, err
+	}
+	if len(m.Shards) != shards {
+		return Manifest{}, fmt.Errorf("%s holds %d shard(s), the cluster has %d: restore it into a cluster of %d shard(s)", store.Location(backup+"/"), len(m.Shards), shards, len(m.Shards))
+	}
+	var covered [machine.NumSlots]bool
+	for i, s := range m.Shards {
+		if s.Index != i {
+			return Manifest{}, fmt.Errorf("%w: the manifest of %s lists shard %d in place %d", errCorrupt, store.Location(backup+"/"), s.Index, i)
+		}
+		if m.Mode == machine.ModeCluster {
+			for _, r := range s.Slots {
+				for slot := r.Start; slot <= r.End; slot++ {
+					if slot < 0 || slot >= machine.NumSlots || covered[slot] {
+						return Manifest{}, fmt.Errorf("%w: slot %d is given twice or is out of range in the manifest of %s", errCorrupt, slot, store.Location(backup+"/"))
+					}
+					covered[slot] = true
+				}
+			}
+		}
+		if err := Verify(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}); err != nil {
+			return Manifest{}, fmt.Errorf("shard %d: %w", s.Index, err)
+		}
+	}
+	if m.Mode == machine.ModeCluster {
+		for slot, ok := range covered {
+			if !ok {
+				return Manifest{}, fmt.Errorf("%w: slot %d belongs to no shard in the manifest of %s", errCorrupt, slot, store.Location(backup+"/"))
+			}
+		}
+	}
+	return m, nil
+}
