@@ -38,22 +38,8 @@ func benchBackup(b *testing.B) {
 	store := startStore(b, "127.78.9.5")
 	ip := "127.78.10.3"
 	startValkey(b, "", ip, b.TempDir(), "")
-	c := client(b, ip, valkey.UserClient, passwords.Client)
 	ctx := context.Background()
-	value := make([]byte, 1024)
-	const keys = 65536
-	for i := 0; i < keys; i += 4096 {
-		cmds := make(vk.Commands, 0, 4096)
-		for k := i; k < i+4096; k++ {
-			_, _ = rand.Read(value)
-			cmds = append(cmds, c.B().Set().Key("k:"+strconv.Itoa(k)).Value(string(value)).Build())
-		}
-		for _, r := range c.DoMulti(ctx, cmds...) {
-			if err := r.Error(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	fill(b, ip, 65536)
 	src := Source{Addr: valkey.Addr(ip), User: valkey.UserReplication, Password: passwords.Replication}
 	type run struct {
 		mbps, p99ms float64
@@ -144,5 +130,93 @@ func writer(b *testing.B, ip string) (stop func(), p99 func() float64) {
 		}
 		sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
 		return float64(lats[len(lats)*99/100].Microseconds()) / 1000
+	}
+}
+
+// BenchmarkRestoreTime: the same 64 MB data set backed up once, then loaded back, three times
+// each, alternating: by Load into a running node (verify the object, then serve it to the node
+// as a full sync: the object is read twice) and by the reference a user would run by hand:
+// download the object to a file and start a new valkey-server on it, timed until it answers with
+// every key loaded. Medians in seconds, and the ratio (below 1 is faster than the reference).
+func BenchmarkRestoreTime(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		benchRestore(b)
+	}
+}
+
+func benchRestore(b *testing.B) {
+	store := startStore(b, "127.78.9.8")
+	ip := "127.78.10.4"
+	startValkey(b, "", ip, b.TempDir(), "")
+	const keys = 65536
+	fill(b, ip, keys)
+	ctx := context.Background()
+	res, err := Take(ctx, Source{Addr: valkey.Addr(ip), User: valkey.UserReplication, Password: passwords.Replication}, store, "restore.rdb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := "127.78.10.5"
+	startValkey(b, "", target, b.TempDir(), "")
+	var ours, ref []float64
+	for r := 0; r < 3; r++ {
+		start := time.Now()
+		if err := Load(ctx, Target{Addr: valkey.Addr(target), User: valkey.UserOperator, Password: passwords.Operator}, "127.78.10.6", store, "restore.rdb", res); err != nil {
+			b.Fatal(err)
+		}
+		ours = append(ours, time.Since(start).Seconds())
+		if n := dbsize(b, target); n != keys {
+			b.Fatalf("the loaded node holds %d keys, want %d", n, keys)
+		}
+
+		start = time.Now()
+		dir := b.TempDir()
+		f, err := os.Create(filepath.Join(dir, "dump.rdb"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Fetch(ctx, store, "restore.rdb", Result{}, f); err != nil {
+			b.Fatal(err)
+		}
+		_ = f.Close()
+		refIP := fmt.Sprintf("127.78.10.%d", 10+r)
+		cmd := startValkey(b, "", refIP, dir, "dbfilename dump.rdb\n")
+		for dbsize(b, refIP) != keys {
+			time.Sleep(10 * time.Millisecond)
+		}
+		ref = append(ref, time.Since(start).Seconds())
+		_ = cmd.Process.Kill()
+	}
+	sort.Float64s(ours)
+	sort.Float64s(ref)
+	b.ReportMetric(ours[1], "restore-s")
+	b.ReportMetric(ref[1], "ref-restore-s")
+	b.ReportMetric(ours[1]/ref[1], "x-ref-time")
+	b.ReportMetric(float64(res.Size)/1e6, "MB")
+}
+
+func dbsize(b *testing.B, ip string) int64 {
+	c := client(b, ip, oracleUser, oraclePassword)
+	n, err := c.Do(context.Background(), c.B().Dbsize().Build()).AsInt64()
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// fill writes keys random 1 kB values through the application user.
+func fill(b *testing.B, ip string, keys int) {
+	c := client(b, ip, valkey.UserClient, passwords.Client)
+	value := make([]byte, 1024)
+	for i := 0; i < keys; i += 4096 {
+		cmds := make(vk.Commands, 0, 4096)
+		for k := i; k < min(i+4096, keys); k++ {
+			_, _ = rand.Read(value)
+			cmds = append(cmds, c.B().Set().Key("k:"+strconv.Itoa(k)).Value(string(value)).Build())
+		}
+		for _, r := range c.DoMulti(context.Background(), cmds...) {
+			if err := r.Error(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
