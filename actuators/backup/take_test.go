@@ -479,3 +479,45 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 		})
 	}
 }
+
+// TestAStaleUploadIsAborted: an upload begun by an operator that was killed before it could
+// complete or abort it (parts sent, never completed) is aborted by AbortStale once it is older
+// than the cutoff; one begun after the cutoff (a backup in progress) and one outside the prefix
+// are left alone.
+func TestAStaleUploadIsAborted(t *testing.T) {
+	store := startStore(t, "127.78.9.9")
+	ctx := context.Background()
+	c := store.Client()
+	begin := func(key string) {
+		t.Helper()
+		up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part one")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	begin(store.Key("killed-mid-backup.rdb"))
+	begin("elsewhere/not-ours.rdb")
+	time.Sleep(1100 * time.Millisecond) // S3 times have a second's resolution
+	cutoff := time.Now()
+	time.Sleep(1100 * time.Millisecond)
+	begin(store.Key("in-progress.rdb"))
+	n, err := AbortStale(ctx, store, cutoff)
+	if err != nil || n != 1 {
+		t.Fatalf("aborted %d (%v), want the one stale upload under the prefix", n, err)
+	}
+	ups, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, u := range ups.Uploads {
+		left = append(left, aws.ToString(u.Key))
+	}
+	sort.Strings(left)
+	if strings.Join(left, ",") != "clusters/demo/in-progress.rdb,elsewhere/not-ours.rdb" {
+		t.Fatalf("uploads left: %v", left)
+	}
+}
