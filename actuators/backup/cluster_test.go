@@ -133,12 +133,7 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 			loaded = append(loaded, k+"="+v)
 		}
 	}
-	sort.Strings(loaded)
-	h := sha256.New()
-	for _, kv := range loaded {
-		fmt.Fprintln(h, kv)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != clusterDigest {
+	if got := linesDigest(loaded); got != clusterDigest {
 		t.Fatalf("the shards' files hold %d keys whose digest differs from the cluster's", len(loaded))
 	}
 
@@ -193,10 +188,15 @@ func keyDigest(t *testing.T, cl vk.Client, n int) string {
 		}
 		kvs = append(kvs, key+"="+v)
 	}
-	sort.Strings(kvs)
+	return linesDigest(kvs)
+}
+
+// linesDigest hashes lines in sorted order.
+func linesDigest(lines []string) string {
+	sort.Strings(lines)
 	h := sha256.New()
-	for _, kv := range kvs {
-		fmt.Fprintln(h, kv)
+	for _, l := range lines {
+		fmt.Fprintln(h, l)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
