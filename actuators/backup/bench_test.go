@@ -160,7 +160,7 @@ func benchRestore(b *testing.B) {
 	var ours, ref []float64
 	for r := 0; r < 3; r++ {
 		start := time.Now()
-		if err := Load(ctx, Target{Addr: valkey.Addr(target), User: valkey.UserOperator, Password: passwords.Operator}, "127.78.10.6", store, "restore.rdb", res); err != nil {
+		if err := Load(ctx, Target{Addr: valkey.Addr(target), User: valkey.UserOperator, Password: passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: passwords.Replication}, "127.78.10.6", store, "restore.rdb", res); err != nil {
 			b.Fatal(err)
 		}
 		ours = append(ours, time.Since(start).Seconds())

@@ -96,10 +96,10 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 	if len(m.Shards) != 2 || m.Shards[1].Slots[0] != plan[1] {
 		t.Fatalf("manifest %+v", m)
 	}
-	if _, err := VerifyBackup(ctx, store, "demo-1", 2); err != nil {
+	if _, err := VerifyBackup(ctx, store, "demo-1", machine.ModeCluster, 2); err != nil {
 		t.Fatalf("the backup as taken: %v", err)
 	}
-	if _, err := VerifyBackup(ctx, store, "demo-1", 3); err == nil || !strings.Contains(err.Error(), "holds 2 shard(s), the cluster has 3") {
+	if _, err := VerifyBackup(ctx, store, "demo-1", machine.ModeCluster, 3); err == nil || !strings.Contains(err.Error(), "holds 2 shard(s), the cluster has 3") {
 		t.Errorf("restoring onto three shards: %v, want it refused", err)
 	}
 
@@ -151,13 +151,13 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 		}
 	}
 	put(path.Join("demo-1", m.Shards[1].File), bad)
-	if _, err := VerifyBackup(ctx, store, "demo-1", 2); err == nil || !strings.Contains(err.Error(), "shard 1") {
+	if _, err := VerifyBackup(ctx, store, "demo-1", machine.ModeCluster, 2); err == nil || !strings.Contains(err.Error(), "shard 1") {
 		t.Errorf("a flipped byte in shard 1's file: %v, want it refused", err)
 	}
 	if err := store.Delete(ctx, path.Join("demo-1", ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := VerifyBackup(ctx, store, "demo-1", 2); !errors.Is(err, ErrIncomplete) {
+	if _, err := VerifyBackup(ctx, store, "demo-1", machine.ModeCluster, 2); !errors.Is(err, ErrIncomplete) {
 		t.Errorf("no manifest: %v, want the backup refused as incomplete", err)
 	}
 

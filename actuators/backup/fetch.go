@@ -23,25 +23,36 @@ func Verify(ctx context.Context, store Store, name string, want Result) error {
 // received bytes when the check fails at the end: a caller that loads while it fetches must
 // discard what it loaded on an error.
 func Fetch(ctx context.Context, store Store, name string, want Result, w io.Writer) error {
-	out, err := store.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name))})
+	_, err := fetch(ctx, store, name, want, "", w)
+	return err
+}
+
+// fetch is Fetch of the object version whose ETag is ifMatch (any when ""); it returns the ETag
+// of what it read, so that a second read can be pinned to the object the first one checked.
+func fetch(ctx context.Context, store Store, name string, want Result, ifMatch string, w io.Writer) (string, error) {
+	in := &s3.GetObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name))}
+	if ifMatch != "" {
+		in.IfMatch = aws.String(ifMatch)
+	}
+	out, err := store.Client().GetObject(ctx, in)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", store.Location(name), err)
+		return "", fmt.Errorf("reading %s: %w", store.Location(name), err)
 	}
 	defer out.Body.Close()
 	sum := sha256.New()
 	var chk rdbCheck
 	n, err := io.Copy(io.MultiWriter(sum, &chk, w), out.Body)
 	if err != nil {
-		return fmt.Errorf("reading %s after %d bytes: %w", store.Location(name), n, err)
+		return "", fmt.Errorf("reading %s after %d bytes: %w", store.Location(name), n, err)
 	}
 	if want.Size > 0 && n != want.Size {
-		return fmt.Errorf("%w: %s is %d bytes, the backup recorded %d", errCorrupt, store.Location(name), n, want.Size)
+		return "", fmt.Errorf("%w: %s is %d bytes, the backup recorded %d", errCorrupt, store.Location(name), n, want.Size)
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); want.SHA256 != "" && got != want.SHA256 {
-		return fmt.Errorf("%w: %s has sha256 %s, the backup recorded %s", errCorrupt, store.Location(name), got, want.SHA256)
+		return "", fmt.Errorf("%w: %s has sha256 %s, the backup recorded %s", errCorrupt, store.Location(name), got, want.SHA256)
 	}
 	if err := chk.done(); err != nil {
-		return fmt.Errorf("%s: %w", store.Location(name), err)
+		return "", fmt.Errorf("%s: %w", store.Location(name), err)
 	}
-	return nil
+	return aws.ToString(out.ETag), nil
 }

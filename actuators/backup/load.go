@@ -3,6 +3,8 @@ package backup
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +16,12 @@ import (
 	vk "github.com/valkey-io/valkey-go"
 )
 
-// Target is a node a snapshot is loaded into, reached as the operator user (REPLICAOF is among
-// its commands).
+// Target is a node a snapshot is loaded into, reached as the operator user (REPLICAOF and CONFIG
+// SET are among its commands), and the replication credentials it uses with its real primaries,
+// put back after the load.
 type Target struct {
-	Addr, User, Password string
+	Addr, User, Password       string
+	MasterUser, MasterPassword string
 }
 
 // Load replaces the data of the node at target with the snapshot stored under name, through
@@ -28,9 +32,15 @@ type Target struct {
 // writes it to its own disk before loading, as any replica does), and is detached again
 // (REPLICAOF NO ONE): a primary holding exactly the snapshot, under a new replication ID.
 //
+// The snapshot served is the object the verification read (pinned by its ETag), to the target's
+// address only, and its last bytes are sent only once the stream passed the checks. A node that
+// does not connect within connectTimeout, a failed transfer, or the caller giving up ends it;
+// the node is always detached again (REPLICAOF NO ONE, retried while it loads).
+//
 // Cluster mode refuses REPLICAOF: a cluster node is loaded at start-up instead (not here).
 func Load(ctx context.Context, target Target, listenIP string, store Store, name string, rec Result) error {
-	if err := Verify(ctx, store, name, rec); err != nil {
+	etag, err := fetch(ctx, store, name, rec, "", io.Discard)
+	if err != nil {
 		return err
 	}
 	if rec.Size <= 0 {
@@ -45,33 +55,60 @@ func Load(ctx context.Context, target Target, listenIP string, store Store, name
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- serveFullSync(ctx, ln, store, name, rec) }()
+	connected := make(chan struct{})
+	fs := fullSync{token: randomHex(20), store: store, name: name, rec: rec, etag: etag, replID: randomHex(20), connected: connected}
+	go func() { served <- fs.serve(ctx, ln) }()
 
 	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	// The node authenticates to the listener with a one-time password: the snapshot goes to it
+	// only (addresses prove nothing: a sidecar or the loopback may stand between).
+	setAuth := func(ctx context.Context, user, password string) error {
+		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("masteruser", user).ParameterValue("masterauth", password).Build()).Error()
+	}
+	if err := setAuth(ctx, loadUser, fs.token); err != nil {
+		return fmt.Errorf("CONFIG SET masterauth: %w", err)
+	}
 	if err := c.Do(ctx, c.B().Replicaof().Host(listenIP).Port(int64(port)).Build()).Error(); err != nil {
-		return fmt.Errorf("REPLICAOF %s %d: %w", listenIP, port, err)
+		return errors.Join(fmt.Errorf("REPLICAOF %s %d: %w", listenIP, port, err), setAuth(context.Background(), target.MasterUser, target.MasterPassword))
 	}
-	// Whatever happens next, the node must not stay pointed at an address that goes away.
+	// Whatever happens next, the node must not stay pointed at an address that goes away (it
+	// would refuse writes and retry for ever). A node loading a full sync refuses REPLICAOF
+	// (-LOADING): the detach is tried again until it is taken, within detachTimeout.
 	detach := func() error {
-		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		dctx, dcancel := context.WithTimeout(context.Background(), detachTimeout)
 		defer dcancel()
-		return c.Do(dctx, c.B().Replicaof().No().One().Build()).Error()
+		for {
+			err := c.Do(dctx, c.B().Replicaof().No().One().Build()).Error()
+			if err == nil {
+				return setAuth(dctx, target.MasterUser, target.MasterPassword)
+			}
+			select {
+			case <-dctx.Done():
+				return fmt.Errorf("REPLICAOF NO ONE on %s: %w; the node may still follow %s:%d", target.Addr, err, listenIP, port)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
+	noConnection := time.After(connectTimeout)
 	for {
 		select {
 		case err := <-served:
-			_ = detach()
 			if err == nil {
 				err = errors.New("the node closed the replication link before it loaded the snapshot")
 			}
-			return fmt.Errorf("loading %s: %w", store.Location(name), err)
+			return errors.Join(fmt.Errorf("loading %s: %w", store.Location(name), err), detach())
 		case <-ctx.Done():
-			_ = detach()
-			return ctx.Err()
+			return errors.Join(ctx.Err(), detach())
+		case <-noConnection:
+			select {
+			case <-connected:
+			default:
+				return errors.Join(fmt.Errorf("%s did not connect to %s:%d within %v to take the snapshot (can it reach the operator?)", target.Addr, listenIP, port, connectTimeout), detach())
+			}
 		case <-time.After(50 * time.Millisecond):
 		}
 		text, err := c.Do(ctx, c.B().Info().Section("replication").Section("persistence").Build()).ToString()
@@ -90,54 +127,147 @@ func Load(ctx context.Context, target Target, listenIP string, store Store, name
 	}
 }
 
-// serveFullSync answers one replica as a primary does: the handshake (PING, AUTH, REPLCONF: all
-// accepted), then PSYNC with a full sync whose payload is the snapshot streamed from the store,
-// then nothing (the replica's acknowledgements are read and dropped) until ctx ends.
-func serveFullSync(ctx context.Context, ln net.Listener, store Store, name string, rec Result) error {
+const (
+	// connectTimeout bounds the wait for the node to connect for the snapshot.
+	connectTimeout = 30 * time.Second
+	// detachTimeout bounds the retries of REPLICAOF NO ONE (a node refuses it while it loads).
+	detachTimeout = 2 * time.Minute
+)
+
+// loadUser is the user name the node authenticates to the listener with.
+const loadUser = "restore"
+
+// fullSync answers the target node as a primary does, once.
+type fullSync struct {
+	token     string // the one-time password the target authenticates with
+	store     Store
+	name      string
+	rec       Result
+	etag      string // the object Verify checked: a replaced object is not served
+	replID    string
+	connected chan struct{}
+}
+
+// serve accepts connections until one authenticates with the token (any other is refused and
+// closed: the snapshot goes to the node it was meant for only), answers its handshake (PING,
+// REPLCONF: accepted), then PSYNC with a full sync whose payload is the snapshot streamed from
+// the store, pinned to the checked object, its last 8 bytes (the checksum) held back until the
+// stream passed the checks: a node that does not get them discards the transfer and keeps its
+// data. Then nothing until ctx ends (the replica's acknowledgements are read and dropped).
+func (f fullSync) serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
-	conn, err := ln.Accept()
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	context.AfterFunc(ctx, func() { _ = conn.Close() })
-	r := bufio.NewReader(conn)
 	for {
-		args, err := readCommand(r)
+		conn, err := ln.Accept()
 		if err != nil {
-			return fmt.Errorf("the replica's handshake: %w", err)
-		}
-		switch strings.ToUpper(args[0]) {
-		case "PING":
-			_, err = io.WriteString(conn, "+PONG\r\n")
-		case "PSYNC", "SYNC":
-			if _, err := fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n", restoreReplID, rec.Size); err != nil {
-				return err
-			}
-			w := bufio.NewWriterSize(conn, 1<<20)
-			if err := Fetch(ctx, store, name, rec, w); err != nil {
-				return err
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			// The replica now loads, then acknowledges now and then: drain until the caller
-			// detaches it (the connection closes) or gives up.
-			_, err = io.Copy(io.Discard, r)
 			return err
-		default:
-			_, err = io.WriteString(conn, "+OK\r\n")
 		}
-		if err != nil {
+		done, err := f.handle(ctx, conn)
+		if done {
 			return err
 		}
 	}
 }
 
-// restoreReplID is the replication ID the loaded node first takes; REPLICAOF NO ONE then gives it
-// a new one of its own.
-var restoreReplID = strings.Repeat("0", 33) + "restore"
+// handle answers one connection; done says whether it was the target's (err is then the
+// outcome), not a stranger's.
+func (f fullSync) handle(ctx context.Context, conn net.Conn) (done bool, err error) {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	r := bufio.NewReader(conn)
+	authed := false
+	for {
+		args, err := readCommand(r)
+		if err != nil {
+			return authed, fmt.Errorf("the replica's handshake: %w", err)
+		}
+		if len(args) == 0 {
+			continue // an empty line, as Valkey ignores it
+		}
+		cmd := strings.ToUpper(args[0])
+		switch {
+		case cmd == "AUTH" && len(args) == 3 && args[1] == loadUser && args[2] == f.token:
+			if !authed {
+				authed = true
+				close(f.connected)
+			}
+			_, err = io.WriteString(conn, "+OK\r\n")
+		case cmd == "AUTH":
+			_, _ = io.WriteString(conn, "-WRONGPASS invalid username-password pair\r\n")
+			return false, nil
+		case cmd == "PING":
+			// A replica pings before it authenticates.
+			_, err = io.WriteString(conn, "+PONG\r\n")
+		case !authed:
+			_, _ = io.WriteString(conn, "-NOAUTH Authentication required.\r\n")
+			return false, nil
+		case cmd == "PSYNC" || cmd == "SYNC":
+			return true, f.send(ctx, conn, r)
+		default:
+			_, err = io.WriteString(conn, "+OK\r\n")
+		}
+		if err != nil {
+			return authed, err
+		}
+	}
+}
+
+// send streams the full sync to the authenticated replica.
+func (f fullSync) send(ctx context.Context, conn net.Conn, r io.Reader) error {
+	if _, err := fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n", f.replID, f.rec.Size); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(conn, 1<<20)
+	held := &holdBack{w: w, n: 8}
+	if _, err := fetch(ctx, f.store, f.name, f.rec, f.etag, held); err != nil {
+		return err
+	}
+	if err := held.release(); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// The replica now loads, then acknowledges now and then: drain until the caller detaches it
+	// (the connection closes) or gives up.
+	_, err := io.Copy(io.Discard, r)
+	return err
+}
+
+// holdBack writes everything to w but the last n bytes, until release.
+type holdBack struct {
+	w    io.Writer
+	n    int
+	held []byte
+}
+
+func (h *holdBack) Write(p []byte) (int, error) {
+	data := append(h.held, p...)
+	if len(data) <= h.n {
+		h.held = data
+		return len(p), nil
+	}
+	if _, err := h.w.Write(data[:len(data)-h.n]); err != nil {
+		return 0, err
+	}
+	h.held = append([]byte(nil), data[len(data)-h.n:]...)
+	return len(p), nil
+}
+
+func (h *holdBack) release() error {
+	_, err := h.w.Write(h.held)
+	return err
+}
+
+// randomHex is n random bytes in hex: the one-time password, and the replication ID of the
+// node's first moments after a load (REPLICAOF NO ONE then gives it one of its own), random so
+// that no two loaded nodes ever share a history they could continue each other's data from.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // readCommand reads one command in the protocol's array form.
 func readCommand(r *bufio.Reader) ([]string, error) {

@@ -64,14 +64,22 @@ type ShardSource struct {
 // already stored are deleted (best effort: without a manifest they are never restored anyway),
 // and no manifest is written.
 func TakeAll(ctx context.Context, store Store, backup, cluster string, mode machine.Mode, version string, shards []ShardSource, now func() time.Time) (Manifest, error) {
+	// A name is used once: writing into a complete backup would replace its files under its
+	// manifest, and deleting them on a failure would destroy it.
+	if _, err := store.Client().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(path.Join(backup, ManifestName)))}); err == nil {
+		return Manifest{}, fmt.Errorf("a backup named %s exists in %s already", backup, store.Location(""))
+	}
 	m := Manifest{Backup: backup, Cluster: cluster, Mode: mode, ValkeyVersion: version, Started: now().UTC()}
+	cleanUp := func() {
+		for _, done := range m.Shards {
+			_ = store.Delete(context.WithoutCancel(ctx), path.Join(backup, done.File))
+		}
+	}
 	for _, s := range shards {
 		file := fmt.Sprintf("shard-%d.rdb", s.Index)
 		res, err := Take(ctx, s.Source, store, path.Join(backup, file))
 		if err != nil {
-			for _, done := range m.Shards {
-				_ = store.Delete(context.WithoutCancel(ctx), path.Join(backup, done.File))
-			}
+			cleanUp()
 			return Manifest{}, fmt.Errorf("shard %d (%s): %w", s.Index, s.Node, err)
 		}
 		m.Shards = append(m.Shards, Shard{Index: s.Index, Node: s.Node, Slots: s.Slots, File: file, Size: res.Size, SHA256: res.SHA256, RDBVersion: res.RDBVersion})
@@ -85,6 +93,7 @@ func TakeAll(ctx context.Context, store Store, backup, cluster string, mode mach
 		Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(path.Join(backup, ManifestName))),
 		Body: bytes.NewReader(body), ContentType: aws.String("application/json"),
 	}); err != nil {
+		cleanUp()
 		return Manifest{}, fmt.Errorf("writing the manifest: %w", err)
 	}
 	return m, nil
@@ -104,7 +113,7 @@ func ReadManifest(ctx context.Context, store Store, backup string) (Manifest, er
 		return Manifest{}, fmt.Errorf("reading the manifest of %s: %w", store.Location(backup+"/"), err)
 	}
 	defer out.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(out.Body, 16<<20))
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -115,13 +124,17 @@ func ReadManifest(ctx context.Context, store Store, backup string) (Manifest, er
 	return m, nil
 }
 
-// VerifyBackup checks that a backup can be restored onto shards shards: its manifest exists,
-// names that many shards, one each, whose slots (cluster mode) cover every slot once, and every
-// file matches its record and itself (Verify). Nothing is touched.
-func VerifyBackup(ctx context.Context, store Store, backup string, shards int) (Manifest, error) {
+// VerifyBackup checks that a backup can be restored onto a cluster of mode with shards shards:
+// its manifest exists, was taken in that mode, names that many shards, one each, whose slots
+// (cluster mode) cover every slot once, and every file matches its record and itself (Verify).
+// Nothing is touched.
+func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.Mode, shards int) (Manifest, error) {
 	m, err := ReadManifest(ctx, store, backup)
 	if err != nil {
 		return Manifest{}, err
+	}
+	if m.Mode != mode {
+		return Manifest{}, fmt.Errorf("%s was taken in %s mode, the cluster runs in %s mode", store.Location(backup+"/"), m.Mode, mode)
 	}
 	if len(m.Shards) != shards {
 		return Manifest{}, fmt.Errorf("%s holds %d shard(s), the cluster has %d: restore it into a cluster of %d shard(s)", store.Location(backup+"/"), len(m.Shards), shards, len(m.Shards))

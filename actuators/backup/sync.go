@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,16 +22,23 @@ import (
 //
 // A stream cut short, or one whose end marker does not arrive, is an error: w may then hold a
 // prefix, which the caller must not keep.
-func StreamRDB(ctx context.Context, addr, user, password string, w io.Writer) (int64, error) {
+func StreamRDB(ctx context.Context, addr, user, password string, w io.Writer) (n int64, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	idle := &idleConn{Conn: conn, ctx: ctx, idle: streamIdle}
+	stop := context.AfterFunc(ctx, idle.abort)
 	defer stop()
-	r := bufio.NewReaderSize(conn, 1<<20)
+	defer func() {
+		// Cancellation arrives as a deadline on the connection: say it was the context.
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", context.Cause(ctx), err)
+		}
+	}()
+	r := bufio.NewReaderSize(idle, 1<<20)
 	for _, cmd := range [][]string{{"AUTH", user, password}, {"REPLCONF", "capa", "eof"}, {"REPLCONF", "rdb-only", "1"}} {
 		if err := send(conn, cmd...); err != nil {
 			return 0, err
@@ -53,11 +61,37 @@ func StreamRDB(ctx context.Context, addr, user, password string, w io.Writer) (i
 			return 0, fmt.Errorf("SYNC: %w", err)
 		}
 	}
-	n, err := readPayload(r, header, w)
-	if err != nil {
-		return n, err
+	return readPayload(r, header, w)
+}
+
+// streamIdle bounds how long a snapshot stream may go without a byte: the node sends newlines
+// every second while it prepares one, and a diskless transfer has no pause.
+const streamIdle = 2 * time.Minute
+
+// idleConn gives every read a deadline streamIdle ahead, unless the context ended: abort then
+// sets a deadline in the past, and the lock keeps a read from moving it forward again.
+type idleConn struct {
+	net.Conn
+	ctx  context.Context
+	idle time.Duration
+	mu   sync.Mutex
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	if err := c.ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return 0, err
 	}
-	return n, ctx.Err()
+	_ = c.SetReadDeadline(time.Now().Add(c.idle))
+	c.mu.Unlock()
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.SetDeadline(time.Unix(1, 0))
 }
 
 // readPayload copies the snapshot that follows header: "$<length>" (a file written first) or

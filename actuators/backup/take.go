@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	tm "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
@@ -48,6 +50,9 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 	var chk rdbCheck
 	streamed := make(chan error, 1)
 	var size int64
+	// streamFailed is set before the stream's error reaches the upload: when the upload then
+	// fails, the stream's error is the cause to report.
+	var streamFailed atomic.Bool
 	go func() {
 		n, err := StreamRDB(ctx, src.Addr, src.User, src.Password, io.MultiWriter(sum, &chk, pw))
 		size = n
@@ -56,6 +61,7 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 		}
 		if err != nil {
 			err = fmt.Errorf("reading the snapshot of %s: %w", src.Addr, err)
+			streamFailed.Store(true)
 		}
 		_ = pw.CloseWithError(err) // nil: the reader sees EOF
 		streamed <- err
@@ -63,6 +69,9 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 	client := tm.New(store.Client(), func(o *tm.Options) {
 		o.PartSizeBytes = partSize
 		o.Concurrency = 2
+		// The abort of a failed upload gets a context of its own: the caller's may be the one
+		// that was cancelled, and the parts would stay stored.
+		o.FailTimeout = 30 * time.Second
 	})
 	_, upErr := client.UploadObject(ctx, &tm.UploadObjectInput{
 		Bucket:               aws.String(store.Bucket),
@@ -72,16 +81,18 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 		ServerSideEncryption: tmtypes.ServerSideEncryption(sse),
 		SSEKMSKeyID:          kms,
 	})
-	// An upload that failed first (the store unreachable, refused) stops the stream.
+	causedByStream := streamFailed.Load()
+	// An upload that failed on its own (the store unreachable, refused) stops the stream.
 	_ = pr.CloseWithError(errUploadStopped)
 	cancel()
 	streamErr := <-streamed
 	switch {
-	case streamErr != nil && !errors.Is(streamErr, errUploadStopped) && !errors.Is(streamErr, context.Canceled):
-		// The stream failed first: the upload failed because of it.
+	case upErr != nil && causedByStream:
 		return Result{}, streamErr
 	case upErr != nil:
 		return Result{}, fmt.Errorf("uploading to %s: %w", store.Location(name), upErr)
+	case streamErr != nil:
+		return Result{}, streamErr // not reached: the upload only completes after the stream's end
 	}
 	version, _ := chk.version()
 	return Result{Key: store.Key(name), Size: size, SHA256: hex.EncodeToString(sum.Sum(nil)), RDBVersion: version}, nil

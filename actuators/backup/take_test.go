@@ -313,26 +313,25 @@ func TestAFailedBackupLeavesNoObject(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
 	}
-	// The node killed mid-stream, once the multipart upload has begun (its 400 keys of 100 kB
-	// take over 4 s to stream at 10 ms each; the first 16 MiB part is sent after ~2 s).
-	started := make(chan bool, 1)
-	go func() {
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			ups, err := store.Client().ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(store.Bucket)})
-			if err != nil {
-				t.Errorf("listing multipart uploads: %v", err)
-				break
-			}
-			if len(ups.Uploads) > 0 {
-				_ = node.Process.Kill()
-				started <- true
-				return
-			}
-		}
-		started <- false
-	}()
-	_, err := Take(ctx, src, store, "killed.rdb")
-	if !<-started {
+	// The caller gives up once the multipart upload has begun (its 400 keys of 100 kB take over
+	// 4 s to stream at 10 ms each; the first 16 MiB part is sent after ~2 s): the upload is
+	// aborted all the same, and the error says it was cancelled.
+	cctx, ccancel := context.WithCancel(ctx)
+	began := whenUploadBegins(t, store, ccancel)
+	_, err := Take(cctx, src, store, "cancelled.rdb")
+	if !<-began {
+		t.Fatalf("no multipart upload began (the backup: %v): the cancel did not land mid-stream", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the backup cancelled mid-stream: %v, want context.Canceled", err)
+	}
+	if keys, open := objects(t, store); len(keys) != 0 || open != 0 {
+		t.Fatalf("a cancelled backup left objects %v and %d open multipart uploads", keys, open)
+	}
+	// The node killed mid-stream, once the multipart upload has begun.
+	began = whenUploadBegins(t, store, func() { _ = node.Process.Kill() })
+	_, err = Take(ctx, src, store, "killed.rdb")
+	if !<-began {
 		t.Fatalf("no multipart upload began (the backup: %v): the kill did not land mid-stream", err)
 	}
 	if err == nil || !strings.Contains(err.Error(), "reading the snapshot") {
@@ -440,7 +439,7 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 			if changed == atSnapshot {
 				t.Fatal("the writes after the snapshot changed nothing: the test proves nothing")
 			}
-			target := Target{Addr: valkey.Addr(ip), User: valkey.UserOperator, Password: passwords.Operator}
+			target := Target{Addr: valkey.Addr(ip), User: valkey.UserOperator, Password: passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: passwords.Replication}
 			listen := fmt.Sprintf("127.78.11.%d", 11+i)
 
 			// A corrupted copy is refused, and nothing is touched.
@@ -475,6 +474,13 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 			}
 			if r, _ := role[0].ToString(); r != "master" {
 				t.Fatalf("the node is %s after the load, want a primary following nothing", r)
+			}
+			auth, err := oracle.Do(ctx, oracle.B().ConfigGet().Parameter("master*").Build()).AsStrMap()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if auth["masteruser"] != valkey.UserReplication || auth["masterauth"] != passwords.Replication {
+				t.Fatalf("the node's replication credentials after the load: %v, want its own back", auth)
 			}
 		})
 	}
@@ -520,4 +526,26 @@ func TestAStaleUploadIsAborted(t *testing.T) {
 	if strings.Join(left, ",") != "clusters/demo/in-progress.rdb,elsewhere/not-ours.rdb" {
 		t.Fatalf("uploads left: %v", left)
 	}
+}
+
+// whenUploadBegins runs f as soon as a multipart upload is open in the store (within 30 s); the
+// channel says whether it did.
+func whenUploadBegins(t *testing.T, store Store, f func()) <-chan bool {
+	began := make(chan bool, 1)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			ups, err := store.Client().ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(store.Bucket)})
+			if err != nil {
+				t.Errorf("listing multipart uploads: %v", err)
+				break
+			}
+			if len(ups.Uploads) > 0 {
+				f()
+				began <- true
+				return
+			}
+		}
+		began <- false
+	}()
+	return began
 }
