@@ -111,10 +111,23 @@ func (d *decider) ghosts() []ghostNode {
 // where slots are assigned by the plan). Otherwise the machine waits and names the ghost.
 func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 	var holding []string
-	served := 0
+	var served []SlotRange // the slots answering primaries serve
 	for _, n := range d.obs.Nodes {
 		if n.Reachable && n.Valkey.Role == RolePrimary {
-			served += SlotCount(n.Valkey.Slots)
+			served = append(served, n.Valkey.Slots...)
+		}
+	}
+	ghosts := d.ghosts()
+	// A ghost is stranded when no node follows it and none of its slots is served by an
+	// answering primary (judged per ghost: a stale view of a ghost whose slots a live primary
+	// took is no stranded ghost, whatever another ghost leaves unserved).
+	isStranded := func(g ghostNode) bool {
+		return !g.followed && len(g.ranges) > 0 && SlotCount(g.ranges) == g.slots && !overlaps(g.ranges, served)
+	}
+	stranded := 0
+	for _, g := range ghosts {
+		if !g.live && !g.open && g.slots > 0 && isStranded(g) {
+			stranded++
 		}
 	}
 	// The recorded primaries that serve no slots and hold keys: the stranded slots' keys are on
@@ -125,7 +138,7 @@ func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 			holders = append(holders, prim)
 		}
 	}
-	for _, g := range d.ghosts() {
+	for _, g := range ghosts {
 		if g.live || g.open {
 			// Not a ghost: a process answers as that node (one the user attached), or a
 			// slot is open towards it (forgetting it would close the slot where its keys may
@@ -136,23 +149,24 @@ func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			continue
 		}
-		stranded := !g.followed && served < NumSlots
-		switch {
-		case stranded && (!steady || len(holders) == 0):
+		switch s := isStranded(g); {
+		case s && (!steady || len(holders) == 0):
 			// No recorded primary without slots holds keys (or it is the bootstrap, whose
 			// plan gives slots to the node elected for its data): the slots' keys are gone
 			// with the ghost's volume, and forgetting frees them for the plan.
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			continue
-		case stranded && len(holders) == 1 && SlotCount(g.ranges) == g.slots:
+		case s && len(holders) == 1 && stranded == 1:
+			// One stranded ghost, one primary without slots holding keys: they are the same
+			// shard's. With several of either, which keys go with which slots is not known.
 			prim := holders[0]
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			b.add(AssignSlots{Shard: prim.Shard, Node: prim.Name, RunID: prim.Valkey.RunID, Slots: g.ranges})
 			continue
 		}
 		why := "not forgotten until a failover takes them"
-		if stranded {
-			why = fmt.Sprintf("and no node follows it to take them over; %s serve no slots and hold keys: which one holds these slots' keys is not known (give them by hand: CLUSTER FORGET %s on every node, then CLUSTER ADDSLOTSRANGE on that primary)", names(holders), g.id)
+		if isStranded(g) {
+			why = fmt.Sprintf("and no node follows it to take them over; %d such node(s) and %s serving no slots and holding keys: which one holds these slots' keys is not known (give them by hand: CLUSTER FORGET %s on every node, then CLUSTER ADDSLOTSRANGE on that primary)", stranded, names(holders), g.id)
 		}
 		holding = append(holding, fmt.Sprintf("%s (last at %s) serves %d slot(s) in the view of %s, %s", g.id, g.ip, g.slots, strings.Join(g.knownBy, ", "), why))
 	}

@@ -192,3 +192,64 @@ func TestAStrandedGhostIsForgotten(t *testing.T) {
 		t.Fatalf("forget-node %v while s1-1 follows the ghost and can take its slots over", got)
 	}
 }
+
+// strandedShards makes the shards listed primaries without slots, every view forgetting who
+// serves what, and adds to every view a ghost per listed shard holding that shard's planned
+// slots: the ghosts that took them over and lost their volumes.
+func strandedShards(shards ...int) []Node {
+	nodes := threeShards()
+	for _, s := range shards {
+		for i := range nodes {
+			if nodes[i].Shard == s {
+				nodes[i].Valkey.Role, nodes[i].Valkey.Slots, nodes[i].Valkey.PrimaryHost = RolePrimary, nil, ""
+			}
+		}
+	}
+	for i := range nodes {
+		for j := range nodes[i].Valkey.Known {
+			nodes[i].Valkey.Known[j].Slots = 0
+		}
+		for _, s := range shards {
+			r := SlotPlan(3)[s]
+			nodes[i].Valkey.Known = append(nodes[i].Valkey.Known, KnownNode{ID: fmt.Sprintf("old-s%d-1", s), IP: fmt.Sprintf("10.9.9.%d", s), Slots: SlotCount([]SlotRange{r}), Ranges: []SlotRange{r}})
+		}
+	}
+	return nodes
+}
+
+// TestStrandedIsJudgedPerGhost: besides shard 1's stranded ghost, s1-0's stale view still gives
+// shard 0's slots to the ID s0-0 took them over from. That ghost is no stranded one (s0-0 serves
+// its slots): its slots must never be assigned elsewhere (a review found them assigned to s1-0,
+// because "stranded" was judged for the whole cluster).
+func TestStrandedIsJudgedPerGhost(t *testing.T) {
+	nodes := strandedShards(1)
+	nodes[2].Valkey.Keys = 14
+	nodes[2].Valkey.Known = append(nodes[2].Valkey.Known, KnownNode{ID: "old-s0-0", IP: "10.9.9.6", Slots: 5461, Ranges: []SlotRange{SlotPlan(3)[0]}})
+	p, obs := steadyShards3(nodes)
+	d := Decide(p, obs)
+	want := fmt.Sprintf("assign-slots s1-0 [%v]", SlotPlan(3)[1])
+	if got := actionsOf(d, "assign-slots"); len(got) != 1 || got[0] != want {
+		t.Fatalf("assign-slots %v, want only shard 1's stranded slots to s1-0", got)
+	}
+	for _, f := range actionsOf(d, "forget-node") {
+		if strings.Contains(f, "old-s0-0") {
+			t.Fatalf("forgets old-s0-0, whose slots s0-0 serves: %v", d.Actions)
+		}
+	}
+}
+
+// TestTwoStrandedGhostsAndOneHolderWait: shards 1 and 2 are stranded, only s1-0 holds keys: which
+// ghost's slots are its keys' is not known; nothing is assigned (a review found both shards'
+// slots given to s1-0), and the machine says so.
+func TestTwoStrandedGhostsAndOneHolderWait(t *testing.T) {
+	nodes := strandedShards(1, 2)
+	nodes[2].Valkey.Keys = 14
+	p, obs := steadyShards3(nodes)
+	d := Decide(p, obs)
+	if got := actionsOf(d, "assign-slots"); len(got) != 0 {
+		t.Fatalf("assign-slots %v with two stranded ghosts and one holder", got)
+	}
+	if !strings.Contains(d.Waiting, "2 such node(s)") {
+		t.Fatalf("waiting %q, want the two stranded ghosts named", d.Waiting)
+	}
+}

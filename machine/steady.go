@@ -422,15 +422,29 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 // assign them by its plan, to a shard without those keys (found by the simulator).
 func (d *decider) strayOwner(s int, n, prim *Node, b *actionList) {
 	switch {
-	case len(prim.Valkey.Slots) > 0:
+	case overlaps(prim.Valkey.Slots, n.Valkey.Slots):
 		b.wait(fmt.Sprintf("shard %d: %s still serves slots in its own view; waiting for gossip to tell it %s's newer claim", s, n.Name, prim.Name))
 	case n.Valkey.Keys == 0:
+		// Also when prim serves part of them already (a move of several ranges cut short):
+		// gossip never takes from a node slots nobody else claims.
 		for _, r := range n.Valkey.Slots {
 			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, Slots: r})
 		}
 	default:
 		b.wait(fmt.Sprintf("shard %d: %s serves the shard's slots and holds %d key(s), while %s, its recorded primary elected for its data, serves none; the operator does not empty a node that serves slots (to give them to %s, empty %s by hand: FLUSHALL, then CLUSTER RESET SOFT)", s, n.Name, n.Valkey.Keys, prim.Name, prim.Name, n.Name))
 	}
+}
+
+// overlaps reports whether two sets of slot ranges share a slot.
+func overlaps(a, b []SlotRange) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Start <= y.End && y.Start <= x.End {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (d *decider) replicaOf(s int, n, prim *Node) Action {

@@ -50,3 +50,17 @@ func TestAStrayOwnerWithKeysIsLeftToTheUser(t *testing.T) {
 		t.Fatalf("waiting %q, want the stray named with its keys", d.Waiting)
 	}
 }
+
+// TestAPartlyMovedStrayGivesTheRestToThePrimary: the stray's move was cut short (several ranges,
+// an operator crash, a budget, a job still running on 9.x): s0-0 serves part of the shard's slots,
+// the empty s0-1 the rest. Gossip never takes from a node slots nobody else claims: waiting for it
+// never ended (found by a review); the rest moves to s0-0 like the first part.
+func TestAPartlyMovedStrayGivesTheRestToThePrimary(t *testing.T) {
+	p, obs := strayShard(0)
+	obs.Nodes[0].Valkey.Slots = []SlotRange{{Start: 0, End: 4095}}
+	obs.Nodes[1].Valkey.Slots = []SlotRange{{Start: 4096, End: NumSlots - 1}}
+	d := Decide(p, obs)
+	if got := actionsOf(d, "migrate-slots"); len(got) != 1 || got[0] != "migrate-slots 4096-16383 shard 0 (s0-1) -> shard 0 (s0-0)" {
+		t.Fatalf("migrate-slots %v (waiting %q), want the rest of s0-1's slots to s0-0", got, d.Waiting)
+	}
+}
