@@ -42,11 +42,28 @@ func (d *decider) slotOwners(p Persisted) []ownedSlot {
 // slots, else any primary, else any node that answers (found on real Valkey: at bootstrap, with
 // ordinal 1 chosen as a shard's first node, ordinal 0, a replica, reported the shard's slots as
 // unassigned, and the slots were assigned again and again).
+//
+// A recorded primary that serves no slots gives way to another primary of its shard that serves
+// some: an empty node back from nodes.conf still serving the shard's slots while the primary
+// elected for its data serves none (strayOwner moves them). Its slots are the shard's, not free
+// (a review found a shrink handing a leaving shard's slots to the staying one as free slots).
 func (d *decider) slotReporter(p Persisted, s int) *Node {
+	var recorded *Node
 	if s < len(p.Shards) {
 		if n := d.v.node(p.Shards[s].Primary); n != nil && n.Reachable {
-			return n
+			if len(n.Valkey.Slots) > 0 {
+				return n
+			}
+			recorded = n
 		}
+	}
+	if recorded != nil {
+		for _, n := range d.v.shard(s) {
+			if n.Reachable && n.Valkey.Role == RolePrimary && len(n.Valkey.Slots) > 0 {
+				return n
+			}
+		}
+		return recorded
 	}
 	var primary, any *Node
 	for _, n := range d.v.shard(s) {

@@ -64,3 +64,27 @@ func TestAPartlyMovedStrayGivesTheRestToThePrimary(t *testing.T) {
 		t.Fatalf("migrate-slots %v (waiting %q), want the rest of s0-1's slots to s0-0", got, d.Waiting)
 	}
 }
+
+// TestALeavingShardsStrayIsSettledInItsShardFirst: a shrink from 2 shards to 1; in the leaving
+// shard 1 the recorded primary s1-0 (elected for its data, 7 keys) serves no slots and an empty
+// stray s1-1 serves them. Its slots are shard 1's, not free: they must not be assigned to shard
+// 0, which lacks their keys (a review found exactly that); the stray gives them to s1-0 first.
+func TestALeavingShardsStrayIsSettledInItsShardFirst(t *testing.T) {
+	nodes := append(clusterShard(0, SlotRange{Start: 0, End: 8191}), clusterShard(1)...)
+	nodes[2].Valkey.Keys = 7
+	nodes[3].Valkey.Role, nodes[3].Valkey.PrimaryHost, nodes[3].Valkey.LinkUp = RolePrimary, "", false
+	nodes[3].Valkey.Slots = []SlotRange{{Start: 8192, End: NumSlots - 1}}
+	nodes[3].Valkey.WritesFenced, nodes[3].Valkey.SyncFenced = true, true
+	nodes = withIDs(nodes)
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 1
+	obs := obsAt(1, spec, nodes...)
+	obs.Objects.Shards = 2
+	d := Decide(reshardingTo(1, 2), obs)
+	if got := actionsOf(d, "assign-slots"); len(got) != 0 {
+		t.Fatalf("assign-slots %v: shard 1's slots are not free", got)
+	}
+	if got := actionsOf(d, "migrate-slots"); len(got) != 1 || got[0] != "migrate-slots 8192-16383 shard 1 (s1-1) -> shard 1 (s1-0)" {
+		t.Fatalf("migrate-slots %v (waiting %q), want the stray's slots to s1-0 first", got, d.Waiting)
+	}
+}
