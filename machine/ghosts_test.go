@@ -143,23 +143,11 @@ func TestALiveOrOpenStrangerIsNotForgotten(t *testing.T) {
 // keys. While a node still follows it, the failover's takeover is the way, and the machine
 // waits.
 func TestAStrandedGhostIsForgotten(t *testing.T) {
-	nodes := threeShards()
-	for i := range nodes {
-		if nodes[i].Shard == 1 {
-			nodes[i].Valkey.Role, nodes[i].Valkey.Slots = RolePrimary, nil
-			nodes[i].Valkey.PrimaryHost = ""
-		}
-	}
+	nodes := strandedShards(1)
 	nodes[2].Valkey.Keys = 14 // s1-0, shard 1's recorded primary, holds the shard's keys
-	for i := range nodes {
-		for j := range nodes[i].Valkey.Known {
-			nodes[i].Valkey.Known[j].Slots = 0
-		}
-		nodes[i].Valkey.Known = append(nodes[i].Valkey.Known, KnownNode{ID: "old-s1-1", IP: "10.9.9.7", Slots: 5461, Ranges: []SlotRange{SlotPlan(3)[1]}})
-	}
 	p, obs := steadyShards3(nodes)
 	d := Decide(p, obs)
-	if got := actionsOf(d, "forget-node"); len(got) != 1 || got[0] != "forget-node old-s1-1 (10.9.9.7)" {
+	if got := actionsOf(d, "forget-node"); len(got) != 1 || got[0] != "forget-node old-s1-1 (10.9.9.1)" {
 		t.Fatalf("forget-node %v, want the stranded old-s1-1 (waiting %q)", got, d.Waiting)
 	}
 	// Its slots go to shard 1's recorded primary, the one shard without slots, in the same

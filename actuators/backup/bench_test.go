@@ -95,8 +95,7 @@ func referenceBackup(b *testing.B, ip string, store Store, file, name string) in
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	client := tm.New(store.Client(), func(o *tm.Options) { o.PartSizeBytes, o.Concurrency = partSize, 2 })
-	if _, err := client.UploadObject(context.Background(), &tm.UploadObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name)), Body: f}); err != nil {
+	if _, err := store.uploader().UploadObject(context.Background(), &tm.UploadObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name)), Body: f}); err != nil {
 		b.Fatal(err)
 	}
 	return st.Size()

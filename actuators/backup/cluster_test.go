@@ -144,13 +144,7 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 	}
 	bad := bytes.Clone(data.Bytes())
 	bad[len(bad)/2] ^= 0x02
-	put := func(name string, body []byte) {
-		t.Helper()
-		if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(store.Key(name)), Body: bytes.NewReader(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put(path.Join("demo-1", m.Shards[1].File), bad)
+	putObject(t, store, path.Join("demo-1", m.Shards[1].File), bad)
 	if _, err := VerifyBackup(ctx, store, "demo-1", machine.ModeCluster, 2); err == nil || !strings.Contains(err.Error(), "shard 1") {
 		t.Errorf("a flipped byte in shard 1's file: %v, want it refused", err)
 	}

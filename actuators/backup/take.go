@@ -66,14 +66,7 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 		_ = pw.CloseWithError(err) // nil: the reader sees EOF
 		streamed <- err
 	}()
-	client := tm.New(store.Client(), func(o *tm.Options) {
-		o.PartSizeBytes = partSize
-		o.Concurrency = 2
-		// The abort of a failed upload gets a context of its own: the caller's may be the one
-		// that was cancelled, and the parts would stay stored.
-		o.FailTimeout = 30 * time.Second
-	})
-	_, upErr := client.UploadObject(ctx, &tm.UploadObjectInput{
+	_, upErr := store.uploader().UploadObject(ctx, &tm.UploadObjectInput{
 		Bucket:               aws.String(store.Bucket),
 		Key:                  aws.String(store.Key(name)),
 		Body:                 pr,
@@ -99,3 +92,14 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 }
 
 var errUploadStopped = errors.New("the upload stopped")
+
+// uploader is the transfer manager every upload to the store goes through.
+func (s Store) uploader() *tm.Client {
+	return tm.New(s.Client(), func(o *tm.Options) {
+		o.PartSizeBytes = partSize
+		o.Concurrency = 2
+		// The abort of a failed upload gets a context of its own: the caller's may be the one
+		// that was cancelled, and the parts would stay stored.
+		o.FailTimeout = 30 * time.Second
+	})
+}

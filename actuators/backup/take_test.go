@@ -365,12 +365,7 @@ func TestAStoredSnapshotIsVerifiedBeforeUse(t *testing.T) {
 	if err := Fetch(ctx, store, "good.rdb", res, &data); err != nil || int64(data.Len()) != res.Size {
 		t.Fatalf("fetch: %d bytes, %v", data.Len(), err)
 	}
-	put := func(b []byte) {
-		t.Helper()
-		if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(store.Key("good.rdb")), Body: bytes.NewReader(b)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(b []byte) { putObject(t, store, "good.rdb", b) }
 	flipped := bytes.Clone(data.Bytes())
 	flipped[len(flipped)/2] ^= 0x20
 	load(t, ip, 201) // one key more: another valid snapshot
@@ -449,9 +444,7 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 			}
 			bad := bytes.Clone(data.Bytes())
 			bad[len(bad)/3] ^= 0x08
-			if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(store.Key("bad.rdb")), Body: bytes.NewReader(bad)}); err != nil {
-				t.Fatal(err)
-			}
+			putObject(t, store, "bad.rdb", bad)
 			if err := Load(ctx, target, listen, store, "bad.rdb", res); err == nil || !errors.Is(err, errCorrupt) {
 				t.Fatalf("loading a corrupted copy: %v, want it refused", err)
 			}
@@ -548,4 +541,12 @@ func whenUploadBegins(t *testing.T, store Store, f func()) <-chan bool {
 		began <- false
 	}()
 	return began
+}
+
+// putObject stores body under name, replacing what is there (a corrupted or foreign copy).
+func putObject(t *testing.T, store Store, name string, body []byte) {
+	t.Helper()
+	if _, err := store.Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name)), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
 }

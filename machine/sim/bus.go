@@ -302,16 +302,16 @@ func (w *World) ownerInView(n *node, ranges []machine.SlotRange) string {
 	return ""
 }
 
-// slotsSeen is how many slots n's view gives an owner, and whether every owner answers (cluster
-// state ok: every slot served by a node that is not failed).
-func (w *World) slotsSeen(n *node) (int, bool) {
+// slotsSeen is how many slots n's view (known, knownView's) gives an owner, and whether every
+// owner answers (cluster state ok: every slot served by a node that is not failed).
+func (w *World) slotsSeen(n *node, known []machine.KnownNode) (int, bool) {
 	ok := true
 	seen := 0
 	shards := map[int]bool{}
 	if n.claim > 0 && n.role == machine.RolePrimary {
 		shards[n.shard] = true
 	}
-	for _, k := range w.knownView(n) {
+	for _, k := range known {
 		if k.Slots == 0 {
 			continue
 		}

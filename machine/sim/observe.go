@@ -74,7 +74,7 @@ func (w *World) observeBus(n *node, v *machine.Valkey) {
 	}
 	v.Joined = n.linked
 	v.Known = w.knownView(n)
-	v.SlotsSeen, v.ClusterOK = w.slotsSeen(n)
+	v.SlotsSeen, v.ClusterOK = w.slotsSeen(n, v.Known)
 	if n.role == machine.RoleReplica && n.detached {
 		v.PrimaryHost, v.LinkUp, v.HeardFromPrimary = "", false, false
 	}
