@@ -53,6 +53,13 @@ func fullCluster() *ValkeyCluster {
 			PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(false)},
 			Failover:            FailoverSpec{ProbeIntervalSeconds: 2, FailureThreshold: 4},
 			Durability:          DurabilitySpec{MinReplicasToWrite: ptrTo(int32(1)), MaxLagSeconds: 3},
+			Backup: &BackupSpec{
+				Store:     fullStore(),
+				Schedule:  "0 3 * * *",
+				Suspend:   true,
+				Retention: BackupRetention{Count: ptrTo(int32(3)), MaxAge: &metav1.Duration{Duration: time.Hour}},
+			},
+			RestoreFrom: &RestoreSource{Backup: "nightly", Store: ptrTo(fullStore()), Path: "ns/vk/nightly"},
 		},
 		Status: ValkeyClusterStatus{
 			State:              StateFailingOver,
@@ -99,13 +106,26 @@ func fullCluster() *ValkeyCluster {
 	}
 }
 
+func fullStore() BackupStore {
+	return BackupStore{
+		Bucket: "backups", Prefix: "prod/", Endpoint: "https://s3.example.com", Region: "eu-west-1", ForcePathStyle: true,
+		CredentialsSecret: "s3", Encryption: "aws:kms", KMSKeyID: "k1", Checksums: "WhenRequired",
+	}
+}
+
 // TestFullClusterSetsEveryField fails when a field is added to this package's types without
 // being set in fullCluster, so the tests below keep covering every field.
 func TestFullClusterSetsEveryField(t *testing.T) {
+	everyFieldSet(t, "ValkeyCluster", fullCluster())
+}
+
+// everyFieldSet fails t for each field of this package's types that v leaves at its zero value.
+func everyFieldSet(t *testing.T, root string, v any) {
+	t.Helper()
 	var walk func(path string, v reflect.Value)
 	walk = func(path string, v reflect.Value) {
 		if v.IsZero() {
-			t.Errorf("fullCluster leaves %s unset", path)
+			t.Errorf("%s is left unset", path)
 			return
 		}
 		switch v.Kind() {
@@ -128,7 +148,7 @@ func TestFullClusterSetsEveryField(t *testing.T) {
 			}
 		}
 	}
-	walk("ValkeyCluster", reflect.ValueOf(fullCluster()))
+	walk(root, reflect.ValueOf(v))
 }
 
 func TestDeepCopyIsEqualAndIndependent(t *testing.T) {
@@ -236,5 +256,41 @@ func TestEmptySpecMarshalsNoValues(t *testing.T) {
 	const want = `{"resources":{},"storage":{},"auth":{},"podDisruptionBudget":{},"failover":{},"durability":{}}`
 	if string(data) != want {
 		t.Errorf("empty spec marshals to %s, want %s", data, want)
+	}
+}
+
+// TestValkeyBackupRoundTrip checks that every field of a ValkeyBackup is set below, survives
+// JSON and is copied by DeepCopy without sharing.
+func TestValkeyBackupRoundTrip(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	store := fullStore()
+	orig := &ValkeyBackup{
+		TypeMeta:   metav1.TypeMeta{APIVersion: SchemeGroupVersion.String(), Kind: "ValkeyBackup"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns"},
+		Spec:       ValkeyBackupSpec{Cluster: "vk"},
+		Status: ValkeyBackupStatus{
+			Phase: BackupFailed, Reason: "S3 refused", Attempts: 2, NextAttemptAt: &at, StartedAt: &at, CompletedAt: &at,
+			Location: "s3://backups/prod/ns/vk/nightly/", Store: &store, Path: "ns/vk/nightly", Mode: "cluster",
+			ValkeyVersion: "9.1.2", Size: 10, Runner: "op-0/1",
+			Shards: []BackupShard{{Index: 1, Node: "vk-s1-1", Slots: "0-5460", File: "shard-1.rdb", Size: 10, SHA256: "ab", RDBVersion: "0011"}},
+		},
+	}
+	everyFieldSet(t, "ValkeyBackup", orig)
+	data, err := json.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back ValkeyBackup
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(orig, &back) {
+		t.Errorf("JSON round trip differs:\n%+v\n%+v", orig, &back)
+	}
+	cp := orig.DeepCopyObject().(*ValkeyBackup)
+	cp.Status.Shards[0].Size = 99
+	cp.Status.Store.Bucket = "other"
+	if orig.Status.Shards[0].Size != 10 || orig.Status.Store.Bucket != "backups" {
+		t.Error("changing the copy changed the original")
 	}
 }

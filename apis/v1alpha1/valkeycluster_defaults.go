@@ -72,6 +72,28 @@ func SetDefaults(spec *ValkeyClusterSpec) {
 	if spec.Durability.MaxLagSeconds == 0 {
 		spec.Durability.MaxLagSeconds = 2
 	}
+	if spec.Backup != nil {
+		SetStoreDefaults(&spec.Backup.Store)
+		if spec.Backup.Retention.Count == nil {
+			spec.Backup.Retention.Count = ptrTo(DefaultBackupRetention)
+		}
+	}
+	if spec.RestoreFrom != nil && spec.RestoreFrom.Store != nil {
+		SetStoreDefaults(spec.RestoreFrom.Store)
+	}
+}
+
+// DefaultBackupRetention is how many completed scheduled backups are kept by default.
+const DefaultBackupRetention int32 = 7
+
+// SetStoreDefaults fills in a store's defaulted fields as the API server does.
+func SetStoreDefaults(s *BackupStore) {
+	if s.Region == "" {
+		s.Region = "us-east-1"
+	}
+	if s.Checksums == "" {
+		s.Checksums = "WhenSupported"
+	}
 }
 
 // MinReplicasToWrite is spec.durability.minReplicasToWrite with its default: 1 for a Durable

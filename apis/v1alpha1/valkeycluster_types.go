@@ -218,6 +218,18 @@ type ValkeyClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Durability DurabilitySpec `json:"durability,omitempty"`
+
+	// Backup turns on backups to S3: where they go, a schedule and how many are kept. See
+	// docs/backup.md.
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
+
+	// RestoreFrom loads a backup into the cluster: a new cluster loads it while it
+	// bootstraps, before accepting any write; on a running cluster, setting or changing it
+	// starts a restore, which discards every write acknowledged after the backup was taken.
+	// A restore of one source is carried out once.
+	// +optional
+	RestoreFrom *RestoreSource `json:"restoreFrom,omitempty"`
 }
 
 // StorageSpec is the persistent volume each pod gets through a PersistentVolumeClaim.

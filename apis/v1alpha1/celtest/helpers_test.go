@@ -24,16 +24,21 @@ var (
 // clusters returns the ValkeyCluster client of a fresh namespace of its own for t.
 func clusters(t *testing.T) dynamic.ResourceInterface {
 	t.Helper()
-	dyn := apiServer(t)
+	return apiServer(t).Resource(clustersGVR).Namespace(namespace(t))
+}
+
+// namespace creates a fresh namespace for t and returns its name.
+func namespace(t *testing.T) string {
+	t.Helper()
 	ns := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"generateName": "celtest-"},
 	}}
-	created, err := dyn.Resource(namespacesGVR).Create(context.Background(), ns, metav1.CreateOptions{})
+	created, err := apiServer(t).Resource(namespacesGVR).Create(context.Background(), ns, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating a namespace: %v", err)
 	}
-	return dyn.Resource(clustersGVR).Namespace(created.GetName())
+	return created.GetName()
 }
 
 // object returns a ValkeyCluster named name whose spec is the YAML spec, sent as written.
