@@ -168,6 +168,25 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 	if len(out.Contents) != 0 {
 		t.Fatalf("a failed backup left %d object(s) behind", len(out.Contents))
 	}
+
+	// DeleteBackup removes every object of a backup's directory and nothing beside it; a
+	// second deletion (retention repeated after a restart) is no error.
+	putObject(t, store, "demo-10/keep.txt", []byte("another backup's object, a prefix of demo-1's name"))
+	if n, err := DeleteBackup(ctx, store, "demo-1"); err != nil || n < 2 {
+		t.Fatalf("DeleteBackup: %d object(s), %v", n, err)
+	}
+	for dir, want := range map[string]int{"demo-1/": 0, "demo-10/": 1} {
+		out, err := store.Client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(store.Key(dir))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Contents) != want {
+			t.Errorf("%s holds %d object(s) after deleting demo-1, want %d", dir, len(out.Contents), want)
+		}
+	}
+	if _, err := DeleteBackup(ctx, store, "demo-1"); err != nil {
+		t.Errorf("deleting a deleted backup again: %v", err)
+	}
 }
 
 // keyDigest hashes "key=value" of keys c:0 … c:n-1, sorted, read through the cluster client.

@@ -55,6 +55,8 @@ type Shard struct {
 type ShardSource struct {
 	Index int
 	Node  string
+	// IP is the node's pod IP.
+	IP    string
 	Slots []machine.SlotRange
 	Source
 }

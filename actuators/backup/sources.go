@@ -31,7 +31,7 @@ func Sources(obs machine.Observation, shards []machine.ShardRecord, user, passwo
 				src = n
 			}
 		}
-		out = append(out, ShardSource{Index: s, Node: src.Name, Slots: prim.Valkey.Slots, Source: Source{Addr: valkey.Addr(src.Pod.IP), User: user, Password: password}})
+		out = append(out, ShardSource{Index: s, Node: src.Name, IP: src.Pod.IP, Slots: prim.Valkey.Slots, Source: Source{Addr: valkey.Addr(src.Pod.IP), User: user, Password: password}})
 	}
 	return out, nil
 }

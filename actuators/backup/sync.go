@@ -23,7 +23,12 @@ import (
 // A stream cut short, or one whose end marker does not arrive, is an error: w may then hold a
 // prefix, which the caller must not keep.
 func StreamRDB(ctx context.Context, addr, user, password string, w io.Writer) (n int64, err error) {
-	var d net.Dialer
+	return streamRDBFrom(ctx, nil, addr, user, password, w)
+}
+
+// streamRDBFrom is StreamRDB with the connection's local address (nil: the system's choice).
+func streamRDBFrom(ctx context.Context, local net.Addr, addr, user, password string, w io.Writer) (n int64, err error) {
+	d := net.Dialer{LocalAddr: local}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err

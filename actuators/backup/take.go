@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 // Source is the node a snapshot is read from, and the replication user's credentials.
 type Source struct {
 	Addr, User, Password string
+	// LocalAddr, when set, is the connection's local address (the operator pod's IP, as for
+	// every other connection to the nodes).
+	LocalAddr net.Addr
 }
 
 // Result describes a stored snapshot.
@@ -54,7 +58,7 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 	// fails, the stream's error is the cause to report.
 	var streamFailed atomic.Bool
 	go func() {
-		n, err := StreamRDB(ctx, src.Addr, src.User, src.Password, io.MultiWriter(sum, &chk, pw))
+		n, err := streamRDBFrom(ctx, src.LocalAddr, src.Addr, src.User, src.Password, io.MultiWriter(sum, &chk, pw))
 		size = n
 		if err == nil {
 			err = chk.done()

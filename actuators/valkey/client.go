@@ -24,6 +24,14 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// LocalAddr is the local address of connections to the nodes (nil: the system's choice).
+func (o Options) LocalAddr() net.Addr {
+	if !o.SourceIP.IsValid() {
+		return nil
+	}
+	return &net.TCPAddr{IP: o.SourceIP.AsSlice()}
+}
+
 // Pool keeps one client per node address and is safe for concurrent use.
 type Pool struct {
 	opts    Options
@@ -65,10 +73,7 @@ func (p *Pool) client(addr string) (vk.Client, error) {
 }
 
 func (p *Pool) dial(addr string) (vk.Client, error) {
-	d := net.Dialer{Timeout: p.opts.Timeout}
-	if p.opts.SourceIP.IsValid() {
-		d.LocalAddr = &net.TCPAddr{IP: p.opts.SourceIP.AsSlice()}
-	}
+	d := net.Dialer{Timeout: p.opts.Timeout, LocalAddr: p.opts.LocalAddr()}
 	c, err := vk.NewClient(vk.ClientOption{
 		InitAddress:       []string{addr},
 		Username:          UserOperator,

@@ -1,10 +1,13 @@
 package valkey
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	vk "github.com/valkey-io/valkey-go"
 )
 
 // The ACL users every node starts with. Their on/off state is the fence the machine reasons
@@ -65,4 +68,19 @@ func AuthConfig(p Passwords) string {
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
 	return b.String()
+}
+
+// snapshotCommands are what reading a snapshot the way a replica does takes (SYNC with
+// REPLCONF capa eof and rdb-only): the operator's user gets them on the node a backup reads
+// from. Not the replication user: it is off on every node but the primary (the sync fence), and
+// only Valkey nodes use it; a replica never authenticates as the operator.
+const snapshotCommands = "+sync +replconf"
+
+// AllowSnapshots lets the operator's user read a snapshot of the node at podIP. It is given
+// live before each backup rather than in the users' file, so that nodes started by an older
+// operator have it too; a restarted node loses it until the next backup.
+func (p *Pool) AllowSnapshots(ctx context.Context, podIP string) error {
+	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		return c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(strings.Fields(snapshotCommands)...).Build()).Error()
+	})
 }

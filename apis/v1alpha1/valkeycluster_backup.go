@@ -49,7 +49,7 @@ type BackupRetention struct {
 
 // BackupStore is an S3 bucket and the credentials to write to it.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.encryption) || self.encryption != 'aws:kms' || (has(self.kmsKeyID) && self.kmsKeyID != '')",message="encryption aws:kms needs kmsKeyID: set it to the KMS key's id or ARN, or use encryption AES256"
+// +kubebuilder:validation:XValidation:rule="!has(self.encryption) || self.encryption != 'aws:kms' || (has(self.kmsKeyID) && size(self.kmsKeyID) > 0)",message="encryption aws:kms needs kmsKeyID: set it to the KMS key's id or ARN, or use encryption AES256"
 // +kubebuilder:validation:XValidation:rule="!has(self.kmsKeyID) || (has(self.encryption) && self.encryption == 'aws:kms')",message="kmsKeyID is only used with encryption aws:kms: set encryption to aws:kms, or remove kmsKeyID"
 type BackupStore struct {
 	// Bucket is the bucket's name; it must exist.

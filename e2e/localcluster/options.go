@@ -71,8 +71,8 @@ func (o Options) withDefaults() Options {
 // OperatorImage is the repository of the operator's image; any tag maps to OperatorBinary.
 const OperatorImage = "ghcr.io/valkey-fsm/valkey-operator"
 
-// DefaultImages maps the Valkey images to Valkey binaries by version (valkeyImages) and the
-// operator's image to the given binary.
+// DefaultImages maps the Valkey images to Valkey binaries by version (valkeyImages), the S3
+// server's image to versitygw (s3Image) and the operator's image to the given binary.
 func DefaultImages(operatorBinary string) map[string]Image {
 	m := map[string]Image{
 		"busybox":                   {Entrypoint: []string{"sh"}},
@@ -85,6 +85,7 @@ func DefaultImages(operatorBinary string) map[string]Image {
 			}
 		}
 	}
+	s3Image(m)
 	if operatorBinary != "" {
 		m[OperatorImage] = Image{
 			Entrypoint: []string{operatorBinary},

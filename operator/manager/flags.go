@@ -32,8 +32,12 @@ type Config struct {
 	WatchNamespace          string
 	MaxConcurrentReconciles int
 	RetryInterval           time.Duration
-	SourceIP                string
-	LogLevel                string
+	// BackupAttempts and BackupBackOff: how many attempts a backup gets, and the wait after
+	// the first failed one (doubled after each).
+	BackupAttempts int
+	BackupBackOff  time.Duration
+	SourceIP       string
+	LogLevel       string
 	// LogOutput receives the logs (default: standard error).
 	LogOutput io.Writer
 	// SkipNameValidation lets tests start several managers in one process.
@@ -68,6 +72,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.WatchNamespace, "watch-namespace", "", "only manage ValkeyClusters in these namespaces, comma-separated (default: all)")
 	fs.IntVar(&c.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "how many clusters are reconciled at once")
 	fs.DurationVar(&c.RetryInterval, "retry-interval", 2*time.Second, "how soon a cluster whose action failed is looked at again (each cluster's survey interval is its spec.failover.probeIntervalSeconds)")
+	fs.IntVar(&c.BackupAttempts, "backup-attempts", 3, "how many attempts a backup gets before it stays Failed")
+	fs.DurationVar(&c.BackupBackOff, "backup-backoff", 30*time.Second, "wait after a backup's first failed attempt, doubled after each")
 	fs.StringVar(&c.SourceIP, "source-ip", host, "local address for connections to Valkey nodes (default: POD_IP)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info or error")
 	if err := fs.Parse(args); err != nil {

@@ -135,6 +135,11 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	b, err := r.SetupBackupsWithManager(mgr)
+	if err != nil {
+		return err
+	}
+	b.MaxAttempts, b.BackOff = int32(c.BackupAttempts), c.BackupBackOff
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

@@ -17,6 +17,12 @@ type Metrics struct {
 	// JournalAvailable is 1 while the event journal is open, 0 when it could not be opened
 	// (the operator then runs from status.history alone).
 	JournalAvailable prometheus.Gauge
+	// Backups counts finished backup attempts by cluster and result (completed, failed).
+	Backups *prometheus.CounterVec
+	// BackupLastCompleted is the Unix time of each cluster's newest completed backup, and
+	// BackupLastSize its bytes: alert on time() - this.
+	BackupLastCompleted *prometheus.GaugeVec
+	BackupLastSize      *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -46,7 +52,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_journal_available",
 			Help: "1 while the event journal is open, 0 when it could not be opened (history --full then shows status.history only).",
 		}),
+		Backups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_backups_total",
+			Help: "Backup attempts finished, by cluster and result (completed, failed).",
+		}, []string{"namespace", "name", "result"}),
+		BackupLastCompleted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_backup_last_completed_timestamp_seconds",
+			Help: "Unix time at which each cluster's newest backup completed (since this operator started).",
+		}, []string{"namespace", "name"}),
+		BackupLastSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_backup_last_size_bytes",
+			Help: "Bytes of each cluster's newest completed backup (every shard's snapshot together).",
+		}, []string{"namespace", "name"}),
 	}
+	m.Backups = register(reg, m.Backups)
+	m.BackupLastCompleted = register(reg, m.BackupLastCompleted)
+	m.BackupLastSize = register(reg, m.BackupLastSize)
 	m.Transitions = register(reg, m.Transitions)
 	m.State = register(reg, m.State)
 	m.StateSince = register(reg, m.StateSince)
@@ -89,4 +110,7 @@ func (m *Metrics) forget(ns, name string) {
 	}
 	m.StateSince.DeleteLabelValues(ns, name)
 	m.APIWrites.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.Backups.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.BackupLastCompleted.DeleteLabelValues(ns, name)
+	m.BackupLastSize.DeleteLabelValues(ns, name)
 }

@@ -2,10 +2,12 @@ package reconcile
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // nodeMemory remembers one value per cluster and pod, in memory only (an operator restart
@@ -63,3 +65,20 @@ func (m *passwordMemory) get(cluster types.UID) valkey.Passwords {
 func (m *passwordMemory) set(cluster types.UID, p valkey.Passwords) {
 	m.nodeMemory.set(cluster, passwordsKey, p)
 }
+
+// lastLook is what a cluster's last turn observed and decided.
+type lastLook struct {
+	obs       machine.Observation
+	next      machine.Persisted
+	passwords valkey.Passwords
+	at        time.Time
+}
+
+// lookMemory remembers each cluster's last look (in memory only).
+type lookMemory struct{ nodeMemory[lastLook] }
+
+const lookKey = "look"
+
+func (m *lookMemory) get(cluster types.UID) lastLook { return m.nodeMemory.get(cluster, lookKey) }
+
+func (m *lookMemory) set(cluster types.UID, l lastLook) { m.nodeMemory.set(cluster, lookKey, l) }

@@ -103,6 +103,9 @@ type Reconciler struct {
 	// auth Secret is put back from them instead of re-keying running nodes (in memory only:
 	// after an operator restart the Secret must be restored by hand; status says so).
 	passwords passwordMemory
+	// looks remembers what each cluster's last turn observed and decided: a backup reads its
+	// sources from it instead of surveying the nodes a second time.
+	looks lookMemory
 }
 
 func (r *Reconciler) defaults() {
@@ -207,6 +210,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		return ctrl.Result{}, err
 	}
 	d := machine.Decide(persisted, w.obs)
+	r.looks.set(vc.UID, lastLook{obs: w.obs, next: d.Next, passwords: w.passwords, at: r.now()})
 	if d.Transition != nil {
 		t := d.Transition
 		log.Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message, "observed", observedNodes(w.obs))
@@ -309,6 +313,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 	r.passwords.forget(vc.UID)
 	r.probes.forget(vc.UID)
 	r.live.forget(vc.UID)
+	r.looks.forget(vc.UID)
 	r.Metrics.forget(vc.Namespace, vc.Name)
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return nil

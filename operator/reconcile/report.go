@@ -186,16 +186,10 @@ func reportShards(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) {
 		st := v1alpha1.ShardStatus{Index: int32(sh), Primary: rec.Primary}
 		for _, n := range w.obs.Nodes {
 			if n.Name == rec.Primary && n.Reachable && n.Valkey.Role == machine.RolePrimary {
-				var ranges []string
 				for _, r := range n.Valkey.Slots {
 					served += r.End - r.Start + 1
-					if r.Start == r.End {
-						ranges = append(ranges, fmt.Sprint(r.Start))
-					} else {
-						ranges = append(ranges, fmt.Sprintf("%d-%d", r.Start, r.End))
-					}
 				}
-				st.Slots = strings.Join(ranges, ",")
+				st.Slots = rangesText(n.Valkey.Slots)
 			}
 		}
 		vc.Status.Shards = append(vc.Status.Shards, st)
@@ -314,4 +308,17 @@ func openSlotsLine(waiting string) string {
 		return waiting[i:]
 	}
 	return ""
+}
+
+// rangesText writes slot ranges as users read them: 0-5460,5462.
+func rangesText(slots []machine.SlotRange) string {
+	var ranges []string
+	for _, r := range slots {
+		if r.Start == r.End {
+			ranges = append(ranges, fmt.Sprint(r.Start))
+		} else {
+			ranges = append(ranges, fmt.Sprintf("%d-%d", r.Start, r.End))
+		}
+	}
+	return strings.Join(ranges, ",")
 }

@@ -1,0 +1,409 @@
+package operatorsuite
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	vk "github.com/valkey-io/valkey-go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/operator/manager"
+)
+
+// The S3 server of these tests is versitygw running as a pod of the local cluster, from the
+// manifest users try backups with (testdata/s3/versitygw.yaml).
+const s3Manifest = "../../testdata/s3/versitygw.yaml"
+
+// s3Store starts the manifest's S3 server in ns and returns the store spec a cluster names and,
+// for the test's own checks, a client of the same bucket.
+func s3Store(t *testing.T, ctx context.Context, ns string) (v1alpha1.BackupStore, backup.Store) {
+	t.Helper()
+	if _, err := cl.ApplyFile(ctx, s3Manifest, ns); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.WaitPodReady(ctx, ns, "s3", 2*time.Minute); err != nil {
+		t.Fatalf("the S3 server's pod: %v", err)
+	}
+	var svc corev1.Service
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s3"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	var sec corev1.Secret
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s3-credentials"}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	spec := v1alpha1.BackupStore{
+		Bucket: "backups", Prefix: "team-a", Endpoint: fmt.Sprintf("http://%s:7070", svc.Spec.ClusterIP),
+		ForcePathStyle: true, CredentialsSecret: "s3-credentials",
+	}
+	store := backup.Store{
+		Endpoint: spec.Endpoint, Region: "us-east-1", Bucket: spec.Bucket, Prefix: "team-a/", PathStyle: true,
+		AccessKey: string(sec.Data["AWS_ACCESS_KEY_ID"]), SecretKey: string(sec.Data["AWS_SECRET_ACCESS_KEY"]),
+	}
+	return spec, store
+}
+
+// waitBackup waits until the ValkeyBackup satisfies cond.
+func waitBackup(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*v1alpha1.ValkeyBackup) bool) *v1alpha1.ValkeyBackup {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var vb v1alpha1.ValkeyBackup
+	for {
+		err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &vb)
+		if err == nil && cond(&vb) {
+			return &vb
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backup %s not %s within %s: %v, status %+v\n%s", name, what, timeout, err, vb.Status, operatorTrail(ns))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func phase(p v1alpha1.BackupPhase) func(*v1alpha1.ValkeyBackup) bool {
+	return func(vb *v1alpha1.ValkeyBackup) bool { return vb.Status.Phase == p }
+}
+
+func newBackup(ns, name, cluster string) *v1alpha1.ValkeyBackup {
+	return &v1alpha1.ValkeyBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.ValkeyBackupSpec{Cluster: cluster}}
+}
+
+// dumpDigest is the oracle of a data set: the sha256 of every key's DUMP, keys sorted, read with
+// its own client (SCAN, DUMP), not through the operator or the backup package. It returns the
+// number of keys too.
+func dumpDigest(t *testing.T, ctx context.Context, c vk.Client) (string, int) {
+	t.Helper()
+	var keys []string
+	cursor := uint64(0)
+	for {
+		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, e.Elements...)
+		if cursor = e.Cursor; cursor == 0 {
+			break
+		}
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, key := range keys {
+		d, err := c.Do(ctx, c.B().Dump().Key(key).Build()).ToString()
+		if err != nil {
+			t.Fatalf("DUMP %s: %v", key, err)
+		}
+		fmt.Fprintf(h, "%q=%x\n", key, d)
+	}
+	return hex.EncodeToString(h.Sum(nil)), len(keys)
+}
+
+// fill writes n keys of several types under prefix.
+func fill(t *testing.T, ctx context.Context, c vk.Client, prefix string, n int) {
+	t.Helper()
+	cmds := make(vk.Commands, 0, n)
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("%s:%d", prefix, i)
+		switch i % 4 {
+		case 0:
+			cmds = append(cmds, c.B().Set().Key(key).Value(strings.Repeat("v", i%300)).Build())
+		case 1:
+			cmds = append(cmds, c.B().Hset().Key(key).FieldValue().FieldValue("f", fmt.Sprint(i)).FieldValue("g", "x").Build())
+		case 2:
+			cmds = append(cmds, c.B().Rpush().Key(key).Element("a", "b", fmt.Sprint(i)).Build())
+		default:
+			cmds = append(cmds, c.B().Zadd().Key(key).ScoreMember().ScoreMember(float64(i), "m").Build())
+		}
+	}
+	for _, r := range c.DoMulti(ctx, cmds...) {
+		if err := r.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// loadedDigest starts a valkey-server of its own (127.242.0.0/24, outside the local cluster's
+// ranges) on the RDB file data and returns dumpDigest of what it loaded: a second, independent
+// reading of the snapshot.
+func loadedDigest(t *testing.T, ctx context.Context, ip string, data []byte) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, "valkey-check-rdb", filepath.Join(dir, "dump.rdb")).CombinedOutput(); err != nil {
+		t.Fatalf("valkey-check-rdb refuses the stored snapshot: %v\n%s", err, out)
+	}
+	p := &vproc{name: "oracle", ip: ip, dir: dir}
+	p.port = freePort(t, ip)
+	startVProc(t, p, "valkey-server", "--bind", ip, "--port", fmt.Sprint(p.port), "--dir", dir, "--dbfilename", "dump.rdb", "--save", "", "--appendonly", "no")
+	t.Cleanup(p.kill)
+	var c vk.Client
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err = vk.NewClient(vk.ClientOption{InitAddress: []string{p.addr()}, DisableCache: true, ForceSingleClient: true})
+		if err == nil && c.Do(ctx, c.B().Ping().Build()).Error() == nil {
+			break
+		}
+		if c != nil {
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the oracle's valkey-server on %s did not answer: %v", p.addr(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer c.Close()
+	return dumpDigest(t, ctx, c)
+}
+
+// fetchObject reads an object of the store with the SDK and checks its size and sha256
+// against the backup's status.
+func fetchObject(t *testing.T, ctx context.Context, store backup.Store, vb *v1alpha1.ValkeyBackup, shard int) []byte {
+	t.Helper()
+	s := vb.Status.Shards[shard]
+	out, err := store.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(path.Join(vb.Status.Path, s.File)))})
+	if err != nil {
+		t.Fatalf("reading shard %d's object: %v", shard, err)
+	}
+	defer out.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(out.Body); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	if int64(buf.Len()) != s.Size || hex.EncodeToString(sum[:]) != s.SHA256 {
+		t.Fatalf("shard %d's object: %d bytes, sha256 %x; status says %d bytes, %s", shard, buf.Len(), sum, s.Size, s.SHA256)
+	}
+	return buf.Bytes()
+}
+
+// objectsUnder lists the keys of the store below dir (relative to its prefix).
+func objectsUnder(t *testing.T, ctx context.Context, store backup.Store, dir string) []string {
+	t.Helper()
+	out, err := store.Client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(store.Bucket), Prefix: aws.String(store.Key(dir))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, strings.TrimPrefix(aws.ToString(o.Key), store.Prefix))
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestABackupOnDemandIsAVerifiedSnapshotReadFromAReplica: a Replication cluster with
+// spec.backup pointing at the in-cluster S3 server holds 2,000 keys of four types; a ValkeyBackup
+// completes with one file read from a replica (not the primary), whose size and sha256 match
+// what the store serves, which valkey-check-rdb accepts, and which, loaded into a valkey-server
+// of the test's own, holds exactly the data set at the snapshot (digest of every key's DUMP).
+// Writes made after it completed are not in it; the cluster stayed Steady throughout and the
+// operator's metrics count the backup.
+func TestABackupOnDemandIsAVerifiedSnapshotReadFromAReplica(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	spec, store := s3Store(t, ctx, ns)
+	vc := newCluster(ns, "orders", v1alpha1.TopologyReplication, 3)
+	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "orders", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	c := writable(t, vc)
+	fill(t, ctx, c, "k", 2000)
+	if err := c.Do(ctx, c.B().Wait().Numreplicas(2).Timeout(5000).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	want, n := dumpDigest(t, ctx, c)
+
+	if err := k.Create(ctx, newBackup(ns, "first", "orders")); err != nil {
+		t.Fatal(err)
+	}
+	vb := waitBackup(t, ns, "first", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+	fill(t, ctx, c, "after", 100)
+
+	st := vb.Status
+	if st.Attempts != 1 || len(st.Shards) != 1 || st.Mode != "replication" || st.ValkeyVersion == "" || st.CompletedAt == nil || st.Runner == "" {
+		t.Fatalf("status of a completed backup: %+v", st)
+	}
+	if wantLoc := fmt.Sprintf("s3://backups/team-a/%s/orders/first/", ns); st.Location != wantLoc || st.Path != ns+"/orders/first" {
+		t.Errorf("location %q path %q, want %q", st.Location, st.Path, wantLoc)
+	}
+	vc = get(t, ns, "orders")
+	if st.Shards[0].Node == vc.Status.Primary {
+		t.Errorf("the snapshot was read from the primary %s with two replicas in sync", vc.Status.Primary)
+	}
+	data := fetchObject(t, ctx, store, vb, 0)
+	got, m := loadedDigest(t, ctx, "127.242.0.1", data)
+	if got != want || m != n {
+		t.Fatalf("the stored snapshot holds %d keys (digest %.12s), the cluster held %d (digest %.12s)", m, got, n, want)
+	}
+	if keys := objectsUnder(t, ctx, store, st.Path+"/"); strings.Join(keys, " ") != st.Path+"/manifest.json "+st.Path+"/shard-0.rdb" {
+		t.Errorf("the backup's directory holds %v", keys)
+	}
+	if vc.Status.State != v1alpha1.StateSteady {
+		t.Errorf("the cluster is %s after the backup", vc.Status.State)
+	}
+	if !eventSeen(t, ctx, ns, "first", "BackupCompleted") {
+		t.Error("no BackupCompleted Event about the backup")
+	}
+}
+
+// TestScheduledBackupsAreCreatedAndPrunedByRetention: a one-pod cluster backed up every three
+// seconds with retention of two: backups are created by the schedule, and the older ones lose
+// their objects in the store and then their ValkeyBackup, so that two completed ones remain;
+// a backup taken on demand meanwhile is kept whatever the retention.
+func TestScheduledBackupsAreCreatedAndPrunedByRetention(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	spec, store := s3Store(t, ctx, ns)
+	vc := newCluster(ns, "cache", v1alpha1.TopologyStandalone, 1)
+	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec, Retention: v1alpha1.BackupRetention{Count: ptr.To[int32](2)}}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "cache", 2*time.Minute, "Steady with 1 ready", steadyWith(1))
+	fill(t, ctx, writable(t, vc), "k", 200)
+	if err := k.Create(ctx, newBackup(ns, "keep-me", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	waitBackup(t, ns, "keep-me", time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+
+	vc = get(t, ns, "cache")
+	vc.Spec.Backup.Schedule = "@every 3s"
+	update(t, ctx, vc)
+	seen := map[string]bool{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var list v1alpha1.ValkeyBackupList
+		if err := k.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var completed []string
+		for _, b := range list.Items {
+			if b.Labels["valkey.fsm.dev/scheduled"] == "true" {
+				seen[b.Name] = true
+				if b.Status.Phase == v1alpha1.BackupCompleted {
+					completed = append(completed, b.Name)
+				}
+			}
+		}
+		if len(seen) >= 5 && len(completed) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 minutes: %d scheduled backups seen, %d completed ones now (%v)\n%s", len(seen), len(completed), completed, operatorTrail(ns))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	// Stop the schedule, let retention settle, and compare the store with the resources.
+	vc = get(t, ns, "cache")
+	vc.Spec.Backup.Suspend = true
+	update(t, ctx, vc)
+	time.Sleep(4 * time.Second)
+	var list v1alpha1.ValkeyBackupList
+	if err := k.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, b := range list.Items {
+		if b.Status.Phase == v1alpha1.BackupCompleted {
+			kept = append(kept, b.Name)
+		}
+	}
+	dirs := map[string]bool{}
+	for _, key := range objectsUnder(t, ctx, store, ns+"/cache/") {
+		dirs[strings.Split(strings.TrimPrefix(key, ns+"/cache/"), "/")[0]] = true
+	}
+	if len(kept) != 3 || !dirs["keep-me"] || len(dirs) != 3 {
+		t.Fatalf("completed backups %v, backup directories in the store %v: want keep-me and the two newest scheduled ones, each with its directory", kept, dirs)
+	}
+	for _, name := range kept {
+		if !dirs[name] {
+			t.Errorf("the store has no directory for the kept backup %s (%v)", name, dirs)
+		}
+	}
+	if !eventSeen(t, ctx, ns, "cache", "BackupPruned") {
+		t.Error("no BackupPruned Event about the cluster")
+	}
+}
+
+// TestABackupThatTheStoreRefusesFailsBacksOffAndSucceedsOnceFixed: wrong credentials make the
+// attempt fail with the store's reason in status and a Warning Event, a next attempt is set
+// (back-off), the cluster keeps serving writes; with the credentials fixed the next attempt
+// completes.
+func TestABackupThatTheStoreRefusesFailsBacksOffAndSucceedsOnceFixed(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "", func(c *manager.Config) { c.BackupBackOff = 3 * time.Second })
+	ctx := ctxFor(t, 4*time.Minute)
+	spec, _ := s3Store(t, ctx, ns)
+	wrong := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wrong"}, StringData: map[string]string{"AWS_ACCESS_KEY_ID": "nobody", "AWS_SECRET_ACCESS_KEY": "nothing"}}
+	if err := k.Create(ctx, wrong); err != nil {
+		t.Fatal(err)
+	}
+	spec.CredentialsSecret = "wrong"
+	vc := newCluster(ns, "app", v1alpha1.TopologyStandalone, 1)
+	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "app", 2*time.Minute, "Steady with 1 ready", steadyWith(1))
+	c := writable(t, vc)
+	if err := k.Create(ctx, newBackup(ns, "b1", "app")); err != nil {
+		t.Fatal(err)
+	}
+	vb := waitBackup(t, ns, "b1", time.Minute, "Failed", phase(v1alpha1.BackupFailed))
+	if vb.Status.NextAttemptAt == nil || !strings.Contains(vb.Status.Reason, "shard 0") || vb.Status.Attempts != 1 {
+		t.Fatalf("a refused backup: %+v", vb.Status)
+	}
+	if err := c.Do(ctx, c.B().Set().Key("still").Value("serving").Build()).Error(); err != nil {
+		t.Fatalf("the cluster stopped serving writes: %v", err)
+	}
+	if !eventSeen(t, ctx, ns, "b1", "BackupFailed") {
+		t.Error("no BackupFailed Event")
+	}
+	vc = get(t, ns, "app")
+	vc.Spec.Backup.Store.CredentialsSecret = "s3-credentials"
+	update(t, ctx, vc)
+	vb = waitBackup(t, ns, "b1", time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+	if vb.Status.Attempts < 2 || vb.Status.Reason != "" {
+		t.Errorf("completed after a failure: %+v", vb.Status)
+	}
+}
+
+// eventSeen reports whether an Event with reason names the object.
+func eventSeen(t *testing.T, ctx context.Context, ns, name, reason string) bool {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		evs, err := cl.Clientset().EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Name == name && e.Reason == reason {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,357 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeybackups,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeybackups/status,verbs=patch
+
+// BackupReconciler takes the backups that ValkeyBackups ask for. It runs them in the operator
+// itself rather than in a Job: the operator already reaches every node with the replication
+// user's password and knows from its last survey which replica is in sync, the snapshot streams
+// from the node to the store through memory (no volume to size), and a backup's progress and
+// failure land in its status without a second program to watch. One backup runs per cluster at
+// a time; each is read from a replica that is in sync (the primary only when there is none), so
+// the primary's clients do not share it with a full sync.
+//
+// A backup is not one of the machine's actions: it reads a snapshot the way a replica does and
+// changes nothing on the nodes, so it needs no transition; it waits for the cluster to be
+// Steady so that it reads the shards the machine has recorded.
+type BackupReconciler struct {
+	*Reconciler
+	// MaxAttempts is how many attempts a backup gets (default 3); BackOff the wait after the
+	// first failed one, doubled after each (default 30 s).
+	MaxAttempts int32
+	BackOff     time.Duration
+
+	// started is when this process started: a multipart upload begun before it belongs to
+	// no backup in progress (one interrupted by an operator restart) and is aborted.
+	started time.Time
+	// base is the manager's context once it runs as leader: attempts run on it, not on one
+	// reconcile's context, and stop with the operator.
+	base chan context.Context
+
+	mu sync.Mutex
+	// running maps each cluster with a backup in progress to that backup.
+	running map[types.NamespacedName]string
+}
+
+// SetupBackupsWithManager registers the backup controller and the schedule controller.
+func (r *Reconciler) SetupBackupsWithManager(mgr ctrl.Manager) (*BackupReconciler, error) {
+	r.defaults()
+	b := &BackupReconciler{Reconciler: r, started: time.Now(), base: make(chan context.Context, 1), running: map[types.NamespacedName]string{}}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		b.base <- ctx
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("valkeybackup").For(&v1alpha1.ValkeyBackup{}).Complete(b); err != nil {
+		return nil, err
+	}
+	return b, (&BackupScheduler{Reconciler: r}).setup(mgr)
+}
+
+func (b *BackupReconciler) defaultsOf() (int32, time.Duration) {
+	attempts, backOff := b.MaxAttempts, b.BackOff
+	if attempts <= 0 {
+		attempts = 3
+	}
+	if backOff <= 0 {
+		backOff = 30 * time.Second
+	}
+	return attempts, backOff
+}
+
+// baseContext is the manager's context, once the leader's runnables started.
+func (b *BackupReconciler) baseContext() context.Context {
+	select {
+	case ctx := <-b.base:
+		b.base <- ctx
+		return ctx
+	default:
+		return nil
+	}
+}
+
+// Reconcile starts a backup's next attempt when it is due and the cluster is ready for one.
+func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var vb v1alpha1.ValkeyBackup
+	if err := b.Client.Get(ctx, req.NamespacedName, &vb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	clusterKey := types.NamespacedName{Namespace: vb.Namespace, Name: vb.Spec.Cluster}
+	switch vb.Status.Phase {
+	case v1alpha1.BackupCompleted:
+		return ctrl.Result{}, nil
+	case v1alpha1.BackupRunning:
+		if b.runs(clusterKey, vb.Name) {
+			return ctrl.Result{}, nil // its attempt writes the outcome
+		}
+		// Running, but not here: the operator that ran it stopped in the middle.
+		why := "the attempt was interrupted: the operator running it stopped (its partial upload is aborted before the next attempt)"
+		if vb.Status.Runner == b.clock {
+			why = "the attempt was interrupted"
+		}
+		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, b.finish(ctx, &vb, nil, errors.New(why))
+	case v1alpha1.BackupFailed:
+		if vb.Status.NextAttemptAt == nil {
+			return ctrl.Result{}, nil
+		}
+		if wait := vb.Status.NextAttemptAt.Sub(b.now()); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	base := b.baseContext()
+	if base == nil {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	var vc v1alpha1.ValkeyCluster
+	if err := b.Client.Get(ctx, clusterKey, &vc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return b.pending(ctx, &vb, fmt.Sprintf("the ValkeyCluster %s does not exist", vb.Spec.Cluster), 30*time.Second)
+		}
+		return ctrl.Result{}, err
+	}
+	if vc.Spec.Backup == nil {
+		return b.pending(ctx, &vb, fmt.Sprintf("the ValkeyCluster %s has no spec.backup: set spec.backup.store to say where its backups go", vc.Name), 30*time.Second)
+	}
+	if vc.Status.State != v1alpha1.StateSteady {
+		return b.pending(ctx, &vb, fmt.Sprintf("waiting for %s to be Steady (it is %s)", vc.Name, orNone(string(vc.Status.State))), 5*time.Second)
+	}
+	if other := b.runningFor(clusterKey); other != "" {
+		return b.pending(ctx, &vb, fmt.Sprintf("waiting for backup %s of %s to finish", other, vc.Name), 5*time.Second)
+	}
+	look := b.looks.get(vc.UID)
+	if look.at.IsZero() || b.now().Sub(look.at) > 30*time.Second || look.next.State != machine.Steady {
+		return b.pending(ctx, &vb, fmt.Sprintf("waiting for the operator to survey %s", vc.Name), 5*time.Second)
+	}
+	// From here on, a refusal is a failed attempt: it is counted and backs off.
+	path := backupPath(vb.Namespace, vc.Name, vb.Name)
+	spec := vc.Spec.Backup.Store
+	v1alpha1.SetStoreDefaults(&spec)
+	store, err := storeOf(ctx, b.apiReader(), vb.Namespace, spec)
+	var sources []backup.ShardSource
+	if err == nil {
+		sources, err = backup.Sources(look.obs, look.next.Shards, valkey.UserOperator, look.passwords.Operator)
+	}
+	if err == nil {
+		pool := b.pools.get(vc.UID, look.passwords.Operator)
+		for _, s := range sources {
+			if err = pool.AllowSnapshots(ctx, s.IP); err != nil {
+				err = fmt.Errorf("shard %d (%s): letting the operator read a snapshot: %w", s.Index, s.Node, err)
+				break
+			}
+		}
+	}
+	before := vb.DeepCopy()
+	now := metav1.NewTime(b.now())
+	vb.Status.Phase = v1alpha1.BackupRunning
+	vb.Status.Attempts++
+	vb.Status.StartedAt = &now
+	vb.Status.CompletedAt = nil
+	vb.Status.NextAttemptAt = nil
+	vb.Status.Reason = ""
+	vb.Status.Runner = b.clock
+	vb.Status.Store = &spec
+	vb.Status.Path = path
+	vb.Status.Location = store.Location(path + "/")
+	vb.Status.Mode = string(look.obs.Spec.Mode)
+	if err := b.Client.Status().Patch(ctx, &vb, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if err != nil {
+		return ctrl.Result{}, b.finish(ctx, &vb, nil, err)
+	}
+	for i := range sources {
+		sources[i].LocalAddr = b.Options.Valkey.LocalAddr()
+	}
+	version := versionOf(look.obs, sources)
+	b.start(clusterKey, vb.Name)
+	b.Recorder.Eventf(&vb, &vc, corev1.EventTypeNormal, "BackupStarted", "Backup", "attempt %d: streaming %d shard(s) of %s to %s", vb.Status.Attempts, len(sources), vc.Name, vb.Status.Location)
+	logFrom(ctx).Info("backup started", "backup", vb.Name, "attempt", vb.Status.Attempts, "location", vb.Status.Location, "sources", sourceNames(sources))
+	go b.run(base, vb.DeepCopy(), clusterKey, store, path, version, sources)
+	return ctrl.Result{}, nil
+}
+
+// run is one attempt: abort what interrupted attempts left in the store, stream every shard,
+// write the manifest, record the outcome.
+func (b *BackupReconciler) run(ctx context.Context, vb *v1alpha1.ValkeyBackup, cluster types.NamespacedName, store backup.Store, path, version string, sources []backup.ShardSource) {
+	defer b.stop(cluster)
+	log := ctrl.LoggerFrom(ctx).WithValues("backup", vb.Name, "namespace", vb.Namespace)
+	if n, err := backup.AbortStale(ctx, store, b.started); err != nil {
+		log.Info("could not abort stale uploads (they are tried again before the next backup)", "error", err.Error())
+	} else if n > 0 {
+		log.Info("aborted multipart uploads left by interrupted backups", "count", n)
+	}
+	m, err := backup.TakeAll(ctx, store, path, cluster.Name, machine.Mode(vb.Status.Mode), version, sources, b.now)
+	if ctx.Err() != nil {
+		return // the operator stops: its successor finds the attempt interrupted
+	}
+	if err := b.finish(ctx, vb, &m, err); err != nil {
+		log.Error(err, "recording the backup's outcome")
+	}
+}
+
+// finish records an attempt's outcome: Completed with its files, or Failed with the reason and
+// the next attempt's time while attempts are left.
+func (b *BackupReconciler) finish(ctx context.Context, vb *v1alpha1.ValkeyBackup, m *backup.Manifest, failure error) error {
+	maxAttempts, backOff := b.defaultsOf()
+	key := client.ObjectKeyFromObject(vb)
+	for try := 0; ; try++ {
+		var cur v1alpha1.ValkeyBackup
+		if err := b.apiReader().Get(ctx, key, &cur); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		before := cur.DeepCopy()
+		now := metav1.NewTime(b.now())
+		if failure == nil {
+			cur.Status.Phase = v1alpha1.BackupCompleted
+			cur.Status.CompletedAt = &now
+			cur.Status.Reason = ""
+			cur.Status.ValkeyVersion = m.ValkeyVersion
+			cur.Status.Shards = nil
+			cur.Status.Size = 0
+			for _, s := range m.Shards {
+				cur.Status.Shards = append(cur.Status.Shards, v1alpha1.BackupShard{
+					Index: int32(s.Index), Node: s.Node, Slots: rangesText(s.Slots), File: s.File, Size: s.Size, SHA256: s.SHA256, RDBVersion: s.RDBVersion,
+				})
+				cur.Status.Size += s.Size
+			}
+		} else {
+			cur.Status.Phase = v1alpha1.BackupFailed
+			cur.Status.Reason = failure.Error()
+			cur.Status.NextAttemptAt = nil
+			if cur.Status.Attempts < maxAttempts {
+				wait := backOff << (max(cur.Status.Attempts, 1) - 1)
+				next := metav1.NewTime(now.Add(wait))
+				cur.Status.NextAttemptAt = &next
+			}
+		}
+		err := b.Client.Status().Patch(ctx, &cur, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) && try < 5 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b.reportOutcome(&cur, failure)
+		return nil
+	}
+}
+
+// reportOutcome writes the Event, the log line and the metrics of a finished attempt.
+func (b *BackupReconciler) reportOutcome(vb *v1alpha1.ValkeyBackup, failure error) {
+	var vc v1alpha1.ValkeyCluster
+	related := client.Object(nil)
+	if b.Client.Get(context.Background(), types.NamespacedName{Namespace: vb.Namespace, Name: vb.Spec.Cluster}, &vc) == nil {
+		related = &vc
+	}
+	if failure == nil {
+		b.Recorder.Eventf(vb, related, corev1.EventTypeNormal, "BackupCompleted", "Backup", "%d shard(s), %d bytes, in %s, verified (sha256, RDB structure and checksum)", len(vb.Status.Shards), vb.Status.Size, vb.Status.Location)
+		b.Metrics.Backups.WithLabelValues(vb.Namespace, vb.Spec.Cluster, "completed").Inc()
+		b.Metrics.BackupLastCompleted.WithLabelValues(vb.Namespace, vb.Spec.Cluster).Set(float64(vb.Status.CompletedAt.Unix()))
+		b.Metrics.BackupLastSize.WithLabelValues(vb.Namespace, vb.Spec.Cluster).Set(float64(vb.Status.Size))
+		return
+	}
+	next := "no attempts left"
+	if vb.Status.NextAttemptAt != nil {
+		next = "next attempt at " + vb.Status.NextAttemptAt.UTC().Format(time.RFC3339)
+	}
+	b.Recorder.Eventf(vb, related, corev1.EventTypeWarning, "BackupFailed", "Backup", "attempt %d: %v (%s)", vb.Status.Attempts, failure, next)
+	b.Metrics.Backups.WithLabelValues(vb.Namespace, vb.Spec.Cluster, "failed").Inc()
+}
+
+// pending records why a backup has not started and looks again after.
+func (b *BackupReconciler) pending(ctx context.Context, vb *v1alpha1.ValkeyBackup, why string, after time.Duration) (ctrl.Result, error) {
+	if vb.Status.Phase == v1alpha1.BackupFailed {
+		// A failed backup waiting for its next attempt keeps its failure's reason.
+		return ctrl.Result{RequeueAfter: after}, nil
+	}
+	if vb.Status.Phase != v1alpha1.BackupPending || vb.Status.Reason != why {
+		before := vb.DeepCopy()
+		vb.Status.Phase = v1alpha1.BackupPending
+		vb.Status.Reason = why
+		if err := b.Client.Status().Patch(ctx, vb, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		logFrom(ctx).Info("backup waits", "backup", vb.Name, "why", why)
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+func (b *BackupReconciler) runs(cluster types.NamespacedName, backup string) bool {
+	return b.runningFor(cluster) == backup
+}
+
+func (b *BackupReconciler) runningFor(cluster types.NamespacedName) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.running[cluster]
+}
+
+func (b *BackupReconciler) start(cluster types.NamespacedName, backup string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.running[cluster] = backup
+}
+
+func (b *BackupReconciler) stop(cluster types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.running, cluster)
+}
+
+// versionOf is the Valkey version of the nodes the snapshots are read from (several when a
+// roll is half-way, which a Steady cluster is not).
+func versionOf(obs machine.Observation, sources []backup.ShardSource) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range sources {
+		for _, n := range obs.Nodes {
+			if n.Name == s.Node && n.Valkey.Version != "" && !seen[n.Valkey.Version] {
+				seen[n.Valkey.Version] = true
+				out = append(out, n.Valkey.Version)
+			}
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func sourceNames(sources []backup.ShardSource) []string {
+	var out []string
+	for _, s := range sources {
+		out = append(out, s.Node)
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not started"
+	}
+	return s
+}

@@ -1,0 +1,59 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// The keys of a backup store's credentials Secret: the names the AWS tools use.
+const (
+	SecretAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	SecretSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+)
+
+// backupPath is a backup's directory below its store's prefix: namespace/cluster/backup, so
+// that clusters sharing a bucket and prefix never write into each other's backups.
+func backupPath(namespace, cluster, name string) string {
+	return path.Join(namespace, cluster, name)
+}
+
+// storeOf turns a store's spec into the store the backup package writes to, reading its
+// credentials from the Secret in namespace. The Secret is the user's, not the operator's, so it
+// is read from the API server (the cache holds only what the operator made).
+func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v1alpha1.BackupStore) (backup.Store, error) {
+	v1alpha1.SetStoreDefaults(&spec)
+	var sec corev1.Secret
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecret}, &sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s does not exist: create it with the keys %s and %s", namespace, spec.CredentialsSecret, SecretAccessKeyID, SecretSecretAccessKey)
+		}
+		return backup.Store{}, fmt.Errorf("reading the store's credentials Secret %s/%s: %w", namespace, spec.CredentialsSecret, err)
+	}
+	var missing []string
+	for _, k := range []string{SecretAccessKeyID, SecretSecretAccessKey} {
+		if len(sec.Data[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s has no %s", namespace, spec.CredentialsSecret, strings.Join(missing, " and no "))
+	}
+	prefix := spec.Prefix
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return backup.Store{
+		Endpoint: spec.Endpoint, Region: spec.Region, Bucket: spec.Bucket, Prefix: prefix, PathStyle: spec.ForcePathStyle,
+		AccessKey: string(sec.Data[SecretAccessKeyID]), SecretKey: string(sec.Data[SecretSecretAccessKey]),
+		Encryption: spec.Encryption, KMSKeyID: spec.KMSKeyID, ChecksumWhenRequired: spec.Checksums == "WhenRequired",
+	}, nil
+}
