@@ -24,6 +24,43 @@ import (
 // so that an operator restart does not move it, else the lowest ordinal that answers.
 
 func guardBootstrapComplete(d *decider) (outcome, bool) {
+	if d.restoreAtBootstrap() != nil {
+		return outcome{}, false // bootstrap-restore takes it
+	}
+	return d.bootstrapWired()
+}
+
+// restoreAtBootstrap is the restore a bootstrapping cluster carries out before it opens for
+// writes: one requested, not carried out yet, of a snapshot of as many shards as the spec asks
+// for (nil: none).
+func (d *decider) restoreAtBootstrap() *RestoreRequest {
+	r := d.v.spec.Restore
+	if r == nil || r.ID == "" || r.ID == d.p.Restored || r.Shards != d.v.spec.Shards {
+		return nil
+	}
+	return r
+}
+
+// guardBootstrapRestore ends a bootstrap as bootstrap-complete does and goes on to restore the
+// requested snapshot: no client write is let in before the snapshot is loaded (Bootstrapping
+// never opens writes; Restoring opens them only when restore-complete returns to Steady).
+func guardBootstrapRestore(d *decider) (outcome, bool) {
+	r := d.restoreAtBootstrap()
+	if r == nil || r.Pending != "" {
+		return outcome{}, false
+	}
+	o, ok := d.bootstrapWired()
+	if !ok {
+		return outcome{}, false
+	}
+	o.next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot}
+	o.message += fmt.Sprintf("; restore %s from snapshot %s before opening writes", r.ID, r.Snapshot)
+	return o, true
+}
+
+// bootstrapWired is the outcome of a finished bootstrap: every shard's first node serves
+// replicas, the others follow it and the slots are assigned.
+func (d *decider) bootstrapWired() (outcome, bool) {
 	spec := d.v.spec
 	next := d.p
 	next.Shards = nil
@@ -331,6 +368,9 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 		// A cluster adopted from kept claims remembers the old IDs of pods whose claims were
 		// lost.
 		d.forgetGhosts(p, false, b)
+	}
+	if r := d.restoreAtBootstrap(); r != nil && r.Pending != "" && len(b.actions) == 0 {
+		b.wait(fmt.Sprintf("restore %s: %s (writes open only once it is loaded)", r.ID, r.Pending))
 	}
 	if spec.Mode != ModeCluster || len(b.actions) > 0 {
 		return

@@ -106,6 +106,10 @@ type RestoreRequest struct {
 	ID       string
 	Snapshot string
 	Shards   int
+	// Pending says why the restore cannot start yet (its snapshot is being verified, or was
+	// refused): a running cluster keeps serving meanwhile, and a bootstrapping one waits, wired
+	// but closed to writes, rather than open before the snapshot it is to hold is loaded.
+	Pending string
 }
 
 // Role is the replication role a node reports.

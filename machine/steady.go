@@ -94,7 +94,7 @@ func recordPrimary(shards []ShardRecord, s int, n *Node) []ShardRecord {
 
 func guardRestoreRequested(d *decider) (outcome, bool) {
 	r := d.v.spec.Restore
-	if r == nil || r.ID == "" || r.ID == d.p.Restored || r.Shards != len(d.p.Shards) {
+	if r == nil || r.ID == "" || r.Pending != "" || r.ID == d.p.Restored || r.Shards != len(d.p.Shards) {
 		return outcome{}, false
 	}
 	next := d.p

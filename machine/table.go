@@ -76,6 +76,8 @@ var table = []rule{
 		"every shard's recorded primary holds the snapshot and its replicas follow it"},
 	{EventBootstrapElected, []State{Bootstrapping}, Bootstrapping, guardBootstrapElected,
 		"nodes hold data at bootstrap (volumes kept from a deleted cluster), every node whose volume is older than the cluster answers, and one node's data contains every other's (by replication history, or by key count where nodes restarted from append-only files cannot say), or the user named the pod to bootstrap from: record it as the shard's first node before anything syncs from it (again, if the elected process is gone)"},
+	{EventRestoreRequested, []State{Bootstrapping}, Restoring, guardBootstrapRestore,
+		"a new cluster is to be restored from a snapshot and is wired as bootstrap-complete asks: record the primaries and restore before any client write is let in"},
 	{EventBootstrapComplete, []State{Bootstrapping}, Steady, guardBootstrapComplete,
 		"every pod exists, each shard's first node serves replicas, the others follow it, slots are assigned: record the primaries"},
 }

@@ -130,6 +130,14 @@ func (p *Pool) OpenWrites(ctx context.Context, podIP, runID string) error {
 	})
 }
 
+// OpenSync lets replicas sync from the node and leaves client writes as they are (fenced,
+// after a snapshot was loaded into it: the machine opens them once the restore is complete).
+func (p *Pool) OpenSync(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		return doAll(ctx, c, setUser(c, UserReplication, true))
+	})
+}
+
 // ReplicaOf points the node at a primary. A replica never serves as a sync source (its
 // replication user goes off), but it serves reads (its client user goes on: a replica is
 // read-only). The replication password is restored in case Detach replaced it.

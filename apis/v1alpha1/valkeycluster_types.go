@@ -428,6 +428,36 @@ type ValkeyClusterStatus struct {
 	// is dropped; one that succeeds is removed.
 	// +optional
 	FailingActions []FailingAction `json:"failingActions,omitempty"`
+
+	// Restore is the last restore asked for by spec.restoreFrom and what became of it.
+	// +optional
+	Restore *RestoreStatus `json:"restore,omitempty"`
+}
+
+// RestoreStatus is a restore's progress.
+type RestoreStatus struct {
+	// ID identifies the request (the backup's path in its store): a restore is carried out
+	// once per ID.
+	ID string `json:"id"`
+	// Location is the backup's directory in its store.
+	// +optional
+	Location string `json:"location,omitempty"`
+	// Phase is Verifying (the backup is checked before anything is touched), Refused (reason
+	// says why; the cluster keeps serving), Verified (about to start), Restoring or Completed.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// HistoriesOf is the restore (ID) whose data Histories name: the one under way, or else
+	// the last one completed.
+	// +optional
+	HistoriesOf string `json:"historiesOf,omitempty"`
+	// Histories are the replication IDs of data loaded from that restore's snapshot or synced
+	// from it since: how the operator tells, after a restart of its own or of a node, which
+	// nodes hold the restored data (Valkey keeps a node's replication ID in its RDB and
+	// append-only files). Kept to the newest few.
+	// +optional
+	Histories []string `json:"histories,omitempty"`
 }
 
 // FailingAction is one of the machine's actions that keeps failing.

@@ -455,6 +455,12 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return w.pool.HandOverInCluster(ctx, from, a.FromRunID, a.ToIP, a.ToRunID, r.Options.HandOverTimeout+5*time.Second)
 		}
 		return w.pool.HandOver(ctx, from, a.FromRunID, a.ToIP, a.ToRunID, r.Options.HandOverTimeout.Milliseconds())
+	case machine.RestoreSnapshot:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return r.restoreSnapshot(ctx, vc, w, a, addr)
 	case machine.RollPod:
 		p := w.pods[a.Node]
 		if p == nil {

@@ -46,6 +46,13 @@ type world struct {
 	// migration is this turn's slot migration step, if any.
 	migration   *migrationStep
 	migrationMu sync.Mutex
+	// histories are the restored data's replication IDs with those its nodes hold now
+	// (markRestored; nil: no restore recorded); restoredHistories those of nodes that loaded
+	// a snapshot this turn; restorePhase is Verifying or Refused while a restore is pending.
+	histories         []string
+	restoredHistories []string
+	restoreMu         sync.Mutex
+	restorePhase      string
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

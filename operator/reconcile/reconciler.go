@@ -106,6 +106,8 @@ type Reconciler struct {
 	// looks remembers what each cluster's last turn observed and decided: a backup reads its
 	// sources from it instead of surveying the nodes a second time.
 	looks lookMemory
+	// restores remembers each cluster's backup verification for spec.restoreFrom.
+	restores restoreChecks
 }
 
 func (r *Reconciler) defaults() {
@@ -304,6 +306,8 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		return nil, err
 	}
 	w.passwords = passwords
+	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persistedOf(&vc.Status), w.obs.Spec)
+	w.histories = markRestored(vc.Status.Restore, w.obs.Nodes)
 	return w, nil
 }
 
@@ -314,6 +318,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 	r.probes.forget(vc.UID)
 	r.live.forget(vc.UID)
 	r.looks.forget(vc.UID)
+	r.restores.forget(vc.UID)
 	r.Metrics.forget(vc.Namespace, vc.Name)
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return nil

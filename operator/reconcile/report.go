@@ -103,6 +103,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
+	vc.Status.Restore = restoreStatus(vc, w, p)
 	vc.Status.Waiting = d.Waiting
 	vc.Status.FailingActions = w.failing
 	why := machine.NotStarting(w.obs.Nodes)

@@ -1,0 +1,320 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// A restore reaches the machine as spec.Restore only once its backup has been checked: the
+// manifest exists, was taken in the cluster's mode with as many shards, and every file matches
+// its size, sha256 and RDB structure. Until then (and for good when the check fails) the
+// request is Pending: a running cluster keeps serving, a new one waits closed to writes. The
+// check reads the whole backup, so it runs beside the loop, not in it.
+//
+// Which nodes hold the restored data is told by replication IDs (status.restore.histories):
+// the loaded node's, and every ID a node takes while following it or after a promotion among
+// them. Valkey keeps a node's ID in its data files, so a node that restarts from its volume is
+// still recognised, and so is every node after an operator restart.
+
+// restoreCheck is one backup's verification for one cluster.
+type restoreCheck struct {
+	id string
+	// gen is the cluster's generation the source was resolved at.
+	gen   int64
+	store backup.Store
+	path  string
+	done  bool
+	m     backup.Manifest
+	err   error
+}
+
+// restoreChecks remembers each cluster's latest verification (in memory: an operator restart
+// verifies again, which only delays a restore not started yet).
+type restoreChecks struct {
+	mu sync.Mutex
+	m  map[types.UID]*restoreCheck
+}
+
+func (c *restoreChecks) get(cluster types.UID) *restoreCheck {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch := c.m[cluster]; ch != nil {
+		cp := *ch
+		return &cp
+	}
+	return nil
+}
+
+func (c *restoreChecks) set(cluster types.UID, ch *restoreCheck) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.UID]*restoreCheck{}
+	}
+	c.m[cluster] = ch
+}
+
+func (c *restoreChecks) forget(cluster types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, cluster)
+}
+
+// restoreSource resolves spec.restoreFrom to a store and the backup's directory in it.
+func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyCluster) (backup.Store, string, error) {
+	rf := vc.Spec.RestoreFrom
+	var spec v1alpha1.BackupStore
+	var dir string
+	switch {
+	case rf.Backup != "":
+		var vb v1alpha1.ValkeyBackup
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: rf.Backup}, &vb); err != nil {
+			return backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s: %w", rf.Backup, client.IgnoreNotFound(err))
+		}
+		if vb.Status.Phase != v1alpha1.BackupCompleted || vb.Status.Store == nil {
+			return backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s is %s, not Completed", rf.Backup, orNone(string(vb.Status.Phase)))
+		}
+		spec, dir = *vb.Status.Store, vb.Status.Path
+	case rf.Store != nil:
+		spec, dir = *rf.Store, rf.Path
+	default:
+		return backup.Store{}, "", errors.New("restoreFrom names no backup")
+	}
+	store, err := storeOf(ctx, r.apiReader(), vc.Namespace, spec)
+	return store, dir, err
+}
+
+// restoreRequest is spec.restoreFrom as the machine sees it (vc defaulted; nil: none).
+// phase is Verifying or Refused for a pending request.
+func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, spec machine.Spec) (req *machine.RestoreRequest, phase string) {
+	if vc.Spec.RestoreFrom == nil {
+		return nil, ""
+	}
+	if spec.Mode == machine.ModeCluster {
+		// Valkey refuses REPLICAOF in cluster mode, so a snapshot cannot be served to a
+		// running node as a primary would; loading it at start-up is not built yet.
+		return &machine.RestoreRequest{ID: "restoreFrom", Shards: spec.Shards, Pending: "restoring into topology Cluster is not supported yet (docs/backup.md): restore each shard's file by hand, or into a Replication cluster"}, "Refused"
+	}
+	// Resolved once per generation of the spec: the credentials are read from the API
+	// server, and this runs on every probe.
+	ch := r.restores.get(vc.UID)
+	var store backup.Store
+	var dir string
+	if ch != nil && ch.gen == vc.Generation {
+		store, dir = ch.store, ch.path
+	} else {
+		var err error
+		if store, dir, err = r.restoreSource(ctx, vc); err != nil {
+			// Not found, not complete, no credentials: no ID to give yet, but a new cluster
+			// must not open for writes meanwhile.
+			return &machine.RestoreRequest{ID: "restoreFrom", Shards: spec.Shards, Pending: err.Error()}, "Refused"
+		}
+	}
+	id := store.Location(dir + "/")
+	req = &machine.RestoreRequest{ID: id, Snapshot: id, Shards: spec.Shards}
+	if id == p.Restored || (p.State == machine.Restoring && p.Op.Target == id) {
+		if ch == nil || ch.id != id {
+			r.restores.set(vc.UID, &restoreCheck{id: id, gen: vc.Generation, store: store, path: dir, done: true})
+		}
+		return req, "" // done, or under way: checked before it started
+	}
+	if ch == nil || ch.id != id {
+		ch = &restoreCheck{id: id, gen: vc.Generation, store: store, path: dir}
+		r.restores.set(vc.UID, ch)
+		go r.verifyRestore(context.WithoutCancel(ctx), vc.DeepCopy(), *ch, spec)
+	} else if ch.gen != vc.Generation {
+		ch.gen = vc.Generation
+		r.restores.set(vc.UID, ch)
+	}
+	switch {
+	case !ch.done:
+		req.Pending, phase = "verifying the backup (sha256, RDB structure, shard count)", "Verifying"
+	case ch.err != nil:
+		req.Pending, phase = "refused: "+ch.err.Error(), "Refused"
+	default:
+		req.Shards = len(ch.m.Shards)
+	}
+	return req, phase
+}
+
+// verifyRestore checks a backup before anything is touched and records the outcome (and an
+// Event); the cluster is reconciled again by its next probe.
+func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyCluster, ch restoreCheck, spec machine.Spec) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	ch.m, ch.err = backup.VerifyBackup(ctx, ch.store, ch.path, spec.Mode, spec.Shards)
+	ch.done = true
+	if cur := r.restores.get(vc.UID); cur == nil || cur.id != ch.id {
+		return // restoreFrom changed meanwhile
+	}
+	r.restores.set(vc.UID, &ch)
+	if ch.err != nil {
+		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving", ch.id, ch.err)
+		return
+	}
+	r.event(vc, corev1.EventTypeNormal, "RestoreVerified", "%s: %d shard(s), every file matches its sha256 and is a valid RDB", ch.id, len(ch.m.Shards))
+}
+
+// restoreSnapshot is the real RestoreSnapshot: the shard's file of the snapshot the action
+// names is loaded into the node (backup.Load: the operator serves it as a primary would, the
+// node then detaches) and the node opens for replicas, as the simulator's world does; client
+// writes stay fenced until the machine opens them. The node's new replication IDs are recorded
+// as the restore's histories.
+func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.RestoreSnapshot, podIP string) error {
+	store, dir, err := r.snapshotStore(ctx, vc, a.Snapshot)
+	if err != nil {
+		return err
+	}
+	m, err := backup.ReadManifest(ctx, store, dir)
+	if err != nil {
+		return err
+	}
+	idx := slices.IndexFunc(m.Shards, func(s backup.Shard) bool { return s.Index == a.Shard })
+	if idx < 0 {
+		return fmt.Errorf("%s has no shard %d", a.Snapshot, a.Shard)
+	}
+	s := m.Shards[idx]
+	if err := w.pool.Alive(ctx, podIP, a.RunID); err != nil {
+		return err
+	}
+	addr := valkey.Addr(podIP)
+	listen, err := r.addressSeenBy(ctx, addr)
+	if err != nil {
+		return err
+	}
+	target := backup.Target{Addr: addr, User: valkey.UserOperator, Password: w.passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: w.passwords.Replication}
+	start := time.Now()
+	if err := backup.Load(ctx, target, listen, store, path.Join(dir, s.File), backup.Result{Size: s.Size, SHA256: s.SHA256}); err != nil {
+		return fmt.Errorf("loading %s into %s: %w", s.File, a.Node, err)
+	}
+	if err := w.pool.OpenSync(ctx, podIP, a.RunID); err != nil {
+		return err
+	}
+	v, err := w.pool.Survey(ctx, podIP)
+	if err != nil {
+		return err
+	}
+	w.addRestoredHistories(v.ReplID, v.ReplID2)
+	r.event(vc, corev1.EventTypeNormal, "SnapshotLoaded", "shard %d: %s loaded %s (%d bytes) in %s", a.Shard, a.Node, path.Join(a.Snapshot, s.File), s.Size, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// snapshotStore finds the store of the snapshot an action names: the one restoreFrom names
+// now, when its location is the action's.
+func (r *Reconciler) snapshotStore(ctx context.Context, vc *v1alpha1.ValkeyCluster, location string) (backup.Store, string, error) {
+	if vc.Spec.RestoreFrom != nil {
+		store, dir, err := r.restoreSource(ctx, vc)
+		if err == nil && store.Location(dir+"/") == location {
+			return store, dir, nil
+		}
+	}
+	return backup.Store{}, "", fmt.Errorf("the snapshot %s being restored is no longer what spec.restoreFrom names, which holds its store's credentials: name it again so that the restore can finish", location)
+}
+
+// addressSeenBy is the operator's address as the node at addr sees it: where the node can
+// reach back to be served the snapshot.
+func (r *Reconciler) addressSeenBy(ctx context.Context, addr string) (string, error) {
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: r.Options.Valkey.LocalAddr()}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	return conn.LocalAddr().(*net.TCPAddr).IP.String(), nil
+}
+
+// maxRestoreHistories bounds status.restore.histories: the IDs the nodes hold now and a few
+// before them are enough to recognise every node.
+const maxRestoreHistories = 16
+
+// markRestored sets Snapshot on every observed node whose data comes from the restore recorded
+// in status (its replication ID, or the one it had before a promotion, is among the restore's
+// histories) and returns the histories with the IDs such nodes hold now added (nil: no
+// restore recorded).
+func markRestored(rs *v1alpha1.RestoreStatus, nodes []machine.Node) []string {
+	if rs == nil || len(rs.Histories) == 0 {
+		return nil
+	}
+	known := slices.Clone(rs.Histories)
+	for i := range nodes {
+		v := &nodes[i].Valkey
+		if !nodes[i].Reachable || v.ReplID == "" {
+			continue
+		}
+		if slices.Contains(known, v.ReplID) || (v.ReplID2 != "" && slices.Contains(known, v.ReplID2)) {
+			v.Snapshot = rs.HistoriesOf
+			if !slices.Contains(known, v.ReplID) {
+				known = append(known, v.ReplID)
+			}
+		}
+	}
+	if len(known) > maxRestoreHistories {
+		known = known[len(known)-maxRestoreHistories:]
+	}
+	return known
+}
+
+// addRestoredHistories records IDs of a node that loaded the snapshot.
+func (w *world) addRestoredHistories(ids ...string) {
+	w.restoreMu.Lock()
+	defer w.restoreMu.Unlock()
+	for _, id := range ids {
+		if id != "" && !slices.Contains(w.restoredHistories, id) {
+			w.restoredHistories = append(w.restoredHistories, id)
+		}
+	}
+}
+
+// restoreStatus is status.restore after this turn: the request's progress, and the histories of
+// the restored data (of the restore under way, or else of the last one completed).
+func restoreStatus(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) *v1alpha1.RestoreStatus {
+	old := vc.Status.Restore
+	st := &v1alpha1.RestoreStatus{}
+	if old != nil {
+		*st = *old
+	}
+	if req := w.obs.Spec.Restore; req != nil {
+		st.ID, st.Location, st.Reason = req.ID, req.Snapshot, ""
+		switch {
+		case p.Restored == req.ID:
+			st.Phase = "Completed"
+		case p.State == machine.Restoring && p.Op.Target == req.ID:
+			st.Phase = "Restoring"
+		case req.Pending != "":
+			st.Phase, st.Reason = w.restorePhase, req.Pending
+		default:
+			st.Phase = "Verified"
+		}
+	}
+	if w.histories != nil {
+		st.Histories = w.histories
+	}
+	if p.State == machine.Restoring && p.Op.Target != st.HistoriesOf {
+		// A new restore: the data it replaces is not the restored data any more.
+		st.HistoriesOf, st.Histories = p.Op.Target, nil
+	}
+	for _, id := range w.restoredHistories {
+		if !slices.Contains(st.Histories, id) {
+			st.Histories = append(st.Histories, id)
+		}
+	}
+	if st.ID == "" && st.HistoriesOf == "" {
+		return nil
+	}
+	return st
+}
