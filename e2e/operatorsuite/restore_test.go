@@ -78,7 +78,7 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	vc = get(t, ns, "shop")
 	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
 	update(t, ctx, vc)
-	vc = waitFor(t, ns, "shop", 3*time.Minute, "restored", restorePhase("Completed"))
+	waitFor(t, ns, "shop", 3*time.Minute, "restored", restorePhase("Completed"))
 	vc = waitFor(t, ns, "shop", time.Minute, "Steady with 3 ready", steadyWith(3))
 	for i, d := range nodeDigests(t, ctx, vc) {
 		if d != atSnapshot {
@@ -100,7 +100,7 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	if err := k.Create(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
-	cp = waitFor(t, ns, "shop-copy", 3*time.Minute, "restored", restorePhase("Completed"))
+	waitFor(t, ns, "shop-copy", 3*time.Minute, "restored", restorePhase("Completed"))
 	cp = waitFor(t, ns, "shop-copy", time.Minute, "Steady with 2 ready", steadyWith(2))
 	if h := historyEvents(cp); len(h) == 0 || h[0] != "Bootstrapping -restore-requested-> Restoring" {
 		t.Errorf("the new cluster's history: %v; want Bootstrapping to Restoring first, never Steady before the load", h)
