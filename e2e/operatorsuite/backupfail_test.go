@@ -1,0 +1,136 @@
+package operatorsuite
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/operator/manager"
+)
+
+// uploadsInProgress counts the store's unfinished multipart uploads.
+func uploadsInProgress(t *testing.T, ctx context.Context, store backup.Store) int {
+	t.Helper()
+	out, err := store.Client().ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(store.Bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Uploads)
+}
+
+// TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried: snapshots are slowed down
+// (rdb-key-save-delay, so that each stream lasts seconds) and each of three backups is cut off
+// while it streams: the operator stopped (its successor finds the attempt interrupted and tries
+// again), the replica being read SIGKILLed, and the S3
+// server's pod deleted. Each attempt fails with its reason in status and an Event, the next
+// one completes after the back-off, no partial upload is left in the store, and the cluster
+// serves writes throughout.
+func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T) {
+	ns := cl.Namespace(t)
+	fast := func(c *manager.Config) { c.BackupBackOff = 2 * time.Second }
+	op := startOperator(t, "", fast)
+	ctx := ctxFor(t, 6*time.Minute)
+	spec, store := s3Store(t, ctx, ns)
+	vc := newCluster(ns, "slow", v1alpha1.TopologyReplication, 3)
+	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
+	// 1.5 ms per key while a snapshot is written: 3,000 keys stream for about 4.5 s.
+	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"rdb-key-save-delay": "1500"}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "slow", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	c := writable(t, vc)
+	fill(t, ctx, c, "k", 3000)
+	if err := c.Do(ctx, c.B().Wait().Numreplicas(2).Timeout(60000).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "slow", time.Minute, "Steady with 3 ready", steadyWith(3))
+	// The backup reads the in-sync replica of the lowest ordinal (nodes are sorted by name).
+	replica := ""
+	for _, n := range vc.Status.Nodes {
+		if n.Pod != vc.Status.Primary && replica == "" {
+			replica = n.Pod
+		}
+	}
+	running := func(name string) {
+		t.Helper()
+		waitBackup(t, ns, name, time.Minute, "Running", phase(v1alpha1.BackupRunning))
+		time.Sleep(1500 * time.Millisecond) // into the stream
+	}
+	failedThenCompleted := func(name, why string) {
+		t.Helper()
+		vb := waitBackup(t, ns, name, 2*time.Minute, "Failed", phase(v1alpha1.BackupFailed))
+		if !strings.Contains(vb.Status.Reason, why) || vb.Status.NextAttemptAt == nil {
+			t.Errorf("%s failed with %q (next attempt %v); want a reason with %q and a next attempt", name, vb.Status.Reason, vb.Status.NextAttemptAt, why)
+		}
+		if !eventSeen(t, ctx, ns, name, "BackupFailed") {
+			t.Errorf("no BackupFailed Event about %s", name)
+		}
+		if err := c.Do(ctx, c.B().Set().Key("serving").Value(name).Build()).Error(); err != nil {
+			t.Errorf("the cluster refused a write after %s failed: %v", name, err)
+		}
+		vb = waitBackup(t, ns, name, 3*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+		if vb.Status.Attempts < 2 {
+			t.Errorf("%s completed in %d attempt(s)", name, vb.Status.Attempts)
+		}
+		if n := uploadsInProgress(t, ctx, store); n != 0 {
+			t.Errorf("after %s: %d multipart upload(s) left in the store", name, n)
+		}
+	}
+
+	// The operator killed mid-stream: its upload stays in the store until the next one aborts it.
+	if err := k.Create(ctx, newBackup(ns, "op-killed", "slow")); err != nil {
+		t.Fatal(err)
+	}
+	running("op-killed")
+	// Stopped in-process, the operator's context ends and Take aborts its own upload; a
+	// SIGKILLed one cannot, and AbortStale (actuators/backup) is what cleans up then.
+	op.stop(t)
+	startOperator(t, "", fast)
+	failedThenCompleted("op-killed", "interrupted")
+
+	// The replica being read SIGKILLed.
+	if err := k.Create(ctx, newBackup(ns, "replica-killed", "slow")); err != nil {
+		t.Fatal(err)
+	}
+	running("replica-killed")
+	pid, err := cl.ContainerPID(ns, replica, "valkey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	failedThenCompleted("replica-killed", "shard 0 ("+replica+")")
+
+	// The S3 server's pod deleted mid-stream (its emptyDir goes with it; the manifest's pod
+	// comes back with an empty bucket).
+	if err := k.Create(ctx, newBackup(ns, "s3-gone", "slow")); err != nil {
+		t.Fatal(err)
+	}
+	running("s3-gone")
+	if err := cl.Clientset().CoreV1().Pods(ns).Delete(ctx, "s3", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	vb := waitBackup(t, ns, "s3-gone", 2*time.Minute, "Failed", phase(v1alpha1.BackupFailed))
+	t.Logf("with the store gone: %s", vb.Status.Reason)
+	for {
+		var p corev1.Pod
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s3"}, &p); err != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s3Store(t, ctx, ns)
+	failedThenCompleted("s3-gone", "shard 0")
+}
