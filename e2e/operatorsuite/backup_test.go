@@ -394,6 +394,13 @@ func TestABackupThatTheStoreRefusesFailsBacksOffAndSucceedsOnceFixed(t *testing.
 // eventSeen reports whether an Event with reason names the object.
 func eventSeen(t *testing.T, ctx context.Context, ns, name, reason string) bool {
 	t.Helper()
+	return eventNote(t, ctx, ns, name, reason) != ""
+}
+
+// eventNote is the note of the first Event with reason about the object, waiting for one up to
+// ten seconds ("" if none came).
+func eventNote(t *testing.T, ctx context.Context, ns, name, reason string) string {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		evs, err := cl.Clientset().EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -401,9 +408,9 @@ func eventSeen(t *testing.T, ctx context.Context, ns, name, reason string) bool 
 		}
 		for _, e := range evs.Items {
 			if e.Regarding.Name == name && e.Reason == reason {
-				return true
+				return e.Note
 			}
 		}
 	}
-	return false
+	return ""
 }
