@@ -158,7 +158,6 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	update(t, ctx, vc)
 	waitFor(t, ns, "slow", 2*time.Minute, "Restoring", func(vc *v1alpha1.ValkeyCluster) bool { return vc.Status.State == v1alpha1.StateRestoring })
 	time.Sleep(time.Second)
-	cl.Log("test").Write([]byte("stopping the operator during the restore\n"))
 	op2.stop(t)
 	if st := get(t, ns, "slow").Status; st.State != v1alpha1.StateRestoring {
 		t.Logf("the restore ended before the operator stopped (%s): the resumption is not exercised", st.State)
