@@ -291,3 +291,68 @@ func TestHistoryFull(t *testing.T) {
 		t.Errorf("--full --watch: %v", err)
 	}
 }
+
+// TestBackupVerb: backup creates a ValkeyBackup of the cluster (named by --name, or by the
+// cluster and the time), refuses a cluster without spec.backup with what to set, and --wait
+// follows the backup until the operator (here the test, writing status) completes or fails it.
+func TestBackupVerb(t *testing.T) {
+	ns := namespace(t, "backup-verb")
+	createClusterWith(t, ns, "orders", v1alpha1.ValkeyClusterSpec{Backup: &v1alpha1.BackupSpec{Store: v1alpha1.BackupStore{Bucket: "backups", CredentialsSecret: "s3"}}})
+	createCluster(t, ns, "plain")
+	backups := shared.dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource("valkeybackups")).Namespace(ns)
+
+	out, err := kubectlValkey(t, "backup", "orders", "-n", ns)
+	if err != nil || !strings.Contains(out, "backup orders-20260301-120000 of orders requested") {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	u, err := backups.Get(context.Background(), "orders-20260301-120000", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := unstructured.NestedString(u.Object, "spec", "cluster"); c != "orders" {
+		t.Errorf("the ValkeyBackup names cluster %q", c)
+	}
+
+	if _, err := kubectlValkey(t, "backup", "plain", "-n", ns); err == nil || !strings.Contains(err.Error(), "has no spec.backup: set spec.backup.store") {
+		t.Errorf("a cluster without spec.backup: %v", err)
+	}
+	if _, err := kubectlValkey(t, "backup", "nope", "-n", ns); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("a missing cluster: %v", err)
+	}
+
+	// --wait, with the test as the operator.
+	for _, c := range []struct {
+		name   string
+		status map[string]any
+		want   string
+		fails  bool
+	}{
+		{"done", map[string]any{"phase": "Completed", "attempts": int64(1), "size": int64(4096), "location": "s3://backups/backup-verb/orders/done/",
+			"shards": []any{map[string]any{"index": int64(0), "node": "orders-1", "file": "shard-0.rdb", "size": int64(4096), "sha256": "ab"}}},
+			"completed: 1 shard(s), 4096 bytes, in s3://backups/backup-verb/orders/done/", false},
+		{"broken", map[string]any{"phase": "Failed", "attempts": int64(3), "reason": "shard 0 (orders-1): AccessDenied"}, "failed after 3 attempt(s): shard 0 (orders-1): AccessDenied", true},
+	} {
+		// Written from a goroutine: the verb is waiting meanwhile (a failure to write shows as
+		// the verb's timeout).
+		go func() {
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				u, err := backups.Get(context.Background(), c.name, metav1.GetOptions{})
+				if err != nil {
+					continue
+				}
+				u.Object["status"] = c.status
+				if _, err = backups.UpdateStatus(context.Background(), u, metav1.UpdateOptions{}); err == nil {
+					return
+				}
+			}
+		}()
+		out, err := kubectlValkey(t, "backup", "orders", "-n", ns, "--name", c.name, "--wait", "--timeout", "30s")
+		got := out
+		if err != nil {
+			got += err.Error()
+		}
+		if (err != nil) != c.fails || !strings.Contains(got, c.want) {
+			t.Errorf("backup --wait of %s: %v\n%s\nwant %q", c.name, err, out, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/valkey-fsm/valkey-operator/plugin/backup"
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
@@ -44,7 +45,7 @@ func newRootCommand(now func() time.Time) *cobra.Command {
 		Long: `kubectl valkey shows what the valkey-operator's state machine recorded for a
 ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).
 The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
-restart (restart), a shard count and its slot plan (reshard).`,
+restart (restart), a shard count and its slot plan (reshard), a backup now (backup).`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
@@ -60,6 +61,7 @@ restart (restart), a shard count and its slot plan (reshard).`,
 		failover.NewCmd(flags),
 		restart.NewCmd(flags, now),
 		reshard.NewCmd(flags),
+		backup.NewCmd(flags, now),
 	)
 	return root
 }
