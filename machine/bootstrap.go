@@ -54,7 +54,7 @@ func guardBootstrapRestore(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	o.next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot}
-	o.message += fmt.Sprintf("; restore %s from snapshot %s before opening writes", r.ID, r.Snapshot)
+	o.message += fmt.Sprintf("; restore %s before opening writes", restoreName(r.ID, r.Snapshot))
 	return o, true
 }
 

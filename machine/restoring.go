@@ -63,7 +63,7 @@ func guardRestoreComplete(d *decider) (outcome, bool) {
 	next := p
 	next.Restored = p.Op.Target
 	next.Op = Operation{}
-	return outcome{next: next, message: fmt.Sprintf("restore %s from %s complete", p.Op.Target, p.Op.Snapshot)}, true
+	return outcome{next: next, message: fmt.Sprintf("restore %s complete", restoreName(p.Op.Target, p.Op.Snapshot))}, true
 }
 
 func (d *decider) restoreActions(p Persisted, b *actionList) {
@@ -98,4 +98,13 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		}
 		b.add(RestoreSnapshot{Shard: s, Node: into.Name, RunID: into.Valkey.RunID, Snapshot: p.Op.Snapshot, RequestID: p.Op.Target})
 	}
+}
+
+// restoreName names a restore in messages: its request, and the snapshot when that is another
+// name (the operator names both by the backup's location).
+func restoreName(id, snapshot string) string {
+	if id == snapshot || snapshot == "" {
+		return id
+	}
+	return fmt.Sprintf("%s from snapshot %s", id, snapshot)
 }

@@ -99,7 +99,7 @@ func guardRestoreRequested(d *decider) (outcome, bool) {
 	}
 	next := d.p
 	next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot}
-	return outcome{next: next, message: fmt.Sprintf("restore %s from snapshot %s", r.ID, r.Snapshot)}, true
+	return outcome{next: next, message: "restore " + restoreName(r.ID, r.Snapshot)}, true
 }
 
 func guardSwitchoverRequested(d *decider) (outcome, bool) {

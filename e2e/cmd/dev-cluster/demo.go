@@ -113,3 +113,17 @@ func clientHint(ctx context.Context, cl *localcluster.Cluster, ns, name string) 
 	}
 	return fmt.Sprintf("  valkey-cli -h %s -p 6379 --pass %s --no-auth-warning ping", svc.Spec.ClusterIP, string(sec.Data["password"]))
 }
+
+// backupHint tells how to try backups against the S3 server testdata/s3/versitygw.yaml runs
+// (Service s3, Secret s3-credentials, bucket backups), when it was applied.
+func backupHint(ctx context.Context, cl *localcluster.Cluster, ns, name string) string {
+	svc, err := cl.Clientset().CoreV1().Services(ns).Get(ctx, "s3", metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(`Backups go to the S3 server (versitygw) at http://%s:7070, bucket backups, keys in Secret s3-credentials:
+  kubectl patch vkc %s --type merge -p '{"spec":{"backup":{"store":{"bucket":"backups","endpoint":"http://%s:7070","forcePathStyle":true,"credentialsSecret":"s3-credentials"}}}}'
+  kubectl valkey backup %s --wait
+  kubectl get valkeybackups
+`, svc.Spec.ClusterIP, name, svc.Spec.ClusterIP, name)
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +25,7 @@ func main() {
 	nodes := flag.Int("nodes", 3, "how many Nodes to register")
 	newIPs := flag.Bool("new-ip-on-recreate", false, "give re-created Pods a new IP, as real clusters do")
 	verbose := flag.Bool("v", false, "print the control plane's and the pods' output")
-	apply := flag.String("apply", "", "a manifest file to apply in the default namespace once the cluster is up")
+	apply := flag.String("apply", "", "manifest files (comma-separated) to apply in the default namespace once the cluster is up")
 	operator := flag.Bool("operator", false, "build the operator and install its Helm chart")
 	waitFor := flag.String("wait", "", "a ValkeyCluster (default namespace) to wait for until Steady, then show with kubectl valkey")
 	flag.Parse()
@@ -100,15 +101,21 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 			return err
 		}
 	}
-	if apply != "" {
+	for _, file := range strings.Split(apply, ",") {
+		if file == "" {
+			continue
+		}
 		if waitFor != "" {
-			if _, err := cl.ApplyFile(ctx, apply, "default"); err != nil {
+			if _, err := cl.ApplyFile(ctx, file, "default"); err != nil {
 				return err
 			}
-			fmt.Printf("\napplied %s; waiting for ValkeyCluster %s to be Steady...\n", apply, waitFor)
-		} else if err := applyAndWait(ctx, cl, apply); err != nil {
+			fmt.Printf("\napplied %s\n", file)
+		} else if err := applyAndWait(ctx, cl, file); err != nil {
 			return err
 		}
+	}
+	if waitFor != "" {
+		fmt.Printf("waiting for ValkeyCluster %s to be Steady...\n", waitFor)
 	}
 	if waitFor != "" {
 		if err := waitSteady(ctx, cl, "default", waitFor); err != nil {
@@ -117,8 +124,8 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 		if pluginBin != "" {
 			showPlugin(pluginBin, kubeconfig, "default", waitFor)
 		}
-		fmt.Printf("\nTry it:\n  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get vkc\n  kubectl valkey history %s --watch\n%s\n",
-			kubeconfig, filepath.Dir(pluginBin), waitFor, clientHint(ctx, cl, "default", waitFor))
+		fmt.Printf("\nTry it:\n  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get vkc\n  kubectl valkey history %s --watch\n%s\n%s",
+			kubeconfig, filepath.Dir(pluginBin), waitFor, clientHint(ctx, cl, "default", waitFor), backupHint(ctx, cl, "default", waitFor))
 	}
 	fmt.Println("Ctrl-C stops it.")
 	<-ctx.Done()
