@@ -26,6 +26,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/oracle"
 )
 
 // The backup tests run real parts only: valkey-server 8.0 (Debian's, on PATH) and 9.1 (built
@@ -162,30 +163,11 @@ func load(t testing.TB, ip string, n int) {
 // hashed, read through a user of the test's own with a client of its own.
 func digest(t testing.TB, ip string) (string, int) {
 	t.Helper()
-	c := client(t, ip, oracleUser, oraclePassword)
-	ctx := context.Background()
-	var keys []string
-	cursor := uint64(0)
-	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, e.Elements...)
-		if cursor = e.Cursor; cursor == 0 {
-			break
-		}
+	d, n, err := oracle.Digest(context.Background(), client(t, ip, oracleUser, oraclePassword))
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		dump, err := c.Do(ctx, c.B().Dump().Key(k).Build()).ToString()
-		if err != nil {
-			t.Fatalf("DUMP %s: %v", k, err)
-		}
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(dump), dump)
-	}
-	return hex.EncodeToString(h.Sum(nil)), len(keys)
+	return d, n
 }
 
 func valkeyBinaries(t testing.TB) map[string]string {

@@ -1,16 +1,8 @@
 package localcluster
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-
-	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 )
 
 // VersityGWImage is the repository of versitygw's image (an S3 gateway; its posix backend keeps
@@ -29,29 +21,9 @@ var versitygw struct {
 // time (about a minute; `make tools` does it ahead of the tests).
 func VersityGW() (string, error) {
 	versitygw.once.Do(func() {
-		root, err := kubeassets.RepoRoot()
-		if err != nil {
-			versitygw.err = err
-			return
-		}
-		var out, errOut bytes.Buffer
-		cmd := exec.Command(filepath.Join(root, "hack", "versitygw.sh"))
-		cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(&errOut, os.Stderr)
-		if err := cmd.Run(); err != nil {
-			versitygw.err = fmt.Errorf("building versitygw (hack/versitygw.sh): %w: %s", err, errOut.String())
-			return
-		}
-		cached := strings.TrimSpace(out.String())
-		pd, err := ProgramDir(root)
-		if err != nil {
-			versitygw.err = err
-			return
-		}
-		// The per-user cache is under a private home: copy into the shared program directory.
-		dir := filepath.Join(pd, "versitygw")
-		if versitygw.err = copyPrograms(filepath.Dir(cached), dir); versitygw.err == nil {
-			versitygw.path = filepath.Join(dir, filepath.Base(cached))
-		}
+		var dir string
+		dir, versitygw.err = buildIntoProgramDir("versitygw.sh", "versitygw", filepath.Dir)
+		versitygw.path = filepath.Join(dir, "versitygw")
 	})
 	return versitygw.path, versitygw.err
 }

@@ -33,30 +33,32 @@ var valkey91 struct {
 // ahead of the tests).
 func Valkey91Dir() (string, error) {
 	valkey91.once.Do(func() {
-		root, err := kubeassets.RepoRoot()
-		if err != nil {
-			valkey91.err = err
-			return
-		}
-		var out, errOut bytes.Buffer
-		cmd := exec.Command(filepath.Join(root, "hack", "valkey-9.1.sh"))
-		cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(&errOut, os.Stderr)
-		if err := cmd.Run(); err != nil {
-			valkey91.err = fmt.Errorf("building Valkey 9.1 (hack/valkey-9.1.sh): %w: %s", err, errOut.String())
-			return
-		}
-		cached := strings.TrimSpace(out.String())
-		// The per-user cache is under a private home: copy into the shared program directory.
-		pd, err := ProgramDir(root)
-		if err != nil {
-			valkey91.err = err
-			return
-		}
-		dir := filepath.Join(pd, "valkey-9.1")
-		valkey91.err = copyPrograms(cached, dir)
-		valkey91.dir = dir
+		valkey91.dir, valkey91.err = buildIntoProgramDir("valkey-9.1.sh", "valkey-9.1", func(out string) string { return out })
 	})
 	return valkey91.dir, valkey91.err
+}
+
+// buildIntoProgramDir runs a hack/ script that builds programs into the per-user cache (once:
+// the scripts cache by version) and prints a path, and copies the directory from(path) names
+// into the shared program directory under sub: the cache is under a private home, and pods run
+// as other users. It returns the copy's directory.
+func buildIntoProgramDir(script, sub string, from func(printed string) string) (string, error) {
+	root, err := kubeassets.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, "hack", script))
+	cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(&errOut, os.Stderr)
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building with hack/%s: %w: %s", script, err, errOut.String())
+	}
+	pd, err := ProgramDir(root)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(pd, sub)
+	return dir, copyPrograms(from(strings.TrimSpace(out.String())), dir)
 }
 
 // copyPrograms copies every file of from into to (mode 0755), skipping those already there

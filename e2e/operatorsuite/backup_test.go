@@ -25,6 +25,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/oracle"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
@@ -61,6 +62,26 @@ func s3Store(t *testing.T, ctx context.Context, ns string) (v1alpha1.BackupStore
 	return spec, store
 }
 
+// backedUpCluster creates a cluster named name of replicas pods (Standalone for one, else
+// Replication) with spec.backup pointing at store, edit changing it first (nil: no change), and
+// waits until it is Steady with every pod ready.
+func backedUpCluster(t *testing.T, ctx context.Context, ns, name string, replicas int32, store v1alpha1.BackupStore, edit func(*v1alpha1.ValkeyCluster)) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	topology := v1alpha1.TopologyReplication
+	if replicas == 1 {
+		topology = v1alpha1.TopologyStandalone
+	}
+	vc := newCluster(ns, name, topology, replicas)
+	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: store}
+	if edit != nil {
+		edit(vc)
+	}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	return waitFor(t, ns, name, 2*time.Minute, fmt.Sprintf("Steady with %d ready", replicas), steadyWith(int(replicas)))
+}
+
 // waitBackup waits until the ValkeyBackup satisfies cond.
 func waitBackup(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*v1alpha1.ValkeyBackup) bool) *v1alpha1.ValkeyBackup {
 	t.Helper()
@@ -86,33 +107,16 @@ func newBackup(ns, name, cluster string) *v1alpha1.ValkeyBackup {
 	return &v1alpha1.ValkeyBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.ValkeyBackupSpec{Cluster: cluster}}
 }
 
-// dumpDigest is the oracle of a data set: the sha256 of every key's DUMP, keys sorted, read with
-// its own client (SCAN, DUMP), not through the operator or the backup package. It returns the
-// number of keys too.
+// dumpDigest is the oracle of a data set (internal/oracle: every key's DUMP, keys sorted, read
+// with the test's own client, not through the operator or the backup package) and its number
+// of keys.
 func dumpDigest(t *testing.T, ctx context.Context, c vk.Client) (string, int) {
 	t.Helper()
-	var keys []string
-	cursor := uint64(0)
-	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, e.Elements...)
-		if cursor = e.Cursor; cursor == 0 {
-			break
-		}
+	d, n, err := oracle.Digest(ctx, c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, key := range keys {
-		d, err := c.Do(ctx, c.B().Dump().Key(key).Build()).ToString()
-		if err != nil {
-			t.Fatalf("DUMP %s: %v", key, err)
-		}
-		fmt.Fprintf(h, "%q=%x\n", key, d)
-	}
-	return hex.EncodeToString(h.Sum(nil)), len(keys)
+	return d, n
 }
 
 // fill writes n keys of several types under prefix.
@@ -222,12 +226,7 @@ func TestABackupOnDemandIsAVerifiedSnapshotReadFromAReplica(t *testing.T) {
 	startOperator(t, "")
 	ctx := ctxFor(t, 4*time.Minute)
 	spec, store := s3Store(t, ctx, ns)
-	vc := newCluster(ns, "orders", v1alpha1.TopologyReplication, 3)
-	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "orders", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	vc := backedUpCluster(t, ctx, ns, "orders", 3, spec, nil)
 	c := writable(t, vc)
 	fill(t, ctx, c, "k", 2000)
 	if err := c.Do(ctx, c.B().Wait().Numreplicas(2).Timeout(5000).Build()).Error(); err != nil {
@@ -277,12 +276,9 @@ func TestScheduledBackupsAreCreatedAndPrunedByRetention(t *testing.T) {
 	startOperator(t, "")
 	ctx := ctxFor(t, 4*time.Minute)
 	spec, store := s3Store(t, ctx, ns)
-	vc := newCluster(ns, "cache", v1alpha1.TopologyStandalone, 1)
-	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec, Retention: v1alpha1.BackupRetention{Count: ptr.To[int32](2)}}
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "cache", 2*time.Minute, "Steady with 1 ready", steadyWith(1))
+	vc := backedUpCluster(t, ctx, ns, "cache", 1, spec, func(vc *v1alpha1.ValkeyCluster) {
+		vc.Spec.Backup.Retention.Count = ptr.To[int32](2)
+	})
 	fill(t, ctx, writable(t, vc), "k", 200)
 	if err := k.Create(ctx, newBackup(ns, "keep-me", "cache")); err != nil {
 		t.Fatal(err)
@@ -362,12 +358,7 @@ func TestABackupThatTheStoreRefusesFailsBacksOffAndSucceedsOnceFixed(t *testing.
 		t.Fatal(err)
 	}
 	spec.CredentialsSecret = "wrong"
-	vc := newCluster(ns, "app", v1alpha1.TopologyStandalone, 1)
-	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "app", 2*time.Minute, "Steady with 1 ready", steadyWith(1))
+	vc := backedUpCluster(t, ctx, ns, "app", 1, spec, nil)
 	c := writable(t, vc)
 	if err := k.Create(ctx, newBackup(ns, "b1", "app")); err != nil {
 		t.Fatal(err)

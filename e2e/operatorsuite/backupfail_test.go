@@ -41,14 +41,10 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	op := startOperator(t, "", fast)
 	ctx := ctxFor(t, 6*time.Minute)
 	spec, store := s3Store(t, ctx, ns)
-	vc := newCluster(ns, "slow", v1alpha1.TopologyReplication, 3)
-	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
-	// 1.5 ms per key while a snapshot is written: 3,000 keys stream for about 4.5 s.
-	vc.Spec.Config = map[string]v1alpha1.ConfigValue{"rdb-key-save-delay": "1500"}
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "slow", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	vc := backedUpCluster(t, ctx, ns, "slow", 3, spec, func(vc *v1alpha1.ValkeyCluster) {
+		// 1.5 ms per key while a snapshot is written: 3,000 keys stream for about 4.5 s.
+		vc.Spec.Config = map[string]v1alpha1.ConfigValue{"rdb-key-save-delay": "1500"}
+	})
 	c := writable(t, vc)
 	fill(t, ctx, c, "k", 3000)
 	if err := c.Do(ctx, c.B().Wait().Numreplicas(2).Timeout(60000).Build()).Error(); err != nil {

@@ -55,12 +55,7 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	startOperator(t, "")
 	ctx := ctxFor(t, 6*time.Minute)
 	spec, store := s3Store(t, ctx, ns)
-	vc := newCluster(ns, "shop", v1alpha1.TopologyReplication, 3)
-	vc.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	vc = waitFor(t, ns, "shop", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	vc := backedUpCluster(t, ctx, ns, "shop", 3, spec, nil)
 	c := writable(t, vc)
 	fill(t, ctx, c, "k", 1000)
 	atSnapshot, keys := dumpDigest(t, ctx, c)
