@@ -102,7 +102,7 @@ func fullCluster() *ValkeyCluster {
 				Restored: "restore-1",
 			},
 			FailingActions: []FailingAction{{Action: "replica-of vk-0 -> vk-1 (10.0.0.2)", Count: 2, LastError: "i/o timeout", RetryAt: at}},
-			Restore:        &RestoreStatus{ID: "ns/vk/nightly", Location: "s3://b/ns/vk/nightly/", Phase: "Restoring", Reason: "r", HistoriesOf: "ns/vk/nightly", Histories: []string{"h2"}},
+			Restore:        &RestoreStatus{ID: "ns/vk/nightly", Location: "s3://b/ns/vk/nightly/", Phase: "Restoring", Reason: "r", HistoriesOf: "ns/vk/nightly", Histories: []string{"h2"}, Store: ptrTo(fullStore()), Path: "ns/vk/nightly"},
 		},
 	}
 }

@@ -452,6 +452,13 @@ type RestoreStatus struct {
 	// the last one completed.
 	// +optional
 	HistoriesOf string `json:"historiesOf,omitempty"`
+	// Store and Path are where the snapshot of the restore HistoriesOf names is, recorded when
+	// it starts: a restore under way finishes from them even when restoreFrom changes or its
+	// ValkeyBackup is deleted.
+	// +optional
+	Store *BackupStore `json:"store,omitempty"`
+	// +optional
+	Path string `json:"path,omitempty"`
 	// Histories are the replication IDs of data loaded from that restore's snapshot or synced
 	// from it since: how the operator tells, after a restart of its own or of a node, which
 	// nodes hold the restored data (Valkey keeps a node's replication ID in its RDB and

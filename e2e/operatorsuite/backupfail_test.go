@@ -37,7 +37,8 @@ func uploadsInProgress(t *testing.T, ctx context.Context, store backup.Store) in
 // serves writes throughout.
 func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T) {
 	ns := cl.Namespace(t)
-	fast := func(c *manager.Config) { c.BackupBackOff = 2 * time.Second }
+	// Short back-offs, and attempts enough to outlast the S3 pod's return.
+	fast := func(c *manager.Config) { c.BackupBackOff, c.BackupAttempts = 2*time.Second, 10 }
 	op := startOperator(t, "", fast)
 	ctx := ctxFor(t, 6*time.Minute)
 	spec, store := s3Store(t, ctx, ns)
@@ -50,18 +51,16 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	if err := c.Do(ctx, c.B().Wait().Numreplicas(2).Timeout(60000).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
-	vc = waitFor(t, ns, "slow", time.Minute, "Steady with 3 ready", steadyWith(3))
-	// The backup reads the in-sync replica of the lowest ordinal (nodes are sorted by name).
-	replica := ""
-	for _, n := range vc.Status.Nodes {
-		if n.Pod != vc.Status.Primary && replica == "" {
-			replica = n.Pod
-		}
-	}
-	running := func(name string) {
+	waitFor(t, ns, "slow", time.Minute, "Steady with 3 ready", steadyWith(3))
+	// running waits until the backup streams and returns the node it reads.
+	running := func(name string) string {
 		t.Helper()
-		waitBackup(t, ns, name, time.Minute, "Running", phase(v1alpha1.BackupRunning))
+		vb := waitBackup(t, ns, name, time.Minute, "Running", phase(v1alpha1.BackupRunning))
+		if len(vb.Status.Shards) != 1 {
+			t.Fatalf("a running backup names %d source(s)", len(vb.Status.Shards))
+		}
 		time.Sleep(1500 * time.Millisecond) // into the stream
+		return vb.Status.Shards[0].Node
 	}
 	// failed waits for the attempt's failure and checks what it says; retried for the next
 	// attempt's success (the test does not wait for Failed then: with the cause gone, the
@@ -114,7 +113,10 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	if err := k.Create(ctx, newBackup(ns, "replica-killed", "slow")); err != nil {
 		t.Fatal(err)
 	}
-	running("replica-killed")
+	replica := running("replica-killed")
+	if replica == get(t, ns, "slow").Status.Primary {
+		t.Fatalf("the backup reads the primary %s with two replicas", replica)
+	}
 	pid, err := cl.ContainerPID(ns, replica, "valkey")
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +148,8 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	retried("s3-gone")
 
 	// A restore whose operator stops in the middle (the replicas' resync from the loaded node
-	// is slowed down too) is finished by the next operator.
+	// is slowed down too) is finished by the next operator, from where the restore recorded its
+	// snapshot: the ValkeyBackup it named is deleted meanwhile (its objects stay).
 	atSnapshot, _ := dumpDigest(t, ctx, c)
 	fill(t, ctx, c, "later", 500)
 	vc = get(t, ns, "slow")
@@ -158,8 +161,14 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	if st := get(t, ns, "slow").Status; st.State != v1alpha1.StateRestoring {
 		t.Logf("the restore ended before the operator stopped (%s): the resumption is not exercised", st.State)
 	}
+	if err := k.Delete(ctx, newBackup(ns, "s3-gone", "slow")); err != nil {
+		t.Fatal(err)
+	}
 	startOperator(t, "", fast)
-	waitFor(t, ns, "slow", 3*time.Minute, "restored", restorePhase("Completed"))
+	location := "s3://backups/team-a/" + ns + "/slow/s3-gone/"
+	waitFor(t, ns, "slow", 3*time.Minute, "restored", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.Machine != nil && vc.Status.Machine.Restored == location && vc.Status.State == v1alpha1.StateSteady
+	})
 	vc = waitFor(t, ns, "slow", time.Minute, "Steady with 3 ready", steadyWith(3))
 	for i, d := range nodeDigests(t, ctx, vc) {
 		if d != atSnapshot {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -147,7 +148,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return b.pending(ctx, &vb, fmt.Sprintf("waiting for the operator to survey %s", vc.Name), 5*time.Second)
 	}
 	// From here on, a refusal is a failed attempt: it is counted and backs off.
-	path := backupPath(vb.Namespace, vc.Name, vb.Name)
+	dir := backupPath(vb.Namespace, vc.Name, vb.Name)
 	spec := vc.Spec.Backup.Store
 	v1alpha1.SetStoreDefaults(&spec)
 	store, err := storeOf(ctx, b.apiReader(), vb.Namespace, spec)
@@ -174,9 +175,14 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	vb.Status.Reason = ""
 	vb.Status.Runner = b.clock
 	vb.Status.Store = &spec
-	vb.Status.Path = path
-	vb.Status.Location = store.Location(path + "/")
+	vb.Status.Path = dir
+	vb.Status.Location = store.Location(dir + "/")
 	vb.Status.Mode = string(look.obs.Spec.Mode)
+	// The nodes being read, for whoever watches a long backup; completion fills in the rest.
+	vb.Status.Shards, vb.Status.Size = nil, 0
+	for _, src := range sources {
+		vb.Status.Shards = append(vb.Status.Shards, v1alpha1.BackupShard{Index: int32(src.Index), Node: src.Node, Slots: rangesText(src.Slots)})
+	}
 	if err := b.Client.Status().Patch(ctx, &vb, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
@@ -193,21 +199,27 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	b.start(clusterKey, vb.Name)
 	b.Recorder.Eventf(&vb, &vc, corev1.EventTypeNormal, "BackupStarted", "Backup", "attempt %d: streaming %d shard(s) of %s to %s", vb.Status.Attempts, len(sources), vc.Name, vb.Status.Location)
 	logFrom(ctx).Info("backup started", "backup", vb.Name, "attempt", vb.Status.Attempts, "location", vb.Status.Location, "sources", sourceNames(sources))
-	go b.run(base, vb.DeepCopy(), clusterKey, store, path, version, sources)
+	go b.run(base, vb.DeepCopy(), clusterKey, store, dir, version, sources)
 	return ctrl.Result{}, nil
 }
 
 // run is one attempt: abort what interrupted attempts left in the store, stream every shard,
 // write the manifest, record the outcome.
-func (b *BackupReconciler) run(ctx context.Context, vb *v1alpha1.ValkeyBackup, cluster types.NamespacedName, store backup.Store, path, version string, sources []backup.ShardSource) {
+func (b *BackupReconciler) run(ctx context.Context, vb *v1alpha1.ValkeyBackup, cluster types.NamespacedName, store backup.Store, dir, version string, sources []backup.ShardSource) {
 	defer b.stop(cluster)
 	log := ctrl.LoggerFrom(ctx).WithValues("backup", vb.Name, "namespace", vb.Namespace)
-	if n, err := backup.AbortStale(ctx, store, b.started); err != nil {
+	// One backup of a cluster runs at a time, so an upload under the cluster's directory that
+	// is not this attempt's was left by an interrupted one (an operator killed mid-stream cannot
+	// abort its own). Scoped to the cluster's directory, and with no cutoff that compares the
+	// store's clock with ours, it touches nobody else's upload.
+	scoped := store
+	scoped.Prefix = store.Key(path.Dir(dir) + "/")
+	if n, err := backup.AbortStale(ctx, scoped, time.Now().Add(24*time.Hour)); err != nil {
 		log.Info("could not abort stale uploads (they are tried again before the next backup)", "error", err.Error())
 	} else if n > 0 {
 		log.Info("aborted multipart uploads left by interrupted backups", "count", n)
 	}
-	m, err := backup.TakeAll(ctx, store, path, cluster.Name, machine.Mode(vb.Status.Mode), version, sources, b.now)
+	m, err := backup.TakeAll(ctx, store, dir, cluster.Name, machine.Mode(vb.Status.Mode), version, sources, b.now)
 	if ctx.Err() != nil {
 		return // the operator stops: its successor finds the attempt interrupted
 	}
@@ -225,6 +237,11 @@ func (b *BackupReconciler) finish(ctx context.Context, vb *v1alpha1.ValkeyBackup
 		var cur v1alpha1.ValkeyBackup
 		if err := b.apiReader().Get(ctx, key, &cur); err != nil {
 			return client.IgnoreNotFound(err)
+		}
+		if cur.Status.Phase != v1alpha1.BackupRunning || cur.Status.Attempts != vb.Status.Attempts || cur.Status.Runner != vb.Status.Runner {
+			// Another attempt's record (the cache was behind when this one was judged
+			// interrupted): not this attempt's to end.
+			return nil
 		}
 		before := cur.DeepCopy()
 		now := metav1.NewTime(b.now())

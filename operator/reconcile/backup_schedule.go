@@ -88,23 +88,29 @@ func (s *BackupScheduler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		if err := s.create(ctx, &vc, due); err != nil {
 			return ctrl.Result{}, err
 		}
-		last = due
 	}
-	return ctrl.Result{RequeueAfter: sched.Next(last).Sub(now) + time.Second}, pruneErr
+	// From now, not from the last time: a requeue in the past is no requeue at all.
+	return ctrl.Result{RequeueAfter: sched.Next(now).Sub(now) + time.Second}, pruneErr
 }
 
-// dueTime is the newest time of the schedule after last and at or before now (zero: none).
+// dueTime is the newest time of the schedule after last and at or before now (zero: none). A
+// schedule missed for long (every second, the operator down for a month) is not walked time by
+// time: the window before now doubles until it holds a time of the schedule, so the walk is
+// about as long as the schedule's own period, whatever the gap.
 func dueTime(sched cron.Schedule, last, now time.Time) time.Time {
-	var due time.Time
-	// A schedule the operator missed for long (every minute, down for a month) is not
-	// walked time by time: from a day back, the newest time is the same.
-	if now.Sub(last) > 24*time.Hour {
-		last = now.Add(-24 * time.Hour)
+	for window := time.Minute; ; window *= 2 {
+		from := now.Add(-window)
+		if !from.After(last) {
+			from = last
+		}
+		var due time.Time
+		for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+			due = t
+		}
+		if !due.IsZero() || from.Equal(last) || window > 5*366*24*time.Hour {
+			return due
+		}
 	}
-	for t := sched.Next(last); !t.IsZero() && !t.After(now); t = sched.Next(t) {
-		due = t
-	}
-	return due
 }
 
 // create makes the ValkeyBackup of scheduled time at; one that exists is fine (another turn, or
@@ -164,13 +170,45 @@ func (s *BackupScheduler) prune(ctx context.Context, vc *v1alpha1.ValkeyCluster,
 			drop = append(drop, b)
 		}
 	}
+	restoring, err := s.restoreSources(ctx, vc.Namespace)
+	if err != nil {
+		return err
+	}
 	for i := range drop {
+		if restoring[drop[i].Name] || (drop[i].Status.Path != "" && restoring["path:"+drop[i].Status.Path]) {
+			continue // a cluster restores from it, or names it to
+		}
 		if err := s.pruneOne(ctx, vc, &drop[i]); err != nil {
 			s.event(vc, corev1.EventTypeWarning, "BackupPruneFailed", "%v (tried again on the next turn)", err)
 			return err
 		}
 	}
 	return nil
+}
+
+// restoreSources are the backups retention keeps whatever their age: those a cluster of the
+// namespace names in spec.restoreFrom (by name), and those whose directory a cluster's restore
+// reads or read ("path:" and the path): a restore under way must find its snapshot.
+func (s *BackupScheduler) restoreSources(ctx context.Context, namespace string) (map[string]bool, error) {
+	var clusters v1alpha1.ValkeyClusterList
+	if err := s.Client.List(ctx, &clusters, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, c := range clusters.Items {
+		if rf := c.Spec.RestoreFrom; rf != nil {
+			if rf.Backup != "" {
+				out[rf.Backup] = true
+			}
+			if rf.Path != "" {
+				out["path:"+rf.Path] = true
+			}
+		}
+		if rs := c.Status.Restore; rs != nil && rs.Path != "" {
+			out["path:"+rs.Path] = true
+		}
+	}
+	return out, nil
 }
 
 func (s *BackupScheduler) pruneOne(ctx context.Context, vc *v1alpha1.ValkeyCluster, b *v1alpha1.ValkeyBackup) error {

@@ -53,6 +53,9 @@ type world struct {
 	restoredHistories []string
 	restoreMu         sync.Mutex
 	restorePhase      string
+	// restoreSpec and restorePath are where restoreFrom's snapshot is (nil: none resolved).
+	restoreSpec *v1alpha1.BackupStore
+	restorePath string
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

@@ -306,7 +306,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		return nil, err
 	}
 	w.passwords = passwords
-	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persistedOf(&vc.Status), w.obs.Spec)
+	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persistedOf(&vc.Status), w)
 	w.histories = markRestored(vc.Status.Restore, w.obs.Nodes)
 	return w, nil
 }

@@ -36,15 +36,23 @@ type restoreCheck struct {
 	id string
 	// gen is the cluster's generation the source was resolved at.
 	gen   int64
+	spec  v1alpha1.BackupStore
 	store backup.Store
 	path  string
 	done  bool
-	m     backup.Manifest
-	err   error
+	// at is when the check ended: a refusal is checked again after refusedRecheck (a store
+	// that was briefly unreachable must not refuse a restore for good).
+	at  time.Time
+	m   backup.Manifest
+	err error
 }
 
+// refusedRecheck is how long a refused backup stays refused before it is checked again.
+const refusedRecheck = 30 * time.Second
+
 // restoreChecks remembers each cluster's latest verification (in memory: an operator restart
-// verifies again, which only delays a restore not started yet).
+// verifies again, which only delays a restore not started yet). Every change happens under
+// the lock, in one call, so that a check's result is never overwritten by a copy read before it.
 type restoreChecks struct {
 	mu sync.Mutex
 	m  map[types.UID]*restoreCheck
@@ -60,13 +68,34 @@ func (c *restoreChecks) get(cluster types.UID) *restoreCheck {
 	return nil
 }
 
-func (c *restoreChecks) set(cluster types.UID, ch *restoreCheck) {
+// want returns the check of id for cluster as it stands (gen updated), and whether a check must
+// start now: there is none of id, or its refusal is older than refusedRecheck.
+func (c *restoreChecks) want(cluster types.UID, fresh restoreCheck, now time.Time) (restoreCheck, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[types.UID]*restoreCheck{}
 	}
-	c.m[cluster] = ch
+	ch := c.m[cluster]
+	staleRefusal := ch != nil && ch.done && ch.err != nil && now.Sub(ch.at) > refusedRecheck
+	if ch != nil && ch.id == fresh.id && !staleRefusal {
+		ch.gen = fresh.gen
+		return *ch, false
+	}
+	c.m[cluster] = &fresh
+	return fresh, true
+}
+
+// finish records a check's outcome unless another check of the cluster replaced it meanwhile.
+func (c *restoreChecks) finish(cluster types.UID, done restoreCheck) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := c.m[cluster]
+	if ch == nil || ch.id != done.id || ch.done {
+		return false
+	}
+	ch.done, ch.at, ch.m, ch.err = true, done.at, done.m, done.err
+	return true
 }
 
 func (c *restoreChecks) forget(cluster types.UID) {
@@ -75,8 +104,9 @@ func (c *restoreChecks) forget(cluster types.UID) {
 	delete(c.m, cluster)
 }
 
-// restoreSource resolves spec.restoreFrom to a store and the backup's directory in it.
-func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyCluster) (backup.Store, string, error) {
+// restoreSource resolves spec.restoreFrom to the store's spec, the store and the backup's
+// directory in it.
+func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyCluster) (v1alpha1.BackupStore, backup.Store, string, error) {
 	rf := vc.Spec.RestoreFrom
 	var spec v1alpha1.BackupStore
 	var dir string
@@ -84,24 +114,26 @@ func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyClust
 	case rf.Backup != "":
 		var vb v1alpha1.ValkeyBackup
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: rf.Backup}, &vb); err != nil {
-			return backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s: %w", rf.Backup, client.IgnoreNotFound(err))
+			return spec, backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s: %w", rf.Backup, client.IgnoreNotFound(err))
 		}
 		if vb.Status.Phase != v1alpha1.BackupCompleted || vb.Status.Store == nil {
-			return backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s is %s, not Completed", rf.Backup, orNone(string(vb.Status.Phase)))
+			return spec, backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s is %s, not Completed", rf.Backup, orNone(string(vb.Status.Phase)))
 		}
 		spec, dir = *vb.Status.Store, vb.Status.Path
 	case rf.Store != nil:
 		spec, dir = *rf.Store, rf.Path
 	default:
-		return backup.Store{}, "", errors.New("restoreFrom names no backup")
+		return spec, backup.Store{}, "", errors.New("restoreFrom names no backup")
 	}
 	store, err := storeOf(ctx, r.apiReader(), vc.Namespace, spec)
-	return store, dir, err
+	return spec, store, dir, err
 }
 
 // restoreRequest is spec.restoreFrom as the machine sees it (vc defaulted; nil: none).
-// phase is Verifying or Refused for a pending request.
-func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, spec machine.Spec) (req *machine.RestoreRequest, phase string) {
+// phase is Verifying or Refused for a pending request. It also records in w where the
+// snapshot is, for status.restore when the restore starts.
+func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, w *world) (req *machine.RestoreRequest, phase string) {
+	spec := w.obs.Spec
 	if vc.Spec.RestoreFrom == nil {
 		return nil, ""
 	}
@@ -112,34 +144,28 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 	}
 	// Resolved once per generation of the spec: the credentials are read from the API
 	// server, and this runs on every probe.
-	ch := r.restores.get(vc.UID)
-	var store backup.Store
-	var dir string
-	if ch != nil && ch.gen == vc.Generation {
-		store, dir = ch.store, ch.path
+	fresh := restoreCheck{gen: vc.Generation}
+	if ch := r.restores.get(vc.UID); ch != nil && ch.gen == vc.Generation {
+		fresh.spec, fresh.store, fresh.path = ch.spec, ch.store, ch.path
 	} else {
 		var err error
-		if store, dir, err = r.restoreSource(ctx, vc); err != nil {
+		if fresh.spec, fresh.store, fresh.path, err = r.restoreSource(ctx, vc); err != nil {
 			// Not found, not complete, no credentials: no ID to give yet, but a new cluster
 			// must not open for writes meanwhile.
 			return &machine.RestoreRequest{ID: "restoreFrom", Shards: spec.Shards, Pending: err.Error()}, "Refused"
 		}
 	}
-	id := store.Location(dir + "/")
-	req = &machine.RestoreRequest{ID: id, Snapshot: id, Shards: spec.Shards}
-	if id == p.Restored || (p.State == machine.Restoring && p.Op.Target == id) {
-		if ch == nil || ch.id != id {
-			r.restores.set(vc.UID, &restoreCheck{id: id, gen: vc.Generation, store: store, path: dir, done: true})
-		}
+	fresh.id = fresh.store.Location(fresh.path + "/")
+	w.restoreSpec, w.restorePath = &fresh.spec, fresh.path
+	req = &machine.RestoreRequest{ID: fresh.id, Snapshot: fresh.id, Shards: spec.Shards}
+	if fresh.id == p.Restored || (p.State == machine.Restoring && p.Op.Target == fresh.id) {
+		fresh.done, fresh.at = true, r.now()
+		r.restores.want(vc.UID, fresh, r.now())
 		return req, "" // done, or under way: checked before it started
 	}
-	if ch == nil || ch.id != id {
-		ch = &restoreCheck{id: id, gen: vc.Generation, store: store, path: dir}
-		r.restores.set(vc.UID, ch)
-		go r.verifyRestore(context.WithoutCancel(ctx), vc.DeepCopy(), *ch, spec)
-	} else if ch.gen != vc.Generation {
-		ch.gen = vc.Generation
-		r.restores.set(vc.UID, ch)
+	ch, start := r.restores.want(vc.UID, fresh, r.now())
+	if start {
+		go r.verifyRestore(context.WithoutCancel(ctx), vc.DeepCopy(), ch, spec)
 	}
 	switch {
 	case !ch.done:
@@ -155,16 +181,17 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 // verifyRestore checks a backup before anything is touched and records the outcome (and an
 // Event); the cluster is reconciled again by its next probe.
 func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyCluster, ch restoreCheck, spec machine.Spec) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	// Bounded, generously: reading a large backup takes a while (50 MB/s is 20 minutes for
+	// 60 GB), and the check reads all of it.
+	ctx, cancel := context.WithTimeout(ctx, 6*time.Hour)
 	defer cancel()
 	ch.m, ch.err = backup.VerifyBackup(ctx, ch.store, ch.path, spec.Mode, spec.Shards)
-	ch.done = true
-	if cur := r.restores.get(vc.UID); cur == nil || cur.id != ch.id {
+	ch.at = r.now()
+	if !r.restores.finish(vc.UID, ch) {
 		return // restoreFrom changed meanwhile
 	}
-	r.restores.set(vc.UID, &ch)
 	if ch.err != nil {
-		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving", ch.id, ch.err)
+		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving (checked again in %s)", ch.id, ch.err, refusedRecheck)
 		return
 	}
 	r.event(vc, corev1.EventTypeNormal, "RestoreVerified", "%s: %d shard(s), every file matches its sha256 and is a valid RDB", ch.id, len(ch.m.Shards))
@@ -214,16 +241,21 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	return nil
 }
 
-// snapshotStore finds the store of the snapshot an action names: the one restoreFrom names
-// now, when its location is the action's.
+// snapshotStore finds the store of the snapshot an action names: the one recorded in
+// status.restore when the restore started, else the one restoreFrom names now when its location
+// is the action's.
 func (r *Reconciler) snapshotStore(ctx context.Context, vc *v1alpha1.ValkeyCluster, location string) (backup.Store, string, error) {
+	if rs := vc.Status.Restore; rs != nil && rs.HistoriesOf == location && rs.Store != nil {
+		store, err := storeOf(ctx, r.apiReader(), vc.Namespace, *rs.Store)
+		return store, rs.Path, err
+	}
 	if vc.Spec.RestoreFrom != nil {
-		store, dir, err := r.restoreSource(ctx, vc)
+		_, store, dir, err := r.restoreSource(ctx, vc)
 		if err == nil && store.Location(dir+"/") == location {
 			return store, dir, nil
 		}
 	}
-	return backup.Store{}, "", fmt.Errorf("the snapshot %s being restored is no longer what spec.restoreFrom names, which holds its store's credentials: name it again so that the restore can finish", location)
+	return backup.Store{}, "", fmt.Errorf("the store of the snapshot %s being restored is neither recorded in status.restore nor what spec.restoreFrom names: name it again so that the restore can finish", location)
 }
 
 // addressSeenBy is the operator's address as the node at addr sees it: where the node can
@@ -305,8 +337,12 @@ func restoreStatus(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) *v
 		st.Histories = w.histories
 	}
 	if p.State == machine.Restoring && p.Op.Target != st.HistoriesOf {
-		// A new restore: the data it replaces is not the restored data any more.
-		st.HistoriesOf, st.Histories = p.Op.Target, nil
+		// A new restore: the data it replaces is not the restored data any more. Where its
+		// snapshot is is recorded now, so that it finishes whatever restoreFrom says next.
+		st.HistoriesOf, st.Histories, st.Store, st.Path = p.Op.Target, nil, nil, ""
+		if req := w.obs.Spec.Restore; req != nil && req.ID == p.Op.Target && w.restoreSpec != nil {
+			st.Store, st.Path = w.restoreSpec, w.restorePath
+		}
 	}
 	for _, id := range w.restoredHistories {
 		if !slices.Contains(st.Histories, id) {
