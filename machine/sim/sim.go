@@ -179,7 +179,14 @@ func (s *Sim) user(u UserAction) {
 	case UserRestore:
 		for i := len(w.snapshots) - 1; i >= 0; i-- {
 			snap := w.snapshots[i]
-			if snap.slotsVersion == w.slotsVersion && len(snap.logs) == len(s.op.status.Persisted.Shards) {
+			// A running cluster restores a snapshot of as many shards as it records; a
+			// bootstrapping one (a recreated object) one of as many as the spec asks for, before
+			// it opens for writes (bootstrap's restore-requested).
+			shards := len(s.op.status.Persisted.Shards)
+			if st := s.op.status.Persisted.State; st == "" || st == machine.Bootstrapping {
+				shards = w.spec.Shards
+			}
+			if snap.slotsVersion == w.slotsVersion && len(snap.logs) == shards {
 				w.restores++
 				w.spec.Generation++
 				w.spec.Restore = &machine.RestoreRequest{ID: fmt.Sprintf("restore-%d", w.restores), Snapshot: snap.id, Shards: len(snap.logs)}
