@@ -50,7 +50,9 @@ world, so the operation resumes after a restart or a failover.`,
 	Restoring: `Every shard is reloaded from a snapshot: masters of shards not restored yet are fenced, one
 node per shard loads the snapshot (a new replication history), snapshot-loaded records it, the
 others resync from it. Steady then opens the restored primaries for writes. Writes acknowledged
-after the snapshot was taken are discarded; that is what a restore is.`,
+after the snapshot was taken are discarded; that is what a restore is. A new cluster asked to
+restore goes from Bootstrapping to Restoring once wired, so it never opens for writes before the
+snapshot is loaded.`,
 }
 
 // rulesDoc is the part of the document that states the safety rules.
