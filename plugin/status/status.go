@@ -64,6 +64,13 @@ func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 	if st.Waiting != "" {
 		fields.Row("Waiting for:", st.Waiting)
 	}
+	if r := st.Restore; r != nil && r.ID != "" {
+		line := r.Phase + " " + r.ID
+		if r.Reason != "" {
+			line += ": " + r.Reason
+		}
+		fields.Row("Restore:", line)
+	}
 	fields.Row("Generation:", generationLine(vc))
 	writeFields(&b, fields)
 

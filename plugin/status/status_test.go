@@ -119,6 +119,19 @@ func TestTextFailingActions(t *testing.T) {
 	}
 }
 
+// A restore's phase, what it restores and why it waits or was refused.
+func TestTextRestore(t *testing.T) {
+	vc := steadyAfterFailover()
+	vc.Status.Restore = &v1alpha1.RestoreStatus{ID: "s3://backups/prod/cache/nightly/", Phase: "Refused", Reason: "refused: shard 0: sha256 differs"}
+	got := string(print(t, unstructuredOf(t, vc), output.Text))
+	if want := "Restore:      Refused s3://backups/prod/cache/nightly/: refused: shard 0: sha256 differs"; !strings.Contains(got, want) {
+		t.Errorf("output lacks %q:\n%s", want, got)
+	}
+	if strings.Contains(string(print(t, unstructuredOf(t, steadyAfterFailover()), output.Text)), "Restore:") {
+		t.Error("a cluster without a restore shows one")
+	}
+}
+
 // A cluster the operator has not reconciled yet has no status at all.
 func TestTextNewCluster(t *testing.T) {
 	vc := &v1alpha1.ValkeyCluster{

@@ -1,0 +1,38 @@
+package reconcile
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/testapiserver"
+)
+
+// One API server for the tests that need one (started on first use, with the chart's CRDs);
+// the others do not start it.
+var server = testapiserver.Server{ServiceRange: "127.251.0.0/16", CRDDir: "../../charts/valkey-operator/crds"}
+
+func TestMain(m *testing.M) { testapiserver.Main(m, &server) }
+
+// apiClient is a client of the package's API server, with the operator's scheme.
+func apiClient(t *testing.T) client.Client {
+	t.Helper()
+	_, cfg := server.Start(t)
+	c, err := client.New(cfg, client.Options{Scheme: testScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// testScheme has the Kubernetes kinds and ours.
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
