@@ -165,3 +165,41 @@ func corrupt(t *testing.T, ctx context.Context, store backup.Store, name string)
 		t.Fatal(err)
 	}
 }
+
+// TestAStandaloneClusterIsRestoredInPlace: the one-pod topology goes through Restoring too: a
+// backup, more writes and overwrites, restoreFrom, and the pod holds exactly the data at the
+// snapshot again and takes writes afterwards.
+func TestAStandaloneClusterIsRestoredInPlace(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	spec, _ := s3Store(t, ctx, ns)
+	vc := backedUpCluster(t, ctx, ns, "solo", 1, spec, nil)
+	c := writable(t, vc)
+	fill(t, ctx, c, "k", 500)
+	atSnapshot, _ := dumpDigest(t, ctx, c)
+	if err := k.Create(ctx, newBackup(ns, "snap", "solo")); err != nil {
+		t.Fatal(err)
+	}
+	waitBackup(t, ns, "snap", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+	fill(t, ctx, c, "k", 100)
+	fill(t, ctx, c, "later", 100)
+	if d, _ := dumpDigest(t, ctx, c); d == atSnapshot {
+		t.Fatal("the writes after the backup did not change the data: the test would prove nothing")
+	}
+	vc = get(t, ns, "solo")
+	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
+	update(t, ctx, vc)
+	waitFor(t, ns, "solo", 3*time.Minute, "restored", restorePhase("Completed"))
+	vc = waitFor(t, ns, "solo", time.Minute, "Steady with 1 ready", steadyWith(1))
+	if d := nodeDigests(t, ctx, vc); len(d) != 1 || d[0] != atSnapshot {
+		t.Fatalf("the pod holds other data than at the snapshot")
+	}
+	if h := strings.Join(historyEvents(vc), "; "); !strings.Contains(h, "Steady -restore-requested-> Restoring") {
+		t.Errorf("history does not show the restore: %s", h)
+	}
+	c = writable(t, vc)
+	if err := c.Do(ctx, c.B().Set().Key("after").Value("restore").Build()).Error(); err != nil {
+		t.Fatalf("no write after the restore: %v", err)
+	}
+}
