@@ -151,16 +151,18 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	dir := backupPath(vb.Namespace, vc.Name, vb.Name)
 	spec := vc.Spec.Backup.Store
 	v1alpha1.SetStoreDefaults(&spec)
-	store, err := storeOf(ctx, b.apiReader(), vb.Namespace, spec)
+	// refusal is why this attempt cannot stream; it is recorded as the attempt's failure once
+	// the attempt itself is recorded.
+	store, refusal := storeOf(ctx, b.apiReader(), vb.Namespace, spec)
 	var sources []backup.ShardSource
-	if err == nil {
-		sources, err = backup.Sources(look.obs, look.next.Shards, valkey.UserOperator, look.passwords.Operator)
+	if refusal == nil {
+		sources, refusal = backup.Sources(look.obs, look.next.Shards, valkey.UserOperator, look.passwords.Operator)
 	}
-	if err == nil {
+	if refusal == nil {
 		pool := b.pools.get(vc.UID, look.passwords.Operator)
 		for _, s := range sources {
-			if err = pool.AllowSnapshots(ctx, s.IP); err != nil {
-				err = fmt.Errorf("shard %d (%s): letting the operator read a snapshot: %w", s.Index, s.Node, err)
+			if err := pool.AllowSnapshots(ctx, s.IP); err != nil {
+				refusal = fmt.Errorf("shard %d (%s): letting the operator read a snapshot: %w", s.Index, s.Node, err)
 				break
 			}
 		}
@@ -189,8 +191,8 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, err
 	}
-	if err != nil {
-		return ctrl.Result{}, b.finish(ctx, &vb, nil, err)
+	if refusal != nil {
+		return ctrl.Result{}, b.finish(ctx, &vb, nil, refusal)
 	}
 	for i := range sources {
 		sources[i].LocalAddr = b.Options.Valkey.LocalAddr()
