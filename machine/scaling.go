@@ -136,6 +136,17 @@ func (d *decider) shardsBlockScaleDown(p Persisted, target int) (string, bool) {
 	return "", false
 }
 
+// handOverWaits reports whether a recorded primary is on an ordinal a scale-down to target
+// pods removes (it hands over before the scale-down goes on).
+func (d *decider) handOverWaits(p Persisted, target int) bool {
+	for s := range p.Shards {
+		if prim := d.v.node(p.Shards[s].Primary); prim != nil && prim.Ordinal >= target {
+			return true
+		}
+	}
+	return false
+}
+
 // scaling reports whether a recorded scale-down waits (the objects still ask for more pods
 // than the target). Other planned operations wait for it.
 func (d *decider) scaling(p Persisted) bool {

@@ -289,6 +289,13 @@ func (d *decider) shardConverged(p Persisted, s int, open bool) (bool, string) {
 		return false, fmt.Sprintf("shard %d: %d of %d pods", s, len(nodes), pods)
 	}
 	for _, n := range nodes {
+		if p.State == Steady && d.offTheBus(p, n) {
+			// An empty node on an ordinal the scale-down removes, off the bus (it left, or it
+			// restarted empty and is not let back in): it only waits for its pod to go.
+			// Requiring it joined would hold the scale-down's hand-overs, and with them the
+			// removal of its pod, for ever (found by the simulator: cluster seed 2042).
+			continue
+		}
 		if d.v.spec.Mode == ModeCluster && (!n.Reachable || !d.v.joined(n)) {
 			return false, fmt.Sprintf("shard %d: %s not joined", s, n.Name)
 		}
@@ -319,12 +326,17 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		b.wait(why)
 	}
 	if len(b.actions) == 0 {
+		ok, notConverged := d.converged(p)
 		if target := d.targetPods(p); d.scaling(p) {
 			why, _ := d.scaleDownBlocked(p, target)
+			if !ok && d.handOverWaits(p, target) {
+				// A hand-over starts only from a converged cluster: say what it waits for.
+				why += "; first: " + notConverged
+			}
 			b.wait(why)
 		}
-		if ok, why := d.converged(p); !ok {
-			b.wait(why)
+		if !ok {
+			b.wait(notConverged)
 		}
 	}
 	if _, unknown := d.openMoves(); len(unknown) > 0 {
