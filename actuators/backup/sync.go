@@ -44,7 +44,7 @@ func streamRDBFrom(ctx context.Context, local net.Addr, addr, user, password str
 		}
 	}()
 	r := bufio.NewReaderSize(idle, 1<<20)
-	for _, cmd := range [][]string{{"AUTH", user, password}, {"REPLCONF", "capa", "eof"}, {"REPLCONF", "rdb-only", "1"}} {
+	for _, cmd := range [][]string{{"AUTH", user, password}, {"REPLCONF", "version", announcedVersion}, {"REPLCONF", "capa", "eof"}, {"REPLCONF", "rdb-only", "1"}} {
 		if err := send(conn, cmd...); err != nil {
 			return 0, err
 		}
@@ -68,6 +68,13 @@ func streamRDBFrom(ctx context.Context, local net.Addr, addr, user, password str
 	}
 	return readPayload(r, header, w)
 }
+
+// announcedVersion is the Valkey version the snapshot reader says it is (REPLCONF version): the
+// newest whose RDB format the operator reads (rdbCheck, readRDBKeys). A Valkey 9 primary writes
+// the old format (RDB 11) for a replica that does not say, and that format cannot hold some of
+// 9's data: a hash with field expiries failed the whole snapshot ("Can't store key (db 0) in RDB
+// version 11", found on 9.1). Older servers take the announcement and ignore it.
+const announcedVersion = "9.1.2"
 
 // streamIdle bounds how long a snapshot stream may go without a byte: the node sends newlines
 // every second while it prepares one, and a diskless transfer has no pause.
