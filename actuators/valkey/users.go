@@ -84,3 +84,26 @@ func (p *Pool) AllowSnapshots(ctx context.Context, podIP string) error {
 		return c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(strings.Fields(snapshotCommands)...).Build()).Error()
 	})
 }
+
+// restoreCommands are what replaying a snapshot into a cluster-mode node takes
+// (backup.LoadByRestore: emptying it, RESTORE of every key, its function libraries). They are
+// given live for the load and taken back after it: the operator never needs them otherwise, and
+// FLUSHALL is the one command that empties a node.
+const restoreCommands = "+flushall +restore +function|flush +function|load"
+
+// AllowRestore lets the operator's user replay a snapshot into the node at podIP, and take a
+// snapshot (the load ends with one, to give the node a new replication backlog).
+func (p *Pool) AllowRestore(ctx context.Context, podIP string) error {
+	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		rules := strings.Fields(snapshotCommands + " " + restoreCommands)
+		return c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(rules...).Build()).Error()
+	})
+}
+
+// RevokeRestore takes back what AllowRestore gave for the replay.
+func (p *Pool) RevokeRestore(ctx context.Context, podIP string) error {
+	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		rules := strings.Fields(strings.ReplaceAll(restoreCommands, "+", "-"))
+		return c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(rules...).Build()).Error()
+	})
+}

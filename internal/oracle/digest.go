@@ -11,6 +11,14 @@ import (
 	vk "github.com/valkey-io/valkey-go"
 )
 
+// Conn is a client or one of its dedicated connections (a cluster replica answers reads on a
+// connection that said READONLY).
+type Conn interface {
+	B() vk.Builder
+	Do(ctx context.Context, cmd vk.Completed) vk.ValkeyResult
+	DoMulti(ctx context.Context, multi ...vk.Completed) []vk.ValkeyResult
+}
+
 // Digest hashes every key of the node c reaches with its DUMP (type, value and encoding, as
 // the server serialises it), keys sorted, and returns the hash and the number of keys. Two data
 // sets on servers of one version have one digest exactly when they hold the same keys and
@@ -18,7 +26,7 @@ import (
 // field expiries, where the server has them): the order of its DUMP is the table's, which
 // depends on the process's random hash seed, so two servers holding the same set dump it
 // differently.
-func Digest(ctx context.Context, c vk.Client) (string, int, error) {
+func Digest(ctx context.Context, c Conn) (string, int, error) {
 	var keys []string
 	cursor := uint64(0)
 	for {
@@ -53,7 +61,7 @@ func Digest(ctx context.Context, c vk.Client) (string, int, error) {
 
 // content is a set's or hash's content in an order of its own: members sorted; fields sorted,
 // each with its value and its expiry (Valkey 9; nothing on a server without field expiries).
-func content(ctx context.Context, c vk.Client, k, typ string) (string, error) {
+func content(ctx context.Context, c Conn, k, typ string) (string, error) {
 	var lines []string
 	if typ == "set" {
 		m, err := c.Do(ctx, c.B().Smembers().Key(k).Build()).AsStrSlice()

@@ -1,0 +1,279 @@
+package backup
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// LoadByRestore replaces the data of the cluster-mode primary at target with the snapshot stored
+// under name, the cluster-mode counterpart of Load (Valkey refuses REPLICAOF in cluster mode).
+// The node ends as Load leaves one: a primary holding exactly the snapshot (and its function
+// libraries) under a replication history of its own, its replicas cut off, client writes still
+// fenced. It returns the node's replication ID after the load.
+//
+// The steps: the snapshot is verified (nothing is touched when it is missing, truncated or
+// corrupt); the node's replication user is turned off and its replicas' links closed (the sync
+// fence; the machine fenced the node already, this makes the load safe on its own); its
+// replication backlog is freed, which gives it a new replication ID, so that no node of the old
+// history can resume from it; it is emptied (FLUSHALL, FUNCTION FLUSH); the snapshot, pinned to
+// the object verified, is streamed from the store and replayed key by key with RESTORE
+// (readRDBKeys: each key's value exactly as the file holds it, its expiry and eviction hints),
+// pipelined; every key must hash to one of slots (the shard's in the backup's manifest); last a
+// backlog is created by a snapshot request of the operator's own (SYNC, closed at once): Valkey
+// takes yet another ID when a backlog is created, so the ID returned is the one the node's
+// replicas will sync under. A load cut short leaves the node fenced with part of the data; it is
+// retried from the start (FLUSHALL again).
+//
+// The operator's user needs, for this load only, FLUSHALL, RESTORE, FUNCTION FLUSH and LOAD, and
+// SYNC and REPLCONF; the caller grants them.
+func LoadByRestore(ctx context.Context, target Target, store Store, name string, rec Result, slots []machine.SlotRange) (string, error) {
+	etag, err := fetch(ctx, store, name, rec, "", io.Discard)
+	if err != nil {
+		return "", err
+	}
+	if len(slots) == 0 {
+		return "", fmt.Errorf("%s: the backup's manifest names no slots for this shard", store.Location(name))
+	}
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true})
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	info, err := infoOf(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	if info["role"] != "master" {
+		return "", fmt.Errorf("%s is a %s: a snapshot is loaded into a primary serving the shard's slots", target.Addr, info["role"])
+	}
+	fence := c.B().AclSetuser().Username(target.MasterUser).Rule("off").Build()
+	kill := c.B().ClientKill().User(target.MasterUser).Build()
+	if err := c.Do(ctx, fence).Error(); err != nil {
+		return "", fmt.Errorf("fencing replication: %w", err)
+	}
+	if err := c.Do(ctx, kill).Error(); err != nil && !strings.Contains(err.Error(), "No such client") {
+		return "", fmt.Errorf("closing the replicas' links: %w", err)
+	}
+	if err := freeBacklog(ctx, c); err != nil {
+		return "", err
+	}
+	for _, cmd := range []vk.Completed{c.B().Flushall().Sync().Build(), c.B().FunctionFlush().Sync().Build()} {
+		if err := c.Do(ctx, cmd).Error(); err != nil {
+			return "", fmt.Errorf("emptying the node: %w", err)
+		}
+	}
+	keys, err := replay(ctx, c, store, name, rec, etag, slots)
+	if err != nil {
+		return "", fmt.Errorf("loading %s (%d key(s) in): %w", store.Location(name), keys, err)
+	}
+	return newBacklog(ctx, c, target)
+}
+
+// replay streams the snapshot (pinned to etag) into the node key by key and returns how many
+// keys it restored.
+func replay(ctx context.Context, c vk.Client, store Store, name string, rec Result, etag string, slots []machine.SlotRange) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	fetched := make(chan error, 1)
+	go func() {
+		_, err := fetch(ctx, store, name, rec, etag, pw)
+		pw.CloseWithError(err)
+		fetched <- err
+	}()
+	var batch vk.Commands
+	size, keys := 0, 0
+	send := func() error {
+		for _, r := range c.DoMulti(ctx, batch...) {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		keys += len(batch)
+		batch, size = batch[:0], 0
+		return nil
+	}
+	add := func(cmd vk.Completed, bytes int) error {
+		batch = append(batch, cmd)
+		if size += bytes; len(batch) >= replayBatch || size >= replayBatchBytes {
+			return send()
+		}
+		return nil
+	}
+	_, err := readRDBKeys(pr, rdbVisitor{
+		key: func(k rdbKey) error {
+			if slot := keySlot(k.Key); !inRanges(slot, slots) {
+				return fmt.Errorf("key %q hashes to slot %d, which the shard did not serve in the backup", k.Key, slot)
+			}
+			return add(c.B().Arbitrary("RESTORE").Args(k.restoreArgs()...).Build(), len(k.Value))
+		},
+		function: func(code []byte) error {
+			return add(c.B().FunctionLoad().Replace().FunctionCode(string(code)).Build(), len(code))
+		},
+	})
+	if err == nil {
+		err = send()
+	}
+	if err != nil {
+		cancel()
+		_ = pr.CloseWithError(err)
+		<-fetched
+		return keys, err
+	}
+	// The file's checksum follows its last key: read it, so that the fetch ends and says whether
+	// the object still matches its size and sha256.
+	if _, err := io.Copy(io.Discard, pr); err != nil {
+		return keys, err
+	}
+	return keys, <-fetched
+}
+
+const (
+	// replayBatch and replayBatchBytes bound a pipeline of RESTOREs (measured: larger batches
+	// gain nothing on loopback).
+	replayBatch      = 512
+	replayBatchBytes = 4 << 20
+	// backlogTimeout bounds the waits for Valkey's once-a-second replication cron.
+	backlogTimeout = 10 * time.Second
+)
+
+// freeBacklog frees the node's replication backlog, which Valkey does only on its own, with a
+// new replication ID, once no replica has been attached for repl-backlog-ttl seconds: the TTL is
+// set to one second for the wait and put back. A node without a backlog has nothing to do.
+func freeBacklog(ctx context.Context, c vk.Client) error {
+	info, err := infoOf(ctx, c)
+	if err != nil || info["repl_backlog_active"] == "0" {
+		return err
+	}
+	ttl, err := c.Do(ctx, c.B().ConfigGet().Parameter("repl-backlog-ttl").Build()).AsStrMap()
+	if err != nil {
+		return fmt.Errorf("CONFIG GET repl-backlog-ttl: %w", err)
+	}
+	old := ttl["repl-backlog-ttl"]
+	if old == "" {
+		return errors.New("CONFIG GET repl-backlog-ttl: no value")
+	}
+	set := func(ctx context.Context, v string) error {
+		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("repl-backlog-ttl", v).Build()).Error()
+	}
+	if err := set(ctx, "1"); err != nil {
+		return fmt.Errorf("CONFIG SET repl-backlog-ttl: %w", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = set(rctx, old)
+	}()
+	return waitInfo(ctx, c, "the replication backlog to be freed", func(info map[string]string) bool {
+		return info["repl_backlog_active"] == "0"
+	})
+}
+
+// newBacklog makes the node create a replication backlog, under the new replication ID Valkey
+// gives it then, by asking for a snapshot as a replica would (SYNC, as the operator's user; the
+// request is dropped as soon as the backlog exists), and returns that ID.
+func newBacklog(ctx context.Context, c vk.Client, target Target) (string, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", target.Addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(backlogTimeout))
+	r := bufio.NewReader(conn)
+	for _, cmd := range [][]string{{"AUTH", target.User, target.Password}, {"REPLCONF", "version", announcedVersion}, {"REPLCONF", "rdb-only", "1"}} {
+		if err := send(conn, cmd...); err != nil {
+			return "", err
+		}
+		line, err := readLine(r)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", cmd[0], err)
+		}
+		if !strings.HasPrefix(line, "+") {
+			return "", fmt.Errorf("%s: %s", cmd[0], strings.TrimPrefix(line, "-"))
+		}
+	}
+	if err := send(conn, "SYNC"); err != nil {
+		return "", err
+	}
+	var id string
+	err = waitInfo(ctx, c, "the replication backlog to be created", func(info map[string]string) bool {
+		id = info["master_replid"]
+		return info["repl_backlog_active"] == "1"
+	})
+	return id, err
+}
+
+// waitInfo polls INFO replication until done says so, within backlogTimeout.
+func waitInfo(ctx context.Context, c vk.Client, what string, done func(map[string]string) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, backlogTimeout)
+	defer cancel()
+	for {
+		info, err := infoOf(ctx, c)
+		if err == nil && done(info) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, errors.Join(ctx.Err(), err))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// infoOf is INFO replication as a map.
+func infoOf(ctx context.Context, c vk.Client) (map[string]string, error) {
+	text, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+	if err != nil {
+		return nil, fmt.Errorf("INFO replication: %w", err)
+	}
+	info := map[string]string{}
+	for _, line := range strings.Split(text, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			info[k] = v
+		}
+	}
+	return info, nil
+}
+
+// keySlot is the hash slot of a key (CRC16/XMODEM of the key, or of its hash tag: the part
+// between the first { and the next } when that is not empty).
+func keySlot(key []byte) int {
+	if i := strings.IndexByte(string(key), '{'); i >= 0 {
+		if j := strings.IndexByte(string(key[i+1:]), '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for _, b := range key {
+		crc ^= uint16(b) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % machine.NumSlots
+}
+
+// inRanges reports whether slot is in one of ranges.
+func inRanges(slot int, ranges []machine.SlotRange) bool {
+	for _, r := range ranges {
+		if slot >= r.Start && slot <= r.End {
+			return true
+		}
+	}
+	return false
+}
