@@ -18,6 +18,12 @@ func guardHistoryRenamed(d *decider) (outcome, bool) {
 		if !alive(n, rec.RunID) || !renamedBy(n, rec.History) {
 			continue
 		}
+		if d.p.State == Restoring && n.Valkey.Snapshot != "" && n.Valkey.Snapshot == d.p.Op.Target {
+			// A node that loaded the snapshot starts a new history with other data: not a
+			// rename of the recorded one (snapshot-loaded records it). Found on real Valkey: a
+			// cluster-mode load frees and recreates the node's backlog, two new IDs.
+			continue
+		}
 		next := d.p.Clone()
 		next.Shards[s].History = renamedHistory(n, rec.History)
 		if op := d.p.Op; d.p.State == FailingOver && op.Shard == s && op.Lost == rec.Primary && op.LostRunID == rec.RunID {

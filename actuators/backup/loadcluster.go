@@ -64,6 +64,13 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 	if err := c.Do(ctx, kill).Error(); err != nil && !strings.Contains(err.Error(), "No such client") {
 		return "", fmt.Errorf("closing the replicas' links: %w", err)
 	}
+	// A Durable node refuses writes without a replica (min-replicas-to-write), and the load has
+	// just cut its replicas off: the check is off for the load and put back after it.
+	restoreMinReplicas, err := setForTheLoad(ctx, c, "min-replicas-to-write", "0")
+	if err != nil {
+		return "", err
+	}
+	defer restoreMinReplicas()
 	if err := freeBacklog(ctx, c); err != nil {
 		return "", err
 	}
@@ -82,15 +89,6 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 // replay streams the snapshot (pinned to etag) into the node key by key and returns how many
 // keys it restored.
 func replay(ctx context.Context, c vk.Client, store Store, name string, rec Result, etag string, slots []machine.SlotRange) (int, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	pr, pw := io.Pipe()
-	fetched := make(chan error, 1)
-	go func() {
-		_, err := fetch(ctx, store, name, rec, etag, pw)
-		pw.CloseWithError(err)
-		fetched <- err
-	}()
 	var batch vk.Commands
 	size, keys := 0, 0
 	send := func() error {
@@ -110,32 +108,56 @@ func replay(ctx context.Context, c vk.Client, store Store, name string, rec Resu
 		}
 		return nil
 	}
-	_, err := readRDBKeys(pr, rdbVisitor{
+	err := streamKeys(ctx, store, name, rec, etag, slots, rdbVisitor{
 		key: func(k rdbKey) error {
-			if slot := keySlot(k.Key); !inRanges(slot, slots) {
-				return fmt.Errorf("key %q hashes to slot %d, which the shard did not serve in the backup", k.Key, slot)
-			}
 			return add(c.B().Arbitrary("RESTORE").Args(k.restoreArgs()...).Build(), len(k.Value))
 		},
 		function: func(code []byte) error {
 			return add(c.B().FunctionLoad().Replace().FunctionCode(string(code)).Build(), len(code))
 		},
-	})
-	if err == nil {
-		err = send()
+	}, send)
+	return keys, err
+}
+
+// streamKeys streams the object name (pinned to etag, "" for any) from the store through
+// readRDBKeys into v, every key checked against slots, then calls last; it returns once the
+// fetch has checked the object's size and sha256 too.
+func streamKeys(ctx context.Context, store Store, name string, rec Result, etag string, slots []machine.SlotRange, v rdbVisitor, last func() error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	fetched := make(chan error, 1)
+	go func() {
+		_, err := fetch(ctx, store, name, rec, etag, pw)
+		pw.CloseWithError(err)
+		fetched <- err
+	}()
+	key := v.key
+	v.key = func(k rdbKey) error {
+		if slot := keySlot(k.Key); !inRanges(slot, slots) {
+			return fmt.Errorf("key %q hashes to slot %d, which the shard did not serve in the backup", k.Key, slot)
+		}
+		if key == nil {
+			return nil
+		}
+		return key(k)
+	}
+	_, err := readRDBKeys(pr, v)
+	if err == nil && last != nil {
+		err = last()
 	}
 	if err != nil {
 		cancel()
 		_ = pr.CloseWithError(err)
 		<-fetched
-		return keys, err
+		return err
 	}
 	// The file's checksum follows its last key: read it, so that the fetch ends and says whether
 	// the object still matches its size and sha256.
 	if _, err := io.Copy(io.Discard, pr); err != nil {
-		return keys, err
+		return err
 	}
-	return keys, <-fetched
+	return <-fetched
 }
 
 const (
@@ -155,28 +177,38 @@ func freeBacklog(ctx context.Context, c vk.Client) error {
 	if err != nil || info["repl_backlog_active"] == "0" {
 		return err
 	}
-	ttl, err := c.Do(ctx, c.B().ConfigGet().Parameter("repl-backlog-ttl").Build()).AsStrMap()
+	restore, err := setForTheLoad(ctx, c, "repl-backlog-ttl", "1")
 	if err != nil {
-		return fmt.Errorf("CONFIG GET repl-backlog-ttl: %w", err)
+		return err
 	}
-	old := ttl["repl-backlog-ttl"]
-	if old == "" {
-		return errors.New("CONFIG GET repl-backlog-ttl: no value")
-	}
-	set := func(ctx context.Context, v string) error {
-		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("repl-backlog-ttl", v).Build()).Error()
-	}
-	if err := set(ctx, "1"); err != nil {
-		return fmt.Errorf("CONFIG SET repl-backlog-ttl: %w", err)
-	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = set(rctx, old)
-	}()
+	defer restore()
 	return waitInfo(ctx, c, "the replication backlog to be freed", func(info map[string]string) bool {
 		return info["repl_backlog_active"] == "0"
 	})
+}
+
+// setForTheLoad sets a configuration parameter for the length of the load and returns what
+// puts its value back (also when the caller's context has ended).
+func setForTheLoad(ctx context.Context, c vk.Client, param, value string) (func(), error) {
+	got, err := c.Do(ctx, c.B().ConfigGet().Parameter(param).Build()).AsStrMap()
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG GET %s: %w", param, err)
+	}
+	old, ok := got[param]
+	if !ok {
+		return nil, fmt.Errorf("CONFIG GET %s: no value", param)
+	}
+	set := func(ctx context.Context, v string) error {
+		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue(param, v).Build()).Error()
+	}
+	if err := set(ctx, value); err != nil {
+		return nil, fmt.Errorf("CONFIG SET %s: %w", param, err)
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = set(rctx, old)
+	}, nil
 }
 
 // newBacklog makes the node create a replication backlog, under the new replication ID Valkey

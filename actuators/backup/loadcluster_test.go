@@ -33,7 +33,8 @@ func TestAClusterNodeIsLoadedKeyByKey(t *testing.T) {
 			defer cancel()
 			prim, repl := fmt.Sprintf("127.78.%d.1", 24+i), fmt.Sprintf("127.78.%d.2", 24+i)
 			for _, ip := range []string{prim, repl} {
-				startValkey(t, bins[version], ip, t.TempDir(), fmt.Sprintf("cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-announce-ip %s\n", ip))
+				// min-replicas-to-write as in the Durable profile: the load cuts the replicas off.
+				startValkey(t, bins[version], ip, t.TempDir(), fmt.Sprintf("cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-announce-ip %s\nmin-replicas-to-write 1\nmin-replicas-max-lag 10\n", ip))
 			}
 			pv, err := p.Survey(ctx, prim)
 			if err != nil {
@@ -108,8 +109,12 @@ func TestAClusterNodeIsLoadedKeyByKey(t *testing.T) {
 			if after.ReplID != id || id == before.ReplID || after.ReplID2 == before.ReplID {
 				t.Fatalf("replication IDs before %s/%s, after %s/%s, returned %s: the load must start a history of its own", before.ReplID, before.ReplID2, after.ReplID, after.ReplID2, id)
 			}
-			if oc := client(t, prim, valkey.UserOperator, passwords.Operator); oc.Do(ctx, oc.B().Flushall().Build()).Error() == nil {
+			oc := client(t, prim, valkey.UserOperator, passwords.Operator)
+			if oc.Do(ctx, oc.B().Flushall().Build()).Error() == nil {
 				t.Fatal("the operator's user kept FLUSHALL after the load")
+			}
+			if got, err := oc.Do(ctx, oc.B().ConfigGet().Parameter("min-replicas-to-write").Build()).AsStrMap(); err != nil || got["min-replicas-to-write"] != "1" {
+				t.Fatalf("min-replicas-to-write after the load: %v, %v; want it put back to 1", got, err)
 			}
 
 			if err := p.OpenSync(ctx, prim, pv.RunID); err != nil {

@@ -128,8 +128,9 @@ func ReadManifest(ctx context.Context, store Store, backup string) (Manifest, er
 
 // VerifyBackup checks that a backup can be restored onto a cluster of mode with shards shards:
 // its manifest exists, was taken in that mode, names that many shards, one each, whose slots
-// (cluster mode) cover every slot once, and every file matches its record and itself (Verify).
-// Nothing is touched.
+// (cluster mode) cover every slot once, and every file matches its record and itself (Verify;
+// in cluster mode every key is read as the load will read it, and must hash to its shard's
+// slots). Nothing is touched.
 func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.Mode, shards int) (Manifest, error) {
 	m, err := ReadManifest(ctx, store, backup)
 	if err != nil {
@@ -156,7 +157,15 @@ func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.
 				}
 			}
 		}
-		if err := Verify(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}); err != nil {
+		rec := Result{Size: s.Size, SHA256: s.SHA256}
+		if m.Mode == machine.ModeCluster {
+			// Replayed key by key: every value is read as it will be, and every key's slot
+			// checked, before anything is touched.
+			err = streamKeys(ctx, store, path.Join(backup, s.File), rec, "", s.Slots, rdbVisitor{}, nil)
+		} else {
+			err = Verify(ctx, store, path.Join(backup, s.File), rec)
+		}
+		if err != nil {
 			return Manifest{}, fmt.Errorf("shard %d: %w", s.Index, err)
 		}
 	}

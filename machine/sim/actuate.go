@@ -346,7 +346,10 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 		return fmt.Errorf("snapshot %s has no shard %d", a.Snapshot, a.Shard)
 	}
 	n.log = append([]int32(nil), snap.logs[a.Shard]...)
-	n.has, n.base, n.backlog = nil, 0, false
+	// The real loads leave the node with a replication backlog under its new ID (Load: it was a
+	// replica of the operator's listener; LoadByRestore creates one), so its first replica
+	// does not rename its history.
+	n.has, n.base, n.backlog = nil, 0, true
 	for _, id := range n.log {
 		n.has.set(id)
 	}

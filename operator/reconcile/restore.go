@@ -137,11 +137,6 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 	if vc.Spec.RestoreFrom == nil {
 		return nil, ""
 	}
-	if spec.Mode == machine.ModeCluster {
-		// Valkey refuses REPLICAOF in cluster mode, so a snapshot cannot be served to a
-		// running node as a primary would; loading it at start-up is not built yet.
-		return &machine.RestoreRequest{ID: "restoreFrom", Shards: spec.Shards, Pending: "restoring into topology Cluster is not supported yet (docs/backup.md): restore each shard's file by hand, or into a Replication cluster"}, "Refused"
-	}
 	// Resolved once per generation of the spec: the credentials are read from the API
 	// server, and this runs on every probe.
 	fresh := restoreCheck{gen: vc.Generation}
@@ -186,6 +181,9 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Hour)
 	defer cancel()
 	ch.m, ch.err = backup.VerifyBackup(ctx, ch.store, ch.path, spec.Mode, spec.Shards)
+	if ch.err == nil && spec.Mode == machine.ModeCluster {
+		ch.err = sameSplit(ch.m)
+	}
 	ch.at = r.now()
 	if !r.restores.finish(vc.UID, ch) {
 		return // restoreFrom changed meanwhile
@@ -226,7 +224,11 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	}
 	target := backup.Target{Addr: addr, User: valkey.UserOperator, Password: w.passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: w.passwords.Replication}
 	start := time.Now()
-	if err := backup.Load(ctx, target, listen, store, path.Join(dir, s.File), backup.Result{Size: s.Size, SHA256: s.SHA256}); err != nil {
+	if w.obs.Spec.Mode == machine.ModeCluster {
+		if err := r.loadClusterNode(ctx, w, a, podIP, target, store, path.Join(dir, s.File), s); err != nil {
+			return err
+		}
+	} else if err := backup.Load(ctx, target, listen, store, path.Join(dir, s.File), backup.Result{Size: s.Size, SHA256: s.SHA256}); err != nil {
 		return fmt.Errorf("loading %s into %s: %w", s.File, a.Node, err)
 	}
 	if err := w.pool.OpenSync(ctx, podIP, a.RunID); err != nil {
@@ -239,6 +241,70 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	w.addRestoredHistories(v.ReplID, v.ReplID2)
 	r.event(vc, corev1.EventTypeNormal, "SnapshotLoaded", "shard %d: %s loaded %s (%d bytes) in %s", a.Shard, a.Node, path.Join(a.Snapshot, s.File), s.Size, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// loadClusterNode is RestoreSnapshot in cluster mode, where Valkey refuses REPLICAOF: the node
+// takes its shard's slots over if it is a replica (CLUSTER FAILOVER TAKEOVER, as Promote does for
+// a failover: the machine loads only once the shard's primary is fenced or gone), must then serve
+// exactly the slots the shard served in the backup (else nothing is touched), and is loaded key
+// by key (backup.LoadByRestore) with the commands that takes granted for the load only.
+func (r *Reconciler) loadClusterNode(ctx context.Context, w *world, a machine.RestoreSnapshot, podIP string, target backup.Target, store backup.Store, file string, s backup.Shard) error {
+	v, err := w.pool.Survey(ctx, podIP)
+	if err != nil {
+		return err
+	}
+	if v.Role != machine.RolePrimary {
+		if err := w.pool.Promote(ctx, podIP, a.RunID); err != nil {
+			return fmt.Errorf("%s takes shard %d's slots over before the load: %w", a.Node, a.Shard, err)
+		}
+		if err := w.pool.Fence(ctx, podIP, a.RunID); err != nil {
+			return err
+		}
+		if v, err = w.pool.Survey(ctx, podIP); err != nil {
+			return err
+		}
+	}
+	if slotSet(v.Slots) != slotSet(s.Slots) {
+		return fmt.Errorf("%s serves slots %v, shard %d served %v in the backup: nothing was loaded", a.Node, v.Slots, a.Shard, s.Slots)
+	}
+	if err := w.pool.AllowRestore(ctx, podIP); err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := w.pool.RevokeRestore(rctx, podIP); err != nil {
+			logFrom(ctx).Info("taking the restore's commands back failed; the next load or a restart does", "node", a.Node, "error", err.Error())
+		}
+	}()
+	if _, err := backup.LoadByRestore(ctx, target, store, file, backup.Result{Size: s.Size, SHA256: s.SHA256}, s.Slots); err != nil {
+		return fmt.Errorf("loading %s into %s: %w", s.File, a.Node, err)
+	}
+	return nil
+}
+
+// sameSplit refuses a cluster backup whose shards served other slots than the operator's
+// balanced split gives them (machine.SlotPlan: what a new cluster is bootstrapped with and what
+// a resharding ends at): each shard's file is loaded into the shard, whose node must serve every
+// key's slot.
+func sameSplit(m backup.Manifest) error {
+	plan := machine.SlotPlan(len(m.Shards))
+	for i, s := range m.Shards {
+		if slotSet(s.Slots) != slotSet(plan[i:i+1]) {
+			return fmt.Errorf("shard %d served slots %v in the backup, the cluster's shard %d serves %v: the operator restores a Cluster backup onto the slots it was taken from only", i, s.Slots, i, plan[i])
+		}
+	}
+	return nil
+}
+
+// slotSet is the set of slots ranges cover.
+func slotSet(ranges []machine.SlotRange) (set [machine.NumSlots]bool) {
+	for _, r := range ranges {
+		for slot := max(r.Start, 0); slot <= r.End && slot < machine.NumSlots; slot++ {
+			set[slot] = true
+		}
+	}
+	return set
 }
 
 // snapshotStore finds the store of the snapshot an action names: the one recorded in
