@@ -149,7 +149,9 @@ func streamKeys(ctx context.Context, store Store, name string, rec Result, etag 
 	if err != nil {
 		cancel()
 		_ = pr.CloseWithError(err)
-		<-fetched
+		if ferr := <-fetched; ferr != nil && !errors.Is(ferr, err) {
+			return errors.Join(err, ferr)
+		}
 		return err
 	}
 	// The file's checksum follows its last key: read it, so that the fetch ends and says whether
