@@ -270,7 +270,8 @@ func TestABackupOnDemandIsAVerifiedSnapshotReadFromAReplica(t *testing.T) {
 // TestScheduledBackupsAreCreatedAndPrunedByRetention: a one-pod cluster backed up every three
 // seconds with retention of two: backups are created by the schedule, and the older ones lose
 // their objects in the store and then their ValkeyBackup, so that two completed ones remain;
-// a backup taken on demand meanwhile is kept whatever the retention.
+// a backup taken on demand meanwhile is kept whatever the retention. A schedule cron refuses
+// (the right shape for CEL, "99 * * * *") is said in status.waiting and an Event.
 func TestScheduledBackupsAreCreatedAndPrunedByRetention(t *testing.T) {
 	ns := cl.Namespace(t)
 	startOperator(t, "")
@@ -351,6 +352,18 @@ func TestScheduledBackupsAreCreatedAndPrunedByRetention(t *testing.T) {
 	}
 	if !eventSeen(t, ctx, ns, "cache", "BackupPruned") {
 		t.Error("no BackupPruned Event about the cluster")
+	}
+
+	// A schedule of the right shape that cron refuses: said in status.waiting (and an Event).
+	vc = get(t, ns, "cache")
+	vc.Spec.Backup.Suspend = false
+	vc.Spec.Backup.Schedule = "99 * * * *"
+	update(t, ctx, vc)
+	waitFor(t, ns, "cache", time.Minute, "status.waiting naming the refused schedule", func(vc *v1alpha1.ValkeyCluster) bool {
+		return strings.Contains(vc.Status.Waiting, `spec.backup.schedule "99 * * * *"`)
+	})
+	if !eventSeen(t, ctx, ns, "cache", "BackupScheduleInvalid") {
+		t.Error("no BackupScheduleInvalid Event")
 	}
 }
 

@@ -18,12 +18,17 @@ import (
 // simulated world passes the same table (machine/sim's TestSimulatedActuatorsConformToTheTable),
 // so the simulator does what the operator really does. The operator brings the cluster to
 // Steady and is stopped; the table's actions then go through the code a reconcile runs. Events
-// go to a recording sink (they are not what the table checks).
+// go to a recording sink (they are not what the table checks). The restore row backs the
+// cluster up into the local cluster's S3 server (versitygw) and loads it back.
 func TestRealActuatorsConformToTheTable(t *testing.T) {
 	ns := cl.Namespace(t)
 	op := startOperator(t, "")
 	ctx := ctxFor(t, 5*time.Minute)
-	if err := k.Create(ctx, newCluster(ns, "conf", v1alpha1.TopologyReplication, 3)); err != nil {
+	// A store and data for the restore row.
+	spec, _ := s3Store(t, ctx, ns)
+	conf := newCluster(ns, "conf", v1alpha1.TopologyReplication, 3)
+	conf.Spec.Backup = &v1alpha1.BackupSpec{Store: spec}
+	if err := k.Create(ctx, conf); err != nil {
 		t.Fatal(err)
 	}
 	vc := waitFor(t, ns, "conf", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
@@ -33,6 +38,7 @@ func TestRealActuatorsConformToTheTable(t *testing.T) {
 			return vc.Status.Primary == "conf-0" && steadyWith(3)(vc)
 		})
 	}
+	fill(t, ctx, writable(t, get(t, ns, "conf")), "conf", 300)
 	op.stop(t)
 	r := &reconcile.Reconciler{Client: k, Recorder: events.NewFakeRecorder(1000), Metrics: reconcile.NewMetrics(prometheus.NewRegistry())}
 	w := reconcile.NewConformanceWorld(r, types.NamespacedName{Namespace: ns, Name: "conf"})

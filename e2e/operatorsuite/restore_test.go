@@ -47,8 +47,8 @@ func historyEvents(vc *v1alpha1.ValkeyCluster) []string {
 // back to Steady with exactly the data at the snapshot on every pod (digest of every key's DUMP
 // against the one taken at the snapshot), the later writes discarded; a new cluster of another
 // name with restoreFrom goes from Bootstrapping to Restoring without ever being Steady before
-// the load, and holds the same data. A backup with a flipped byte, and a path with no backup,
-// are refused with the reason in status and an Event while the cluster keeps its data and
+// the load, and holds the same data. A backup with a flipped byte, a truncated one, and a path
+// with no backup, are refused with the reason in status and an Event while the cluster keeps its data and
 // serves writes.
 func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	ns := cl.Namespace(t)
@@ -114,12 +114,18 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	}
 	vb := waitBackup(t, ns, "snap2", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
 	corrupt(t, ctx, store, path.Join(vb.Status.Path, vb.Status.Shards[0].File))
+	if err := k.Create(ctx, newBackup(ns, "snap3", "shop")); err != nil {
+		t.Fatal(err)
+	}
+	vb = waitBackup(t, ns, "snap3", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+	truncate(t, ctx, store, path.Join(vb.Status.Path, vb.Status.Shards[0].File))
 	for _, rf := range []struct {
 		source v1alpha1.RestoreSource
 		dir    string
 		why    string
 	}{
 		{v1alpha1.RestoreSource{Backup: "snap2"}, "snap2", "sha256"},
+		{v1alpha1.RestoreSource{Backup: "snap3"}, "snap3", "bytes, the backup recorded"},
 		{v1alpha1.RestoreSource{Store: &spec, Path: ns + "/shop/never-taken"}, "never-taken", "incomplete"},
 	} {
 		vc = get(t, ns, "shop")
@@ -150,6 +156,21 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 // corrupt flips a byte in the middle of an object of the store.
 func corrupt(t *testing.T, ctx context.Context, store backup.Store, name string) {
 	t.Helper()
+	rewrite(t, ctx, store, name, func(data []byte) []byte {
+		data[len(data)/2] ^= 0x10
+		return data
+	})
+}
+
+// truncate cuts an object of the store to its first half.
+func truncate(t *testing.T, ctx context.Context, store backup.Store, name string) {
+	t.Helper()
+	rewrite(t, ctx, store, name, func(data []byte) []byte { return data[:len(data)/2] })
+}
+
+// rewrite replaces an object of the store with edit of its content.
+func rewrite(t *testing.T, ctx context.Context, store backup.Store, name string, edit func([]byte) []byte) {
+	t.Helper()
 	out, err := store.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name))})
 	if err != nil {
 		t.Fatal(err)
@@ -159,8 +180,7 @@ func corrupt(t *testing.T, ctx context.Context, store backup.Store, name string)
 		t.Fatal(err)
 	}
 	out.Body.Close()
-	data := buf.Bytes()
-	data[len(data)/2] ^= 0x10
+	data := edit(buf.Bytes())
 	if _, err := store.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(store.Bucket), Key: aws.String(store.Key(name)), Body: bytes.NewReader(data)}); err != nil {
 		t.Fatal(err)
 	}

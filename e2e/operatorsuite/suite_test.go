@@ -23,6 +23,8 @@ import (
 var (
 	cl *localcluster.Cluster
 	k  client.Client
+	// operatorBinary is the operator built from this tree (the image the chart's pod runs).
+	operatorBinary string
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the operator:", err)
 		os.Exit(1)
 	}
+	operatorBinary = bin
 	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorBinary: bin, AfterTests: checkOperatorRequests}, &cl, setUp))
 }
 

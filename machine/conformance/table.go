@@ -18,6 +18,10 @@ type World interface {
 	// Await lets the world move on (replication links come up, pods are re-created) until
 	// cond holds for an observation, or says what it last saw when it gives up.
 	Await(ctx context.Context, what string, cond func(machine.Observation) bool) error
+	// TakeSnapshot backs shard 0 up as it is now and returns the snapshot's ID: what a
+	// RestoreSnapshot action names to load it (the simulator's snapshot, the real store's
+	// location).
+	TakeSnapshot(ctx context.Context) (string, error)
 }
 
 // Row is one action on the world as the rows before it left it.
@@ -25,6 +29,10 @@ type Row struct {
 	Name string
 	// Action is built from what is observed before it (run ids, IPs, sizes).
 	Action func(before machine.Observation) (machine.Action, error)
+	// Snapshot rows take a snapshot first (World.TakeSnapshot) and build their action with
+	// ActionOn from it instead.
+	Snapshot bool
+	ActionOn func(before machine.Observation, snapshot string) (machine.Action, error)
 	// Refused rows expect Apply to fail and the world to be as before (Expect still holds).
 	Refused bool
 	// Expect is the effect, judged against the observation before the action: Await polls it.
@@ -81,6 +89,22 @@ var Table = []Row{
 		Expect: func(b, a machine.Observation) bool {
 			n := node(a, primaryOf(b))
 			return n != nil && n.Valkey.Role == machine.RolePrimary && n.Valkey.WritesFenced && n.Valkey.SyncFenced
+		},
+	},
+	{
+		Name:     "restore-snapshot loads a snapshot into the fenced primary: a new history, still fenced for writes, open for replicas",
+		Snapshot: true,
+		ActionOn: func(b machine.Observation, snapshot string) (machine.Action, error) {
+			p := primaryOf(b)
+			return machine.RestoreSnapshot{Shard: 0, Node: name(b, p), RunID: runID(b, p), Snapshot: snapshot, RequestID: snapshot}, nil
+		},
+		Effect: "the primary's process holds the snapshot's keys under a replication ID of its own (not its old one, nor as its previous one), writes fenced, sync open",
+		Expect: func(b, a machine.Observation) bool {
+			p := primaryOf(b)
+			n, was := node(a, p), node(b, p)
+			return n != nil && n.Reachable && n.Valkey.RunID == was.Valkey.RunID && n.Valkey.Role == machine.RolePrimary &&
+				n.Valkey.ReplID != "" && n.Valkey.ReplID != was.Valkey.ReplID && n.Valkey.ReplID2 != was.Valkey.ReplID &&
+				n.Valkey.WritesFenced && !n.Valkey.SyncFenced && n.Valkey.Keys == was.Valkey.Keys
 		},
 	},
 	{
@@ -183,8 +207,20 @@ func play(ctx context.Context, w World, row Row) error {
 	if err != nil {
 		return fmt.Errorf("observing before: %w", err)
 	}
-	a, err := row.Action(before)
-	if err != nil {
+	var a machine.Action
+	if row.Snapshot {
+		id, err := w.TakeSnapshot(ctx)
+		if err != nil {
+			return fmt.Errorf("taking the snapshot: %w", err)
+		}
+		if before, err = w.Observe(ctx); err != nil {
+			return fmt.Errorf("observing before: %w", err)
+		}
+		a, err = row.ActionOn(before, id)
+		if err != nil {
+			return err
+		}
+	} else if a, err = row.Action(before); err != nil {
 		return err
 	}
 	err = w.Apply(ctx, a)

@@ -49,3 +49,13 @@ func (c *ConformanceWorld) Await(ctx context.Context, what string, cond func(mac
 	}
 	return fmt.Errorf("%s: not within %d ticks; last seen: %s", what, awaitTicks, conformance.Describe(o))
 }
+
+// TakeSnapshot is a backup as the simulated world takes one (Sim.backup).
+func (c *ConformanceWorld) TakeSnapshot(context.Context) (string, error) {
+	n := len(c.s.w.snapshots)
+	c.s.backup()
+	if len(c.s.w.snapshots) == n {
+		return "", fmt.Errorf("no snapshot taken: %s", conformance.Describe(c.s.w.observe(map[string]int{})))
+	}
+	return c.s.w.snapshots[n].id, nil
+}

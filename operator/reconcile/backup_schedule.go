@@ -53,6 +53,20 @@ func backupToCluster(_ context.Context, o client.Object) []ctrl.Request {
 	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: vb.Namespace, Name: vb.Spec.Cluster}}}
 }
 
+// scheduleRefused says why spec.backup.schedule schedules nothing although the API server took
+// it (CEL checks its shape; cron refuses, say, "99 * * * *"): for status.waiting, where the
+// cluster's reconcile puts it, and the scheduler's Event ("": it schedules, or asks for nothing).
+func scheduleRefused(vc *v1alpha1.ValkeyCluster) string {
+	b := vc.Spec.Backup
+	if b == nil || b.Schedule == "" || b.Suspend {
+		return ""
+	}
+	if _, err := cron.ParseStandard(b.Schedule); err != nil {
+		return fmt.Sprintf("spec.backup.schedule %q: %v; no backup is scheduled until it is fixed", b.Schedule, err)
+	}
+	return ""
+}
+
 // Reconcile creates the backup that is due, prunes, and comes back at the next time.
 func (s *BackupScheduler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var vc v1alpha1.ValkeyCluster
@@ -73,7 +87,7 @@ func (s *BackupScheduler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	sched, err := cron.ParseStandard(spec.Schedule)
 	if err != nil {
-		s.event(&vc, corev1.EventTypeWarning, "BackupScheduleInvalid", "spec.backup.schedule %q: %v; no backup is scheduled until it is fixed", spec.Schedule, err)
+		s.event(&vc, corev1.EventTypeWarning, "BackupScheduleInvalid", "%s", scheduleRefused(&vc))
 		return ctrl.Result{}, pruneErr
 	}
 	now := s.now().UTC()

@@ -2,12 +2,15 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/machine/conformance"
@@ -68,4 +71,49 @@ func (c *ConformanceWorld) Await(ctx context.Context, what string, cond func(mac
 		return fmt.Errorf("%s: %v; last seen: %s", what, err, conformance.Describe(last))
 	}
 	return nil
+}
+
+// TakeSnapshot backs shard 0 up from its primary into the cluster's spec.backup store, as a
+// backup does (backup.TakeAll), and names it in spec.restoreFrom, where the real
+// RestoreSnapshot finds its store (no operator runs to act on the request meanwhile).
+func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
+	if _, err := c.Observe(ctx); err != nil {
+		return "", err
+	}
+	vc := c.vc.DeepCopy()
+	if vc.Spec.Backup == nil {
+		return "", errors.New("the cluster has no spec.backup: the table's restore row needs a store")
+	}
+	spec := vc.Spec.Backup.Store
+	v1alpha1.SetStoreDefaults(&spec)
+	store, err := storeOf(ctx, c.r.apiReader(), vc.Namespace, spec)
+	if err != nil {
+		return "", err
+	}
+	var prim *machine.Node
+	for i, n := range c.w.obs.Nodes {
+		if n.Reachable && n.Shard == 0 && n.Valkey.Role == machine.RolePrimary {
+			prim = &c.w.obs.Nodes[i]
+		}
+	}
+	if prim == nil {
+		return "", errors.New("shard 0 has no primary to back up")
+	}
+	if err := c.w.pool.AllowSnapshots(ctx, prim.Pod.IP); err != nil {
+		return "", err
+	}
+	dir := backupPath(vc.Namespace, vc.Name, fmt.Sprintf("conformance-%d", time.Now().UnixNano()))
+	src := []backup.ShardSource{{Index: 0, Node: prim.Name, IP: prim.Pod.IP, Source: backup.Source{
+		Addr: valkey.Addr(prim.Pod.IP), User: valkey.UserOperator, Password: c.w.passwords.Operator, LocalAddr: c.r.Options.Valkey.LocalAddr()}}}
+	if _, err := backup.TakeAll(ctx, store, dir, vc.Name, c.w.obs.Spec.Mode, prim.Valkey.Version, src, time.Now); err != nil {
+		return "", err
+	}
+	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Store: &spec, Path: dir}
+	if err := c.r.Client.Update(ctx, vc); err != nil {
+		return "", err
+	}
+	if _, err := c.Observe(ctx); err != nil {
+		return "", err
+	}
+	return store.Location(dir + "/"), nil
 }

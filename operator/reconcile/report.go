@@ -117,6 +117,9 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 			r.event(vc, corev1.EventTypeWarning, "AuthenticationFailed", "%s", refused)
 		}
 	}
+	if refused := scheduleRefused(vc); refused != "" {
+		why = strings.TrimPrefix(why+"; "+refused, "; ")
+	}
 	if refused := r.live.refusals(vc, w); refused != "" {
 		why = strings.TrimPrefix(why+"; "+refused, "; ")
 	}
