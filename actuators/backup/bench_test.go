@@ -211,6 +211,14 @@ func benchClusterRestore(b *testing.B) {
 	if err := p.AssignSlots(ctx, target, v.RunID, all); err != nil {
 		b.Fatal(err)
 	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if v, err := p.Survey(ctx, target); err == nil && v.ClusterOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the node never said cluster_state ok")
+		}
+	}
 	if err := p.AllowRestore(ctx, target); err != nil {
 		b.Fatal(err)
 	}
