@@ -22,6 +22,9 @@ import (
 type Target struct {
 	Addr, User, Password       string
 	MasterUser, MasterPassword string
+	// MinReplicasToWrite is the node's min-replicas-to-write as the operator runs it, put back
+	// after a cluster-mode load turned it off ("": the value the node had).
+	MinReplicasToWrite string
 }
 
 // Load replaces the data of the node at target with the snapshot stored under name, through

@@ -66,7 +66,7 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 	}
 	// A Durable node refuses writes without a replica (min-replicas-to-write), and the load has
 	// just cut its replicas off: the check is off for the load and put back after it.
-	restoreMinReplicas, err := setForTheLoad(ctx, c, "min-replicas-to-write", "0")
+	restoreMinReplicas, err := setForTheLoad(ctx, c, "min-replicas-to-write", "0", target.MinReplicasToWrite)
 	if err != nil {
 		return "", err
 	}
@@ -169,6 +169,8 @@ const (
 	replayBatchBytes = 4 << 20
 	// backlogTimeout bounds the waits for Valkey's once-a-second replication cron.
 	backlogTimeout = 10 * time.Second
+	// defaultBacklogTTL is Valkey's repl-backlog-ttl, which the operator does not change.
+	defaultBacklogTTL = "3600"
 )
 
 // freeBacklog frees the node's replication backlog, which Valkey does only on its own, with a
@@ -179,7 +181,8 @@ func freeBacklog(ctx context.Context, c vk.Client) error {
 	if err != nil || info["repl_backlog_active"] == "0" {
 		return err
 	}
-	restore, err := setForTheLoad(ctx, c, "repl-backlog-ttl", "1")
+	// Put back to Valkey's default if an interrupted load left its one second behind.
+	restore, err := setForTheLoad(ctx, c, "repl-backlog-ttl", "1", "")
 	if err != nil {
 		return err
 	}
@@ -190,8 +193,11 @@ func freeBacklog(ctx context.Context, c vk.Client) error {
 }
 
 // setForTheLoad sets a configuration parameter for the length of the load and returns what
-// puts its value back (also when the caller's context has ended).
-func setForTheLoad(ctx context.Context, c vk.Client, param, value string) (func(), error) {
+// puts it back (also when the caller's context has ended): to after when given, else to the
+// value it had. A load the operator's death interrupted leaves its own value behind, which a
+// later load would take for the node's: after, and putting back a backlog TTL of one second as
+// Valkey's default, keep that from lasting.
+func setForTheLoad(ctx context.Context, c vk.Client, param, value, after string) (func(), error) {
 	got, err := c.Do(ctx, c.B().ConfigGet().Parameter(param).Build()).AsStrMap()
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG GET %s: %w", param, err)
@@ -199,6 +205,12 @@ func setForTheLoad(ctx context.Context, c vk.Client, param, value string) (func(
 	old, ok := got[param]
 	if !ok {
 		return nil, fmt.Errorf("CONFIG GET %s: no value", param)
+	}
+	switch {
+	case after != "":
+		old = after
+	case old == value && param == "repl-backlog-ttl":
+		old = defaultBacklogTTL
 	}
 	set := func(ctx context.Context, v string) error {
 		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue(param, v).Build()).Error()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"path"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -277,6 +278,7 @@ func (r *Reconciler) loadClusterNode(ctx context.Context, w *world, a machine.Re
 			logFrom(ctx).Info("taking the restore's commands back failed; the next load or a restart does", "node", a.Node, "error", err.Error())
 		}
 	}()
+	target.MinReplicasToWrite = strconv.Itoa(w.obs.Spec.MinSyncReplicas)
 	if _, err := backup.LoadByRestore(ctx, target, store, file, backup.Result{Size: s.Size, SHA256: s.SHA256}, s.Slots); err != nil {
 		return fmt.Errorf("loading %s into %s: %w", s.File, a.Node, err)
 	}
