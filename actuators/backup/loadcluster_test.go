@@ -22,8 +22,8 @@ import (
 // oracle's digest of every key), under a replication ID that is neither its old one nor shared
 // with its replica, its min-replicas-to-write and backlog TTL as the operator runs them even
 // after an interrupted load left others; once opened for replicas, the replica resyncs under
-// that ID and holds the
-// snapshot too. A manifest whose slots do not cover the file's keys is refused.
+// that ID and holds the snapshot too. A manifest whose slots do not cover the file's keys is
+// refused.
 func TestAClusterNodeIsLoadedKeyByKey(t *testing.T) {
 	bins := valkeyBinaries(t)
 	store := startStore(t, "127.78.9.8")
