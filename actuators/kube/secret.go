@@ -38,9 +38,10 @@ var ErrAuthLost = errors.New("auth Secret lost")
 // back (restored reports it); when it remembers none and the StatefulSet exists (its pods may
 // run with the old passwords), nothing is generated: ErrAuthLost says what to do. The client
 // password comes from spec.auth's existing Secret when one is named, is generated otherwise,
-// and is empty when auth is off. c may see only the operator's own objects (a filtered cache);
+// and is empty when auth is off. users (ValkeyACL users) are written into the users' file after
+// the operator's own. c may see only the operator's own objects (a filtered cache);
 // live reads the API server: the user's existing Secret, and an auth Secret in the way.
-func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, remembered valkey.Passwords) (pw valkey.Passwords, restored []string, err error) {
+func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, remembered valkey.Passwords, users ...valkey.ACLUser) (pw valkey.Passwords, restored []string, err error) {
 	names := NamesOf(vc)
 	var s corev1.Secret
 	err = c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s)
@@ -111,7 +112,7 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	}
 	data[KeyClientPassword] = []byte(client)
 	pw = valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: client, Replication: string(data[KeyReplicationPassword])}
-	data[valkey.AuthFileKey] = []byte(valkey.AuthConfig(pw))
+	data[valkey.AuthFileKey] = []byte(valkey.AuthConfig(pw, users...))
 	desired := corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: names.Auth, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
 		Type:       corev1.SecretTypeOpaque,

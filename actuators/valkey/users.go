@@ -54,10 +54,11 @@ func hashed(password string) string {
 }
 
 // AuthConfig is the valkey.conf fragment (kept in a Secret and included from valkey.conf)
-// that defines the users, all but the operator's off, and the credentials a replica uses.
-func AuthConfig(p Passwords) string {
+// that defines the users, all but the operator's off, and the credentials a replica uses,
+// then the ValkeyACL users (users), with which restarted and new pods start.
+func AuthConfig(p Passwords, users ...ACLUser) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "user %s on %s %s\n", UserOperator, hashed(p.Operator), operatorRules)
+	fmt.Fprintf(&b, "user %s on %s %s %s\n", UserOperator, hashed(p.Operator), operatorRules, aclCommands)
 	clientPass := hashed(p.Client)
 	if p.Client == "" {
 		clientPass = "nopass" // spec.auth.enabled=false: the on/off fence still applies
@@ -67,6 +68,9 @@ func AuthConfig(p Passwords) string {
 	fmt.Fprintf(&b, "user %s off %s %s\n", UserReplication, hashed(p.Replication), replicationRules)
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
+	for _, u := range users {
+		b.WriteString(u.configLine())
+	}
 	return b.String()
 }
 

@@ -34,6 +34,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ValkeyClusterList{},
 		&ValkeyBackup{},
 		&ValkeyBackupList{},
+		&ValkeyACL{},
+		&ValkeyACLList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

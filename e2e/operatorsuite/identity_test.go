@@ -52,7 +52,7 @@ var grantedButNotRequested = map[string]string{
 // supports) they fall back to list. Each watched kind therefore keeps list.
 var listedByInformers = []string{
 	"/configmaps", "/persistentvolumeclaims", "/pods", "/secrets", "/services",
-	"apps/statefulsets", "policy/poddisruptionbudgets", "valkey.fsm.dev/valkeyclusters", "valkey.fsm.dev/valkeybackups",
+	"apps/statefulsets", "policy/poddisruptionbudgets", "valkey.fsm.dev/valkeyclusters", "valkey.fsm.dev/valkeybackups", "valkey.fsm.dev/valkeyacls",
 }
 
 func init() {

@@ -108,6 +108,8 @@ type Reconciler struct {
 	looks lookMemory
 	// restores remembers each cluster's backup verification for spec.restoreFrom.
 	restores restoreChecks
+	// acls remembers each cluster's ValkeyACL users and which process got which set.
+	acls aclMemory
 }
 
 func (r *Reconciler) defaults() {
@@ -139,6 +141,8 @@ func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format strin
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyacls,verbs=list;watch
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyacls/status,verbs=patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch;delete
@@ -248,6 +252,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		actErr = errors.Join(actErr, narrowReplicationUsers(ctx, w))
 	}
 	r.applyLive(ctx, vc, w)
+	r.applyACLs(ctx, vc, w)
 	roleErr := r.syncRoles(ctx, vc, w, d.Next)
 	if roleErr != nil {
 		r.event(vc, corev1.EventTypeWarning, "RoleLabelFailed", "%v", roleErr)
@@ -280,7 +285,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
-	passwords, restored, err := kube.EnsureAuth(ctx, r.Client, r.apiReader(), vc, owner, r.passwords.get(vc.UID))
+	passwords, restored, err := kube.EnsureAuth(ctx, r.Client, r.apiReader(), vc, owner, r.passwords.get(vc.UID), r.acls.acceptedUsers(vc.UID)...)
 	if err != nil {
 		if errors.Is(err, kube.ErrAuthLost) || errors.Is(err, kube.ErrNotOurs) {
 			if vc.Status.Waiting != err.Error() {
@@ -319,6 +324,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 	r.live.forget(vc.UID)
 	r.looks.forget(vc.UID)
 	r.restores.forget(vc.UID)
+	r.acls.forget(vc.UID)
 	r.Metrics.forget(vc.Namespace, vc.Name)
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return nil
@@ -345,6 +351,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Secret{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster), builder.WithPredicates(podChanged{})).
+		Watches(&v1alpha1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(aclToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Complete(r)
 }

@@ -1,0 +1,118 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ValkeyACLSpec is one Valkey user of a cluster: its name, its rules and its passwords.
+//
+// +kubebuilder:validation:XValidation:rule="!self.rules.exists(r, r.lowerAscii() in ['on', 'off', 'nopass', 'resetpass', 'reset'] || r.startsWith('>') || r.startsWith('<') || r.startsWith('#') || r.startsWith('!'))",message="rules must not switch the user on or off or set passwords (on, off, nopass, resetpass, reset, >, <, #, !): use spec.enabled and spec.passwordSecrets"
+// +kubebuilder:validation:XValidation:rule="!self.rules.exists(r, r.contains(' ') || r.contains('\t') || r.contains('\n') || r.contains('\r'))",message="a rule must not contain spaces or line breaks: give each rule as an item of its own"
+type ValkeyACLSpec struct {
+	// Cluster is the ValkeyCluster in this namespace whose nodes get the user.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cluster is immutable: create another ValkeyACL"
+	Cluster string `json:"cluster"`
+
+	// User is the Valkey user name. The operator's own users (operator, replication,
+	// default: the application user of spec.auth) cannot be taken.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
+	// +kubebuilder:validation:XValidation:rule="!(self.lowerAscii() in ['operator', 'replication', 'default', 'restore'])",message="operator, replication, default and restore are the operator's own users: choose another name"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="user is immutable: create another ValkeyACL (and delete this one)"
+	User string `json:"user"`
+
+	// Rules are the user's permissions in Valkey's ACL grammar (ACL SETUSER), one rule per
+	// item: key patterns (~app:*, %R~cache:*), channels (&events:*), commands and categories
+	// (+@read, +get, -@dangerous), selectors. The user starts from nothing (reset), then gets
+	// these. Valkey itself checks them before any node is changed; a rule it refuses is
+	// reported in status and an Event.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	Rules []string `json:"rules"`
+
+	// Enabled switches the user on (default) or off; an off user cannot authenticate.
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// PasswordSecrets are the user's passwords, each a key of a Secret in this namespace. Two
+	// are accepted together while applications move from one to the other.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=2
+	PasswordSecrets []SecretKeyRef `json:"passwordSecrets"`
+
+	// AllowAdmin lets the rules grant administrative commands (ACL, CONFIG, REPLICAOF,
+	// FAILOVER, SHUTDOWN, DEBUG, MODULE, MONITOR, SAVE, CLUSTER changes, SYNC: those of
+	// @admin and @dangerous). With them, the user could lock the operator out or split the
+	// cluster's writes: docs/security.md. Without it, such rules are refused.
+	// +optional
+	AllowAdmin bool `json:"allowAdmin,omitempty"`
+}
+
+// SecretKeyRef names a key of a Secret in the resource's namespace.
+type SecretKeyRef struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key is the Secret's key holding the value (default password).
+	// +optional
+	// +kubebuilder:default=password
+	Key string `json:"key,omitempty"`
+}
+
+// ValkeyACLStatus is what the operator did with the user; written by the operator only.
+type ValkeyACLStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is Applied (every answering node has this generation), Pending (some do not
+	// yet, or the cluster is not found) or Refused (reason says why; nodes keep what they
+	// had).
+	// +optional
+	// +kubebuilder:validation:Enum=Applied;Pending;Refused
+	Phase string `json:"phase,omitempty"`
+
+	// Reason says why the user is Pending or Refused.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Applied is how many of the cluster's answering nodes have this generation, as
+	// "applied/nodes".
+	// +optional
+	Applied string `json:"applied,omitempty"`
+}
+
+// ValkeyACL is a Valkey user of a ValkeyCluster, applied by the operator to every node
+// (ACL SETUSER), to nodes that restart and to new ones (the users' file the pods start from
+// holds it). Deleting it deletes the user from every node.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vacl,categories=valkey,scope=Namespaced
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.user`
+// +kubebuilder:printcolumn:name="Enabled",type=boolean,JSONPath=`.spec.enabled`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.applied`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ValkeyACL struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ValkeyACLSpec `json:"spec"`
+
+	// +optional
+	Status ValkeyACLStatus `json:"status,omitempty"`
+}
+
+// ValkeyACLList is a list of ValkeyACLs.
+//
+// +kubebuilder:object:root=true
+type ValkeyACLList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []ValkeyACL `json:"items"`
+}
