@@ -490,7 +490,7 @@ func (in *ValkeyACLSpec) DeepCopyInto(out *ValkeyACLSpec) {
 	*out = *in
 	if in.Rules != nil {
 		in, out := &in.Rules, &out.Rules
-		*out = make([]string, len(*in))
+		*out = make([]ACLRule, len(*in))
 		copy(*out, *in)
 	}
 	if in.Enabled != nil {

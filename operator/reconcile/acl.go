@@ -160,7 +160,10 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1alpha1.ValkeyCluster, w
 	}
 	ch := aclCheck{generation: a.Generation, read: r.now()}
 	enabled := a.Spec.Enabled == nil || *a.Spec.Enabled
-	ch.user = valkey.ACLUser{Name: a.Spec.User, Enabled: enabled, Rules: a.Spec.Rules}
+	ch.user = valkey.ACLUser{Name: a.Spec.User, Enabled: enabled}
+	for _, rule := range a.Spec.Rules {
+		ch.user.Rules = append(ch.user.Rules, string(rule))
+	}
 	for _, ref := range a.Spec.PasswordSecrets {
 		key := ref.Key
 		if key == "" {
