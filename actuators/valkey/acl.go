@@ -72,7 +72,7 @@ func (p *Pool) CheckACL(ctx context.Context, podIP string, u ACLUser) (admin []s
 		scratch := "vkf-check-" + hex.EncodeToString(b[:])
 		rules := append([]string{"reset", "on", "nopass"}, u.Rules...)
 		if err := c.Do(ctx, c.B().AclSetuser().Username(scratch).Rule(rules...).Build()).Error(); err != nil {
-			return fmt.Errorf("Valkey refuses the rules: %w", err)
+			return fmt.Errorf("the rules are refused by Valkey: %w", err)
 		}
 		defer func() { _ = c.Do(context.WithoutCancel(ctx), c.B().AclDeluser().Username(scratch).Build()).Error() }()
 		for _, probe := range adminProbes {

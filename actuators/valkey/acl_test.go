@@ -41,7 +41,7 @@ func TestValkeyACLUsersAreCheckedAppliedAndDeleted(t *testing.T) {
 	if err != nil || len(admin) != 0 {
 		t.Fatalf("CheckACL of ordinary rules: admin %v, %v", admin, err)
 	}
-	if _, err := p.CheckACL(ctx, s.ip, ACLUser{Name: "x", Rules: []string{"+nosuchcommand"}}); err == nil || !strings.Contains(err.Error(), "refuses") {
+	if _, err := p.CheckACL(ctx, s.ip, ACLUser{Name: "x", Rules: []string{"+nosuchcommand"}}); err == nil || !strings.Contains(err.Error(), "refused by Valkey") {
 		t.Errorf("CheckACL of a command Valkey does not know: %v, want a refusal", err)
 	}
 	admin, err = p.CheckACL(ctx, s.ip, ACLUser{Name: "x", Rules: []string{"~*", "+@all"}})

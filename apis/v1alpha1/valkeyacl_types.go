@@ -5,7 +5,6 @@ import (
 )
 
 // ValkeyACLSpec is one Valkey user of a cluster: its name, its rules and its passwords.
-//
 type ValkeyACLSpec struct {
 	// Cluster is the ValkeyCluster in this namespace whose nodes get the user.
 	// +kubebuilder:validation:MinLength=1

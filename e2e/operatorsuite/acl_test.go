@@ -79,7 +79,7 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	if err := k.Create(ctx, newACL(ns, "typo", "typo", "app-pw", "+nosuchcommand")); err != nil {
 		t.Fatal(err)
 	}
-	if a := waitACL(t, ns, "typo", "Refused", ""); !strings.Contains(a.Status.Reason, "refuses") {
+	if a := waitACL(t, ns, "typo", "Refused", ""); !strings.Contains(a.Status.Reason, "refused by Valkey") {
 		t.Errorf("a rule Valkey refuses: reason %q", a.Status.Reason)
 	}
 	boss := newACL(ns, "boss", "boss", "boss-pw", "~*", "+@all")

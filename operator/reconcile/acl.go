@@ -120,8 +120,8 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	applied, nodes := 0, 0
 	var failed []string
 	for _, n := range w.obs.Nodes {
-		pod := w.pods[n.Name]
-		if !n.Reachable || n.Valkey.Loading || pod == nil || pod.Status.PodIP == "" {
+		ip := answeringIP(w, n)
+		if ip == "" {
 			continue
 		}
 		nodes++
@@ -130,7 +130,7 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 			applied++
 			continue
 		}
-		deleted, err := w.pool.ApplyACLs(ctx, pod.Status.PodIP, users)
+		deleted, err := w.pool.ApplyACLs(ctx, ip, users)
 		if err != nil {
 			failed = append(failed, n.Name+": "+err.Error())
 			continue
@@ -187,8 +187,7 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1alpha1.ValkeyCluster, w
 	}
 	var ip string
 	for _, n := range w.obs.Nodes {
-		if pod := w.pods[n.Name]; n.Reachable && !n.Valkey.Loading && pod != nil && pod.Status.PodIP != "" {
-			ip = pod.Status.PodIP
+		if ip = answeringIP(w, n); ip != "" {
 			break
 		}
 	}

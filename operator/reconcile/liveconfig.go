@@ -10,6 +10,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // liveApplied remembers, per cluster and pod, which process was given which set of live
@@ -47,8 +48,8 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	hash := valkey.LiveHash(live)
 	var set, failed []string
 	for _, n := range w.obs.Nodes {
-		pod := w.pods[n.Name]
-		if !n.Reachable || n.Valkey.Loading || pod == nil || pod.Status.PodIP == "" {
+		ip := answeringIP(w, n)
+		if ip == "" {
 			continue
 		}
 		key := n.Valkey.RunID + "/" + hash
@@ -56,7 +57,7 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 			continue
 		}
 		attempt := liveAttempt{key: key}
-		if err := w.pool.ApplyLive(ctx, pod.Status.PodIP, n.Valkey.RunID, live); err != nil {
+		if err := w.pool.ApplyLive(ctx, ip, n.Valkey.RunID, live); err != nil {
 			attempt.refused = err.Error()
 			failed = append(failed, n.Name+": "+err.Error())
 		} else {
@@ -70,6 +71,16 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	if len(failed) > 0 {
 		r.event(vc, corev1.EventTypeWarning, "ConfigRefused", "CONFIG SET refused, the old values stay: %s", strings.Join(failed, "; "))
 	}
+}
+
+// answeringIP is the pod IP of a node that answers and is not loading ("": none), the nodes
+// live settings and users are given to.
+func answeringIP(w *world, n machine.Node) string {
+	pod := w.pods[n.Name]
+	if !n.Reachable || n.Valkey.Loading || pod == nil {
+		return ""
+	}
+	return pod.Status.PodIP
 }
 
 func describeLive(live map[string]string) string {
