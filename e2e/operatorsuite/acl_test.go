@@ -20,7 +20,8 @@ import (
 // limited to app:* keys (NOPERM on other keys), with its password from a Secret; a pod deleted
 // and re-created, and a pod added by a scale-up, have it too; a rule Valkey refuses, and rules
 // granting administrative commands without allowAdmin, are Refused with the reason in status and
-// an Event while the other users keep working; with allowAdmin they are applied; narrowing the
+// an Event while the other users keep working; with allowAdmin they are applied; a second
+// resource for a user already held, and a missing password Secret, are refused; narrowing the
 // rules narrows them on every node; deleting the ValkeyACL deletes the user everywhere.
 func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	ns := cl.Namespace(t)
@@ -101,6 +102,19 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitACL(t, ns, "boss", "Applied", "3/3")
+	// A second resource for a user another holds, and a password Secret that does not exist.
+	if err := k.Create(ctx, newACL(ns, "boss-again", "boss", "boss-pw", "~*", "+@read")); err != nil {
+		t.Fatal(err)
+	}
+	if a := waitACL(t, ns, "boss-again", "Refused", ""); !strings.Contains(a.Status.Reason, "defined by ValkeyACL boss already") {
+		t.Errorf("a second ValkeyACL for user boss: reason %q", a.Status.Reason)
+	}
+	if err := k.Create(ctx, newACL(ns, "no-password", "nopw", "missing-pw", "~*", "+@read")); err != nil {
+		t.Fatal(err)
+	}
+	if a := waitACL(t, ns, "no-password", "Refused", ""); !strings.Contains(a.Status.Reason, "password Secret missing-pw") {
+		t.Errorf("a missing password Secret: reason %q", a.Status.Reason)
+	}
 
 	// Narrowed: reads only.
 	if err := k.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
