@@ -21,7 +21,8 @@ import (
 // and re-created, and a pod added by a scale-up, have it too; a rule Valkey refuses, and rules
 // granting administrative commands without allowAdmin, are Refused with the reason in status and
 // an Event while the other users keep working; with allowAdmin they are applied; a second
-// resource for a user already held, and a missing password Secret, are refused; narrowing the
+// resource for a user already held, and a missing password Secret, are refused; one naming a
+// cluster that does not exist is Pending with that reason; narrowing the
 // rules narrows them on every node; deleting the ValkeyACL deletes the user everywhere.
 func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	ns := cl.Namespace(t)
@@ -114,6 +115,16 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	}
 	if a := waitACL(t, ns, "no-password", "Refused", ""); !strings.Contains(a.Status.Reason, "password Secret missing-pw") {
 		t.Errorf("a missing password Secret: reason %q", a.Status.Reason)
+	}
+
+	// A ValkeyACL of a cluster that does not exist says so.
+	orphan := newACL(ns, "orphan", "orphan", "app-pw", "+@read")
+	orphan.Spec.Cluster = "nowhere"
+	if err := k.Create(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	if a := waitACL(t, ns, "orphan", "Pending", ""); !strings.Contains(a.Status.Reason, "ValkeyCluster nowhere is not found") {
+		t.Errorf("a ValkeyACL of a missing cluster: reason %q", a.Status.Reason)
 	}
 
 	// Narrowed: reads only.

@@ -242,6 +242,31 @@ func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, 
 	}
 }
 
+// aclsWithoutCluster marks the ValkeyACLs that name a cluster that does not exist Pending, with
+// that reason (otherwise they would have no status at all).
+func (r *Reconciler) aclsWithoutCluster(ctx context.Context, cluster types.NamespacedName) {
+	var list v1alpha1.ValkeyACLList
+	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+		return
+	}
+	for i := range list.Items {
+		a := &list.Items[i]
+		if a.Spec.Cluster != cluster.Name || !a.DeletionTimestamp.IsZero() {
+			continue
+		}
+		st := v1alpha1.ValkeyACLStatus{ObservedGeneration: a.Generation, Phase: "Pending",
+			Reason: fmt.Sprintf("ValkeyCluster %s is not found in namespace %s: the user is applied once it exists", cluster.Name, cluster.Namespace)}
+		if st == a.Status {
+			continue
+		}
+		before := a.DeepCopy()
+		a.Status = st
+		if err := r.Client.Status().Patch(ctx, a, client.MergeFrom(before)); err != nil {
+			logFrom(ctx).Info("ValkeyACL status not written", "acl", a.Name, "error", err.Error())
+		}
+	}
+}
+
 // aclToCluster maps a ValkeyACL to its cluster.
 func aclToCluster(_ context.Context, o client.Object) []ctrl.Request {
 	a, ok := o.(*v1alpha1.ValkeyACL)

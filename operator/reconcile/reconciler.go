@@ -155,6 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.defaults()
 	var vc v1alpha1.ValkeyCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &vc); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Reached through a ValkeyACL that names it: say so on the ValkeyACL.
+			r.aclsWithoutCluster(ctx, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !vc.DeletionTimestamp.IsZero() {
