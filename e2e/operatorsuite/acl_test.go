@@ -22,7 +22,8 @@ import (
 // granting administrative commands without allowAdmin, are Refused with the reason in status and
 // an Event while the other users keep working; with allowAdmin they are applied; a second
 // resource for a user already held, and a missing password Secret, are refused; one naming a
-// cluster that does not exist is Pending with that reason; narrowing the
+// cluster that does not exist is Pending with that reason; an edit Valkey refuses leaves the
+// user as last accepted on every node; narrowing the
 // rules narrows them on every node; deleting the ValkeyACL deletes the user everywhere.
 func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	ns := cl.Namespace(t)
@@ -126,6 +127,19 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	if a := waitACL(t, ns, "orphan", "Pending", ""); !strings.Contains(a.Status.Reason, "ValkeyCluster nowhere is not found") {
 		t.Errorf("a ValkeyACL of a missing cluster: reason %q", a.Status.Reason)
 	}
+
+	// An edit Valkey refuses: Refused, and the user keeps its last accepted rules meanwhile.
+	if err := k.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+		t.Fatal(err)
+	}
+	app.Spec.Rules = append(app.Spec.Rules, "+nosuchcommand")
+	if err := k.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	if a := waitACL(t, ns, "app", "Refused", ""); !strings.Contains(a.Status.Reason, "the nodes keep the user as last accepted") {
+		t.Errorf("a refused edit: reason %q", a.Status.Reason)
+	}
+	everyNode(t, ctx, ns, "app", "app-secret-1", true, true)
 
 	// Narrowed: reads only.
 	if err := k.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {

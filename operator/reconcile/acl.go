@@ -51,15 +51,19 @@ const aclSecretsTTL = 30 * time.Second
 // aclMemory remembers, per cluster: the checks by ValkeyACL name, the accepted users
 // (aclUsersKey) and, per node, the process and set it was given.
 type aclMemory struct {
-	checks  nodeMemory[aclCheck]
-	users   nodeMemory[[]valkey.ACLUser]
-	applied nodeMemory[string]
+	checks nodeMemory[aclCheck]
+	// accepted is each ValkeyACL's last accepted user: kept on the nodes while a later
+	// generation is refused, so that a mistake in an edit does not lock its application out.
+	accepted nodeMemory[valkey.ACLUser]
+	users    nodeMemory[[]valkey.ACLUser]
+	applied  nodeMemory[string]
 }
 
 const aclUsersKey = "users"
 
 func (m *aclMemory) forget(cluster types.UID) {
 	m.checks.forget(cluster)
+	m.accepted.forget(cluster)
 	m.users.forget(cluster)
 	m.applied.forget(cluster)
 }
@@ -107,11 +111,17 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 		if owner, taken := holder[a.Spec.User]; taken && ch.refusal() == "" {
 			ch.rulesRefusal = fmt.Sprintf("user %s is defined by ValkeyACL %s already", a.Spec.User, owner)
 		}
-		checks[a.Name] = ch
 		if ch.refusal() == "" {
 			holder[a.Spec.User] = a.Name
 			users = append(users, ch.user)
+			r.acls.accepted.set(vc.UID, a.Name, ch.user)
+		} else if last, ok := r.acls.accepted.lookup(vc.UID, a.Name); ok && last.Name == a.Spec.User && holder[a.Spec.User] == "" {
+			holder[a.Spec.User] = a.Name
+			users = append(users, last)
+			ch.rulesRefusal = ch.refusal() + "; the nodes keep the user as last accepted"
+			ch.secretRefusal = ""
 		}
+		checks[a.Name] = ch
 	}
 	sort.Slice(users, func(i, j int) bool { return users[i].Name < users[j].Name })
 	r.acls.users.set(vc.UID, aclUsersKey, users)
