@@ -145,16 +145,9 @@ func BenchmarkRestoreTime(b *testing.B) {
 }
 
 func benchRestore(b *testing.B) {
-	store := startStore(b, "127.78.9.8")
-	ip := "127.78.10.4"
-	startValkey(b, "", ip, b.TempDir(), "")
 	const keys = 65536
-	fill(b, ip, keys)
+	store, res := restoreBenchSnapshot(b, "127.78.9.8", "127.78.10.4", keys)
 	ctx := context.Background()
-	res, err := Take(ctx, Source{Addr: valkey.Addr(ip), User: valkey.UserReplication, Password: passwords.Replication}, store, "restore.rdb")
-	if err != nil {
-		b.Fatal(err)
-	}
 	target := "127.78.10.5"
 	startValkey(b, "", target, b.TempDir(), "")
 	var ours, ref []float64
@@ -189,16 +182,9 @@ func BenchmarkClusterRestoreTime(b *testing.B) {
 }
 
 func benchClusterRestore(b *testing.B) {
-	store := startStore(b, "127.78.9.9")
-	ip := "127.78.30.4"
-	startValkey(b, "", ip, b.TempDir(), "")
 	const keys = 65536
-	fill(b, ip, keys)
+	store, res := restoreBenchSnapshot(b, "127.78.9.9", "127.78.30.4", keys)
 	ctx := context.Background()
-	res, err := Take(ctx, Source{Addr: valkey.Addr(ip), User: valkey.UserReplication, Password: passwords.Replication}, store, "restore.rdb")
-	if err != nil {
-		b.Fatal(err)
-	}
 	target := "127.78.30.5"
 	startValkey(b, "", target, b.TempDir(), fmt.Sprintf("cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-announce-ip %s\n", target))
 	p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
@@ -240,6 +226,19 @@ func benchClusterRestore(b *testing.B) {
 	b.ReportMetric(ref[1], "ref-restore-s")
 	b.ReportMetric(ours[1]/ref[1], "x-ref-time")
 	b.ReportMetric(float64(res.Size)/1e6, "MB")
+}
+
+// restoreBenchSnapshot starts a store at storeIP and a node at srcIP holding keys random 1 kB
+// values, and backs the node up as restore.rdb: the data set the restore benchmarks load.
+func restoreBenchSnapshot(b *testing.B, storeIP, srcIP string, keys int) (Store, Result) {
+	store := startStore(b, storeIP)
+	startValkey(b, "", srcIP, b.TempDir(), "")
+	fill(b, srcIP, keys)
+	res, err := Take(context.Background(), Source{Addr: valkey.Addr(srcIP), User: valkey.UserReplication, Password: passwords.Replication}, store, "restore.rdb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return store, res
 }
 
 // referenceRestore is what a user would run by hand: download the object to a file and start a

@@ -114,15 +114,9 @@ func Load(ctx context.Context, target Target, listenIP string, store Store, name
 			}
 		case <-time.After(50 * time.Millisecond):
 		}
-		text, err := c.Do(ctx, c.B().Info().Section("replication").Section("persistence").Build()).ToString()
+		info, err := infoOf(ctx, c, "replication", "persistence")
 		if err != nil {
 			continue
-		}
-		info := map[string]string{}
-		for _, line := range strings.Split(text, "\r\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok {
-				info[k] = v
-			}
 		}
 		if info["master_link_status"] == "up" && info["master_sync_in_progress"] == "0" && info["loading"] == "0" {
 			return detach()

@@ -226,8 +226,8 @@ func setForTheLoad(ctx context.Context, c vk.Client, param, value, after string)
 }
 
 // newBacklog makes the node create a replication backlog, under the new replication ID Valkey
-// gives it then, by asking for a snapshot as a replica would (SYNC, as the operator's user; the
-// request is dropped as soon as the backlog exists), and returns that ID.
+// gives it then, by asking for a snapshot as a replica would (requestSnapshot, as the operator's
+// user; the request is dropped as soon as the backlog exists), and returns that ID.
 func newBacklog(ctx context.Context, c vk.Client, target Target) (string, error) {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	conn, err := d.DialContext(ctx, "tcp", target.Addr)
@@ -237,19 +237,7 @@ func newBacklog(ctx context.Context, c vk.Client, target Target) (string, error)
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(backlogTimeout))
 	r := bufio.NewReader(conn)
-	for _, cmd := range [][]string{{"AUTH", target.User, target.Password}, {"REPLCONF", "version", announcedVersion}, {"REPLCONF", "rdb-only", "1"}} {
-		if err := send(conn, cmd...); err != nil {
-			return "", err
-		}
-		line, err := readLine(r)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", cmd[0], err)
-		}
-		if !strings.HasPrefix(line, "+") {
-			return "", fmt.Errorf("%s: %s", cmd[0], strings.TrimPrefix(line, "-"))
-		}
-	}
-	if err := send(conn, "SYNC"); err != nil {
+	if err := requestSnapshot(conn, r, target.User, target.Password); err != nil {
 		return "", err
 	}
 	var id string
@@ -277,11 +265,14 @@ func waitInfo(ctx context.Context, c vk.Client, what string, done func(map[strin
 	}
 }
 
-// infoOf is INFO replication as a map.
-func infoOf(ctx context.Context, c vk.Client) (map[string]string, error) {
-	text, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+// infoOf is INFO of sections (replication when none is named) as a map.
+func infoOf(ctx context.Context, c vk.Client, sections ...string) (map[string]string, error) {
+	if len(sections) == 0 {
+		sections = []string{"replication"}
+	}
+	text, err := c.Do(ctx, c.B().Info().Section(sections...).Build()).ToString()
 	if err != nil {
-		return nil, fmt.Errorf("INFO replication: %w", err)
+		return nil, fmt.Errorf("INFO %s: %w", strings.Join(sections, " "), err)
 	}
 	info := map[string]string{}
 	for _, line := range strings.Split(text, "\r\n") {

@@ -118,11 +118,11 @@ func readRDBKeys(r io.Reader, v rdbVisitor) (uint16, error) {
 		case rdbEOF:
 			return uint16(ver), nil
 		case rdbOpAux:
-			err = errors.Join(x.skipString(), x.skipString())
+			err = seq(x.skipString, x.skipString)()
 		case rdbOpResizeDB:
-			_, err = x.lengths(2)
+			err = x.lengths(2)
 		case rdbOpSlotInfo:
-			_, err = x.lengths(3) // slot, keys, keys with an expiry: a sizing hint
+			err = x.lengths(3) // slot, keys, keys with an expiry: a sizing hint
 		case rdbOpSelectDB:
 			db, _, err = x.length()
 		case rdbOpExpireTimeMS:
@@ -256,16 +256,14 @@ func (x *rdbReader) length() (n uint64, encoded bool, err error) {
 	return 0, false, fmt.Errorf("unknown length encoding 0x%02x", b)
 }
 
-func (x *rdbReader) lengths(k int) (uint64, error) {
-	var last uint64
+// lengths reads past k lengths.
+func (x *rdbReader) lengths(k int) error {
 	for range k {
-		n, _, err := x.length()
-		if err != nil {
-			return 0, err
+		if _, _, err := x.length(); err != nil {
+			return err
 		}
-		last = n
 	}
-	return last, nil
+	return nil
 }
 
 // string reads a string, decoding integer and LZF encodings.
@@ -339,8 +337,13 @@ func (x *rdbReader) skipString() error {
 	return fmt.Errorf("unknown string encoding %d", n)
 }
 
-// skipEach calls item n times (n items of a collection).
-func (x *rdbReader) skipEach(n uint64, item func() error) error {
+// items reads past a collection: its length, then that many items, each made of the parts.
+func (x *rdbReader) items(parts ...func() error) error {
+	n, _, err := x.length()
+	if err != nil {
+		return err
+	}
+	item := seq(parts...)
 	for range n {
 		if err := item(); err != nil {
 			return err
@@ -349,21 +352,29 @@ func (x *rdbReader) skipEach(n uint64, item func() error) error {
 	return nil
 }
 
+// seq runs steps in order, up to the first that fails.
+func seq(steps ...func() error) func() error {
+	return func() error {
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// skip reads past n bytes; skipLengths past k lengths.
+func (x *rdbReader) skip(n uint64) func() error {
+	return func() error { _, err := x.full(n); return err }
+}
+
+func (x *rdbReader) skipLengths(k int) func() error {
+	return func() error { return x.lengths(k) }
+}
+
 // skipValue reads past the value of type t (the type byte was read).
 func (x *rdbReader) skipValue(t byte) error {
-	count := func() (uint64, error) { n, _, err := x.length(); return n, err }
-	fixed := func(n uint64) func() error { return func() error { _, err := x.full(n); return err } }
-	both := func(fs ...func() error) func() error {
-		return func() error {
-			for _, f := range fs {
-				if err := f(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	lengthItem := func() error { _, err := count(); return err }
 	// A zset's score in the old format: a length byte, 253-255 for NaN and the infinities.
 	oldScore := func() error {
 		l, err := x.byte()
@@ -376,41 +387,17 @@ func (x *rdbReader) skipValue(t byte) error {
 	case 0, 9, 10, 11, 12, 13, 16, 17, 20: // a string, or one encoded blob
 		return x.skipString()
 	case 1, 2, 14: // list, set, quicklist: strings
-		n, err := count()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(n, x.skipString)
+		return x.items(x.skipString)
 	case 3: // zset: member, old-format score
-		n, err := count()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(n, both(x.skipString, oldScore))
+		return x.items(x.skipString, oldScore)
 	case 4: // hash: field, value
-		n, err := count()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(n, both(x.skipString, x.skipString))
+		return x.items(x.skipString, x.skipString)
 	case 5: // zset: member, binary double
-		n, err := count()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(n, both(x.skipString, fixed(8)))
+		return x.items(x.skipString, x.skip(8))
 	case 18: // quicklist 2: container kind, node
-		n, err := count()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(n, both(lengthItem, x.skipString))
+		return x.items(x.skipLengths(1), x.skipString)
 	case rdbTypeHashFieldTTL: // hash with field expiries (Valkey 9): field, value, expiry
-		n, err := count()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(n, both(x.skipString, x.skipString, fixed(8)))
+		return x.items(x.skipString, x.skipString, x.skip(8))
 	case rdbTypeStreams, rdbTypeStreams2, rdbTypeStreams3:
 		return x.skipStream(t)
 	case rdbTypeModulePreGA, rdbTypeModule2:
@@ -421,70 +408,40 @@ func (x *rdbReader) skipValue(t byte) error {
 
 // skipStream reads past a stream (rdbLoadObject's stream branch).
 func (x *rdbReader) skipStream(t byte) error {
-	lens := func(k int) func() error { return func() error { _, err := x.lengths(k); return err } }
-	fixed := func(n uint64) func() error { return func() error { _, err := x.full(n); return err } }
-	n, _, err := x.length()
-	if err != nil {
-		return err
-	}
+	v2, v3 := t >= rdbTypeStreams2, t >= rdbTypeStreams3
 	// Listpacks: the master ID, the listpack.
-	if err := x.skipEach(n, func() error { return errors.Join(x.skipString(), x.skipString()) }); err != nil {
+	if err := x.items(x.skipString, x.skipString); err != nil {
 		return err
 	}
 	// Length, last ID; from version 2 the first ID, the max deleted ID and entries added.
-	k := 3
-	if t >= rdbTypeStreams2 {
-		k += 5
+	meta := 3
+	if v2 {
+		meta += 5
 	}
-	if err := lens(k)(); err != nil {
+	if err := x.lengths(meta); err != nil {
 		return err
 	}
-	groups, _, err := x.length()
-	if err != nil {
-		return err
+	// Consumer groups: name, last delivered ID (and from version 2 entries read), pending
+	// entries (raw ID, delivery time, delivery count), consumers.
+	lastID := 2
+	if v2 {
+		lastID++
 	}
-	return x.skipEach(groups, func() error {
-		if err := x.skipString(); err != nil { // name
-			return err
-		}
-		k := 2 // last delivered ID
-		if t >= rdbTypeStreams2 {
-			k++ // entries read
-		}
-		if err := lens(k)(); err != nil {
-			return err
-		}
+	// A consumer: name, seen time (and from version 3 active time), its pending IDs.
+	times := uint64(8)
+	if v3 {
+		times += 8
+	}
+	consumer := seq(x.skipString, x.skip(times), func() error {
 		pel, _, err := x.length()
-		if err != nil {
-			return err
-		}
-		// Pending entries: raw ID, delivery time, delivery count.
-		if err := x.skipEach(pel, func() error { return errors.Join(fixed(16+8)(), lens(1)()) }); err != nil {
-			return err
-		}
-		consumers, _, err := x.length()
-		if err != nil {
-			return err
-		}
-		return x.skipEach(consumers, func() error {
-			if err := x.skipString(); err != nil { // name
-				return err
-			}
-			times := uint64(8) // seen time; from version 3 the active time too
-			if t >= rdbTypeStreams3 {
-				times += 8
-			}
-			if _, err := x.full(times); err != nil {
-				return err
-			}
-			pel, _, err := x.length()
-			if err != nil {
-				return err
-			}
+		if err == nil {
 			_, err = x.full(pel * 16)
-			return err
-		})
+		}
+		return err
 	})
+	return x.items(x.skipString, x.skipLengths(lastID),
+		func() error { return x.items(x.skip(16+8), x.skipLengths(1)) },
+		func() error { return x.items(consumer) })
 }
 
 // lzfDecompress expands an LZF block (Valkey's lzf_d) to ulen bytes.

@@ -44,19 +44,7 @@ func streamRDBFrom(ctx context.Context, local net.Addr, addr, user, password str
 		}
 	}()
 	r := bufio.NewReaderSize(idle, 1<<20)
-	for _, cmd := range [][]string{{"AUTH", user, password}, {"REPLCONF", "version", announcedVersion}, {"REPLCONF", "capa", "eof"}, {"REPLCONF", "rdb-only", "1"}} {
-		if err := send(conn, cmd...); err != nil {
-			return 0, err
-		}
-		line, err := readLine(r)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", cmd[0], err)
-		}
-		if !strings.HasPrefix(line, "+") {
-			return 0, fmt.Errorf("%s %s: %s", cmd[0], strings.Join(cmd[1:min(2, len(cmd))], " "), strings.TrimPrefix(line, "-"))
-		}
-	}
-	if err := send(conn, "SYNC"); err != nil {
+	if err := requestSnapshot(conn, r, user, password); err != nil {
 		return 0, err
 	}
 	// The node may send newlines while it prepares the snapshot, to keep the link alive.
@@ -67,6 +55,25 @@ func streamRDBFrom(ctx context.Context, local net.Addr, addr, user, password str
 		}
 	}
 	return readPayload(r, header, w)
+}
+
+// requestSnapshot asks the node on conn for a snapshot as a replica would: it authenticates as
+// user, announces its version, that it takes a diskless transfer and the snapshot only, then
+// sends SYNC. The node's answers come on r.
+func requestSnapshot(conn net.Conn, r *bufio.Reader, user, password string) error {
+	for _, cmd := range [][]string{{"AUTH", user, password}, {"REPLCONF", "version", announcedVersion}, {"REPLCONF", "capa", "eof"}, {"REPLCONF", "rdb-only", "1"}} {
+		if err := send(conn, cmd...); err != nil {
+			return err
+		}
+		line, err := readLine(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmd[0], err)
+		}
+		if !strings.HasPrefix(line, "+") {
+			return fmt.Errorf("%s %s: %s", cmd[0], strings.Join(cmd[1:min(2, len(cmd))], " "), strings.TrimPrefix(line, "-"))
+		}
+	}
+	return send(conn, "SYNC")
 }
 
 // announcedVersion is the Valkey version the snapshot reader says it is (REPLCONF version): the

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	vk "github.com/valkey-io/valkey-go"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
@@ -33,7 +30,7 @@ func TestAnOperatorSIGKILLedMidBackupLeavesItsUploadToTheNext(t *testing.T) {
 	proc := exec.Command(operatorBinary, "run", "--leader-elect=false", "--metrics-bind-address=0",
 		"--health-probe-bind-address=0", "--journal-bind-address=", "--journal-path=", "--source-ip=",
 		"--watch-namespace="+ns, "--backup-backoff=2s", "--backup-attempts=10")
-	proc.Env = append(os.Environ(), "KUBECONFIG="+operatorKubeconfig(t), "POD_IP=")
+	proc.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigFor(t, operatorConfig), "POD_IP=")
 	proc.Stdout, proc.Stderr = operatorLog(), operatorLog()
 	proc.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := proc.Start(); err != nil {
@@ -99,20 +96,4 @@ func TestAnOperatorSIGKILLedMidBackupLeavesItsUploadToTheNext(t *testing.T) {
 	if err := c.Do(ctx, c.B().Set().Key("serving").Value("yes").Build()).Error(); err != nil {
 		t.Errorf("the cluster refused a write: %v", err)
 	}
-}
-
-// operatorKubeconfig writes a kubeconfig with the in-process operators' connection (their
-// ServiceAccount's token), for an operator run as a process.
-func operatorKubeconfig(t *testing.T) string {
-	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: operatorConfig.Host, CertificateAuthorityData: operatorConfig.CAData, CertificateAuthority: operatorConfig.CAFile}
-	cfg.AuthInfos["operator"] = &clientcmdapi.AuthInfo{Token: operatorConfig.BearerToken}
-	cfg.Contexts["operator"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "operator"}
-	cfg.CurrentContext = "operator"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

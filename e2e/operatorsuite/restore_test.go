@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	vk "github.com/valkey-io/valkey-go"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -57,17 +58,7 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	spec, store := s3Store(t, ctx, ns)
 	vc := backedUpCluster(t, ctx, ns, "shop", 3, spec, nil)
 	c := writable(t, vc)
-	fill(t, ctx, c, "k", 1000)
-	atSnapshot, keys := dumpDigest(t, ctx, c)
-	if err := k.Create(ctx, newBackup(ns, "snap", "shop")); err != nil {
-		t.Fatal(err)
-	}
-	waitBackup(t, ns, "snap", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
-	fill(t, ctx, c, "k", 300) // overwrites
-	fill(t, ctx, c, "later", 200)
-	if d, _ := dumpDigest(t, ctx, c); d == atSnapshot {
-		t.Fatal("the writes after the backup did not change the data: the test would prove nothing")
-	}
+	atSnapshot, keys := backedUpThenChanged(t, ctx, ns, "shop", c, 1000, 300, 200)
 
 	// In place.
 	vc = get(t, ns, "shop")
@@ -153,6 +144,26 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	}
 }
 
+// backedUpThenChanged writes keys keys through c, takes the backup snap of cluster, then
+// overwrites the first overwrites of them and adds later others; it returns the digest and key
+// count at the snapshot, and fails when the later writes left the data as it was (a restore
+// would then prove nothing).
+func backedUpThenChanged(t *testing.T, ctx context.Context, ns, cluster string, c vk.Client, keys, overwrites, later int) (string, int) {
+	t.Helper()
+	fill(t, ctx, c, "k", keys)
+	atSnapshot, n := dumpDigest(t, ctx, c)
+	if err := k.Create(ctx, newBackup(ns, "snap", cluster)); err != nil {
+		t.Fatal(err)
+	}
+	waitBackup(t, ns, "snap", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
+	fill(t, ctx, c, "k", overwrites)
+	fill(t, ctx, c, "later", later)
+	if d, _ := dumpDigest(t, ctx, c); d == atSnapshot {
+		t.Fatal("the writes after the backup did not change the data: the test would prove nothing")
+	}
+	return atSnapshot, n
+}
+
 // corrupt flips a byte in the middle of an object of the store.
 func corrupt(t *testing.T, ctx context.Context, store backup.Store, name string) {
 	t.Helper()
@@ -196,17 +207,7 @@ func TestAStandaloneClusterIsRestoredInPlace(t *testing.T) {
 	spec, _ := s3Store(t, ctx, ns)
 	vc := backedUpCluster(t, ctx, ns, "solo", 1, spec, nil)
 	c := writable(t, vc)
-	fill(t, ctx, c, "k", 500)
-	atSnapshot, _ := dumpDigest(t, ctx, c)
-	if err := k.Create(ctx, newBackup(ns, "snap", "solo")); err != nil {
-		t.Fatal(err)
-	}
-	waitBackup(t, ns, "snap", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
-	fill(t, ctx, c, "k", 100)
-	fill(t, ctx, c, "later", 100)
-	if d, _ := dumpDigest(t, ctx, c); d == atSnapshot {
-		t.Fatal("the writes after the backup did not change the data: the test would prove nothing")
-	}
+	atSnapshot, _ := backedUpThenChanged(t, ctx, ns, "solo", c, 500, 100, 100)
 	vc = get(t, ns, "solo")
 	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
 	update(t, ctx, vc)

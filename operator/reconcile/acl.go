@@ -85,16 +85,10 @@ func usersHash(users []valkey.ACLUser) string {
 // applyACLs resolves the cluster's ValkeyACLs, applies the accepted set to every answering
 // process that lacks it, and writes each ValkeyACL's status.
 func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world) {
-	var list v1alpha1.ValkeyACLList
-	if err := r.Client.List(ctx, &list, client.InNamespace(vc.Namespace)); err != nil {
+	acls, err := r.aclsOf(ctx, client.ObjectKeyFromObject(vc))
+	if err != nil {
 		logFrom(ctx).Info("listing ValkeyACLs failed; users are applied on a later turn", "error", err.Error())
 		return
-	}
-	var acls []v1alpha1.ValkeyACL
-	for _, a := range list.Items {
-		if a.Spec.Cluster == vc.Name && a.DeletionTimestamp.IsZero() {
-			acls = append(acls, a)
-		}
 	}
 	// The oldest resource of a user name holds it; a later one is refused.
 	sort.Slice(acls, func(i, j int) bool {
@@ -233,16 +227,8 @@ func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, 
 	if ch.refusal() == "" {
 		st.Applied = fmt.Sprintf("%d/%d", applied, nodes)
 	}
-	if st == a.Status {
-		return
-	}
-	before := a.DeepCopy()
-	a.Status = st
-	if err := r.Client.Status().Patch(ctx, a, client.MergeFrom(before)); err != nil {
-		logFrom(ctx).Info("ValkeyACL status not written; next turn", "acl", a.Name, "error", err.Error())
-		return
-	}
-	if st.Phase != before.Status.Phase || st.Reason != before.Status.Reason {
+	before, written := r.setACLStatus(ctx, a, st)
+	if written && (st.Phase != before.Phase || st.Reason != before.Reason) {
 		switch st.Phase {
 		case "Refused":
 			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, "ACLRefused", "ACLRefused", "user %s not applied: %s; the other users keep working", a.Spec.User, st.Reason)
@@ -255,26 +241,45 @@ func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, 
 // aclsWithoutCluster marks the ValkeyACLs that name a cluster that does not exist Pending, with
 // that reason (otherwise they would have no status at all).
 func (r *Reconciler) aclsWithoutCluster(ctx context.Context, cluster types.NamespacedName) {
-	var list v1alpha1.ValkeyACLList
-	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+	acls, err := r.aclsOf(ctx, cluster)
+	if err != nil {
 		return
 	}
-	for i := range list.Items {
-		a := &list.Items[i]
-		if a.Spec.Cluster != cluster.Name || !a.DeletionTimestamp.IsZero() {
-			continue
-		}
-		st := v1alpha1.ValkeyACLStatus{ObservedGeneration: a.Generation, Phase: "Pending",
-			Reason: fmt.Sprintf("ValkeyCluster %s is not found in namespace %s: the user is applied once it exists", cluster.Name, cluster.Namespace)}
-		if st == a.Status {
-			continue
-		}
-		before := a.DeepCopy()
-		a.Status = st
-		if err := r.Client.Status().Patch(ctx, a, client.MergeFrom(before)); err != nil {
-			logFrom(ctx).Info("ValkeyACL status not written", "acl", a.Name, "error", err.Error())
+	for i := range acls {
+		r.setACLStatus(ctx, &acls[i], v1alpha1.ValkeyACLStatus{ObservedGeneration: acls[i].Generation, Phase: "Pending",
+			Reason: fmt.Sprintf("ValkeyCluster %s is not found in namespace %s: the user is applied once it exists", cluster.Name, cluster.Namespace)})
+	}
+}
+
+// aclsOf lists the ValkeyACLs that name cluster and are not being deleted.
+func (r *Reconciler) aclsOf(ctx context.Context, cluster types.NamespacedName) ([]v1alpha1.ValkeyACL, error) {
+	var list v1alpha1.ValkeyACLList
+	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []v1alpha1.ValkeyACL
+	for _, a := range list.Items {
+		if a.Spec.Cluster == cluster.Name && a.DeletionTimestamp.IsZero() {
+			out = append(out, a)
 		}
 	}
+	return out, nil
+}
+
+// setACLStatus writes st as a's status when it differs from it; it returns the status before and
+// whether it wrote (a refused write is logged and tried again on the next turn).
+func (r *Reconciler) setACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, st v1alpha1.ValkeyACLStatus) (v1alpha1.ValkeyACLStatus, bool) {
+	before := a.Status
+	if st == before {
+		return before, false
+	}
+	orig := a.DeepCopy()
+	a.Status = st
+	if err := r.Client.Status().Patch(ctx, a, client.MergeFrom(orig)); err != nil {
+		logFrom(ctx).Info("ValkeyACL status not written; next turn", "acl", a.Name, "error", err.Error())
+		return before, false
+	}
+	return before, true
 }
 
 // aclToCluster maps a ValkeyACL to its cluster.
