@@ -152,6 +152,29 @@ retained comes back with its old data on a later scale-up, as a node restarted f
 does. Pods gone because the objects no longer ask for their ordinal do not count as unseen nodes
 for a failover's quorum.
 
+### Password rotation
+A rotation replaces the passwords of named users (the application's, the operator's, the
+replication user's) without restarting a node. It runs beside the states, as Steady self-loops,
+and only in Steady: a failover, a rollout or a restore takes priority and the rotation resumes
+where its record (` + "`Rotation`" + `, with the phase) says. The machine never sees a password; the
+operator prepares the new ones in a Secret of the rotation and reports, per node, whether it
+accepts the new and the previous password of each rotated user and which one its masterauth
+is. rotation-requested records the request (once per ID: ` + "`Rotated`" + ` is the last one
+completed) and add-passwords gives every running node the new password beside the old one;
+nothing is published, so clients, replicas and the operator keep using the old one, and a node
+that restarts meanwhile starts from the users' file (old password) and is given the new one
+again. passwords-accepted fires only once every running node answers and accepts the new
+passwords (a node whose pod does not run starts from the file, which each phase keeps
+consistent; one that runs and does not answer holds the rotation back): publish-passwords then
+writes the auth Secret clients read and a users' file that accepts both, and switch-master-auth
+moves each node's masterauth to the new replication password. grace-ended, once the grace
+period passed on this incarnation's clock (grace-clock-restarted starts it again on another
+one) or the user asked to retire now, and every running node accepts the new passwords and
+authenticates with the new one, drops the old ones from the file and from every node
+(retire-passwords); rotation-complete when no running node accepts them any more. A replica
+therefore never authenticates with a password its primary does not accept, before or after a
+failover in the middle of a rotation.
+
 ### When not to fail over
 - The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
 - It does not answer but fewer than FailureThreshold consecutive probes failed: wait.

@@ -33,6 +33,11 @@ const (
 	EventScaleDownHandOver   Event = "scale-down-hand-over"
 	EventHistoryRenamed      Event = "history-renamed"
 	EventFenceClockRestarted Event = "fence-clock-restarted"
+	EventRotationRequested   Event = "rotation-requested"
+	EventPasswordsAccepted   Event = "passwords-accepted"
+	EventGraceClockRestarted Event = "grace-clock-restarted"
+	EventGraceEnded          Event = "grace-ended"
+	EventRotationComplete    Event = "rotation-complete"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

@@ -20,6 +20,8 @@ type Observation struct {
 	Spec  Spec
 	// Objects is what the owned Kubernetes objects currently ask for.
 	Objects Objects
+	// Passwords is what the auth Secret publishes (password rotation).
+	Passwords PasswordsObject
 	// Nodes holds one entry per pod that exists or existed recently, in any order. A pod that
 	// is missing from the list is unknown to the machine.
 	Nodes []Node
@@ -91,6 +93,14 @@ type Spec struct {
 	// writes no other node has; without them the failover waits for them). The user's explicit
 	// decision that writes only they hold are lost; the election records it.
 	FailoverWithout []string
+	// Rotation asks for passwords to be replaced (nil: none); see rotation.go.
+	Rotation *RotationRequest
+	// RotationGrace is how long the old passwords keep working once the new ones are
+	// published.
+	RotationGrace time.Duration
+	// RetireNow ends the grace period of the rotation in progress at once (the user's word
+	// that every client has moved over).
+	RetireNow bool
 }
 
 // Switchover names the node that should become the primary of a shard.
@@ -243,6 +253,8 @@ type Valkey struct {
 	// OpenSlots are the slots the node has open (cluster mode): migrating to another node, or
 	// importing from one, as a classic migration that did not finish leaves them.
 	OpenSlots []OpenSlot
+	// Passwords is what the node answered about the passwords of a rotation in progress.
+	Passwords PasswordState
 }
 
 // KnownNode is another node as one node's view of the cluster bus lists it.

@@ -29,6 +29,10 @@ type Persisted struct {
 	// scaling.go). 0 in a state persisted before the machine recorded it: what the objects ask
 	// for counts then, until the spec changes the count.
 	PodsPerShard int
+	// Rotation is the password rotation in progress (zero: none); it runs beside the states.
+	Rotation Rotation
+	// Rotated is the ID of the last completed rotation, so a request is carried out once.
+	Rotated string
 }
 
 // Clone returns a copy that shares nothing with p (Shards is a slice).

@@ -345,6 +345,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		// reasons above, which are the operator's own work).
 		b.wait(openSlotsUnknownWait(unknown))
 	}
+	d.rotationActions(p, b)
 }
 
 // ensureObjects asks for the owned objects when they differ from what they must be now:

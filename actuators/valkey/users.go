@@ -57,15 +57,29 @@ func hashed(password string) string {
 // that defines the users, all but the operator's off, and the credentials a replica uses,
 // then the ValkeyACL users (users), with which restarted and new pods start.
 func AuthConfig(p Passwords, users ...ACLUser) string {
+	return AuthConfigAccepting(p, Passwords{}, users...)
+}
+
+// AuthConfigAccepting is AuthConfig whose users also accept the passwords in also (a
+// password rotation: the new ones before they are published, the old ones during the grace
+// period; "" adds none). masterauth is p's.
+func AuthConfigAccepting(p Passwords, also Passwords, users ...ACLUser) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "user %s on %s %s %s\n", UserOperator, hashed(p.Operator), operatorRules, aclCommands)
-	clientPass := hashed(p.Client)
+	pass := func(user string) string {
+		out := hashed(Of(p, user))
+		if extra := Of(also, user); extra != "" && extra != Of(p, user) {
+			out += " " + hashed(extra)
+		}
+		return out
+	}
+	fmt.Fprintf(&b, "user %s on %s %s %s\n", UserOperator, pass(UserOperator), operatorRules, aclCommands)
+	clientPass := pass(UserClient)
 	if p.Client == "" {
 		clientPass = "nopass" // spec.auth.enabled=false: the on/off fence still applies
 	}
 	fmt.Fprintf(&b, "user %s off %s %s\n", UserClient, clientPass, clientRules)
 	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
-	fmt.Fprintf(&b, "user %s off %s %s\n", UserReplication, hashed(p.Replication), replicationRules)
+	fmt.Fprintf(&b, "user %s off %s %s\n", UserReplication, pass(UserReplication), replicationRules)
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
 	for _, u := range users {

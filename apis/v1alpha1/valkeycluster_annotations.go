@@ -27,6 +27,17 @@ const (
 	// up; the history records it. The operator removes the annotation when the failover
 	// completes, or when every pod it names answers again.
 	AnnotationFailoverWithout = "valkey.fsm.dev/failover-without"
+	// AnnotationRotatePasswords asks for a password rotation without a restart: the value
+	// names the users (comma-separated: default, operator, replication, or all), optionally
+	// followed by @ and anything that makes the request unique (kubectl valkey rotate writes
+	// the time); each value is carried out once. The operator removes the annotation once the
+	// rotation is recorded in status.machine.rotation, or when it refuses it (an Event says
+	// why).
+	AnnotationRotatePasswords = "valkey.fsm.dev/rotate-passwords"
+	// AnnotationRetireOldPasswords ends the grace period of the rotation in progress at once:
+	// the user's word that every client uses the new password. Removed when no rotation is in
+	// progress.
+	AnnotationRetireOldPasswords = "valkey.fsm.dev/retire-old-passwords"
 	// SwitchoverAuto lets the operator choose the target of a switchover.
 	SwitchoverAuto = "auto"
 )

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,6 +24,8 @@ const (
 	DefaultShards      = int32(3)
 	DefaultStorageSize = "1Gi"
 	DefaultSecretKey   = "password"
+	// DefaultRotationGracePeriod is how long old passwords keep working after a rotation.
+	DefaultRotationGracePeriod = 10 * time.Minute
 )
 
 // MaxMemoryPercent is the share of the container's memory limit that maxmemory defaults to.
@@ -56,6 +59,9 @@ func SetDefaults(spec *ValkeyClusterSpec) {
 	}
 	if spec.Auth.Enabled == nil {
 		spec.Auth.Enabled = ptrTo(true)
+	}
+	if spec.Auth.RotationGracePeriod == nil {
+		spec.Auth.RotationGracePeriod = &metav1.Duration{Duration: DefaultRotationGracePeriod}
 	}
 	if spec.Auth.ExistingSecret != nil && spec.Auth.ExistingSecret.Key == "" {
 		spec.Auth.ExistingSecret.Key = DefaultSecretKey

@@ -29,6 +29,30 @@ type MachineStatus struct {
 	// Restored is the ID of the last completed restore.
 	// +optional
 	Restored string `json:"restored,omitempty"`
+	// Rotation is the password rotation in progress.
+	// +optional
+	Rotation *RotationRecord `json:"rotation,omitempty"`
+	// Rotated is the ID of the last completed password rotation.
+	// +optional
+	Rotated string `json:"rotated,omitempty"`
+}
+
+// RotationRecord is a password rotation in progress (see docs/security.md).
+type RotationRecord struct {
+	// ID is the request (the rotate-passwords annotation's value).
+	ID string `json:"id"`
+	// Users are the rotated users, comma-separated.
+	Users string `json:"users"`
+	// Phase is Adding (the new passwords are given to every node beside the old ones),
+	// Published (clients read the new ones; the old ones work until the grace period ends)
+	// or Retiring (the old ones are being removed).
+	Phase string `json:"phase"`
+	// PublishedAt is when the new passwords were published: the grace period starts then.
+	// +optional
+	PublishedAt *metav1.MicroTime `json:"publishedAt,omitempty"`
+	// PublishedClock is the operator incarnation whose clock PublishedAt was read from.
+	// +optional
+	PublishedClock string `json:"publishedClock,omitempty"`
 }
 
 // ShardRecord is who the machine recognises as a shard's primary: only that process is ever

@@ -267,6 +267,15 @@ type AuthSpec struct {
 	// password managed outside the operator. Only allowed when auth is enabled.
 	// +optional
 	ExistingSecret *SecretKeyReference `json:"existingSecret,omitempty"`
+
+	// RotationGracePeriod is how long the old passwords keep working once a password
+	// rotation has published the new ones (kubectl valkey rotate; a change of the password
+	// in existingSecret): the time clients have to reconnect with the new one. The
+	// valkey.fsm.dev/retire-old-passwords annotation (kubectl valkey rotate --retire) ends it
+	// early. A Go duration such as 10m.
+	// +kubebuilder:default="10m"
+	// +optional
+	RotationGracePeriod *metav1.Duration `json:"rotationGracePeriod,omitempty"`
 }
 
 // SecretKeyReference selects one key of a Secret in the ValkeyCluster's namespace.

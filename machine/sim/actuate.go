@@ -179,6 +179,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		return w.migrate(a)
 	case machine.RestoreSnapshot:
 		return w.restore(a)
+	case machine.AddPasswords, machine.PublishPasswords, machine.SwitchMasterAuth, machine.RetirePasswords:
+		return w.applyPasswords(a)
 	case machine.ExpandVolumes:
 		for _, name := range a.Nodes {
 			if n := w.byName(name); n != nil && n.volumeBytes < a.Bytes {

@@ -33,6 +33,9 @@ const (
 	// ViolationMachine: a machine invariant failed (table, conditions, history, journal,
 	// re-delivery, rebuild from the persisted state).
 	ViolationMachine ViolationKind = "machine"
+	// ViolationPasswords: a running node refuses the password clients were given, or a
+	// replica authenticates with one that was retired (a password rotation out of order).
+	ViolationPasswords ViolationKind = "passwords"
 	// ViolationModel: the simulated world contradicted itself (a bug of the simulator).
 	ViolationModel ViolationKind = "model"
 )
@@ -48,6 +51,7 @@ func (v Violation) String() string { return fmt.Sprintf("t=%d %s: %s", v.Tick, v
 
 // checkWorld checks the safety properties that hold at every tick.
 func (w *World) checkWorld() {
+	w.checkPasswords()
 	var accepting []*node
 	for _, n := range w.nodes {
 		if w.acceptsWrites(n) {

@@ -16,7 +16,7 @@ func timeOf(tick int64) time.Time { return epoch.Add(time.Duration(tick) * time.
 // ones as not existing) and, for each node the operator reaches, its Valkey answers.
 // probes holds the operator's consecutive failed probes per node and is updated.
 func (w *World) observe(probes map[string]int) machine.Observation {
-	obs := machine.Observation{Time: timeOf(w.tick), Spec: w.spec, Objects: w.objects}
+	obs := machine.Observation{Time: timeOf(w.tick), Spec: w.spec, Objects: w.objects, Passwords: w.published}
 	obs.Nodes = make([]machine.Node, 0, len(w.nodes))
 	for _, n := range w.nodes {
 		mn := machine.Node{Name: n.name, Shard: n.shard, Ordinal: n.ordinal}
@@ -43,6 +43,7 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				WritesFenced:     n.writesFenced,
 				SyncFenced:       n.syncFenced,
 				Snapshot:         n.snapshot,
+				Passwords:        w.observePasswords(n),
 			}
 			if w.topo.Mode == machine.ModeCluster {
 				w.observeBus(n, &mn.Valkey)

@@ -118,7 +118,22 @@ func (o *Operator) act(a machine.Action) {
 func (o *Operator) reconcile() {
 	w := o.w
 	w.stats.Reconciles++
+	// As the operator does with its annotations: a rotation request is removed once the status
+	// records it (or its completion), a retire request when no rotation is in progress.
+	p := o.status.Persisted
+	if r := w.spec.Rotation; r != nil && (p.Rotation.ID == r.ID || p.Rotated == r.ID) {
+		w.spec.Rotation = nil
+	}
+	if w.spec.RetireNow && p.Rotation.ID == "" {
+		w.spec.RetireNow = false
+	}
+	pending := w.prepareRotation(p)
 	obs := w.observe(o.probes)
+	if pending != "" {
+		r := *obs.Spec.Rotation
+		r.Pending = pending
+		obs.Spec.Rotation = &r
+	}
 	obs.Time, obs.Clock = timeOf(w.tick+o.skew), o.clock
 	if o.sabotage == SabotageOneClock {
 		obs.Clock = "op"

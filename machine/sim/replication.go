@@ -39,6 +39,9 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 		return
 	}
 	if !r.linkUp {
+		if !authAccepted(r, m) {
+			return // refused: Valkey retries the handshake
+		}
 		w.handshake(r, m)
 	}
 	for i := len(r.log); i < len(m.log); i++ {

@@ -201,6 +201,11 @@ func (s *Sim) user(u UserAction) {
 	case UserGrowStorage:
 		w.spec.Generation++
 		w.spec.StorageBytes += 1 << 30
+	case UserRotate:
+		w.rotations++
+		w.spec.Rotation = &machine.RotationRequest{ID: fmt.Sprintf("rotate-%d", w.rotations), Users: []string{"default", "operator", "replication"}}
+	case UserRetire:
+		w.spec.RetireNow = true
 	case UserRecreate:
 		w.recreate(u.To)
 		// A new object: no status, no history, a journal of its own; the operator's memory

@@ -56,10 +56,14 @@ const (
 	UserRecreate UserActionKind = "recreate"
 	// UserGrowStorage asks for data volumes one GiB larger.
 	UserGrowStorage UserActionKind = "grow-storage"
+	// UserRotate asks for a rotation of every password the operator manages; UserRetire ends
+	// the grace period of the rotation in progress (the user's word that clients moved over).
+	UserRotate UserActionKind = "rotate"
+	UserRetire UserActionKind = "retire-passwords"
 )
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one

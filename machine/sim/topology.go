@@ -75,6 +75,8 @@ const (
 	maxLag = 20
 	// fenceTimeout is the machine's FenceTimeout: maxLag plus a margin.
 	fenceTimeout = (maxLag + 2) * time.Second
+	// rotationGrace is how long old passwords keep working after a rotation publishes the new.
+	rotationGrace = 8 * time.Second
 	// failureThreshold is the machine's FailureThreshold in probes (one per reconcile).
 	failureThreshold = 2
 	// startTicks is how long a restarted process takes before it answers.
@@ -100,5 +102,6 @@ func (t Topology) initialSpec() machine.Spec {
 		FailureThreshold: failureThreshold,
 		FenceTimeout:     fenceTimeout,
 		StorageBytes:     1 << 30,
+		RotationGrace:    rotationGrace,
 	}
 }

@@ -55,6 +55,12 @@ type World struct {
 	trace      *trace
 	stats      Stats
 	sabotage   Sabotage
+
+	// Password rotation (passwords.go): the rotation the operator prepared, how many were
+	// requested, and what the auth Secret publishes.
+	rotation  string
+	rotations int
+	published machine.PasswordsObject
 }
 
 // writeRecord is one write the client got acknowledged.
@@ -97,6 +103,9 @@ type Stats struct {
 
 // node is one pod with its Valkey process.
 type node struct {
+	// pw is what the process accepts and sends of the rotation's passwords (passwords.go).
+	pw passwordState
+
 	name           string
 	shard, ordinal int
 
@@ -376,6 +385,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	fence := w.sabotage != SabotageNoStartFence
 	n.writesFenced, n.syncFenced = fence, fence
 	n.acks = nil
+	n.pw = w.fromFile()
 	n.gen++
 	n.backlog = false
 	n.replID2, n.secondOffset = "", -1

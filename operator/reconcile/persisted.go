@@ -21,6 +21,10 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	p.Clock = m.Clock
 	p.Restored = m.Restored
 	p.PodsPerShard = int(m.PodsPerShard)
+	p.Rotated = m.Rotated
+	if r := m.Rotation; r != nil {
+		p.Rotation = machine.Rotation{ID: r.ID, Users: r.Users, Phase: machine.RotationPhase(r.Phase), PublishedAt: microTime(r.PublishedAt), PublishedClock: r.PublishedClock}
+	}
 	for _, s := range m.Shards {
 		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch)})
 	}
@@ -37,7 +41,10 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 
 // machineStatusOf is the inverse of persistedOf.
 func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
-	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard)}
+	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard), Rotated: p.Rotated}
+	if r := p.Rotation; r != (machine.Rotation{}) {
+		m.Rotation = &v1alpha1.RotationRecord{ID: r.ID, Users: r.Users, Phase: string(r.Phase), PublishedAt: toMicro(r.PublishedAt), PublishedClock: r.PublishedClock}
+	}
 	for _, s := range p.Shards {
 		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch)})
 	}
