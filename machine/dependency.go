@@ -13,7 +13,7 @@ import "slices"
 // take different slots, each is finished by the next migration of its range whatever state it
 // was left in, and the operator runs them side by side (sources feeding one new shard at once is
 // where a resharding wins its time). An assign-slots after a failed forget-node is skipped: the
-// slots it assigns are the forgotten node's, free only once every node forgot it. Actions on the cluster's objects (ensure-objects, expand-volumes)
+// slots it assigns are the forgotten node's, free only once every node forgot it. Actions on the cluster's objects (ensure-objects, expand-volumes, publish-passwords)
 // involve no node: they neither block nor are blocked by node actions. Both the operator and
 // the simulated operator skip exactly the dependent actions (Blocked); the machine decides the
 // skipped ones again from the next observation.
@@ -44,6 +44,12 @@ func Involved(a Action) []string {
 	case MigrateSlots:
 		return []string{a.FromNode, a.ToNode}
 	case RestoreSnapshot:
+		return []string{a.Node}
+	case AddPasswords:
+		return []string{a.Node}
+	case SwitchMasterAuth:
+		return []string{a.Node}
+	case RetirePasswords:
 		return []string{a.Node}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // Keys of the auth Secret.
@@ -31,6 +32,32 @@ const (
 // to sync), and nothing the operator could do would bring the old ones back.
 var ErrAuthLost = errors.New("auth Secret lost")
 
+// AuthInputs is what the auth Secret is made from besides the cluster and its own content.
+type AuthInputs struct {
+	// Remembered are the passwords this operator process saw last (put back when lost).
+	Remembered valkey.Passwords
+	// Users are the accepted ValkeyACL users, written into the users' file.
+	Users []valkey.ACLUser
+	// Rotation is the prepared password rotation (nil: none): the keys and the users' file
+	// follow the phase of it the Secret reflects.
+	Rotation *valkey.RotationPasswords
+	// Publish makes the Secret reflect that rotation phase (the PublishPasswords action).
+	Publish *machine.PasswordsObject
+}
+
+// AuthResult is what EnsureAuth found and wrote.
+type AuthResult struct {
+	Passwords valkey.Passwords
+	// Restored names the passwords put back from memory.
+	Restored []string
+	// Published is what the Secret reflects of a rotation.
+	Published machine.PasswordsObject
+	// ClientChanged is the password spec.auth.existingSecret holds when it differs from the
+	// one the cluster uses: the change is a rotation to it, never a rewrite of the Secret
+	// before every node accepts it ("" when unchanged).
+	ClientChanged string
+}
+
 // EnsureAuth makes sure the cluster's auth Secret exists and is current, and returns the
 // passwords. Generated passwords are made once and kept: a new one would lock the operator
 // and the replicas out of running nodes. When the Secret (or a password in it) is gone, the
@@ -41,23 +68,24 @@ var ErrAuthLost = errors.New("auth Secret lost")
 // and is empty when auth is off. users (ValkeyACL users) are written into the users' file after
 // the operator's own. c may see only the operator's own objects (a filtered cache);
 // live reads the API server: the user's existing Secret, and an auth Secret in the way.
-func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, remembered valkey.Passwords, users ...valkey.ACLUser) (pw valkey.Passwords, restored []string, err error) {
+func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, in AuthInputs) (res AuthResult, err error) {
+	remembered := in.Remembered
 	names := NamesOf(vc)
 	var s corev1.Secret
 	err = c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return valkey.Passwords{}, nil, err
+		return AuthResult{}, err
 	}
 	exists := err == nil
 	if !exists {
 		// Not in the cache: either gone, or someone else's (no operator labels).
 		if err = live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: names.Auth}, &s); err != nil && !apierrors.IsNotFound(err) {
-			return valkey.Passwords{}, nil, err
+			return AuthResult{}, err
 		}
 		exists = err == nil
 	}
 	if exists && !ownedBy(owner, &s) {
-		return valkey.Passwords{}, nil, fmt.Errorf("the auth Secret %s exists and is %w (no owner reference to it): rename the cluster or remove that Secret; the operator does not take over objects it did not create", names.Auth, ErrNotOurs)
+		return AuthResult{}, fmt.Errorf("the auth Secret %s exists and is %w (no owner reference to it): rename the cluster or remove that Secret; the operator does not take over objects it did not create", names.Auth, ErrNotOurs)
 	}
 	data := map[string][]byte{}
 	for k, v := range s.Data {
@@ -79,7 +107,7 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		case len(data[g.key]) > 0:
 		case g.remembered != "":
 			data[g.key] = []byte(g.remembered)
-			restored = append(restored, g.key)
+			res.Restored = append(res.Restored, g.key)
 		default:
 			lost = append(lost, g.key)
 		}
@@ -96,11 +124,11 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		}
 		switch {
 		case err == nil:
-			return valkey.Passwords{}, nil, fmt.Errorf("%w: %s of Secret %s/%s missing while the cluster's pods may run with it, and this operator process does not remember it; "+
+			return AuthResult{}, fmt.Errorf("%w: %s of Secret %s/%s missing while the cluster's pods may run with it, and this operator process does not remember it; "+
 				"put the Secret back (from a backup, or kubectl get secret -o yaml saved earlier), or, accepting new passwords, delete the StatefulSet %s (the claims and the data stay) so that every pod starts with new ones",
 				ErrAuthLost, strings.Join(lost, ", "), vc.Namespace, names.Auth, names.ShardSet(0))
 		case !apierrors.IsNotFound(err):
-			return valkey.Passwords{}, nil, err
+			return AuthResult{}, err
 		}
 		for _, k := range lost {
 			data[k] = []byte(randomPassword())
@@ -108,26 +136,46 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	}
 	client, err := clientPassword(ctx, live, vc, data[KeyClientPassword])
 	if err != nil {
-		return valkey.Passwords{}, nil, err
+		return AuthResult{}, err
 	}
-	data[KeyClientPassword] = []byte(client)
-	pw = valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: client, Replication: string(data[KeyReplicationPassword])}
-	data[valkey.AuthFileKey] = []byte(valkey.AuthConfig(pw, users...))
+	if cur := string(data[KeyClientPassword]); cur != "" && client != cur && vc.Spec.Auth.ExistingSecret != nil && AuthEnabled(vc) {
+		res.ClientChanged = client
+	} else {
+		data[KeyClientPassword] = []byte(client)
+	}
+	published := PasswordsObjectOf(&s)
+	if in.Publish != nil {
+		published = *in.Publish
+	}
+	also := rotationView(data, published, in.Rotation)
+	res.Published = published
+	pw := valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: string(data[KeyClientPassword]), Replication: string(data[KeyReplicationPassword])}
+	res.Passwords = pw
+	data[valkey.AuthFileKey] = []byte(valkey.AuthConfigAccepting(pw, also, in.Users...))
 	desired := corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: names.Auth, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       data,
 	}
-	if exists && sameData(s.Data, data) && labelsAndOwners(&desired, &s) {
-		return pw, restored, nil
+	if published.Rotation != "" {
+		desired.Annotations = map[string]string{AnnotationRotation: published.Rotation, AnnotationRotationPhase: string(published.Phase)}
+	}
+	if exists && sameData(s.Data, data) && labelsAndOwners(&desired, &s) && PasswordsObjectOf(&s) == published {
+		return res, nil
 	}
 	if !exists {
-		return pw, restored, c.Create(ctx, &desired)
+		return res, c.Create(ctx, &desired)
 	}
 	s.Data = data
 	// Labels back too: a Secret found only past the cache has lost them.
 	mergeMeta(&desired, &s)
-	return pw, restored, c.Update(ctx, &s)
+	if published.Rotation != "" {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[AnnotationRotation], s.Annotations[AnnotationRotationPhase] = published.Rotation, string(published.Phase)
+	}
+	return res, c.Update(ctx, &s)
 }
 
 func clientPassword(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyCluster, current []byte) (string, error) {

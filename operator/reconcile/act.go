@@ -461,6 +461,8 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		return r.restoreSnapshot(ctx, vc, w, a, addr)
+	case machine.AddPasswords, machine.PublishPasswords, machine.SwitchMasterAuth, machine.RetirePasswords:
+		return r.doPasswords(ctx, vc, w, a, ip)
 	case machine.RollPod:
 		p := w.pods[a.Node]
 		if p == nil {

@@ -56,6 +56,10 @@ type world struct {
 	// restoreSpec and restorePath are where restoreFrom's snapshot is (nil: none resolved).
 	restoreSpec *v1alpha1.BackupStore
 	restorePath string
+	// owner is the owner reference of the cluster's objects.
+	owner metav1.OwnerReference
+	// rotation is the prepared password rotation's passwords (nil: none).
+	rotation *valkey.RotationPasswords
 }
 
 // probeCounters remembers consecutive failed surveys per node. It lives in memory only: an

@@ -289,7 +289,15 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
-	passwords, restored, err := kube.EnsureAuth(ctx, r.Client, r.apiReader(), vc, owner, r.passwords.get(vc.UID), r.acls.acceptedUsers(vc.UID)...)
+	persisted := persistedOf(&vc.Status)
+	prepared, err := kube.LoadRotation(ctx, r.Client, vc)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := kube.EnsureAuth(ctx, r.Client, r.apiReader(), vc, owner, kube.AuthInputs{
+		Remembered: r.passwords.get(vc.UID), Users: r.acls.acceptedUsers(vc.UID), Rotation: prepared,
+	})
+	passwords, restored := auth.Passwords, auth.Restored
 	if err != nil {
 		if errors.Is(err, kube.ErrAuthLost) || errors.Is(err, kube.ErrNotOurs) {
 			if vc.Status.Waiting != err.Error() {
@@ -314,8 +322,17 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	if err != nil {
 		return nil, err
 	}
-	w.passwords = passwords
-	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persistedOf(&vc.Status), w)
+	w.passwords, w.owner = passwords, owner
+	w.obs.Passwords = auth.Published
+	w.obs.Spec.RotationGrace = defaulted.Spec.Auth.RotationGracePeriod.Duration
+	w.obs.Spec.Rotation, w.rotation, w.obs.Spec.RetireNow, err = r.rotationRequest(ctx, vc, persisted, passwords, auth.ClientChanged, prepared)
+	if err != nil {
+		return nil, err
+	}
+	if w.rotation != nil && w.rotation.ID == persisted.Rotation.ID {
+		comparePasswords(ctx, w, w.rotation)
+	}
+	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persisted, w)
 	w.histories = markRestored(vc.Status.Restore, w.obs.Nodes)
 	return w, nil
 }

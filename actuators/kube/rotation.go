@@ -1,0 +1,154 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// A password rotation keeps its passwords in a Secret of its own (<cluster>-rotation), made
+// before the machine records the rotation and deleted after it completed: the new passwords
+// (next-<key>) and the ones they replace (previous-<key>), under the auth Secret's keys. It is
+// what lets a rotation go on across operator restarts without the auth Secret, which clients
+// read, holding a password a node refuses.
+
+// Annotations on the auth Secret that say what it reflects of a rotation (PublishPasswords).
+const (
+	AnnotationRotation      = "valkey.fsm.dev/rotation"
+	AnnotationRotationPhase = "valkey.fsm.dev/rotation-phase"
+)
+
+// Keys of the rotation Secret besides the passwords.
+const (
+	keyRotationID    = "id"
+	keyRotationUsers = "users"
+)
+
+// RotationSecretName is the name of cluster vc's rotation Secret.
+func RotationSecretName(vc *v1alpha1.ValkeyCluster) string { return vc.Name + "-rotation" }
+
+// keyOf is the auth Secret key of a user's password.
+func keyOf(user string) string {
+	switch user {
+	case valkey.UserOperator:
+		return KeyOperatorPassword
+	case valkey.UserReplication:
+		return KeyReplicationPassword
+	default:
+		return KeyClientPassword
+	}
+}
+
+// LoadRotation reads the rotation Secret (nil when there is none).
+func LoadRotation(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyCluster) (*valkey.RotationPasswords, error) {
+	var s corev1.Secret
+	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: RotationSecretName(vc)}, &s); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	r := &valkey.RotationPasswords{ID: string(s.Data[keyRotationID]), Users: strings.Split(string(s.Data[keyRotationUsers]), ",")}
+	for _, u := range r.Users {
+		next, prev := s.Data["next-"+keyOf(u)], s.Data["previous-"+keyOf(u)]
+		if len(next) == 0 || len(prev) == 0 {
+			return nil, fmt.Errorf("rotation Secret %s lacks the passwords of %s", s.Name, u)
+		}
+		setPassword(&r.Next, u, string(next))
+		setPassword(&r.Previous, u, string(prev))
+	}
+	return r, nil
+}
+
+// PrepareRotation writes the rotation Secret for request id of users: their current passwords
+// (current) as the previous ones, new ones generated, or, for the application user with
+// spec.auth.existingSecret, clientNext (the password the user put there). An existing Secret
+// of the same request is kept as it is: its new passwords may be on nodes already.
+func PrepareRotation(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, id string, users []string, current valkey.Passwords, clientNext string) (*valkey.RotationPasswords, error) {
+	if r, err := LoadRotation(ctx, live, vc); err != nil || (r != nil && r.ID == id) {
+		return r, err
+	}
+	data := map[string][]byte{keyRotationID: []byte(id), keyRotationUsers: []byte(strings.Join(users, ","))}
+	for _, u := range users {
+		next := randomPassword()
+		if u == valkey.UserClient && clientNext != "" {
+			next = clientNext
+		}
+		data["next-"+keyOf(u)] = []byte(next)
+		data["previous-"+keyOf(u)] = []byte(valkey.Of(current, u))
+	}
+	s := corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: RotationSecretName(vc), Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+	var cur corev1.Secret
+	err := live.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: s.Name}, &cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = c.Create(ctx, &s)
+	case err == nil && !ownedBy(owner, &cur):
+		return nil, fmt.Errorf("the rotation Secret %s exists and is %w", s.Name, ErrNotOurs)
+	case err == nil:
+		// A request that was withdrawn before the machine recorded it: none of its
+		// passwords reached a node.
+		cur.Data = data
+		err = c.Update(ctx, &cur)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return LoadRotation(ctx, live, vc)
+}
+
+// DeleteRotation removes the rotation Secret (a completed or withdrawn rotation).
+func DeleteRotation(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster) error {
+	s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: RotationSecretName(vc), Namespace: vc.Namespace}}
+	return client.IgnoreNotFound(c.Delete(ctx, &s))
+}
+
+// PasswordsObjectOf is what the auth Secret reflects of a rotation.
+func PasswordsObjectOf(s *corev1.Secret) machine.PasswordsObject {
+	return machine.PasswordsObject{Rotation: s.Annotations[AnnotationRotation], Phase: machine.RotationPhase(s.Annotations[AnnotationRotationPhase])}
+}
+
+// rotationView is what the auth Secret's keys and users' file hold for the rotation phase it
+// reflects: in Adding the keys keep the previous passwords and the file accepts the new ones
+// too; in Published the keys hold the new ones and the file accepts the previous ones too; in
+// Retiring the keys hold the new ones only.
+func rotationView(data map[string][]byte, on machine.PasswordsObject, r *valkey.RotationPasswords) (also valkey.Passwords) {
+	if r == nil || on.Rotation != r.ID {
+		return valkey.Passwords{}
+	}
+	for _, u := range r.Users {
+		switch on.Phase {
+		case machine.RotationAdding:
+			data[keyOf(u)] = []byte(valkey.Of(r.Previous, u))
+			setPassword(&also, u, valkey.Of(r.Next, u))
+		case machine.RotationPublished:
+			data[keyOf(u)] = []byte(valkey.Of(r.Next, u))
+			setPassword(&also, u, valkey.Of(r.Previous, u))
+		case machine.RotationRetiring:
+			data[keyOf(u)] = []byte(valkey.Of(r.Next, u))
+		}
+	}
+	return also
+}
+
+func setPassword(p *valkey.Passwords, user, v string) {
+	switch user {
+	case valkey.UserOperator:
+		p.Operator = v
+	case valkey.UserReplication:
+		p.Replication = v
+	default:
+		p.Client = v
+	}
+}
