@@ -129,7 +129,9 @@ func (PublishPasswords) Kind() string { return "publish-passwords" }
 func (SwitchMasterAuth) Kind() string { return "switch-master-auth" }
 func (RetirePasswords) Kind() string  { return "retire-passwords" }
 
-func (a AddPasswords) String() string { return fmt.Sprintf("add-passwords %s (%s)", a.Node, a.Rotation) }
+func (a AddPasswords) String() string {
+	return fmt.Sprintf("add-passwords %s (%s)", a.Node, a.Rotation)
+}
 func (a PublishPasswords) String() string {
 	return fmt.Sprintf("publish-passwords %s for %s", a.Rotation, a.Phase)
 }

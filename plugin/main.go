@@ -16,6 +16,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/reshard"
 	"github.com/valkey-fsm/valkey-operator/plugin/restart"
+	"github.com/valkey-fsm/valkey-operator/plugin/rotate"
 	"github.com/valkey-fsm/valkey-operator/plugin/status"
 )
 
@@ -45,7 +46,8 @@ func newRootCommand(now func() time.Time) *cobra.Command {
 		Long: `kubectl valkey shows what the valkey-operator's state machine recorded for a
 ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).
 The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
-restart (restart), a shard count and its slot plan (reshard), a backup now (backup).`,
+restart (restart), a shard count and its slot plan (reshard), a backup now (backup), a password
+rotation without a restart (rotate).`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
@@ -62,6 +64,7 @@ restart (restart), a shard count and its slot plan (reshard), a backup now (back
 		restart.NewCmd(flags, now),
 		reshard.NewCmd(flags),
 		backup.NewCmd(flags, now),
+		rotate.NewCmd(flags, now),
 	)
 	return root
 }

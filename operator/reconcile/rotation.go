@@ -114,9 +114,12 @@ func (r *Reconciler) rotationRequest(ctx context.Context, vc *v1alpha1.ValkeyClu
 	}
 	// The rotation Secret of a completed or withdrawn rotation goes: its old passwords are
 	// of no use any more, and nothing should keep them.
+	// A failure is reported and tried again next turn; it holds nothing else up.
 	if prepared != nil && prepared.ID != p.Rotation.ID && (req == nil || req.ID != prepared.ID) {
 		if err := kube.DeleteRotation(ctx, r.Client, vc); err != nil {
-			return nil, nil, false, err
+			r.event(vc, corev1.EventTypeWarning, "RotationSecretLeft", "the Secret of rotation %s (old and new passwords) could not be deleted: %v", prepared.ID, err)
+		} else {
+			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "rotation-secret").Inc()
 		}
 		prepared = nil
 	}

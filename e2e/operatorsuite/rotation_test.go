@@ -1,0 +1,272 @@
+package operatorsuite
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// passwordUser is a client that opens a new connection every few commands (so that every
+// phase of a rotation sees fresh AUTHs) and switches to the auth Secret's password at a moment
+// it was given: a writer through the client Service, a reader on a replica.
+type passwordUser struct {
+	name     string
+	addr     func() string
+	password string
+	// failures are the commands (or AUTHs) that failed, with the password they used.
+	mu       sync.Mutex
+	failures []string
+	ops      int
+}
+
+func (u *passwordUser) run(ctx context.Context, do func(c vk.Client, i int) error) {
+	for i := 0; ctx.Err() == nil; {
+		u.mu.Lock()
+		pass := u.password
+		u.mu.Unlock()
+		c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{u.addr()}, Password: pass, DisableCache: true, DisableRetry: true, ForceSingleClient: true})
+		if err != nil {
+			u.fail(fmt.Sprintf("AUTH with %.6s…: %v", pass, err))
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		for j := 0; j < 5 && ctx.Err() == nil; j++ {
+			if err := do(c, i); err != nil && ctx.Err() == nil {
+				u.fail(fmt.Sprintf("op %d with %.6s…: %v", i, pass, err))
+			}
+			i++
+			u.mu.Lock()
+			u.ops++
+			u.mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Close()
+	}
+}
+
+func (u *passwordUser) fail(what string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.failures = append(u.failures, what)
+}
+
+func (u *passwordUser) use(password string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.password = password
+}
+
+// runIDs reads each pod's run id (INFO server) as the operator's user with password.
+func runIDs(t *testing.T, ctx context.Context, vc *v1alpha1.ValkeyCluster, password string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range vc.Status.Nodes {
+		c, err := userClient(n.IP, "operator", password)
+		if err != nil {
+			t.Fatalf("%s: %v", n.Pod, err)
+		}
+		info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+		c.Close()
+		if err != nil {
+			t.Fatalf("%s: INFO: %v", n.Pod, err)
+		}
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "run_id:"); ok {
+				out[n.Pod] = v
+			}
+		}
+	}
+	return out
+}
+
+// podRestarts is each pod's UID and container restart count.
+func podRestarts(t *testing.T, ctx context.Context, ns string, vc *v1alpha1.ValkeyCluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range vc.Status.Nodes {
+		var p corev1.Pod
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: n.Pod}, &p); err != nil {
+			t.Fatal(err)
+		}
+		restarts := int32(0)
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		out[n.Pod] = fmt.Sprintf("%s/%d", p.UID, restarts)
+	}
+	return out
+}
+
+// eventsSince lists the events of status.history from seq on.
+func eventsSince(vc *v1alpha1.ValkeyCluster, from int64) []string {
+	var out []string
+	for _, h := range vc.Status.History {
+		if h.Seq >= from {
+			out = append(out, h.Event)
+		}
+	}
+	return out
+}
+
+// Every password the operator manages is rotated under a writer (through the client Service)
+// and a reader (on a replica) that reconnect all the time and switch to the new password at a
+// random moment within the grace period: no command or AUTH of theirs is refused; afterwards the
+// old passwords are refused on every node and the new ones work; no pod restarted (same pods,
+// restart counts and run ids); the replicas follow the primary with the new replication
+// password; history shows each step.
+func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 6*time.Minute)
+	vc := newCluster(ns, "rotating", v1alpha1.TopologyReplication, 3)
+	const grace = 10 * time.Second
+	vc.Spec.Auth.RotationGracePeriod = &metav1.Duration{Duration: grace}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "rotating", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	writable(t, vc)
+	old := map[string]string{}
+	for _, key := range []string{kube.KeyClientPassword, kube.KeyOperatorPassword, kube.KeyReplicationPassword} {
+		old[key] = secretKey(t, vc, key)
+	}
+	runs, pods := runIDs(t, ctx, vc, old[kube.KeyOperatorPassword]), podRestarts(t, ctx, ns, vc)
+	replicaIP := ""
+	for _, n := range vc.Status.Nodes {
+		if n.Role == v1alpha1.NodeRoleReplica {
+			replicaIP = n.IP
+		}
+	}
+	svc := clientServiceAddr(t, vc)
+	writer := &passwordUser{name: "writer", addr: func() string { return svc }, password: old[kube.KeyClientPassword]}
+	reader := &passwordUser{name: "reader", addr: func() string { return replicaIP + ":6379" }, password: old[kube.KeyClientPassword]}
+	cctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		writer.run(cctx, func(c vk.Client, i int) error {
+			return c.Do(cctx, c.B().Set().Key(fmt.Sprintf("rot:%d", i)).Value("v").Build()).Error()
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		reader.run(cctx, func(c vk.Client, i int) error {
+			err := c.Do(cctx, c.B().Get().Key("rot:0").Build()).Error()
+			if vk.IsValkeyNil(err) {
+				return nil
+			}
+			return err
+		})
+	}()
+	defer func() { stop(); wg.Wait() }()
+
+	vc = get(t, ns, "rotating")
+	seq := vc.Status.Machine.Seq
+	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "all@" + time.Now().UTC().Format(time.RFC3339Nano)}
+	update(t, ctx, vc)
+
+	// The clients move over at a random moment after the new password is published.
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("switch moments from seed %d", seed)
+	var published string
+	for deadline := time.Now().Add(time.Minute); published == ""; time.Sleep(100 * time.Millisecond) {
+		if p := secretKey(t, vc, kube.KeyClientPassword); p != old[kube.KeyClientPassword] {
+			published = p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new application password was not published within a minute\n%s", summary(get(t, ns, "rotating")))
+		}
+	}
+	var switched sync.WaitGroup
+	for _, u := range []*passwordUser{writer, reader} {
+		switched.Add(1)
+		after := time.Duration(rng.Int63n(int64(grace * 6 / 10)))
+		go func() {
+			defer switched.Done()
+			time.Sleep(after)
+			u.use(published)
+		}()
+	}
+	switched.Wait()
+	vc = waitFor(t, ns, "rotating", 2*time.Minute, "rotation complete", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.Machine != nil && vc.Status.Machine.Rotated != "" && vc.Status.Machine.Rotation == nil
+	})
+	time.Sleep(time.Second) // the clients keep going with the new password after the retirement
+	stop()
+	wg.Wait()
+
+	for _, u := range []*passwordUser{writer, reader} {
+		if len(u.failures) > 0 {
+			t.Errorf("%s: %d of %d commands refused or failed during the rotation, e.g. %v", u.name, len(u.failures), u.ops, u.failures[:min(3, len(u.failures))])
+		}
+		if u.ops < 50 {
+			t.Errorf("%s ran only %d commands", u.name, u.ops)
+		}
+	}
+	want := []string{string(machine.EventRotationRequested), string(machine.EventPasswordsAccepted), string(machine.EventGraceEnded), string(machine.EventRotationComplete)}
+	if got := eventsSince(vc, seq+1); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("history after the request: %v, want %v\n%s", got, want, summary(vc))
+	}
+	for key, was := range old {
+		if now := secretKey(t, vc, key); now == was || now == "" {
+			t.Errorf("%s was not rotated", key)
+		}
+	}
+	newOp := secretKey(t, vc, kube.KeyOperatorPassword)
+	if got := runIDs(t, ctx, vc, newOp); fmt.Sprint(got) != fmt.Sprint(runs) {
+		t.Errorf("run ids changed: %v, were %v", got, runs)
+	}
+	if got := podRestarts(t, ctx, ns, vc); fmt.Sprint(got) != fmt.Sprint(pods) {
+		t.Errorf("pods re-created or restarted: %v, were %v", got, pods)
+	}
+	// An independent check of every node: the old passwords refused, the new ones working,
+	// masterauth the new replication password, replicas linked.
+	for _, n := range vc.Status.Nodes {
+		for user, pw := range map[string]string{"default": old[kube.KeyClientPassword], "operator": old[kube.KeyOperatorPassword]} {
+			if c, err := userClient(n.IP, user, pw); err == nil {
+				c.Close()
+				t.Errorf("%s: the old %s password still works", n.Pod, user)
+			} else if !strings.Contains(err.Error(), "WRONGPASS") {
+				t.Errorf("%s: old %s password: want WRONGPASS, got %v", n.Pod, user, err)
+			}
+		}
+		c, err := userClient(n.IP, "operator", newOp)
+		if err != nil {
+			t.Fatalf("%s: new operator password: %v", n.Pod, err)
+		}
+		conf, err := c.Do(ctx, c.B().ConfigGet().Parameter("masterauth").Build()).AsStrMap()
+		if err != nil || conf["masterauth"] != secretKey(t, vc, kube.KeyReplicationPassword) {
+			t.Errorf("%s: masterauth is not the new replication password (%v)", n.Pod, err)
+		}
+		info, _ := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+		c.Close()
+		if n.Role == v1alpha1.NodeRoleReplica && !strings.Contains(info, "master_link_status:up") {
+			t.Errorf("%s: replica not linked after the rotation:\n%s", n.Pod, info)
+		}
+	}
+	// The rotation's Secret (old and new passwords) goes on the next turn.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var rotation corev1.Secret
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rotating-rotation"}, &rotation); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rotation Secret (old and new passwords) is still there 20 s after the rotation")
+		}
+	}
+}
