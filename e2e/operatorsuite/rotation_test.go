@@ -270,3 +270,147 @@ func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
 		}
 	}
 }
+
+// retireNow asks for the old passwords of the rotation in progress to be retired now.
+func retireNow(t *testing.T, ctx context.Context, ns, name string) {
+	t.Helper()
+	vc := get(t, ns, name)
+	if vc.Annotations == nil {
+		vc.Annotations = map[string]string{}
+	}
+	vc.Annotations[v1alpha1.AnnotationRetireOldPasswords] = "now"
+	update(t, ctx, vc)
+}
+
+// rotationPhase waits for the rotation in progress to reach phase.
+func rotationPhase(t *testing.T, ns, name string, phase machine.RotationPhase) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	return waitFor(t, ns, name, 2*time.Minute, "rotation "+string(phase), func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.Machine != nil && vc.Status.Machine.Rotation != nil && vc.Status.Machine.Rotation.Phase == string(phase)
+	})
+}
+
+// rotated waits until the rotation whose ID starts with prefix completed.
+func rotated(t *testing.T, ns, name, prefix string) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	return waitFor(t, ns, name, 2*time.Minute, "rotation "+prefix+" complete", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.Machine != nil && vc.Status.Machine.Rotation == nil && strings.HasPrefix(vc.Status.Machine.Rotated, prefix)
+	})
+}
+
+// A rotation of the replication and operator passwords interrupted by an operator restart (a
+// new incarnation: the grace period starts again on its clock) and a failover (the old
+// primary's pod deleted while the new passwords are published and the old still accepted):
+// the replicas stay authenticated (writes acknowledged by WAIT on both), the user's retire
+// request ends it. Then the application password changed in the user's own Secret is rotated
+// to, without the auth Secret ever holding a password a node refuses.
+func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
+	ns := cl.Namespace(t)
+	op := startOperator(t, "")
+	ctx := ctxFor(t, 8*time.Minute)
+	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-pw"}, StringData: map[string]string{"password": "first-password"}}); err != nil {
+		t.Fatal(err)
+	}
+	vc := newCluster(ns, "rot", v1alpha1.TopologyReplication, 3)
+	vc.Spec.Auth.ExistingSecret = &v1alpha1.SecretKeyReference{Name: "app-pw"}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "rot", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	c := writable(t, vc)
+	oldRepl := secretKey(t, vc, kube.KeyReplicationPassword)
+
+	// Refused: the application password of this cluster is the user's.
+	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "default@1"}
+	update(t, ctx, vc)
+	waitFor(t, ns, "rot", time.Minute, "refused request removed", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Annotations[v1alpha1.AnnotationRotatePasswords] == ""
+	})
+	if note := eventNote(t, ctx, ns, "rot", "RotationRefused"); !strings.Contains(note, "Secret app-pw") {
+		t.Errorf("RotationRefused Event: %q", note)
+	}
+
+	vc = get(t, ns, "rot")
+	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "replication,operator@2"}
+	update(t, ctx, vc)
+	vc = rotationPhase(t, ns, "rot", machine.RotationPublished)
+	if vc.Annotations[v1alpha1.AnnotationRotatePasswords] != "" {
+		t.Errorf("the request annotation is still there once recorded")
+	}
+
+	// The operator restarts, and the primary's pod is deleted while the old passwords still work.
+	op.stop(t)
+	startOperator(t, op.journal)
+	var primary corev1.Pod
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: vc.Status.Primary}, &primary); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Delete(ctx, &primary); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "rot", 3*time.Minute, "Steady with 3 ready after the failover", func(v *v1alpha1.ValkeyCluster) bool {
+		return steadyWith(3)(v) && v.Status.Primary != primary.Name
+	})
+	c = writable(t, vc)
+	if err := setAndWait(ctx, c, "after-failover:", 10, 2); err != nil {
+		t.Fatalf("writes after the failover during the rotation not acknowledged by both replicas: %v\n%s", err, summary(vc))
+	}
+	if got := get(t, ns, "rot"); got.Status.Machine.Rotation == nil || got.Status.Machine.Rotation.Phase != string(machine.RotationPublished) {
+		t.Fatalf("the rotation should still be within its grace period: %+v", got.Status.Machine.Rotation)
+	}
+
+	retireNow(t, ctx, ns, "rot")
+	vc = rotated(t, ns, "rot", "replication,operator@2")
+	events := strings.Join(eventsSince(vc, 1), ",")
+	for _, e := range []machine.Event{machine.EventGraceClockRestarted, machine.EventPrimaryLost, machine.EventGraceEnded, machine.EventRotationComplete} {
+		if !strings.Contains(events, string(e)) {
+			t.Errorf("history lacks %s: %s", e, events)
+		}
+	}
+	waitFor(t, ns, "rot", time.Minute, "retire request removed", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Annotations[v1alpha1.AnnotationRetireOldPasswords] == ""
+	})
+	if err := setAndWait(ctx, c, "after-retire:", 10, 2); err != nil {
+		t.Fatalf("writes after the retirement not acknowledged by both replicas: %v", err)
+	}
+	newRepl := secretKey(t, vc, kube.KeyReplicationPassword)
+	if newRepl == oldRepl {
+		t.Fatal("the replication password was not rotated")
+	}
+
+	// The user changes the application password in their own Secret.
+	var app corev1.Secret
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app-pw"}, &app); err != nil {
+		t.Fatal(err)
+	}
+	app.Data["password"] = []byte("second-password")
+	if err := k.Update(ctx, &app); err != nil {
+		t.Fatal(err)
+	}
+	rotationPhase(t, ns, "rot", machine.RotationPublished)
+	if got := secretKey(t, vc, kube.KeyClientPassword); got != "second-password" {
+		t.Errorf("published application password %q, want the user's new one", got)
+	}
+	for _, n := range get(t, ns, "rot").Status.Nodes {
+		for _, pw := range []string{"first-password", "second-password"} {
+			if c, err := userClient(n.IP, "default", pw); err != nil {
+				t.Errorf("%s: within the grace period %s must work: %v", n.Pod, pw, err)
+			} else {
+				c.Close()
+			}
+		}
+	}
+	retireNow(t, ctx, ns, "rot")
+	vc = rotated(t, ns, "rot", "default@existing-secret-")
+	for _, n := range vc.Status.Nodes {
+		if c, err := userClient(n.IP, "default", "first-password"); err == nil {
+			c.Close()
+			t.Errorf("%s: the old application password still works after the retirement", n.Pod)
+		}
+		if c, err := userClient(n.IP, "default", "second-password"); err != nil {
+			t.Errorf("%s: the user's new application password: %v", n.Pod, err)
+		} else {
+			c.Close()
+		}
+	}
+}
