@@ -22,6 +22,11 @@ type World interface {
 	// RestoreSnapshot action names to load it (the simulator's snapshot, the real store's
 	// location).
 	TakeSnapshot(ctx context.Context) (string, error)
+	// PrepareRotation makes new passwords for the application and replication users (what a
+	// rotation request prepares, recorded as the rotation in progress, phase Adding) and
+	// returns the rotation's ID; observations then report each node's passwords against them.
+	// Repeated, it returns the same rotation.
+	PrepareRotation(ctx context.Context) (string, error)
 }
 
 // Row is one action on the world as the rows before it left it.
@@ -33,6 +38,9 @@ type Row struct {
 	// ActionOn from it instead.
 	Snapshot bool
 	ActionOn func(before machine.Observation, snapshot string) (machine.Action, error)
+	// Rotation rows prepare a password rotation first (World.PrepareRotation) and build their
+	// action with ActionOn from its ID.
+	Rotation bool
 	// Refused rows expect Apply to fail and the world to be as before (Expect still holds).
 	Refused bool
 	// Expect is the effect, judged against the observation before the action: Await polls it.
@@ -189,6 +197,54 @@ var Table = []Row{
 				m.Pod.VolumeBytes == node(b, 1).Pod.VolumeBytes
 		},
 	},
+	{
+		Name:     "add-passwords gives a node the new passwords beside the old ones",
+		Rotation: true,
+		ActionOn: func(b machine.Observation, id string) (machine.Action, error) {
+			return machine.AddPasswords{Node: name(b, 1), RunID: runID(b, 1), Rotation: id}, nil
+		},
+		Effect: "node 1 accepts both, node 2 the old ones only",
+		Expect: func(_, a machine.Observation) bool {
+			n, m := node(a, 1), node(a, 2)
+			return n != nil && m != nil && n.Valkey.Passwords.HasNext && n.Valkey.Passwords.HasPrevious &&
+				!m.Valkey.Passwords.HasNext && m.Valkey.Passwords.HasPrevious
+		},
+	},
+	{
+		Name:     "publish-passwords makes the auth Secret reflect the phase",
+		Rotation: true,
+		ActionOn: func(_ machine.Observation, id string) (machine.Action, error) {
+			return machine.PublishPasswords{Rotation: id, Phase: machine.RotationAdding}, nil
+		},
+		Effect: "the observation reports the rotation's Adding phase published",
+		Expect: func(_, a machine.Observation) bool {
+			return a.Passwords.Phase == machine.RotationAdding && a.Passwords.Rotation != ""
+		},
+	},
+	{
+		Name:     "switch-master-auth makes a replica authenticate with the new replication password",
+		Rotation: true,
+		ActionOn: func(b machine.Observation, id string) (machine.Action, error) {
+			return machine.SwitchMasterAuth{Node: name(b, 1), RunID: runID(b, 1), Rotation: id}, nil
+		},
+		Effect: "node 1's masterauth the new one, node 2's not",
+		Expect: func(_, a machine.Observation) bool {
+			n, m := node(a, 1), node(a, 2)
+			return n != nil && m != nil && n.Valkey.Passwords.MasterAuthNext && !m.Valkey.Passwords.MasterAuthNext
+		},
+	},
+	{
+		Name:     "retire-passwords removes the old passwords from a node",
+		Rotation: true,
+		ActionOn: func(b machine.Observation, id string) (machine.Action, error) {
+			return machine.RetirePasswords{Node: name(b, 1), RunID: runID(b, 1), Rotation: id}, nil
+		},
+		Effect: "node 1 accepts the new passwords only, node 2 still the old ones",
+		Expect: func(_, a machine.Observation) bool {
+			n, m := node(a, 1), node(a, 2)
+			return n != nil && m != nil && n.Valkey.Passwords.HasNext && !n.Valkey.Passwords.HasPrevious && m.Valkey.Passwords.HasPrevious
+		},
+	},
 }
 
 // Run plays the table against w, reporting each row through report (nil: the row held).
@@ -208,10 +264,14 @@ func play(ctx context.Context, w World, row Row) error {
 		return fmt.Errorf("observing before: %w", err)
 	}
 	var a machine.Action
-	if row.Snapshot {
-		id, err := w.TakeSnapshot(ctx)
+	if row.Snapshot || row.Rotation {
+		prepare, what := w.TakeSnapshot, "taking the snapshot"
+		if row.Rotation {
+			prepare, what = w.PrepareRotation, "preparing the rotation"
+		}
+		id, err := prepare(ctx)
 		if err != nil {
-			return fmt.Errorf("taking the snapshot: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		if before, err = w.Observe(ctx); err != nil {
 			return fmt.Errorf("observing before: %w", err)

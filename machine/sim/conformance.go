@@ -50,6 +50,18 @@ func (c *ConformanceWorld) Await(ctx context.Context, what string, cond func(mac
 	return fmt.Errorf("%s: not within %d ticks; last seen: %s", what, awaitTicks, conformance.Describe(o))
 }
 
+// PrepareRotation requests a rotation and prepares it as the simulated operator does.
+func (c *ConformanceWorld) PrepareRotation(context.Context) (string, error) {
+	w := c.s.w
+	if w.rotation == "" {
+		w.spec.Rotation = &machine.RotationRequest{ID: "conformance@1", Users: []string{"default", "replication"}}
+		if why := w.prepareRotation(machine.Persisted{}); why != "" {
+			return "", fmt.Errorf("rotation not prepared: %s", why)
+		}
+	}
+	return w.rotation, nil
+}
+
 // TakeSnapshot is a backup as the simulated world takes one (Sim.backup).
 func (c *ConformanceWorld) TakeSnapshot(context.Context) (string, error) {
 	n := len(c.s.w.snapshots)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -116,4 +117,40 @@ func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return store.Location(dir + "/"), nil
+}
+
+// conformanceRotation is the rotation the table's rows prepare.
+const conformanceRotation = "conformance@1"
+
+// PrepareRotation prepares a rotation of the application and replication passwords as a
+// request does (the rotation Secret) and records it in status as rotation-requested would (no
+// operator runs to record it), so that observations compare every node's passwords with it.
+func (c *ConformanceWorld) PrepareRotation(ctx context.Context) (string, error) {
+	if _, err := c.Observe(ctx); err != nil {
+		return "", err
+	}
+	if c.w.rotation == nil || c.w.rotation.ID != conformanceRotation {
+		users := []string{valkey.UserClient, valkey.UserReplication}
+		if _, err := kube.PrepareRotation(ctx, c.r.Client, c.r.apiReader(), c.vc, c.w.owner, conformanceRotation, users, c.w.passwords, ""); err != nil {
+			return "", err
+		}
+	}
+	if m := c.vc.Status.Machine; m == nil || m.Rotation == nil {
+		before, vc := c.vc.DeepCopy(), c.vc.DeepCopy()
+		if vc.Status.Machine == nil {
+			vc.Status.Machine = &v1alpha1.MachineStatus{}
+		}
+		vc.Status.Machine.Rotation = &v1alpha1.RotationRecord{ID: conformanceRotation, Users: valkey.UserClient + "," + valkey.UserReplication, Phase: string(machine.RotationAdding)}
+		if err := c.r.patchStatus(ctx, vc, before, "conformance-rotation"); err != nil {
+			return "", err
+		}
+	}
+	return conformanceRotation, c.Await(ctx, "the rotation prepared and compared", func(o machine.Observation) bool {
+		for _, n := range o.Nodes {
+			if n.Reachable && n.Valkey.Passwords.Rotation != conformanceRotation {
+				return false
+			}
+		}
+		return true
+	})
 }
