@@ -317,7 +317,6 @@ func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	vc = waitFor(t, ns, "rot", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
-	c := writable(t, vc)
 	oldRepl := secretKey(t, vc, kube.KeyReplicationPassword)
 
 	// Refused: the application password of this cluster is the user's.
@@ -351,7 +350,7 @@ func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
 	vc = waitFor(t, ns, "rot", 3*time.Minute, "Steady with 3 ready after the failover", func(v *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(3)(v) && v.Status.Primary != primary.Name
 	})
-	c = writable(t, vc)
+	c := writable(t, vc)
 	if err := setAndWait(ctx, c, "after-failover:", 10, 2); err != nil {
 		t.Fatalf("writes after the failover during the rotation not acknowledged by both replicas: %v\n%s", err, summary(vc))
 	}

@@ -67,7 +67,7 @@ func (w *World) applyPasswords(a machine.Action) error {
 		if a.Rotation != w.rotation {
 			return fmt.Errorf("publish-passwords: rotation %s is not the prepared %s", a.Rotation, w.rotation)
 		}
-		w.published = machine.PasswordsObject{Rotation: a.Rotation, Phase: a.Phase}
+		w.published = machine.PasswordsObject(a)
 		return nil
 	case machine.AddPasswords:
 		return w.onPasswords(a.Node, a.RunID, a.Rotation, func(s *passwordState) { s.next = true })
