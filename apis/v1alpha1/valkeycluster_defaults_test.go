@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"math"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,7 +21,7 @@ func TestSetDefaultsOnEmptySpec(t *testing.T) {
 		Image:               "valkey/valkey:8.0",
 		Replicas:            3,
 		Storage:             StorageSpec{Size: &size},
-		Auth:                AuthSpec{Enabled: ptrTo(true)},
+		Auth:                AuthSpec{Enabled: ptrTo(true), RotationGracePeriod: &metav1.Duration{Duration: 10 * time.Minute}},
 		PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(true)},
 		Failover:            FailoverSpec{ProbeIntervalSeconds: 1, FailureThreshold: 3},
 		Durability:          DurabilitySpec{MaxLagSeconds: 2},
@@ -39,7 +40,7 @@ func TestSetDefaultsKeepsSetValues(t *testing.T) {
 		Image:               "valkey/valkey:8.1",
 		Replicas:            1,
 		Storage:             StorageSpec{Size: &size, StorageClassName: &class},
-		Auth:                AuthSpec{Enabled: ptrTo(false)},
+		Auth:                AuthSpec{Enabled: ptrTo(false), RotationGracePeriod: &metav1.Duration{Duration: time.Minute}},
 		PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(false)},
 		Failover:            FailoverSpec{ProbeIntervalSeconds: 5, FailureThreshold: 2},
 		Durability:          DurabilitySpec{MinReplicasToWrite: ptrTo(int32(0)), MaxLagSeconds: 7},

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -120,8 +121,9 @@ func TestTypedRoundTrip(t *testing.T) {
 			},
 			Storage: v1alpha1.StorageSpec{Size: &size, StorageClassName: ptr("fast")},
 			Auth: v1alpha1.AuthSpec{
-				Enabled:        ptr(true),
-				ExistingSecret: &v1alpha1.SecretKeyReference{Name: "pw", Key: "secret"},
+				Enabled:             ptr(true),
+				ExistingSecret:      &v1alpha1.SecretKeyReference{Name: "pw", Key: "secret"},
+				RotationGracePeriod: &metav1.Duration{Duration: 90 * time.Second},
 			},
 			Config:       map[string]v1alpha1.ConfigValue{"maxmemory-samples": "10", "client-output-buffer-limit": "pubsub 64mb 16mb 60"},
 			NodeSelector: map[string]string{"disk": "ssd"},
