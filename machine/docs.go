@@ -225,7 +225,9 @@ primary-handed-over records).
   may be postponed past the reply for up to two seconds, so a killed writer's file may lack writes a
   replica acknowledged: it is one more unmeasured node. Any other comparison with an unmeasured node can
   only go by key count, and an election that rested on it says so in its message (an overwrite
-  adds no key, so key counts can misjudge). Never one behind another eligible
+  adds no key, so key counts can misjudge); the record of a node so elected links the lost
+  history up to the furthest node of it the election judged, so that those nodes stay part of the
+  shard's line for the next election. Never one behind another eligible
   node, never across a fork: when no candidate contains all others, nobody is promoted. Among nodes
   holding the same data, one on an ordinal a recorded scale-down keeps is preferred.
 - Offsets are compared only after every visible node stopped following anything (detached), so they

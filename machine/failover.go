@@ -251,24 +251,50 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 // holds is the shard's one line of writes.
 func (d *decider) electedHistory(op Operation, c *Node) History {
 	h := historyOf(c)
-	if h.PrevID == "" && h.ID != op.LostHistory.ID {
-		l, cands := d.candidates(op)
+	if h.PrevID != "" || h.ID == op.LostHistory.ID {
+		return h.continuing(op.LostHistory)
+	}
+	l, cands := d.candidates(op)
+	var me *candidate
+	for i := range cands {
+		if cands[i].Node == c {
+			me = &cands[i]
+		}
+	}
+	switch {
+	case me != nil && me.complete:
+		// The writer restarted from its append-only file holds all of the lost history,
+		// however far a node of it got.
+		h.PrevID, h.PrevEnd = op.LostHistory.ID, WholeHistory
+	case me != nil && me.unmeasured:
+		// Elected by key count over the nodes of the lost history: the election says its
+		// data holds theirs, up to the furthest of them. Without that link a node of the
+		// lost history falls out of the shard's line, and a later election could pass it
+		// over for one holding less (found by the simulator: the writer back from its
+		// append-only file elected by key count, lost again, then a replica with one write
+		// promoted over a detached node with two). Its own offset (0 after the restart)
+		// and the link the lineage seeded from it say nothing.
+		h.PrevID, h.PrevEnd = op.LostHistory.ID, max(lostHistoryReach(op, cands), c.Valkey.Offset+1)
+	default:
 		if parent, ok := l.parents[h.ID]; ok {
 			h.PrevID, h.PrevEnd = parent.id, parent.end
-		} else {
-			for _, cand := range cands {
-				switch {
-				case cand.Node == c && cand.complete:
-					// The writer restarted from its append-only file holds all of the lost
-					// history, however far a node of it got.
-					h.PrevID, h.PrevEnd = op.LostHistory.ID, WholeHistory
-				case cand.Node == c && cand.byOffset:
-					h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
-				}
-			}
+		} else if me != nil && me.byOffset {
+			h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
 		}
 	}
 	return h.continuing(op.LostHistory)
+}
+
+// lostHistoryReach is one past the furthest offset a candidate in the lost history itself
+// reports (0 when none does).
+func lostHistoryReach(op Operation, cands []candidate) int64 {
+	var end int64
+	for _, o := range cands {
+		if o.Node.Valkey.ReplID == op.LostHistory.ID {
+			end = max(end, o.Node.Valkey.Offset+1)
+		}
+	}
+	return end
 }
 
 // toDetach lists the visible nodes of the shard that still follow something while the
