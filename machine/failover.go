@@ -290,8 +290,8 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 func lostHistoryReach(op Operation, cands []candidate) int64 {
 	var end int64
 	for _, o := range cands {
-		if o.Node.Valkey.ReplID == op.LostHistory.ID {
-			end = max(end, o.Node.Valkey.Offset+1)
+		if o.Valkey.ReplID == op.LostHistory.ID {
+			end = max(end, o.Valkey.Offset+1)
 		}
 	}
 	return end
