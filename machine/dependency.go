@@ -51,6 +51,8 @@ func Involved(a Action) []string {
 		return []string{a.Node}
 	case RetirePasswords:
 		return []string{a.Node}
+	case ReloadCertificate:
+		return []string{a.Node}
 	}
 	return nil
 }

@@ -175,6 +175,15 @@ authenticates with the new one, drops the old ones from the file and from every 
 therefore never authenticates with a password its primary does not accept, before or after a
 failover in the middle of a rotation.
 
+### Certificate reload
+A renewed serving certificate is taken up without a restart, in Steady: each node that serves TLS
+reports, over a fresh handshake, the serial of the certificate it serves; one that serves another
+than the TLS Secret's (once the operator accepted it: it verifies against its CA now) is told to
+load its files again (reload-certificate), decided again until the mounted Secret has reached the
+node. certificate-reloaded records the serial (` + "`Certificate`" + `) once every running node
+answers and every one that serves TLS serves it, so history says when a renewal reached the whole
+cluster.
+
 ### When not to fail over
 - The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
 - It does not answer but fewer than FailureThreshold consecutive probes failed: wait.

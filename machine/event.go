@@ -38,6 +38,7 @@ const (
 	EventGraceClockRestarted Event = "grace-clock-restarted"
 	EventGraceEnded          Event = "grace-ended"
 	EventRotationComplete    Event = "rotation-complete"
+	EventCertificateReloaded Event = "certificate-reloaded"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

@@ -101,6 +101,9 @@ type Spec struct {
 	// RetireNow ends the grace period of the rotation in progress at once (the user's word
 	// that every client has moved over).
 	RetireNow bool
+	// Certificate is the serial of the serving certificate in the cluster's TLS Secret, once
+	// it passed the operator's checks ("": no TLS, or none usable); see certificate.go.
+	Certificate string
 }
 
 // Switchover names the node that should become the primary of a shard.
@@ -255,6 +258,9 @@ type Valkey struct {
 	OpenSlots []OpenSlot
 	// Passwords is what the node answered about the passwords of a rotation in progress.
 	Passwords PasswordState
+	// CertificateSerial is the serial of the certificate the node serves on a fresh TLS
+	// handshake ("": it serves no TLS, or was not asked).
+	CertificateSerial string
 }
 
 // KnownNode is another node as one node's view of the cluster bus lists it.

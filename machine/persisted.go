@@ -33,6 +33,9 @@ type Persisted struct {
 	Rotation Rotation
 	// Rotated is the ID of the last completed rotation, so a request is carried out once.
 	Rotated string
+	// Certificate is the serial of the serving certificate every node that serves TLS was
+	// last seen to serve (certificate-reloaded).
+	Certificate string
 }
 
 // Clone returns a copy that shares nothing with p (Shards is a slice).

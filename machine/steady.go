@@ -346,6 +346,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		b.wait(openSlotsUnknownWait(unknown))
 	}
 	d.rotationActions(p, b)
+	d.certificateActions(b)
 }
 
 // ensureObjects asks for the owned objects when they differ from what they must be now:

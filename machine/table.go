@@ -58,6 +58,8 @@ var table = []rule{
 		"the cluster is converged and a pod runs another revision than the spec"},
 	{EventReshardNeeded, []State{Steady}, Resharding, guardReshardNeeded,
 		"cluster mode, the cluster is converged and the shard count or slot layout differs from the spec"},
+	{EventCertificateReloaded, []State{Steady}, "", guardCertificateReloaded,
+		"the TLS Secret holds a certificate the operator accepted whose serial is not the recorded one, and every running node answers and, if it serves TLS, serves that certificate (one at least): record it"},
 	{EventRotationComplete, []State{Steady}, "", guardRotationComplete,
 		"a password rotation is retiring the old passwords and no running node accepts them any more: the rotation is complete"},
 	{EventGraceEnded, []State{Steady}, "", guardGraceEnded,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/valkey-fsm/valkey-operator/plugin/backup"
+	"github.com/valkey-fsm/valkey-operator/plugin/certificate"
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
@@ -47,7 +48,7 @@ func newRootCommand(now func() time.Time) *cobra.Command {
 ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).
 The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
 restart (restart), a shard count and its slot plan (reshard), a backup now (backup), a password
-rotation without a restart (rotate).`,
+rotation without a restart (rotate). certificate shows the certificate each pod serves.`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
@@ -65,6 +66,7 @@ rotation without a restart (rotate).`,
 		reshard.NewCmd(flags),
 		backup.NewCmd(flags, now),
 		rotate.NewCmd(flags, now),
+		certificate.NewCmd(flags, now),
 	)
 	return root
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,6 +26,8 @@ type Target struct {
 	// MinReplicasToWrite is the node's min-replicas-to-write as the operator runs it, put back
 	// after a cluster-mode load turned it off ("": the value the node had).
 	MinReplicasToWrite string
+	// TLS, when set, is how the node is reached (Addr is then its TLS port).
+	TLS *tls.Config
 }
 
 // Load replaces the data of the node at target with the snapshot stored under name, through
@@ -62,11 +65,18 @@ func Load(ctx context.Context, target Target, listenIP string, store Store, name
 	fs := fullSync{token: randomHex(20), store: store, name: name, rec: rec, etag: etag, replID: randomHex(20), connected: connected}
 	go func() { served <- fs.serve(ctx, ln) }()
 
-	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true})
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true, TLSConfig: target.TLS})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if target.TLS != nil {
+		// The listener below serves plain TCP: the node's next replication link must not use
+		// TLS (the operator's next REPLICAOF sets it back for the node's primary).
+		if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("tls-replication", "no").Build()).Error(); err != nil {
+			return fmt.Errorf("CONFIG SET tls-replication no: %w", err)
+		}
+	}
 	// The node authenticates to the listener with a one-time password: the snapshot goes to it
 	// only (addresses prove nothing: a sidecar or the loopback may stand between).
 	setAuth := func(ctx context.Context, user, password string) error {

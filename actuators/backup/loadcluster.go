@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"time"
 
@@ -44,7 +43,7 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 	if len(slots) == 0 {
 		return "", fmt.Errorf("%s: the backup's manifest names no slots for this shard", store.Location(name))
 	}
-	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true})
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true, TLSConfig: target.TLS})
 	if err != nil {
 		return "", err
 	}
@@ -229,8 +228,7 @@ func setForTheLoad(ctx context.Context, c vk.Client, param, value, after string)
 // gives it then, by asking for a snapshot as a replica would (requestSnapshot, as the operator's
 // user; the request is dropped as soon as the backlog exists), and returns that ID.
 func newBacklog(ctx context.Context, c vk.Client, target Target) (string, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", target.Addr)
+	conn, err := dialNode(ctx, nil, target.TLS, target.Addr, 5*time.Second)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,13 +24,23 @@ import (
 // A stream cut short, or one whose end marker does not arrive, is an error: w may then hold a
 // prefix, which the caller must not keep.
 func StreamRDB(ctx context.Context, addr, user, password string, w io.Writer) (n int64, err error) {
-	return streamRDBFrom(ctx, nil, addr, user, password, w)
+	return streamRDBFrom(ctx, nil, nil, addr, user, password, w)
 }
 
-// streamRDBFrom is StreamRDB with the connection's local address (nil: the system's choice).
-func streamRDBFrom(ctx context.Context, local net.Addr, addr, user, password string, w io.Writer) (n int64, err error) {
-	d := net.Dialer{LocalAddr: local}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// dialNode connects to a node, from local (nil: the system's choice), over TLS when cfg is set.
+func dialNode(ctx context.Context, local net.Addr, cfg *tls.Config, addr string, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: local, Timeout: timeout}
+	if cfg != nil {
+		td := tls.Dialer{NetDialer: &d, Config: cfg}
+		return td.DialContext(ctx, "tcp", addr)
+	}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// streamRDBFrom is StreamRDB with the connection's local address (nil: the system's choice)
+// and TLS configuration (nil: plain).
+func streamRDBFrom(ctx context.Context, local net.Addr, cfg *tls.Config, addr, user, password string, w io.Writer) (n int64, err error) {
+	conn, err := dialNode(ctx, local, cfg, addr, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ type Source struct {
 	// LocalAddr, when set, is the connection's local address (the operator pod's IP, as for
 	// every other connection to the nodes).
 	LocalAddr net.Addr
+	// TLS, when set, wraps the connection (a node that serves TLS: Addr is its TLS port).
+	TLS *tls.Config
 }
 
 // Result describes a stored snapshot.
@@ -58,7 +61,7 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 	// fails, the stream's error is the cause to report.
 	var streamFailed atomic.Bool
 	go func() {
-		n, err := streamRDBFrom(ctx, src.LocalAddr, src.Addr, src.User, src.Password, io.MultiWriter(sum, &chk, pw))
+		n, err := streamRDBFrom(ctx, src.LocalAddr, src.TLS, src.Addr, src.User, src.Password, io.MultiWriter(sum, &chk, pw))
 		size = n
 		if err == nil {
 			err = chk.done()

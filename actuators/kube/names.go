@@ -19,6 +19,9 @@ const (
 	// AnnotationRevision on the pod template identifies what a pod runs (image, resources,
 	// rendered configuration): a pod whose revision differs from the spec's must be rolled.
 	AnnotationRevision = "valkey.fsm.dev/revision"
+	// AnnotationTLS on the pod template says how the pods of that revision accept connections
+	// (valkey.TLSMode; absent: plain only): the operator connects to each pod as it runs.
+	AnnotationTLS = "valkey.fsm.dev/tls"
 
 	RolePrimary = "primary"
 	RoleReplica = "replica"

@@ -89,11 +89,18 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	spec := &vc.Spec
 	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
-	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded}
+	tlsMode := TLSModeOf(vc)
+	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded, TLS: tlsMode, TLSClientAuth: spec.TLS.ClientCertificates}
 	conf := valkey.RenderConfig(in)
 	restartIn, live := valkey.Split(in)
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
-	port := []corev1.ServicePort{{Name: "valkey", Port: valkey.Port, TargetPort: intstr.FromString("valkey")}}
+	var port []corev1.ServicePort
+	if tlsMode != valkey.TLSOnly {
+		port = append(port, corev1.ServicePort{Name: "valkey", Port: valkey.Port, TargetPort: intstr.FromString("valkey")})
+	}
+	if tlsMode != valkey.TLSNone {
+		port = append(port, corev1.ServicePort{Name: "valkey-tls", Port: valkey.TLSPort, TargetPort: intstr.FromString("valkey-tls")})
+	}
 	headless := &corev1.Service{ObjectMeta: meta(names.Headless), Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, Selector: SelectorLabels(vc), Ports: port,
 		// Peers and the operator find nodes before they are ready.
@@ -122,6 +129,9 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	h.Write([]byte(valkey.RenderConfig(restartIn)))
 	revision := hex.EncodeToString(h.Sum(nil))[:16]
 	tmpl.Annotations = map[string]string{AnnotationRevision: revision}
+	if tlsMode != valkey.TLSNone {
+		tmpl.Annotations[AnnotationTLS] = string(tlsMode)
+	}
 
 	size := spec.Storage.SizeOrDefault()
 	sts := &appsv1.StatefulSet{ObjectMeta: meta(names.StatefulSet), Spec: appsv1.StatefulSetSpec{
@@ -228,6 +238,9 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 				Items: []corev1.KeyToPath{{Key: valkey.AuthFileKey, Path: valkey.AuthFileKey}}}}},
 		},
 	}
+	if mode := TLSModeOf(vc); mode != valkey.TLSNone {
+		withTLS(&spec, vc, mode)
+	}
 	if len(spec.TopologySpreadConstraints) == 0 && spec.Affinity == nil {
 		spec.TopologySpreadConstraints = v1alpha1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
 	}
@@ -286,4 +299,36 @@ func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
 		d.StatefulSets = append(d.StatefulSets, sts)
 	}
 	return d, nil
+}
+
+// TLSModeOf is how the spec asks the nodes to accept connections.
+func TLSModeOf(vc *v1alpha1.ValkeyCluster) valkey.TLSMode {
+	switch vc.Spec.TLS.Mode {
+	case v1alpha1.TLSBoth:
+		return valkey.TLSBoth
+	case v1alpha1.TLSOnly:
+		return valkey.TLSOnly
+	}
+	return valkey.TLSNone
+}
+
+// withTLS mounts the serving certificate and opens the TLS port; in TLSOnly the probes use
+// TLS (nothing listens in plain), verifying the node against the CA.
+func withTLS(spec *corev1.PodSpec, vc *v1alpha1.ValkeyCluster, mode valkey.TLSMode) {
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: valkey.TLSDir, ReadOnly: true})
+	// Group-readable: Valkey runs as its image's user, the files belong to the pod's fsGroup.
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: vc.Spec.TLS.SecretName, DefaultMode: ptr.To(int32(0o440)),
+		Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}},
+	}}})
+	tlsPort := corev1.ContainerPort{Name: "valkey-tls", ContainerPort: valkey.TLSPort}
+	if mode == valkey.TLSBoth {
+		c.Ports = append(c.Ports, tlsPort)
+		return
+	}
+	c.Ports = []corev1.ContainerPort{tlsPort}
+	cli := fmt.Sprintf(`valkey-cli --tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -h "$POD_IP" -p %[2]d --user operator ping | grep -q PONG`, valkey.TLSDir, valkey.TLSPort)
+	c.ReadinessProbe.Exec.Command = []string{"sh", "-c", cli}
+	c.LivenessProbe.TCPSocket.Port = intstr.FromString("valkey-tls")
 }

@@ -143,12 +143,15 @@ func (p *Pool) OpenSync(ctx context.Context, podIP, runID string) error {
 // read-only). The replication password is restored in case Detach replaced it.
 func (p *Pool) ReplicaOf(ctx context.Context, podIP, runID, primaryIP, replicationPassword string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		return doAll(ctx, c,
+		port, tlsSetting := p.replicationTo(c, podIP, primaryIP)
+		cmds := append([]vk.Completed{
 			setUser(c, UserReplication, false),
 			c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build(),
-			c.B().Replicaof().Host(primaryIP).Port(Port).Build(),
+		}, tlsSetting...)
+		return doAll(ctx, c, append(cmds,
+			c.B().Replicaof().Host(primaryIP).Port(port).Build(),
 			setUser(c, UserClient, true),
-		)
+		)...)
 	})
 }
 
@@ -220,7 +223,15 @@ func (p *Pool) HandOver(ctx context.Context, fromIP, fromRunID, toIP, toRunID st
 		time.Sleep(time.Millisecond)
 	}
 	err = p.guard(ctx, fromIP, fromRunID, func(ctx context.Context, c vk.Client) error {
-		return c.Do(ctx, c.B().Arbitrary("FAILOVER", "TO", toIP, strconv.Itoa(Port), "TIMEOUT", "50", "FORCE").Build()).Error()
+		// The old primary follows the target from now on, over TLS when both serve it (the
+		// target announces the port it replicates on, its TLS port then).
+		port, tlsSetting := p.replicationTo(c, fromIP, toIP)
+		if len(tlsSetting) > 0 {
+			if err := doAll(ctx, c, tlsSetting...); err != nil {
+				return err
+			}
+		}
+		return c.Do(ctx, c.B().Arbitrary("FAILOVER", "TO", toIP, strconv.FormatInt(port, 10), "TIMEOUT", "50", "FORCE").Build()).Error()
 	})
 	// FAILOVER holds its own pause until the roles have moved; ours is no longer needed.
 	unpause()

@@ -2,6 +2,7 @@ package valkey
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,9 @@ type Pool struct {
 	opts    Options
 	mu      sync.Mutex
 	clients map[string]vk.Client
+	// tlsBase and routes: see tls.go.
+	tlsBase *tls.Config
+	routes  map[string]string
 }
 
 // NewPool makes an empty pool.
@@ -44,7 +48,7 @@ func NewPool(opts Options) *Pool {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
 	}
-	return &Pool{opts: opts, clients: map[string]vk.Client{}}
+	return &Pool{opts: opts, clients: map[string]vk.Client{}, routes: map[string]string{}}
 }
 
 // client returns the client of addr, dialling it when there is none. The dial happens outside
@@ -74,7 +78,7 @@ func (p *Pool) client(addr string) (vk.Client, error) {
 
 func (p *Pool) dial(addr string) (vk.Client, error) {
 	d := net.Dialer{Timeout: p.opts.Timeout, LocalAddr: p.opts.LocalAddr()}
-	c, err := vk.NewClient(vk.ClientOption{
+	o := vk.ClientOption{
 		InitAddress:       []string{addr},
 		Username:          UserOperator,
 		Password:          p.opts.Password,
@@ -84,7 +88,9 @@ func (p *Pool) dial(addr string) (vk.Client, error) {
 		ConnWriteTimeout:  p.opts.Timeout,
 		BlockingPoolSize:  1,
 		ForceSingleClient: true,
-	})
+	}
+	p.tlsOption(addr, &o)
+	c, err := vk.NewClient(o)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", addr, err)
 	}

@@ -15,6 +15,21 @@ const (
 	AuthFile    = AuthDir + "/auth.conf"
 	DataDir     = "/data"
 	AuthFileKey = "auth.conf"
+	// TLSDir holds the serving certificate (the kubernetes.io/tls Secret of spec.tls).
+	TLSDir = "/etc/valkey/tls"
+)
+
+// TLSPort is the port a node serves TLS on.
+const TLSPort = 6380
+
+// TLSMode is how a node accepts connections: "" (plain only), "Both" (plain and TLS) or
+// "TLSOnly" (port 0).
+type TLSMode string
+
+const (
+	TLSNone TLSMode = ""
+	TLSBoth TLSMode = "Both"
+	TLSOnly TLSMode = "TLSOnly"
 )
 
 // ConfigInput is what valkey.conf depends on.
@@ -28,6 +43,10 @@ type ConfigInput struct {
 	Extra map[string]string
 	// Cluster renders Valkey cluster mode (topology Cluster).
 	Cluster bool
+	// TLS is how the node accepts connections, and TLSClientAuth whether clients must
+	// present a certificate.
+	TLS           TLSMode
+	TLSClientAuth bool
 }
 
 // NodesFile is where a node of a Cluster topology keeps its cluster state (its id, epoch,
@@ -58,7 +77,17 @@ var clusterDefaults = map[string]string{
 func RenderConfig(in ConfigInput) string {
 	var b strings.Builder
 	b.WriteString("# Rendered by valkey-operator; edit spec.config of the ValkeyCluster instead.\n")
-	fmt.Fprintf(&b, "port %d\n", Port)
+	if in.TLS == TLSOnly {
+		b.WriteString("port 0\n")
+	} else {
+		fmt.Fprintf(&b, "port %d\n", Port)
+	}
+	if in.TLS != TLSNone {
+		// Replicas use TLS to a primary that serves it; the operator sets tls-replication
+		// live when it points a replica (a primary not rolled to TLS yet serves plain only).
+		fmt.Fprintf(&b, "tls-port %d\ntls-cert-file %s/tls.crt\ntls-key-file %s/tls.key\ntls-ca-cert-file %s/ca.crt\n", TLSPort, TLSDir, TLSDir, TLSDir)
+		fmt.Fprintf(&b, "tls-auth-clients %s\ntls-replication %s\n", yesNo(in.TLSClientAuth), yesNo(in.TLS == TLSOnly))
+	}
 	fmt.Fprintf(&b, "dir %s\n", DataDir)
 	// Access control is by ACL users (see auth.conf): protected mode would only refuse
 	// connections that the users already govern.
@@ -97,6 +126,13 @@ func RenderConfig(in ConfigInput) string {
 	// Last, so that nothing above can override the users and replication credentials.
 	fmt.Fprintf(&b, "include %s\n", AuthFile)
 	return b.String()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // hasKey reports whether m sets directive k, in any letter case.

@@ -42,7 +42,7 @@ func IsLive(directive string) bool { return liveDirectives[strings.ToLower(direc
 // Split returns the directives of in that need a restart to take effect (what the pod revision
 // hashes) and the live ones with their values (applied with CONFIG SET).
 func Split(in ConfigInput) (restart ConfigInput, live map[string]string) {
-	restart = ConfigInput{Profile: in.Profile, Extra: map[string]string{}, Cluster: in.Cluster}
+	restart = ConfigInput{Profile: in.Profile, Extra: map[string]string{}, Cluster: in.Cluster, TLS: in.TLS, TLSClientAuth: in.TLSClientAuth}
 	live = map[string]string{}
 	if in.MaxMemory != "" {
 		live["maxmemory"] = in.MaxMemory

@@ -21,7 +21,10 @@ import "strings"
 //   - cluster mode, which the topology decides: cluster-enabled, cluster-config-file,
 //     cluster-port, cluster-announce-ip (each pod's IP), cluster-allow-replica-migration (no:
 //     shards are the operator's plan) and cluster-replica-no-failover (and its
-//     cluster-slave-no-failover alias: failover is the operator's, see docs/cluster.md).
+//     cluster-slave-no-failover alias: failover is the operator's, see docs/cluster.md);
+//   - TLS, which follows spec.tls: tls-port, tls-cert-file, tls-key-file, tls-ca-cert-file,
+//     tls-ca-cert-dir, tls-replication (set per link by the operator), tls-cluster,
+//     tls-auth-clients.
 //
 // The CEL rule on ValkeyClusterSpec.Config carries the same list; a test checks that they
 // agree, and the celtest suite checks that the API server refuses every entry. The slice is
@@ -35,6 +38,8 @@ var OperatorOwnedDirectives = []string{
 	"min-replicas-max-lag", "min-slaves-to-write", "min-slaves-max-lag",
 	"repl-ping-replica-period", "repl-ping-slave-period", "cluster-port", "cluster-announce-ip",
 	"cluster-allow-replica-migration", "cluster-replica-no-failover", "cluster-slave-no-failover",
+	"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-ca-cert-dir",
+	"tls-replication", "tls-cluster", "tls-auth-clients",
 }
 
 // IsOperatorOwned reports whether name is one of OperatorOwnedDirectives, ignoring case as

@@ -39,6 +39,7 @@ func fullCluster() *ValkeyCluster {
 				ExistingSecret:      &SecretKeyReference{Name: "pw", Key: "secret"},
 				RotationGracePeriod: &metav1.Duration{Duration: time.Minute},
 			},
+			TLS:          TLSSpec{Mode: TLSBoth, SecretName: "vk-tls", ClientCertificates: true},
 			Config:       map[string]ConfigValue{"maxmemory-samples": "10"},
 			NodeSelector: map[string]string{"disk": "ssd"},
 			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "valkey"}},
@@ -100,12 +101,19 @@ func fullCluster() *ValkeyCluster {
 					ElectedAt:   &micro, ElectedClock: "operator-0/1", KnownFenced: true, Reseed: true, Preempted: StateRolling,
 					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1",
 				},
-				Restored: "restore-1",
-				Rotation: &RotationRecord{ID: "all@1", Users: "default,operator", Phase: "Published", PublishedAt: &micro, PublishedClock: "operator-0/1"},
-				Rotated:  "all@0",
+				Restored:    "restore-1",
+				Rotation:    &RotationRecord{ID: "all@1", Users: "default,operator", Phase: "Published", PublishedAt: &micro, PublishedClock: "operator-0/1"},
+				Rotated:     "all@0",
+				Certificate: "A1",
 			},
 			FailingActions: []FailingAction{{Action: "replica-of vk-0 -> vk-1 (10.0.0.2)", Count: 2, LastError: "i/o timeout", RetryAt: at}},
 			Restore:        &RestoreStatus{ID: "ns/vk/nightly", Location: "s3://b/ns/vk/nightly/", Phase: "Restoring", Reason: "r", HistoriesOf: "ns/vk/nightly", Histories: []string{"h2"}, Store: ptrTo(fullStore()), Path: "ns/vk/nightly"},
+			TLS: &TLSStatus{
+				Secret:  &CertificateInfo{Subject: "CN=vk", Issuer: "CN=ca", Serial: "A1", DNSNames: []string{"*.vk-nodes.ns.svc"}, NotAfter: &at},
+				Refused: "expired",
+				Nodes: []NodeCertificate{{Pod: "vk-0", CertificateInfo: CertificateInfo{Subject: "CN=vk", Issuer: "CN=ca", Serial: "A0", DNSNames: []string{"vk-0"}, NotAfter: &at},
+					MatchesSecret: true, Error: "e"}},
+			},
 		},
 	}
 }
@@ -257,7 +265,7 @@ func TestEmptySpecMarshalsNoValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"resources":{},"storage":{},"auth":{},"podDisruptionBudget":{},"failover":{},"durability":{}}`
+	const want = `{"resources":{},"storage":{},"auth":{},"tls":{},"podDisruptionBudget":{},"failover":{},"durability":{}}`
 	if string(data) != want {
 		t.Errorf("empty spec marshals to %s, want %s", data, want)
 	}

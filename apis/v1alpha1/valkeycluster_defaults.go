@@ -60,6 +60,9 @@ func SetDefaults(spec *ValkeyClusterSpec) {
 	if spec.Auth.Enabled == nil {
 		spec.Auth.Enabled = ptrTo(true)
 	}
+	if spec.TLS.Mode == "" {
+		spec.TLS.Mode = TLSDisabled
+	}
 	if spec.Auth.RotationGracePeriod == nil {
 		spec.Auth.RotationGracePeriod = &metav1.Duration{Duration: DefaultRotationGracePeriod}
 	}

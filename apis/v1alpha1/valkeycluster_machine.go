@@ -35,6 +35,10 @@ type MachineStatus struct {
 	// Rotated is the ID of the last completed password rotation.
 	// +optional
 	Rotated string `json:"rotated,omitempty"`
+	// Certificate is the serial of the serving certificate every node that serves TLS was last
+	// seen to serve (certificate-reloaded).
+	// +optional
+	Certificate string `json:"certificate,omitempty"`
 }
 
 // RotationRecord is a password rotation in progress (see docs/security.md).

@@ -83,6 +83,7 @@ type ConfigValue string
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.durability) || !has(self.durability.minReplicasToWrite) || self.durability.minReplicasToWrite < (has(self.replicas) ? self.replicas : 3)",message="durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Standalone' || !has(self.replicas) || self.replicas == 1",message="a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.mode) || self.tls.mode == 'Disabled' || !has(self.topology) || self.topology != 'Cluster'",message="tls is not available with topology Cluster yet (the cluster bus over TLS is not built): remove spec.tls.mode, or use topology Replication"
 // +kubebuilder:validation:XValidation:rule="!has(self.shards) || (has(self.topology) && self.topology == 'Cluster')",message="spec.shards is for topology Cluster: remove it, or set topology to Cluster (on a new ValkeyCluster: topology is immutable)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.shards) || !has(self.shards) || self.shards == oldSelf.shards || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.shards changes alone: a resharding moves data between shards and must not run together with a change of replicas or image; apply the shard count first, then the other change once status.state is Steady again"
 type ValkeyClusterSpec struct {
@@ -158,6 +159,12 @@ type ValkeyClusterSpec struct {
 	// +optional
 	Auth AuthSpec `json:"auth,omitempty"`
 
+	// TLS is how the nodes serve TLS (off by default). Not available with the Cluster
+	// topology yet.
+	// +kubebuilder:default={}
+	// +optional
+	TLS TLSSpec `json:"tls,omitempty"`
+
 	// Config holds extra valkey.conf directives, name to value, for example
 	// maxmemory-samples: "10" or client-output-buffer-limit: "pubsub 64mb 16mb 60"; each
 	// becomes the line "name value" in valkey.conf. Names are compared case-insensitively, as
@@ -169,12 +176,14 @@ type ValkeyClusterSpec struct {
 	// logfile, unixsocket, protected-mode, rename-command, include, bind-source-addr,
 	// min-replicas-to-write, min-replicas-max-lag, min-slaves-to-write, min-slaves-max-lag,
 	// repl-ping-replica-period, repl-ping-slave-period, cluster-port, cluster-announce-ip,
-	// cluster-allow-replica-migration, cluster-replica-no-failover, cluster-slave-no-failover.
+	// cluster-allow-replica-migration, cluster-replica-no-failover, cluster-slave-no-failover,
+	// tls-port, tls-cert-file, tls-key-file, tls-ca-cert-file, tls-ca-cert-dir,
+	// tls-replication, tls-cluster, tls-auth-clients.
 	// Persistence and eviction follow profile, authentication follows auth,
 	// min-replicas-to-write and min-replicas-max-lag follow durability, and the replication
 	// ping confirms failovers.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag', 'repl-ping-replica-period', 'repl-ping-slave-period', 'cluster-port', 'cluster-announce-ip', 'cluster-allow-replica-migration', 'cluster-replica-no-failover', 'cluster-slave-no-failover']))",messageExpression="'config sets ' + self.filter(k, k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag', 'repl-ping-replica-period', 'repl-ping-slave-period', 'cluster-port', 'cluster-announce-ip', 'cluster-allow-replica-migration', 'cluster-replica-no-failover', 'cluster-slave-no-failover'])[0] + ', a directive the operator owns: remove it from spec.config (persistence follows spec.profile, authentication spec.auth)'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag', 'repl-ping-replica-period', 'repl-ping-slave-period', 'cluster-port', 'cluster-announce-ip', 'cluster-allow-replica-migration', 'cluster-replica-no-failover', 'cluster-slave-no-failover', 'tls-port', 'tls-cert-file', 'tls-key-file', 'tls-ca-cert-file', 'tls-ca-cert-dir', 'tls-replication', 'tls-cluster', 'tls-auth-clients']))",messageExpression="'config sets ' + self.filter(k, k.lowerAscii() in ['bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'appenddirname', 'save', 'maxmemory-policy', 'replicaof', 'slaveof', 'masterauth', 'masteruser', 'primaryauth', 'primaryuser', 'requirepass', 'aclfile', 'user', 'cluster-enabled', 'cluster-config-file', 'daemonize', 'pidfile', 'logfile', 'unixsocket', 'protected-mode', 'rename-command', 'include', 'bind-source-addr', 'min-replicas-to-write', 'min-replicas-max-lag', 'min-slaves-to-write', 'min-slaves-max-lag', 'repl-ping-replica-period', 'repl-ping-slave-period', 'cluster-port', 'cluster-announce-ip', 'cluster-allow-replica-migration', 'cluster-replica-no-failover', 'cluster-slave-no-failover', 'tls-port', 'tls-cert-file', 'tls-key-file', 'tls-ca-cert-file', 'tls-ca-cert-dir', 'tls-replication', 'tls-cluster', 'tls-auth-clients'])[0] + ', a directive the operator owns: remove it from spec.config (persistence follows spec.profile, authentication spec.auth, TLS spec.tls)'"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'))",message="config names must be valkey.conf directive names: letters, digits, '-', '_' and '.', at most 128 characters"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, self.filter(j, j.lowerAscii() == k.lowerAscii()).size() == 1)",message="config sets one directive in several spellings (hz and HZ, say): Valkey ignores the case of names and would apply whichever comes last; keep one"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.lowerAscii() in ['maxmemory', 'repl-backlog-size', 'client-query-buffer-limit', 'proto-max-bulk-len', 'active-defrag-ignore-bytes', 'stream-node-max-bytes']) || self[k].matches('^[0-9]+([kKmMgG][bB]?)?$'))",message="config maxmemory, repl-backlog-size, client-query-buffer-limit, proto-max-bulk-len, active-defrag-ignore-bytes and stream-node-max-bytes are memory sizes: write bytes, or a number with k, kb, m, mb, g or gb (100mb)"
@@ -441,6 +450,11 @@ type ValkeyClusterStatus struct {
 	// Restore is the last restore asked for by spec.restoreFrom and what became of it.
 	// +optional
 	Restore *RestoreStatus `json:"restore,omitempty"`
+
+	// TLS is the serving certificate in spec.tls's Secret and the one each node serves, as
+	// the operator saw it over a fresh TLS handshake (kubectl valkey certificate).
+	// +optional
+	TLS *TLSStatus `json:"tls,omitempty"`
 }
 
 // RestoreStatus is a restore's progress.

@@ -115,8 +115,11 @@ func TestConfigMapAndSecretVolumesFollowChanges(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c := sh("reader", `while true; do echo "conf=$(cat /etc/valkey/valkey.conf) pass=$(cat /etc/auth/password)"; sleep 0.2; done`)
-	c.VolumeMounts = []corev1.VolumeMount{{Name: "conf", MountPath: "/etc/valkey"}, {Name: "auth", MountPath: "/etc/auth", ReadOnly: true}}
+	// The Secret is mounted inside the ConfigMap's volume, as the operator's pods mount theirs:
+	// a change of the ConfigMap must not take the nested mount away (it did: the refresh removed
+	// the mountpoint directory, and the files vanished under the running process).
+	c := sh("reader", `while true; do echo "conf=$(cat /etc/valkey/valkey.conf) pass=$(cat /etc/valkey/auth/password)"; sleep 0.2; done`)
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "conf", MountPath: "/etc/valkey"}, {Name: "auth", MountPath: "/etc/valkey/auth", ReadOnly: true}}
 	createPod(t, ns, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{c}, Volumes: []corev1.Volume{

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -305,10 +306,17 @@ func writeAtomic(dir string, files map[string]volumeFile) error {
 			return err
 		}
 	}
+	// Only the paths this writer made (symlinks into ..data) that the payload no longer has
+	// go, as kubelet's atomic writer does. Anything else is not ours: the directory a volume
+	// nested in this one is mounted on (/etc/valkey/tls inside /etc/valkey) is an empty
+	// directory here, and removing it detaches that mount in the container's namespace (the
+	// files vanished under a running Valkey, found when a CONFIG SET of a tls- setting made
+	// it read its certificate again).
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.Name()[0] != '.' && !top[e.Name()] {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+		p := filepath.Join(dir, e.Name())
+		if target, err := os.Readlink(p); err == nil && e.Name()[0] != '.' && !top[e.Name()] && strings.HasPrefix(target, "..data") {
+			_ = os.Remove(p)
 		}
 	}
 	if old != "" && old != filepath.Base(ts) {

@@ -39,11 +39,12 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 				PrimaryHost:  n.masterIP,
 				LinkUp:       n.linkUp,
 				// The operator's survey: link up and heard from the master within 2 s.
-				HeardFromPrimary: n.linkUp && w.tick-n.heardAt <= 2,
-				WritesFenced:     n.writesFenced,
-				SyncFenced:       n.syncFenced,
-				Snapshot:         n.snapshot,
-				Passwords:        w.observePasswords(n),
+				HeardFromPrimary:  n.linkUp && w.tick-n.heardAt <= 2,
+				WritesFenced:      n.writesFenced,
+				SyncFenced:        n.syncFenced,
+				Snapshot:          n.snapshot,
+				Passwords:         w.observePasswords(n),
+				CertificateSerial: n.served,
 			}
 			if w.topo.Mode == machine.ModeCluster {
 				w.observeBus(n, &mn.Valkey)

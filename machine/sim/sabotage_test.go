@@ -107,7 +107,9 @@ func TestRapidFindsAndShrinksABrokenRule(t *testing.T) {
 	setFlag(t, "rapid.nofailfile", "true")
 	setFlag(t, "rapid.shrinktime", "4s")
 	setFlag(t, "rapid.checks", "3000")
-	setFlag(t, "rapid.seed", "4")
+	// The seed picks one schedule among the generator's; a new kind of step (a new user action)
+	// draws other schedules, and this one shrinks well within the time (32 steps).
+	setFlag(t, "rapid.seed", "1")
 	tb := &recordingTB{name: "sabotage-promote-lowest"}
 	rapid.Check(tb, scheduleProperty(Topologies["replication"], Options{Sabotage: SabotagePromoteLowest}))
 	if !tb.failed {

@@ -206,6 +206,10 @@ func (s *Sim) user(u UserAction) {
 		w.spec.Rotation = &machine.RotationRequest{ID: fmt.Sprintf("rotate-%d", w.rotations), Users: []string{"default", "operator", "replication"}}
 	case UserRetire:
 		w.spec.RetireNow = true
+	case UserRenewCertificate:
+		w.certs++
+		w.certFile = fmt.Sprintf("cert-%d", w.certs)
+		w.spec.Certificate = w.certFile
 	case UserRecreate:
 		w.recreate(u.To)
 		// A new object: no status, no history, a journal of its own; the operator's memory

@@ -60,10 +60,13 @@ const (
 	// the grace period of the rotation in progress (the user's word that clients moved over).
 	UserRotate UserActionKind = "rotate"
 	UserRetire UserActionKind = "retire-passwords"
+	// UserRenewCertificate puts a new serving certificate in the TLS Secret (the first one
+	// turns TLS on: processes that start from then on serve it).
+	UserRenewCertificate UserActionKind = "renew-certificate"
 )
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one

@@ -61,6 +61,12 @@ type World struct {
 	rotation  string
 	rotations int
 	published machine.PasswordsObject
+
+	// certFile is the serving certificate in the TLS Secret, as mounted on every pod ("": the
+	// cluster serves no TLS; it does from the first renew-certificate step on), certs how many
+	// were issued.
+	certFile string
+	certs    int
 }
 
 // writeRecord is one write the client got acknowledged.
@@ -105,6 +111,8 @@ type Stats struct {
 type node struct {
 	// pw is what the process accepts and sends of the rotation's passwords (passwords.go).
 	pw passwordState
+	// served is the certificate the process serves (loaded at start and by reload-certificate).
+	served string
 
 	name           string
 	shard, ordinal int
@@ -386,6 +394,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.writesFenced, n.syncFenced = fence, fence
 	n.acks = nil
 	n.pw = w.fromFile()
+	n.served = w.certFile
 	n.gen++
 	n.backlog = false
 	n.replID2, n.secondOffset = "", -1

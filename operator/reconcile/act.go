@@ -463,6 +463,16 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		return r.restoreSnapshot(ctx, vc, w, a, addr)
 	case machine.AddPasswords, machine.PublishPasswords, machine.SwitchMasterAuth, machine.RetirePasswords:
 		return r.doPasswords(ctx, vc, w, a, ip)
+	case machine.ReloadCertificate:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		if err := w.pool.ReloadCertificate(ctx, addr, a.RunID); err != nil {
+			return err
+		}
+		r.event(vc, corev1.EventTypeNormal, "CertificateReloaded", "%s loaded its certificate files again (the Secret serves serial %s)", a.Node, a.Serial)
+		return nil
 	case machine.RollPod:
 		p := w.pods[a.Node]
 		if p == nil {

@@ -194,8 +194,10 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if refusal != nil {
 		return ctrl.Result{}, b.finish(ctx, &vb, nil, refusal)
 	}
+	pool := b.pools.get(vc.UID, look.passwords.Operator)
 	for i := range sources {
 		sources[i].LocalAddr = b.Options.Valkey.LocalAddr()
+		sources[i].Addr, sources[i].TLS = pool.TLSOf(sources[i].IP)
 	}
 	version := versionOf(look.obs, sources)
 	b.start(clusterKey, vb.Name)

@@ -106,6 +106,7 @@ func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
 	dir := backupPath(vc.Namespace, vc.Name, fmt.Sprintf("conformance-%d", time.Now().UnixNano()))
 	src := []backup.ShardSource{{Index: 0, Node: prim.Name, IP: prim.Pod.IP, Source: backup.Source{
 		Addr: valkey.Addr(prim.Pod.IP), User: valkey.UserOperator, Password: c.w.passwords.Operator, LocalAddr: c.r.Options.Valkey.LocalAddr()}}}
+	src[0].Addr, src[0].TLS = c.w.pool.TLSOf(prim.Pod.IP)
 	if _, err := backup.TakeAll(ctx, store, dir, vc.Name, c.w.obs.Spec.Mode, prim.Valkey.Version, src, time.Now); err != nil {
 		return "", err
 	}

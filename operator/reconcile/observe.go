@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"sort"
 	"strings"
@@ -35,6 +36,12 @@ type world struct {
 	passwords valkey.Passwords
 	// surveyErrs says why a node did not answer (for status and logs).
 	surveyErrs map[string]string
+	// tlsErr is why the nodes that serve TLS cannot be reached with verification (nil: they
+	// can, or none serves TLS).
+	tlsErr error
+	// tlsLeaf is the certificate in spec.tls's Secret, nodeCerts what each TLS node served.
+	tlsLeaf   *x509.Certificate
+	nodeCerts []v1alpha1.NodeCertificate
 	// interval is the cluster's probe interval: each survey gets at most that long, and the
 	// next probe is due that long after this one started.
 	interval time.Duration
@@ -87,6 +94,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	for i := range pods.Items {
 		w.pods[pods.Items[i].Name] = &pods.Items[i]
 	}
+	w.tlsLeaf, w.tlsErr = r.routeTLS(ctx, vc, desired.Names, w.pods, pool)
 	var claims corev1.PersistentVolumeClaimList
 	if err := r.Client.List(ctx, &claims, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
 		return nil, err
@@ -208,6 +216,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		}
 	}
 	pool.Retain(keep)
+	observeCertificates(ctx, w)
 	return w, nil
 }
 

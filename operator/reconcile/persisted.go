@@ -22,6 +22,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	p.Restored = m.Restored
 	p.PodsPerShard = int(m.PodsPerShard)
 	p.Rotated = m.Rotated
+	p.Certificate = m.Certificate
 	if r := m.Rotation; r != nil {
 		p.Rotation = machine.Rotation{ID: r.ID, Users: r.Users, Phase: machine.RotationPhase(r.Phase), PublishedAt: microTime(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}
@@ -41,7 +42,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 
 // machineStatusOf is the inverse of persistedOf.
 func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
-	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard), Rotated: p.Rotated}
+	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard), Rotated: p.Rotated, Certificate: p.Certificate}
 	if r := p.Rotation; r != (machine.Rotation{}) {
 		m.Rotation = &v1alpha1.RotationRecord{ID: r.ID, Users: r.Users, Phase: string(r.Phase), PublishedAt: toMicro(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}

@@ -110,6 +110,8 @@ type Reconciler struct {
 	restores restoreChecks
 	// acls remembers each cluster's ValkeyACL users and which process got which set.
 	acls aclMemory
+	// tls remembers each cluster's TLS configuration (the CA nodes are verified against).
+	tls tlsMemory
 }
 
 func (r *Reconciler) defaults() {
@@ -347,6 +349,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 	r.looks.forget(vc.UID)
 	r.restores.forget(vc.UID)
 	r.acls.forget(vc.UID)
+	r.tls.forget(vc.UID)
 	r.Metrics.forget(vc.Namespace, vc.Name)
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return nil

@@ -104,6 +104,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Restore = restoreStatus(vc, w, p)
+	vc.Status.TLS = tlsStatus(w)
 	vc.Status.Waiting = d.Waiting
 	vc.Status.FailingActions = w.failing
 	why := machine.NotStarting(w.obs.Nodes)
@@ -115,6 +116,19 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		why = strings.TrimPrefix(why+"; "+refused, "; ")
 		if !strings.Contains(before.Status.Waiting, refused) {
 			r.event(vc, corev1.EventTypeWarning, "AuthenticationFailed", "%s", refused)
+		}
+	}
+	if bad := certificatesRefused(w); bad != "" {
+		why = strings.TrimPrefix(why+"; "+bad, "; ")
+		if !strings.Contains(before.Status.Waiting, bad) {
+			r.event(vc, corev1.EventTypeWarning, "TLSVerificationFailed", "%s", bad)
+		}
+	}
+	if w.tlsErr != nil {
+		msg := "TLS: " + w.tlsErr.Error()
+		why = strings.TrimPrefix(why+"; "+msg, "; ")
+		if !strings.Contains(before.Status.Waiting, msg) {
+			r.event(vc, corev1.EventTypeWarning, "TLSRefused", "%s", msg)
 		}
 	}
 	if refused := scheduleRefused(vc); refused != "" {
@@ -289,6 +303,22 @@ func credentialsRefused(w *world) string {
 		return ""
 	}
 	return fmt.Sprintf("%s refuse(s) the operator's credentials (WRONGPASS/NOAUTH): the passwords in the auth Secret are not the ones the nodes started with; put the old ones back (a new password reaches a node only when it restarts)", strings.Join(pods, ", "))
+}
+
+// certificatesRefused names the nodes whose certificate the operator does not accept (it does
+// not verify against the CA, or does not name the pod): they answer, over a TLS the operator
+// will not trust. "" when none.
+func certificatesRefused(w *world) string {
+	var out []string
+	for _, n := range w.obs.Nodes {
+		if e := w.surveyErrs[n.Name]; !n.Reachable && (strings.Contains(e, "x509:") || strings.Contains(e, "tls:")) {
+			out = append(out, fmt.Sprintf("%s: %s", n.Name, e))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "TLS: the certificate of " + strings.Join(out, "; ") + " is not accepted (it must verify against the Secret's ca.crt and name the pod: <pod>.<cluster>-nodes.<namespace>.svc)"
 }
 
 func isAuthError(e string) bool {

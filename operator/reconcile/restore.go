@@ -218,12 +218,15 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	if err := w.pool.Alive(ctx, podIP, a.RunID); err != nil {
 		return err
 	}
-	addr := valkey.Addr(podIP)
+	// The port the node listens on (its TLS port when it serves no plain one): only the local
+	// address of the connection matters.
+	addr, _ := w.pool.TLSOf(podIP)
 	listen, err := r.addressSeenBy(ctx, addr)
 	if err != nil {
 		return err
 	}
 	target := backup.Target{Addr: addr, User: valkey.UserOperator, Password: w.passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: w.passwords.Replication}
+	_, target.TLS = w.pool.TLSOf(podIP)
 	start := time.Now()
 	if w.obs.Spec.Mode == machine.ModeCluster {
 		if err := r.loadClusterNode(ctx, w, a, podIP, target, store, path.Join(dir, s.File), s); err != nil {

@@ -125,6 +125,7 @@ func TestTypedRoundTrip(t *testing.T) {
 				ExistingSecret:      &v1alpha1.SecretKeyReference{Name: "pw", Key: "secret"},
 				RotationGracePeriod: &metav1.Duration{Duration: 90 * time.Second},
 			},
+			TLS:          v1alpha1.TLSSpec{Mode: v1alpha1.TLSDisabled},
 			Config:       map[string]v1alpha1.ConfigValue{"maxmemory-samples": "10", "client-output-buffer-limit": "pubsub 64mb 16mb 60"},
 			NodeSelector: map[string]string{"disk": "ssd"},
 			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "valkey", Effect: corev1.TaintEffectNoSchedule}},

@@ -19,6 +19,8 @@ func TestUpdateValidation(t *testing.T) {
 		standalone   = "a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
 		secretOff    = "auth.existingSecret is set but auth.enabled is false: remove auth.existingSecret, or set auth.enabled to true"
 		shardsAlone  = "spec.shards changes alone: a resharding moves data between shards"
+		tlsOn        = "tls.mode cannot go from Disabled to TLSOnly at once"
+		tlsOff       = "tls.mode cannot go from TLSOnly to Disabled at once"
 	)
 	cases := []struct {
 		name, from, to, want string
@@ -74,6 +76,16 @@ func TestUpdateValidation(t *testing.T) {
 		{"auth disabled with an existing secret", "auth: {existingSecret: {name: pw}}", "auth: {enabled: false, existingSecret: {name: pw}}", secretOff},
 		{"existing secret removed, auth disabled", "auth: {existingSecret: {name: pw}}", "auth: {enabled: false}", ""},
 		{"existing secret changed", "auth: {existingSecret: {name: pw}}", "auth: {existingSecret: {name: pw2, key: k}}", ""},
+
+		// tls: on and off through Both
+		{"tls Disabled to TLSOnly", "{}", "tls: {mode: TLSOnly, secretName: s}", tlsOn},
+		{"tls explicitly Disabled to TLSOnly", "tls: {mode: Disabled}", "tls: {mode: TLSOnly, secretName: s}", tlsOn},
+		{"tls Disabled to Both", "{}", "tls: {mode: Both, secretName: s}", ""},
+		{"tls Both to TLSOnly", "tls: {mode: Both, secretName: s}", "tls: {mode: TLSOnly, secretName: s}", ""},
+		{"tls TLSOnly to Disabled", "tls: {mode: TLSOnly, secretName: s}", "tls: {mode: Disabled}", tlsOff},
+		{"tls TLSOnly removed", "tls: {mode: TLSOnly, secretName: s}", "{}", tlsOff},
+		{"tls TLSOnly to Both", "tls: {mode: TLSOnly, secretName: s}", "tls: {mode: Both, secretName: s}", ""},
+		{"tls Secret renamed", "tls: {mode: TLSOnly, secretName: s}", "tls: {mode: TLSOnly, secretName: s2}", ""},
 
 		// everything that may change does
 		{"mutable fields change", "{}", `

@@ -1,0 +1,243 @@
+package operatorsuite
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/testcert"
+)
+
+// tlsSecret makes a kubernetes.io/tls Secret whose certificate names every pod of cluster
+// name (a wildcard on its headless Service) and its client Service.
+func tlsSecret(t *testing.T, ctx context.Context, ns, name string) *testcert.CA {
+	t.Helper()
+	ca, err := testcert.NewCA("e2e-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Issue(2, []string{"*." + name + "-nodes." + ns + ".svc", name + "." + ns + ".svc"}, nil, time.Now().Add(-time.Minute), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-tls"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": pair.CertPEM, "tls.key": pair.KeyPEM, "ca.crt": ca.PEM}}
+	if err := k.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+// tlsClient connects to addr over TLS, verifying the server as serverName.
+func tlsClient(addr, pass string, cfg *tls.Config) (vk.Client, error) {
+	return vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, TLSConfig: cfg, DisableCache: true, DisableRetry: true, ForceSingleClient: true,
+		Dialer: net.Dialer{Timeout: 2 * time.Second}})
+}
+
+// rolledTo waits until every pod runs the TLS mode and the cluster is Steady and converged.
+func rolledTo(t *testing.T, ns, name string, mode string) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	return waitFor(t, ns, name, 4*time.Minute, "every pod rolled to TLS "+mode, func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyWith(3)(vc) {
+			return false
+		}
+		var pods corev1.PodList
+		if err := k.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{kube.LabelCluster: name}); err != nil || len(pods.Items) != 3 {
+			return false
+		}
+		for _, p := range pods.Items {
+			if p.Annotations[kube.AnnotationTLS] != mode {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TLS turned on in a live cluster under a writer (Disabled → Both → TLSOnly, each a roll with
+// hand-over): no write acknowledged by WAIT is lost (read back over TLS by an independent
+// client); in Both, plain and TLS both work and replication uses TLS; in TLSOnly plain is
+// refused on every pod, a client with the CA connects, one verifying another name does not,
+// and the replicas follow the primary on the TLS port. Going back to Disabled at once is
+// refused by the API server.
+func TestTLSIsTurnedOnUnderAWriterWithoutLosingAWrite(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 12*time.Minute)
+	ca := tlsSecret(t, ctx, ns, "secure")
+	if err := k.Create(ctx, newCluster(ns, "secure", v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	vc := waitFor(t, ns, "secure", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	writable(t, vc)
+	pass := password(t, vc)
+	var svc corev1.Service
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(vc).Client}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	plainAddr := net.JoinHostPort(svc.Spec.ClusterIP, "6379")
+	tlsAddr := net.JoinHostPort(svc.Spec.ClusterIP, "6380")
+	svcName := "secure." + ns + ".svc"
+
+	// The writer: SET then WAIT 1, through the client Service; plain until told to use TLS.
+	var mu sync.Mutex
+	useTLS := false
+	var acked []string
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var c vk.Client
+		for i := 0; wctx.Err() == nil; i++ {
+			mu.Lock()
+			overTLS := useTLS
+			mu.Unlock()
+			if c == nil {
+				var err error
+				if overTLS {
+					c, err = tlsClient(tlsAddr, pass, ca.ClientConfig(svcName))
+				} else {
+					c, err = tlsClient(plainAddr, pass, nil)
+				}
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+			}
+			key := fmt.Sprintf("tls:%d", i)
+			err := c.Dedicated(func(dc vk.DedicatedClient) error {
+				if err := dc.Do(wctx, dc.B().Set().Key(key).Value(key).Build()).Error(); err != nil {
+					return err
+				}
+				n, err := dc.Do(wctx, dc.B().Wait().Numreplicas(1).Timeout(1000).Build()).AsInt64()
+				if err == nil && n < 1 {
+					err = fmt.Errorf("WAIT 1 answered %d", n)
+				}
+				return err
+			})
+			if err == nil {
+				mu.Lock()
+				acked = append(acked, key)
+				mu.Unlock()
+			} else {
+				c.Close()
+				c = nil
+				time.Sleep(20 * time.Millisecond)
+			}
+			if overTLS != useTLS && c != nil {
+				c.Close()
+				c = nil
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if c != nil {
+			c.Close()
+		}
+	}()
+	defer func() { stop(); <-done }()
+
+	vc = get(t, ns, "secure")
+	vc.Spec.TLS = v1alpha1.TLSSpec{Mode: v1alpha1.TLSBoth, SecretName: "secure-tls"}
+	update(t, ctx, vc)
+	vc = rolledTo(t, ns, "secure", "Both")
+	for _, n := range vc.Status.Nodes {
+		name := n.Pod + ".secure-nodes." + ns + ".svc"
+		if c, err := tlsClient(net.JoinHostPort(n.IP, "6380"), pass, ca.ClientConfig(name)); err != nil {
+			t.Errorf("%s: TLS in Both: %v", n.Pod, err)
+		} else {
+			c.Close()
+		}
+		if c, err := tlsClient(net.JoinHostPort(n.IP, "6379"), pass, nil); err != nil {
+			t.Errorf("%s: plain in Both: %v", n.Pod, err)
+		} else {
+			c.Close()
+		}
+	}
+	mu.Lock()
+	useTLS = true
+	mu.Unlock()
+
+	vc = get(t, ns, "secure")
+	vc.Spec.TLS.Mode = v1alpha1.TLSOnly
+	update(t, ctx, vc)
+	vc = rolledTo(t, ns, "secure", "TLSOnly")
+	time.Sleep(2 * time.Second) // the writer goes on over TLS after the last roll
+	stop()
+	<-done
+
+	opPass := secretKey(t, vc, kube.KeyOperatorPassword)
+	var primaryIP string
+	for _, n := range vc.Status.Nodes {
+		name := n.Pod + ".secure-nodes." + ns + ".svc"
+		if c, err := tlsClient(net.JoinHostPort(n.IP, "6379"), pass, nil); err == nil {
+			c.Close()
+			t.Errorf("%s: plain TCP still accepted in TLSOnly", n.Pod)
+		}
+		if c, err := tlsClient(net.JoinHostPort(n.IP, "6380"), pass, ca.ClientConfig("someone-else."+ns+".svc")); err == nil {
+			c.Close()
+			t.Errorf("%s: a certificate for another name was accepted by a verifying client", n.Pod)
+		}
+		c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{net.JoinHostPort(n.IP, "6380")}, Username: "operator", Password: opPass, TLSConfig: ca.ClientConfig(name),
+			DisableCache: true, DisableRetry: true, ForceSingleClient: true})
+		if err != nil {
+			t.Fatalf("%s: TLS as the operator: %v", n.Pod, err)
+		}
+		info, _ := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+		conf, _ := c.Do(ctx, c.B().ConfigGet().Parameter("tls-replication").Build()).AsStrMap()
+		c.Close()
+		if n.Role == v1alpha1.NodeRolePrimary {
+			primaryIP = n.IP
+			continue
+		}
+		if !strings.Contains(info, "master_port:6380") || !strings.Contains(info, "master_link_status:up") || conf["tls-replication"] != "yes" {
+			t.Errorf("%s: replica not following over TLS (tls-replication %q):\n%s", n.Pod, conf["tls-replication"], info)
+		}
+	}
+
+	// Every acknowledged write, read back over TLS from the primary by a client of its own.
+	mu.Lock()
+	keys := append([]string(nil), acked...)
+	mu.Unlock()
+	if len(keys) < 50 {
+		t.Fatalf("the writer had only %d writes acknowledged", len(keys))
+	}
+	var primaryPod string
+	for _, n := range vc.Status.Nodes {
+		if n.IP == primaryIP {
+			primaryPod = n.Pod
+		}
+	}
+	r, err := tlsClient(net.JoinHostPort(primaryIP, "6380"), pass, ca.ClientConfig(primaryPod+".secure-nodes."+ns+".svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lost := 0
+	for _, key := range keys {
+		if v, err := r.Do(ctx, r.B().Get().Key(key).Build()).ToString(); err != nil || v != key {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of %d writes acknowledged by WAIT are lost after turning TLS on", lost, len(keys))
+	}
+	t.Logf("%d acknowledged writes across Disabled → Both → TLSOnly, all read back over TLS", len(keys))
+
+	vc = get(t, ns, "secure")
+	vc.Spec.TLS.Mode = v1alpha1.TLSDisabled
+	if err := k.Update(ctx, vc); err == nil || !strings.Contains(err.Error(), "set Both first") {
+		t.Errorf("TLSOnly → Disabled at once: %v", err)
+	}
+}

@@ -1,0 +1,229 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// TLS, the operator's side: every node whose pod serves TLS (its revision's kube.AnnotationTLS)
+// is reached over TLS, verified against the CA of spec.tls's Secret under the pod's DNS name,
+// never skipping the verification; the others in plain. The Secret is read again at most every
+// tlsReread, so that a renewed CA or client certificate is picked up.
+
+const tlsReread = 10 * time.Second
+
+// tlsMemory keeps each cluster's last TLS configuration and when it was read.
+type tlsMemory struct {
+	mu sync.Mutex
+	m  map[types.UID]tlsRead
+}
+
+type tlsRead struct {
+	secret string
+	at     time.Time
+	cfg    *tls.Config
+	err    error
+	// leaf is the Secret's certificate as read (also when it was refused: status shows it).
+	leaf *x509.Certificate
+	// good is the last configuration that passed the checks: while the Secret holds one that
+	// does not (expired, another CA), the nodes still serve what they loaded, and the operator
+	// keeps reaching them with it rather than going blind on a running cluster.
+	good *tls.Config
+}
+
+func (t *tlsMemory) forget(uid types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, uid)
+}
+
+// podDNSName is the name a pod's certificate must carry: <pod>.<headless>.<namespace>.svc.
+func podDNSName(vc *v1alpha1.ValkeyCluster, names kube.Names, pod string) string {
+	return pod + "." + names.Headless + "." + vc.Namespace + ".svc"
+}
+
+// tlsConfig is the configuration to verify the cluster's TLS nodes with (nil when none of its
+// pods serves TLS and the spec asks for none).
+func (r *Reconciler) tlsConfig(ctx context.Context, vc *v1alpha1.ValkeyCluster, pods map[string]*corev1.Pod) (*tls.Config, error) {
+	cfg, _, err := r.tlsRead(ctx, vc, pods)
+	return cfg, err
+}
+
+// tlsRead is tlsConfig with the Secret's certificate (nil when none could be parsed).
+func (r *Reconciler) tlsRead(ctx context.Context, vc *v1alpha1.ValkeyCluster, pods map[string]*corev1.Pod) (*tls.Config, *x509.Certificate, error) {
+	needed := vc.Spec.TLS.Mode == v1alpha1.TLSBoth || vc.Spec.TLS.Mode == v1alpha1.TLSOnly
+	for _, p := range pods {
+		needed = needed || p.Annotations[kube.AnnotationTLS] != ""
+	}
+	name := vc.Spec.TLS.SecretName
+	if !needed {
+		return nil, nil, nil
+	}
+	if name == "" {
+		return nil, nil, errors.New("pods serve TLS but spec.tls.secretName is empty: name the Secret their certificate comes from")
+	}
+	r.tls.mu.Lock()
+	if r.tls.m == nil {
+		r.tls.m = map[types.UID]tlsRead{}
+	}
+	last, ok := r.tls.m[vc.UID]
+	r.tls.mu.Unlock()
+	if ok && last.secret == name && r.now().Sub(last.at) < tlsReread {
+		return orGood(last), last.leaf, last.err
+	}
+	cfg, leaf, err := r.readTLS(ctx, vc, name)
+	read := tlsRead{secret: name, at: r.now(), cfg: cfg, err: err, leaf: leaf, good: last.good}
+	if err == nil {
+		read.good = cfg
+	}
+	r.tls.mu.Lock()
+	r.tls.m[vc.UID] = read
+	r.tls.mu.Unlock()
+	return orGood(read), leaf, err
+}
+
+// orGood is the configuration read, or the last good one when the read was refused.
+func orGood(t tlsRead) *tls.Config {
+	if t.err != nil {
+		return t.good
+	}
+	return t.cfg
+}
+
+// readTLS reads and checks the Secret: a CA, and a certificate it signed that is valid now
+// (with the key, the operator's client certificate when nodes require one).
+func (r *Reconciler) readTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, name string) (*tls.Config, *x509.Certificate, error) {
+	var s corev1.Secret
+	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: name}, &s); err != nil {
+		return nil, nil, fmt.Errorf("spec.tls.secretName %s: %w", name, err)
+	}
+	var missing []string
+	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
+		if len(s.Data[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("TLS Secret %s lacks %s", name, strings.Join(missing, ", "))
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.Data["ca.crt"]) {
+		return nil, nil, fmt.Errorf("TLS Secret %s: ca.crt holds no PEM certificate", name)
+	}
+	pair, err := tls.X509KeyPair(s.Data["tls.crt"], s.Data["tls.key"])
+	if err != nil {
+		return nil, nil, fmt.Errorf("TLS Secret %s: tls.crt and tls.key: %w", name, err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("TLS Secret %s: tls.crt: %w", name, err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: r.now(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return nil, leaf, fmt.Errorf("TLS Secret %s: the certificate does not verify against its ca.crt now: %w", name, err)
+	}
+	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if vc.Spec.TLS.ClientCertificates {
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, leaf, nil
+}
+
+// routeTLS tells the pool how to reach each pod, and the TLS configuration (an error: the
+// Secret is refused, status says why, and the last good configuration, if any, stays in use).
+func (r *Reconciler) routeTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, names kube.Names, pods map[string]*corev1.Pod, pool *valkey.Pool) (*x509.Certificate, error) {
+	cfg, leaf, err := r.tlsRead(ctx, vc, pods)
+	pool.SetTLS(cfg)
+	for name, p := range pods {
+		if p.Status.PodIP == "" {
+			continue
+		}
+		server := ""
+		if p.Annotations[kube.AnnotationTLS] != "" {
+			server = podDNSName(vc, names, name)
+		}
+		pool.Route(p.Status.PodIP, server)
+	}
+	return leaf, err
+}
+
+// serialOf is a certificate's serial as status and the machine show it.
+func serialOf(c *x509.Certificate) string {
+	if c == nil {
+		return ""
+	}
+	return strings.ToUpper(c.SerialNumber.Text(16))
+}
+
+// infoOf describes a certificate for status.
+func infoOf(c *x509.Certificate) v1alpha1.CertificateInfo {
+	t := metav1.NewTime(c.NotAfter)
+	return v1alpha1.CertificateInfo{Subject: c.Subject.String(), Issuer: c.Issuer.String(), Serial: serialOf(c), DNSNames: c.DNSNames, NotAfter: &t}
+}
+
+// observeCertificates asks every answering node that serves TLS, over a fresh handshake,
+// which certificate it serves (the machine's CertificateSerial; status.tls), and gives the
+// machine the Secret's serial when the operator accepted it.
+func observeCertificates(ctx context.Context, w *world) {
+	if w.tlsLeaf != nil && w.tlsErr == nil {
+		w.obs.Spec.Certificate = serialOf(w.tlsLeaf)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range w.obs.Nodes {
+		n := &w.obs.Nodes[i]
+		if !n.Reachable || n.Pod.IP == "" || w.pods[n.Name] == nil || w.pods[n.Name].Annotations[kube.AnnotationTLS] == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, w.interval)
+			defer cancel()
+			cert, err := w.pool.ServedCertificate(cctx, n.Pod.IP)
+			mu.Lock()
+			defer mu.Unlock()
+			nc := v1alpha1.NodeCertificate{Pod: n.Name}
+			if err != nil {
+				nc.Error = err.Error()
+			} else {
+				n.Valkey.CertificateSerial = serialOf(cert)
+				nc.CertificateInfo = infoOf(cert)
+				nc.MatchesSecret = w.tlsLeaf != nil && serialOf(cert) == serialOf(w.tlsLeaf) && cert.Issuer.String() == w.tlsLeaf.Issuer.String()
+			}
+			w.nodeCerts = append(w.nodeCerts, nc)
+		}()
+	}
+	wg.Wait()
+	sort.Slice(w.nodeCerts, func(i, j int) bool { return w.nodeCerts[i].Pod < w.nodeCerts[j].Pod })
+}
+
+// tlsStatus is status.tls (nil when the cluster has nothing of TLS to show).
+func tlsStatus(w *world) *v1alpha1.TLSStatus {
+	if w.tlsLeaf == nil && w.tlsErr == nil && len(w.nodeCerts) == 0 {
+		return nil
+	}
+	st := &v1alpha1.TLSStatus{Nodes: w.nodeCerts}
+	if w.tlsLeaf != nil {
+		info := infoOf(w.tlsLeaf)
+		st.Secret = &info
+	}
+	if w.tlsErr != nil {
+		st.Refused = w.tlsErr.Error()
+	}
+	return st
+}

@@ -1,0 +1,92 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/testcert"
+)
+
+// A TLS Secret is checked before the operator trusts it: every key present, ca.crt a
+// certificate, and the certificate verifying against it now. An expired certificate, one of
+// another CA, or a missing key is refused with a reason that names it; nothing is needed while
+// no pod serves TLS and the spec asks for none.
+func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
+	c := apiClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tls-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
+	ca, err := testcert.NewCA("ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := testcert.NewCA("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := ca.Issue(10, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-time.Hour), 24*time.Hour)
+	expired, _ := ca.Issue(11, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-48*time.Hour), 24*time.Hour)
+	foreign, _ := other.Issue(12, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-time.Hour), 24*time.Hour)
+	secret := func(name string, data map[string][]byte) {
+		t.Helper()
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name}, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret("good", map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM, "ca.crt": ca.PEM})
+	secret("expired", map[string][]byte{"tls.crt": expired.CertPEM, "tls.key": expired.KeyPEM, "ca.crt": ca.PEM})
+	secret("foreign", map[string][]byte{"tls.crt": foreign.CertPEM, "tls.key": foreign.KeyPEM, "ca.crt": ca.PEM})
+	secret("nokey", map[string][]byte{"tls.crt": good.CertPEM, "ca.crt": ca.PEM})
+
+	cluster := func(mode v1alpha1.TLSMode, secretName string) *v1alpha1.ValkeyCluster {
+		return &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("uid-" + secretName)},
+			Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: mode, SecretName: secretName}}}
+	}
+	if cfg, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSDisabled, ""), nil); cfg != nil || err != nil {
+		t.Fatalf("no TLS asked or served: want nothing, got %v, %v", cfg, err)
+	}
+	served := map[string]*corev1.Pod{"c-0": {ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kube.AnnotationTLS: "TLSOnly"}}}}
+	if _, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSDisabled, ""), served); err == nil || !strings.Contains(err.Error(), "secretName is empty") {
+		t.Fatalf("a pod serves TLS while the spec names no Secret: %v", err)
+	}
+	if cfg, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSOnly, "good"), nil); err != nil || cfg == nil || cfg.RootCAs == nil {
+		t.Fatalf("a good Secret: %v, %v", cfg, err)
+	}
+	// The Secret turns bad (an expired certificate put in it): refused and said, and the last
+	// good configuration stays in use, since the nodes still serve what they loaded.
+	vc := cluster(v1alpha1.TLSOnly, "good")
+	var s corev1.Secret
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "good"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["tls.crt"], s.Data["tls.key"] = expired.CertPEM, expired.KeyPEM
+	if err := c.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(tlsReread + time.Second)
+	if cfg, err := r.tlsConfig(ctx, vc, nil); err == nil || cfg == nil {
+		t.Fatalf("a Secret turned bad: want the error and the last good configuration, got %v, %v", cfg, err)
+	}
+	for name, want := range map[string]string{
+		"expired": "does not verify against its ca.crt now",
+		"foreign": "does not verify against its ca.crt now",
+		"nokey":   "lacks tls.key",
+		"absent":  "spec.tls.secretName absent",
+	} {
+		if _, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSBoth, name), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Secret %s: want %q, got %v", name, want, err)
+		}
+	}
+}
