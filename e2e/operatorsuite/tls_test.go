@@ -18,6 +18,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/testcert"
+	"github.com/valkey-fsm/valkey-operator/plugin/certificate"
 )
 
 // tlsSecret makes a kubernetes.io/tls Secret whose certificate names every pod of cluster
@@ -239,5 +240,139 @@ func TestTLSIsTurnedOnUnderAWriterWithoutLosingAWrite(t *testing.T) {
 	vc.Spec.TLS.Mode = v1alpha1.TLSDisabled
 	if err := k.Update(ctx, vc); err == nil || !strings.Contains(err.Error(), "set Both first") {
 		t.Errorf("TLSOnly → Disabled at once: %v", err)
+	}
+}
+
+// servedSerial is the serial of the certificate the pod at ip serves, read over a handshake
+// of the test's own that verifies it as name.
+func servedSerial(t *testing.T, ca *testcert.CA, ip, name string) string {
+	t.Helper()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", net.JoinHostPort(ip, "6380"), ca.ClientConfig(name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer conn.Close()
+	return strings.ToUpper(conn.ConnectionState().PeerCertificates[0].SerialNumber.Text(16))
+}
+
+// A renewed certificate put in the Secret is served by every pod without a restart (same run
+// ids), recorded in history (certificate-reloaded) and shown by kubectl valkey certificate; an
+// expired one put there afterwards is refused and said (status, Event), and the pods keep
+// serving the last good one while the cluster keeps taking writes.
+func TestARenewedCertificateIsLoadedWithoutARestart(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 6*time.Minute)
+	ca := tlsSecret(t, ctx, ns, "renew")
+	vc := newCluster(ns, "renew", v1alpha1.TopologyReplication, 3)
+	vc.Spec.TLS = v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, SecretName: "renew-tls"}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	recorded := func(serial string) func(*v1alpha1.ValkeyCluster) bool {
+		return func(vc *v1alpha1.ValkeyCluster) bool {
+			return steadyWith(3)(vc) && vc.Status.Machine != nil && vc.Status.Machine.Certificate == serial
+		}
+	}
+	vc = waitFor(t, ns, "renew", 2*time.Minute, "Steady, certificate 2 recorded", recorded("2"))
+	opPass := secretKey(t, vc, kube.KeyOperatorPassword)
+	runs := map[string]string{}
+	runID := func(n v1alpha1.NodeStatus) string {
+		c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{net.JoinHostPort(n.IP, "6380")}, Username: "operator", Password: opPass,
+			TLSConfig: ca.ClientConfig(n.Pod + ".renew-nodes." + ns + ".svc"), DisableCache: true, DisableRetry: true, ForceSingleClient: true})
+		if err != nil {
+			t.Fatalf("%s: %v", n.Pod, err)
+		}
+		defer c.Close()
+		info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+		if err != nil {
+			t.Fatalf("%s: %v", n.Pod, err)
+		}
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "run_id:"); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	for _, n := range vc.Status.Nodes {
+		runs[n.Pod] = runID(n)
+	}
+
+	// Renewal: same CA, new serial, into the Secret the pods mount.
+	pair, err := ca.Issue(3, []string{"*.renew-nodes." + ns + ".svc", "renew." + ns + ".svc"}, nil, time.Now().Add(-time.Minute), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s corev1.Secret
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "renew-tls"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["tls.crt"], s.Data["tls.key"] = pair.CertPEM, pair.KeyPEM
+	if err := k.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "renew", 2*time.Minute, "certificate 3 recorded", recorded("3"))
+	for _, n := range vc.Status.Nodes {
+		if got := servedSerial(t, ca, n.IP, n.Pod+".renew-nodes."+ns+".svc"); got != "3" {
+			t.Errorf("%s serves serial %s on the wire, want 3", n.Pod, got)
+		}
+		if got := runID(n); got != runs[n.Pod] {
+			t.Errorf("%s restarted (run id %s, was %s)", n.Pod, got, runs[n.Pod])
+		}
+	}
+	if !strings.Contains(strings.Join(eventsSince(vc, 1), ","), "certificate-reloaded") {
+		t.Errorf("history lacks certificate-reloaded: %v", eventsSince(vc, 1))
+	}
+	var out strings.Builder
+	if err := certificate.Print(&out, vc, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); strings.Count(got, "  yes  ") != 3 || !strings.Contains(got, "serial 3") {
+		t.Errorf("kubectl valkey certificate does not show every pod serving the Secret's certificate:\n%s", got)
+	}
+
+	// An expired certificate: refused and said; the pods keep serving 3, writes go on.
+	expired, err := ca.Issue(4, []string{"*.renew-nodes." + ns + ".svc"}, nil, time.Now().Add(-48*time.Hour), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "renew-tls"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["tls.crt"], s.Data["tls.key"] = expired.CertPEM, expired.KeyPEM
+	if err := k.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "renew", time.Minute, "the expired certificate refused in status", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.TLS != nil && strings.Contains(vc.Status.TLS.Refused, "expired")
+	})
+	if !eventSeen(t, ctx, ns, "renew", "TLSRefused") {
+		t.Error("no TLSRefused Event")
+	}
+	time.Sleep(3 * time.Second) // several turns with the refused Secret mounted on the pods
+	vc = get(t, ns, "renew")
+	if !steadyWith(3)(vc) || vc.Status.Machine.Certificate != "3" {
+		t.Fatalf("the cluster moved on the refused certificate:\n%s", summary(vc))
+	}
+	for _, n := range vc.Status.Nodes {
+		if got := servedSerial(t, ca, n.IP, n.Pod+".renew-nodes."+ns+".svc"); got != "3" {
+			t.Errorf("%s serves serial %s after an expired certificate was put in the Secret, want the last good one (3)", n.Pod, got)
+		}
+	}
+	var primary string
+	for _, n := range vc.Status.Nodes {
+		if n.Role == v1alpha1.NodeRolePrimary {
+			primary = n.IP + "/" + n.Pod
+		}
+	}
+	ip, pod, _ := strings.Cut(primary, "/")
+	c, err := tlsClient(net.JoinHostPort(ip, "6380"), password(t, vc), ca.ClientConfig(pod+".renew-nodes."+ns+".svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := setAndWait(ctx, c, "after-refusal:", 10, 2); err != nil {
+		t.Fatalf("writes with the refused certificate in the Secret: %v", err)
 	}
 }
