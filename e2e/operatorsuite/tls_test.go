@@ -344,7 +344,7 @@ func TestARenewedCertificateIsLoadedWithoutARestart(t *testing.T) {
 	if err := k.Update(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
-	vc = waitFor(t, ns, "renew", time.Minute, "the expired certificate refused in status", func(vc *v1alpha1.ValkeyCluster) bool {
+	waitFor(t, ns, "renew", time.Minute, "the expired certificate refused in status", func(vc *v1alpha1.ValkeyCluster) bool {
 		return vc.Status.TLS != nil && strings.Contains(vc.Status.TLS.Refused, "expired")
 	})
 	if !eventSeen(t, ctx, ns, "renew", "TLSRefused") {

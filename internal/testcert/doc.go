@@ -1,3 +1,4 @@
-// Package testcert makes a CA and certificates it signs, for tests of TLS against real
-// processes (a fake is not needed: the certificates are real, only made on the spot).
+// Package testcert makes a CA and certificates it signs: for tests of TLS against real
+// processes, and for the local cluster's own (the API server's front proxy). The certificates
+// are real, only made on the spot.
 package testcert

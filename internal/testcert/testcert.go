@@ -21,15 +21,18 @@ type CA struct {
 	PEM []byte
 }
 
-// NewCA makes a self-signed CA named name.
-func NewCA(name string) (*CA, error) {
+// NewCA makes a self-signed CA named name, valid for a day.
+func NewCA(name string) (*CA, error) { return NewCAFor(name, 24*time.Hour) }
+
+// NewCAFor makes a self-signed CA named name, valid for validFor from an hour ago.
+func NewCAFor(name string, validFor time.Duration) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(validFor),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
@@ -52,16 +55,33 @@ type Pair struct {
 // Issue signs a certificate for the DNS names and IPs, usable by servers and clients, valid
 // from notBefore for validFor.
 func (ca *CA) Issue(serial int64, names []string, ips []net.IP, notBefore time.Time, validFor time.Duration) (Pair, error) {
+	return ca.Sign(Spec{Serial: serial, CommonName: firstOr(names, "valkey"), DNSNames: names, IPs: ips, NotBefore: notBefore, ValidFor: validFor,
+		Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}})
+}
+
+// Spec is what a signed certificate says.
+type Spec struct {
+	Serial     int64
+	CommonName string
+	DNSNames   []string
+	IPs        []net.IP
+	NotBefore  time.Time
+	ValidFor   time.Duration
+	Usages     []x509.ExtKeyUsage
+}
+
+// Sign signs a certificate as s says, with a new key.
+func (ca *CA) Sign(s Spec) (Pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return Pair{}, err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: firstOr(names, "valkey")},
-		NotBefore: notBefore, NotAfter: notBefore.Add(validFor),
-		DNSNames: names, IPAddresses: ips,
+		SerialNumber: big.NewInt(s.Serial), Subject: pkix.Name{CommonName: s.CommonName},
+		NotBefore: s.NotBefore, NotAfter: s.NotBefore.Add(s.ValidFor),
+		DNSNames: s.DNSNames, IPAddresses: s.IPs,
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		ExtKeyUsage: s.Usages,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
 	if err != nil {
@@ -74,7 +94,7 @@ func (ca *CA) Issue(serial int64, names []string, ips []net.IP, notBefore time.T
 	return Pair{
 		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
-		Serial:  big.NewInt(serial),
+		Serial:  big.NewInt(s.Serial),
 	}, nil
 }
 
