@@ -3,6 +3,7 @@ package operatorsuite
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"strings"
@@ -374,5 +375,55 @@ func TestARenewedCertificateIsLoadedWithoutARestart(t *testing.T) {
 	defer c.Close()
 	if err := setAndWait(ctx, c, "after-refusal:", 10, 2); err != nil {
 		t.Fatalf("writes with the refused certificate in the Secret: %v", err)
+	}
+}
+
+// With clientCertificates every client must present a certificate the CA signed: the operator,
+// the probes and replication present the node certificate and the cluster runs; an application
+// client without one is refused, one with a certificate of the CA connects.
+func TestClientCertificatesAreRequiredWhenAsked(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	ca := tlsSecret(t, ctx, ns, "mtls")
+	vc := newCluster(ns, "mtls", v1alpha1.TopologyReplication, 3)
+	vc.Spec.TLS = v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, SecretName: "mtls-tls", ClientCertificates: true}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "mtls", 2*time.Minute, "Steady with 3 ready, replicas following", steadyWith(3))
+	var primary v1alpha1.NodeStatus
+	for _, n := range vc.Status.Nodes {
+		if n.Role == v1alpha1.NodeRolePrimary {
+			primary = n
+		}
+	}
+	addr, name, pass := net.JoinHostPort(primary.IP, "6380"), primary.Pod+".mtls-nodes."+ns+".svc", password(t, vc)
+	if c, err := tlsClient(addr, pass, ca.ClientConfig(name)); err == nil {
+		// The handshake may complete before the server's refusal arrives: a command must fail.
+		err = c.Do(ctx, c.B().Ping().Build()).Error()
+		c.Close()
+		if err == nil {
+			t.Fatal("a client without a certificate was let in")
+		}
+	}
+	pair, err := ca.Sign(testcert.Spec{Serial: 9, CommonName: "app", NotBefore: time.Now().Add(-time.Minute), ValidFor: time.Hour,
+		Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := ca.ClientConfig(name)
+	cfg.Certificates = []tls.Certificate{cert}
+	c, err := tlsClient(addr, pass, cfg)
+	if err != nil {
+		t.Fatalf("a client with a certificate of the CA: %v", err)
+	}
+	defer c.Close()
+	if err := setAndWait(ctx, c, "mtls:", 10, 2); err != nil {
+		t.Fatalf("writes by a client with a certificate, acknowledged by both replicas over TLS: %v", err)
 	}
 }
