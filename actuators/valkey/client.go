@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,6 +42,22 @@ type Pool struct {
 	// tlsBase and routes: see tls.go.
 	tlsBase *tls.Config
 	routes  map[string]string
+	// quorum is min-replicas-to-write as the operator runs the cluster ("": unknown).
+	quorum string
+}
+
+// SetWriteQuorum is min-replicas-to-write as the operator runs the cluster: what an action that
+// lifts it for a moment puts back.
+func (p *Pool) SetWriteQuorum(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.quorum = strconv.Itoa(n)
+}
+
+func (p *Pool) writeQuorum() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.quorum
 }
 
 // NewPool makes an empty pool.

@@ -319,7 +319,7 @@ func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, primaryRu
 				return err
 			}
 			if n > 0 {
-				if err := flushFormerPrimary(ctx, c); err != nil {
+				if err := flushFormerPrimary(ctx, c, p.writeQuorum()); err != nil {
 					return fmt.Errorf("emptying the former primary (%d keys of slots it no longer serves) before it replicates: %w", n, err)
 				}
 			}
@@ -359,13 +359,16 @@ func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, primaryRu
 // flushFormerPrimary empties a primary without slots. Without replicas, its write quorum
 // (min-replicas-to-write) refuses FLUSHALL like any write: the quorum is lifted for the flush
 // and put back at once (the node serves no slot, and its client user is off, so no client write
-// can reach it meanwhile).
-func flushFormerPrimary(ctx context.Context, c vk.Client) error {
-	cur, err := c.Do(ctx, c.B().ConfigGet().Parameter("min-replicas-to-write").Build()).AsStrMap()
-	if err != nil {
-		return err
+// can reach it meanwhile). It is put back to quorum, the operator's value ("": the node's
+// before the flush, which a flush interrupted after lifting it would have left at 0).
+func flushFormerPrimary(ctx context.Context, c vk.Client, quorum string) error {
+	if quorum == "" {
+		cur, err := c.Do(ctx, c.B().ConfigGet().Parameter("min-replicas-to-write").Build()).AsStrMap()
+		if err != nil {
+			return err
+		}
+		quorum = cur["min-replicas-to-write"]
 	}
-	quorum := cur["min-replicas-to-write"]
 	if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("min-replicas-to-write", "0").Build()).Error(); err != nil {
 		return err
 	}

@@ -304,3 +304,44 @@ func TestAClusterNodeStartsOnANodesFileWithConflictingShardIDs(t *testing.T) {
 		return ok && me.ID == "1111111111111111111111111111111111111111" && me.PrimaryID == "2222222222222222222222222222222222222222"
 	})
 }
+
+// A flush that lifts the write quorum puts back the operator's value, not what it finds: a
+// flush interrupted after lifting it left 0, which the next one must not keep.
+func TestAFlushPutsBackTheOperatorsWriteQuorum(t *testing.T) {
+	ctx := context.Background()
+	s := startServer(t, "127.78.0.17")
+	p := newTestPool(t)
+	get := func() string {
+		var got string
+		if err := p.run(ctx, Addr(s.ip), func(ctx context.Context, c vk.Client) error {
+			m, err := c.Do(ctx, c.B().ConfigGet().Parameter("min-replicas-to-write").Build()).AsStrMap()
+			got = m["min-replicas-to-write"]
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	v := survey(t, p, s)
+	if err := p.Promote(ctx, s.ip, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	// As an interrupted flush leaves it.
+	if err := p.run(ctx, Addr(s.ip), func(ctx context.Context, c vk.Client) error {
+		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("min-replicas-to-write", "0").Build()).Error()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, quorum := range []string{"1", ""} {
+		if err := p.run(ctx, Addr(s.ip), func(ctx context.Context, c vk.Client) error { return flushFormerPrimary(ctx, c, quorum) }); err != nil {
+			t.Fatal(err)
+		}
+		want := quorum
+		if want == "" {
+			want = "1" // unknown: the node's own value, which the flush before put back
+		}
+		if got := get(); got != want {
+			t.Fatalf("flush with the operator's quorum %q: min-replicas-to-write %s, want %s", quorum, got, want)
+		}
+	}
+}

@@ -115,6 +115,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	w.obs.Clock = r.clock
 	spec := &vc.Spec
 	minSync := v1alpha1.MinReplicasToWrite(spec)
+	pool.SetWriteQuorum(int(minSync))
 	// An isolated primary stops taking writes once its replicas lag more than maxLag (as
 	// Valkey rounds and refreshes it); only then may a promoted replica be opened without
 	// evidence the old one is dead or fenced. Without min-replicas-to-write nothing stops
