@@ -172,6 +172,14 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 			t.Fatalf("the deleted ValkeyACL's user still authenticates on %d of 3 nodes", 3-refused)
 		}
 	}
+
+	// The cluster deleted: its ValkeyACLs stay, and say so instead of claiming to be applied.
+	if err := k.Delete(ctx, get(t, ns, "users")); err != nil {
+		t.Fatal(err)
+	}
+	if a := waitACL(t, ns, "boss", "Pending", ""); !strings.Contains(a.Status.Reason, "ValkeyCluster users is not found") {
+		t.Errorf("a ValkeyACL of a deleted cluster: %q", a.Status.Reason)
+	}
 }
 
 func newACL(ns, name, user, secret string, rules ...v1alpha1.ACLRule) *v1alpha1.ValkeyACL {

@@ -359,6 +359,9 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 		return client.IgnoreNotFound(err)
 	}
 	logFrom(ctx).Info("cluster deleted; its objects go with it (owner references)")
+	// Its ValkeyACLs stay (they are the user's): they say the cluster is gone rather than
+	// keep claiming to be applied.
+	r.aclsWithoutCluster(ctx, client.ObjectKeyFromObject(vc))
 	return nil
 }
 
