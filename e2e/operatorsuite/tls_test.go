@@ -313,7 +313,19 @@ func TestARenewedCertificateIsLoadedWithoutARestart(t *testing.T) {
 	if err := k.Update(ctx, &s); err != nil {
 		t.Fatal(err)
 	}
-	vc = waitFor(t, ns, "renew", 2*time.Minute, "certificate 3 recorded", recorded("3"))
+	// The transition is written before the turn's report, so status.tls (what the verb shows)
+	// may lag the record by one write: wait for both.
+	vc = waitFor(t, ns, "renew", 2*time.Minute, "certificate 3 recorded and reported", func(vc *v1alpha1.ValkeyCluster) bool {
+		if !recorded("3")(vc) || vc.Status.TLS == nil || len(vc.Status.TLS.Nodes) != 3 {
+			return false
+		}
+		for _, n := range vc.Status.TLS.Nodes {
+			if !n.MatchesSecret {
+				return false
+			}
+		}
+		return true
+	})
 	for _, n := range vc.Status.Nodes {
 		if got := servedSerial(t, ca, n.IP, n.Pod+".renew-nodes."+ns+".svc"); got != "3" {
 			t.Errorf("%s serves serial %s on the wire, want 3", n.Pod, got)
