@@ -85,6 +85,17 @@ func TestNodesServingTLSAreReachedAndReplicateOverTLS(t *testing.T) {
 		t.Fatalf("the replica follows port %s, want the TLS port", got)
 	}
 
+	// FAILOVER TO wants a replica the primary counts online, which it does a moment after the
+	// replica reports its link up (the CI run handed over in between once).
+	eventually(t, "the primary counts its replica online", func() bool {
+		var text string
+		_ = p.run(ctx, Addr(prim.ip), func(ctx context.Context, c vk.Client) error {
+			var err error
+			text, err = c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+			return err
+		})
+		return strings.Contains(text, "state=online")
+	})
 	if err := p.HandOver(ctx, prim.ip, pv.RunID, repl.ip, rv.RunID, 2000); err != nil {
 		t.Fatal(err)
 	}
