@@ -61,8 +61,8 @@ func LoadRotation(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyClust
 		if len(next) == 0 || len(prev) == 0 {
 			return nil, fmt.Errorf("rotation Secret %s lacks the passwords of %s", s.Name, u)
 		}
-		setPassword(&r.Next, u, string(next))
-		setPassword(&r.Previous, u, string(prev))
+		r.Next.Set(u, string(next))
+		r.Previous.Set(u, string(prev))
 	}
 	return r, nil
 }
@@ -131,24 +131,13 @@ func rotationView(data map[string][]byte, on machine.PasswordsObject, r *valkey.
 		switch on.Phase {
 		case machine.RotationAdding:
 			data[keyOf(u)] = []byte(valkey.Of(r.Previous, u))
-			setPassword(&also, u, valkey.Of(r.Next, u))
+			also.Set(u, valkey.Of(r.Next, u))
 		case machine.RotationPublished:
 			data[keyOf(u)] = []byte(valkey.Of(r.Next, u))
-			setPassword(&also, u, valkey.Of(r.Previous, u))
+			also.Set(u, valkey.Of(r.Previous, u))
 		case machine.RotationRetiring:
 			data[keyOf(u)] = []byte(valkey.Of(r.Next, u))
 		}
 	}
 	return also
-}
-
-func setPassword(p *valkey.Passwords, user, v string) {
-	switch user {
-	case valkey.UserOperator:
-		p.Operator = v
-	case valkey.UserReplication:
-		p.Replication = v
-	default:
-		p.Client = v
-	}
 }

@@ -31,6 +31,18 @@ func Of(p Passwords, user string) string {
 	}
 }
 
+// Set makes v user's password in p (Of's inverse).
+func (p *Passwords) Set(user, v string) {
+	switch user {
+	case UserOperator:
+		p.Operator = v
+	case UserReplication:
+		p.Replication = v
+	default:
+		p.Client = v
+	}
+}
+
 func (r RotationPasswords) rotates(user string) bool {
 	for _, u := range r.Users {
 		if u == user {

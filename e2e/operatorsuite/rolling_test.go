@@ -162,9 +162,15 @@ func nodeInfo(t *testing.T, vc *v1alpha1.ValkeyCluster, ip, section string) map[
 	t.Helper()
 	c := operatorClient(t, vc, ip)
 	defer c.Close()
+	return infoFrom(t, c, section)
+}
+
+// infoFrom reads an INFO section through c.
+func infoFrom(t *testing.T, c vk.Client, section string) map[string]string {
+	t.Helper()
 	text, err := c.Do(context.Background(), c.B().Info().Section(section).Build()).ToString()
 	if err != nil {
-		t.Fatalf("INFO %s on %s: %v", section, ip, err)
+		t.Fatalf("INFO %s: %v", section, err)
 	}
 	out := map[string]string{}
 	for _, line := range strings.Split(text, "\n") {

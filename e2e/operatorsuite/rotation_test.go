@@ -69,25 +69,13 @@ func (u *passwordUser) use(password string) {
 	u.password = password
 }
 
-// runIDs reads each pod's run id (INFO server) as the operator's user with password.
-func runIDs(t *testing.T, ctx context.Context, vc *v1alpha1.ValkeyCluster, password string) map[string]string {
+// runIDs reads each pod's run id (INFO server) as the operator's user, with the password the
+// auth Secret holds now.
+func runIDs(t *testing.T, vc *v1alpha1.ValkeyCluster) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, n := range vc.Status.Nodes {
-		c, err := userClient(n.IP, "operator", password)
-		if err != nil {
-			t.Fatalf("%s: %v", n.Pod, err)
-		}
-		info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
-		c.Close()
-		if err != nil {
-			t.Fatalf("%s: INFO: %v", n.Pod, err)
-		}
-		for _, l := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "run_id:"); ok {
-				out[n.Pod] = v
-			}
-		}
+		out[n.Pod] = nodeInfo(t, vc, n.IP, "server")["run_id"]
 	}
 	return out
 }
@@ -143,7 +131,7 @@ func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
 	for _, key := range []string{kube.KeyClientPassword, kube.KeyOperatorPassword, kube.KeyReplicationPassword} {
 		old[key] = secretKey(t, vc, key)
 	}
-	runs, pods := runIDs(t, ctx, vc, old[kube.KeyOperatorPassword]), podRestarts(t, ctx, ns, vc)
+	runs, pods := runIDs(t, vc), podRestarts(t, ctx, ns, vc)
 	replicaIP := ""
 	for _, n := range vc.Status.Nodes {
 		if n.Role == v1alpha1.NodeRoleReplica {
@@ -228,7 +216,7 @@ func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
 		}
 	}
 	newOp := secretKey(t, vc, kube.KeyOperatorPassword)
-	if got := runIDs(t, ctx, vc, newOp); fmt.Sprint(got) != fmt.Sprint(runs) {
+	if got := runIDs(t, vc); fmt.Sprint(got) != fmt.Sprint(runs) {
 		t.Errorf("run ids changed: %v, were %v", got, runs)
 	}
 	if got := podRestarts(t, ctx, ns, vc); fmt.Sprint(got) != fmt.Sprint(pods) {

@@ -285,16 +285,7 @@ func TestARenewedCertificateIsLoadedWithoutARestart(t *testing.T) {
 			t.Fatalf("%s: %v", n.Pod, err)
 		}
 		defer c.Close()
-		info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
-		if err != nil {
-			t.Fatalf("%s: %v", n.Pod, err)
-		}
-		for _, l := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "run_id:"); ok {
-				return v
-			}
-		}
-		return ""
+		return infoFrom(t, c, "server")["run_id"]
 	}
 	for _, n := range vc.Status.Nodes {
 		runs[n.Pod] = runID(n)
