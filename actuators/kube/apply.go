@@ -7,10 +7,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -61,11 +64,23 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 			return equality.Semantic.DeepDerivative(d.PDB.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
 		}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = d.PDB.Spec }})
 	}
+	if d.NetworkPolicy != nil && !statefulSet {
+		steps = append(steps, step{"NetworkPolicy", d.NetworkPolicy, &networkingv1.NetworkPolicy{}, func(cur client.Object) bool {
+			return equality.Semantic.DeepEqual(d.NetworkPolicy.Spec, cur.(*networkingv1.NetworkPolicy).Spec)
+		}, func(cur client.Object) { cur.(*networkingv1.NetworkPolicy).Spec = d.NetworkPolicy.Spec }})
+	}
+	if d.Certificate != nil && !statefulSet {
+		steps = append(steps, certificateStep(d.Certificate))
+	}
 	var errs []error
 	for _, s := range steps {
 		key := types.NamespacedName{Namespace: s.desired.GetNamespace(), Name: s.desired.GetName()}
 		name := s.kind + "/" + key.Name
 		err := c.Get(ctx, key, s.current)
+		if meta.IsNoMatchError(err) {
+			errs = append(errs, fmt.Errorf("%s: the API server does not serve the kind (%w); spec.tls.issuer needs cert-manager installed", name, err))
+			continue
+		}
 		if apierrors.IsNotFound(err) {
 			err = c.Create(ctx, s.desired)
 			if err == nil {
@@ -113,22 +128,48 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		}
 		res.Updated = append(res.Updated, name)
 	}
-	if d.PDB == nil && d.PDBName != "" && !statefulSet {
-		// Disabled: a budget left behind would still hold evictions back.
-		var pdb policyv1.PodDisruptionBudget
-		err := c.Get(ctx, types.NamespacedName{Namespace: d.StatefulSet.Namespace, Name: d.PDBName}, &pdb)
-		switch {
-		case err == nil && ours(d.StatefulSet, &pdb):
-			if err := c.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("deleting PodDisruptionBudget/%s: %w", d.PDBName, err))
-			} else {
-				res.Deleted = append(res.Deleted, "PodDisruptionBudget/"+d.PDBName)
-			}
-		case err != nil && !apierrors.IsNotFound(err):
-			errs = append(errs, fmt.Errorf("reading PodDisruptionBudget/%s: %w", d.PDBName, err))
+	if !statefulSet {
+		// Disabled: a budget left behind would still hold evictions back, a policy would still
+		// filter, a Certificate would still be renewed for nobody.
+		if d.PDB == nil && d.PDBName != "" {
+			errs = append(errs, deleteOurs(ctx, c, d, &policyv1.PodDisruptionBudget{}, "PodDisruptionBudget", d.PDBName, &res))
+		}
+		if d.NetworkPolicy == nil && d.Names.Policy != "" {
+			errs = append(errs, deleteOurs(ctx, c, d, &networkingv1.NetworkPolicy{}, "NetworkPolicy", d.Names.Policy, &res))
+		}
+		if d.Certificate == nil && d.Names.Certificate != "" {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(CertificateGVK)
+			errs = append(errs, deleteOurs(ctx, c, d, u, "Certificate", d.Names.Certificate, &res))
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// deleteOurs deletes the named object when this cluster owns it (an object of a kind the API
+// server does not serve, cert-manager's without cert-manager, is not there either).
+func deleteOurs(ctx context.Context, c client.Client, d Desired, obj client.Object, kind, name string, res *Result) error {
+	err := c.Get(ctx, types.NamespacedName{Namespace: d.StatefulSet.Namespace, Name: name}, obj)
+	switch {
+	case err == nil && ours(d.StatefulSet, obj):
+		if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s/%s: %w", kind, name, err)
+		}
+		res.Deleted = append(res.Deleted, kind+"/"+name)
+	case err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err):
+		return fmt.Errorf("reading %s/%s: %w", kind, name, err)
+	}
+	return nil
+}
+
+// certificateStep keeps the cert-manager Certificate's spec as desired; cert-manager's own
+// defaults in it are not drift.
+func certificateStep(want *unstructured.Unstructured) step {
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(want.GroupVersionKind())
+	return step{"Certificate", want, cur, func(cur client.Object) bool {
+		return equality.Semantic.DeepDerivative(want.Object["spec"], cur.(*unstructured.Unstructured).Object["spec"])
+	}, func(cur client.Object) { cur.(*unstructured.Unstructured).Object["spec"] = want.Object["spec"] }}
 }
 
 // notOurs is the error for an object in the way.

@@ -31,6 +31,9 @@ const (
 // applications connect to <name>.<namespace>.svc.
 type Names struct {
 	StatefulSet, Headless, Client, Replicas, Config, Auth, PDB string
+	// Policy is the NetworkPolicy's; Certificate the cert-manager Certificate's and its
+	// Secret's (v1alpha1.TLSSecretName).
+	Policy, Certificate string
 	// Sharded is true for topology Cluster: one StatefulSet per shard (ShardSet).
 	Sharded bool
 }
@@ -88,6 +91,8 @@ func NamesOf(vc *v1alpha1.ValkeyCluster) Names {
 		Config:      n + "-config",
 		Auth:        n + "-auth",
 		PDB:         n,
+		Policy:      n,
+		Certificate: v1alpha1.IssuedSecretName(vc),
 		Sharded:     vc.Spec.Topology == v1alpha1.TopologyCluster,
 	}
 }

@@ -11,8 +11,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -37,6 +39,11 @@ type Desired struct {
 	PDB   *policyv1.PodDisruptionBudget // nil when spec.podDisruptionBudget.enabled=false
 	// PDBName is the budget's name, also when it is disabled (Apply deletes ours then).
 	PDBName string
+	// NetworkPolicy is spec.networkPolicy's (nil when disabled: Apply deletes ours then).
+	NetworkPolicy *networkingv1.NetworkPolicy
+	// Certificate is the cert-manager Certificate spec.tls.issuer asks for (nil without one:
+	// Apply deletes ours then, if cert-manager is installed).
+	Certificate *unstructured.Unstructured
 	// Revision identifies the pod template (see AnnotationRevision).
 	Revision string
 	// Live holds the directives that take effect without a restart, with their values: they
@@ -159,7 +166,8 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 			},
 		}},
 	}}
-	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Names: names, Revision: revision, Live: live, PDBName: names.PDB}
+	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Names: names, Revision: revision, Live: live, PDBName: names.PDB,
+		NetworkPolicy: networkPolicy(vc, meta(names.Policy)), Certificate: certificate(vc, names, meta(names.Certificate))}
 	if spec.PodDisruptionBudget.IsEnabled() {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
@@ -319,7 +327,7 @@ func withTLS(spec *corev1.PodSpec, vc *v1alpha1.ValkeyCluster, mode valkey.TLSMo
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: valkey.TLSDir, ReadOnly: true})
 	// Group-readable: Valkey runs as its image's user, the files belong to the pod's fsGroup.
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: vc.Spec.TLS.SecretName, DefaultMode: ptr.To(int32(0o440)),
+		SecretName: v1alpha1.TLSSecretName(vc), DefaultMode: ptr.To(int32(0o440)),
 		Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}},
 	}}})
 	tlsPort := corev1.ContainerPort{Name: "valkey-tls", ContainerPort: valkey.TLSPort}

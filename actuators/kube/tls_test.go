@@ -1,8 +1,10 @@
 package kube
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -64,4 +66,57 @@ func TestTLSModesRenderPortsProbesAndTheirOwnRevision(t *testing.T) {
 	if !mounted {
 		t.Error("the TLS Secret is not mounted")
 	}
+}
+
+// With spec.tls.issuer the operator asks cert-manager for a Certificate whose Secret the pods
+// mount: it names every pod (the headless wildcard) and each Service, allows client
+// authentication (mutual TLS uses the node certificate), and follows the issuer given.
+func TestAnIssuerGetsACertificateNamingEveryPodAndService(t *testing.T) {
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{
+		Mode: v1alpha1.TLSBoth, Issuer: &v1alpha1.TLSIssuer{Name: "ca", Kind: "ClusterIssuer", Duration: &metav1.Duration{Duration: time.Hour}},
+	}}}
+	v1alpha1.SetDefaults(&vc.Spec)
+	d := Build(vc, metav1.OwnerReference{Name: "c", UID: "u"})
+	if d.Certificate == nil {
+		t.Fatal("no Certificate for an issuer")
+	}
+	spec, _ := d.Certificate.Object["spec"].(map[string]any)
+	if spec["secretName"] != "c-tls" || d.Certificate.GetName() != "c-tls" || d.Certificate.GetNamespace() != "ns" {
+		t.Errorf("Certificate %s/%s with secret %v, want ns/c-tls", d.Certificate.GetNamespace(), d.Certificate.GetName(), spec["secretName"])
+	}
+	if ref, _ := spec["issuerRef"].(map[string]any); ref["name"] != "ca" || ref["kind"] != "ClusterIssuer" || ref["group"] != "cert-manager.io" {
+		t.Errorf("issuerRef %v", ref)
+	}
+	if spec["duration"] != "1h0m0s" || spec["renewBefore"] != nil {
+		t.Errorf("duration %v renewBefore %v", spec["duration"], spec["renewBefore"])
+	}
+	names := map[string]bool{}
+	for _, n := range spec["dnsNames"].([]any) {
+		names[n.(string)] = true
+	}
+	for _, want := range []string{"*.c-nodes.ns.svc", "c.ns.svc", "c-replicas.ns.svc", "c-nodes.ns.svc", "c.ns.svc.cluster.local"} {
+		if !names[want] {
+			t.Errorf("dnsNames lack %s: %v", want, spec["dnsNames"])
+		}
+	}
+	usages := fmt.Sprint(spec["usages"])
+	if !strings.Contains(usages, "client auth") || !strings.Contains(usages, "server auth") {
+		t.Errorf("usages %s", usages)
+	}
+	vol := d.StatefulSet.Spec.Template.Spec.Volumes
+	if got := vol[len(vol)-1]; got.Name != "tls" || got.Secret == nil || got.Secret.SecretName != "c-tls" {
+		t.Errorf("pods mount %+v, want the Certificate's Secret c-tls", got)
+	}
+	if len(d.Certificate.GetOwnerReferences()) != 1 || d.Certificate.GetOwnerReferences()[0].UID != "u" {
+		t.Errorf("Certificate owners %v", d.Certificate.GetOwnerReferences())
+	}
+	if Build(withoutIssuer(vc), metav1.OwnerReference{}).Certificate != nil {
+		t.Error("a Certificate without an issuer")
+	}
+}
+
+func withoutIssuer(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyCluster {
+	c := vc.DeepCopy()
+	c.Spec.TLS.Issuer, c.Spec.TLS.SecretName = nil, "mine"
+	return c
 }

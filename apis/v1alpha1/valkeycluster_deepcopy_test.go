@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,11 @@ func fullCluster() *ValkeyCluster {
 				ExistingSecret:      &SecretKeyReference{Name: "pw", Key: "secret"},
 				RotationGracePeriod: &metav1.Duration{Duration: time.Minute},
 			},
-			TLS:          TLSSpec{Mode: TLSBoth, SecretName: "vk-tls", ClientCertificates: true},
+			TLS: TLSSpec{Mode: TLSBoth, SecretName: "vk-tls", ClientCertificates: true,
+				Issuer: &TLSIssuer{Name: "ca", Kind: "Issuer", Group: "cert-manager.io", Duration: &metav1.Duration{Duration: time.Hour}, RenewBefore: &metav1.Duration{Duration: time.Minute}}},
+			NetworkPolicy: NetworkPolicySpec{Enabled: true,
+				From:     []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "app"}}}},
+				Operator: &networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": "ops"}}}},
 			Config:       map[string]ConfigValue{"maxmemory-samples": "10"},
 			NodeSelector: map[string]string{"disk": "ssd"},
 			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "valkey"}},
@@ -109,8 +114,9 @@ func fullCluster() *ValkeyCluster {
 			FailingActions: []FailingAction{{Action: "replica-of vk-0 -> vk-1 (10.0.0.2)", Count: 2, LastError: "i/o timeout", RetryAt: at}},
 			Restore:        &RestoreStatus{ID: "ns/vk/nightly", Location: "s3://b/ns/vk/nightly/", Phase: "Restoring", Reason: "r", HistoriesOf: "ns/vk/nightly", Histories: []string{"h2"}, Store: ptrTo(fullStore()), Path: "ns/vk/nightly"},
 			TLS: &TLSStatus{
-				Secret:  &CertificateInfo{Subject: "CN=vk", Issuer: "CN=ca", Serial: "A1", DNSNames: []string{"*.vk-nodes.ns.svc"}, NotAfter: &at},
-				Refused: "expired",
+				Secret:      &CertificateInfo{Subject: "CN=vk", Issuer: "CN=ca", Serial: "A1", DNSNames: []string{"*.vk-nodes.ns.svc"}, NotAfter: &at},
+				Refused:     "expired",
+				Certificate: &CertificateRequestStatus{Name: "vk-tls", Ready: "False", Message: "m"},
 				Nodes: []NodeCertificate{{Pod: "vk-0", CertificateInfo: CertificateInfo{Subject: "CN=vk", Issuer: "CN=ca", Serial: "A0", DNSNames: []string{"vk-0"}, NotAfter: &at},
 					MatchesSecret: true, Error: "e"}},
 			},
@@ -265,7 +271,7 @@ func TestEmptySpecMarshalsNoValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"resources":{},"storage":{},"auth":{},"tls":{},"podDisruptionBudget":{},"failover":{},"durability":{}}`
+	const want = `{"resources":{},"storage":{},"auth":{},"tls":{},"networkPolicy":{},"podDisruptionBudget":{},"failover":{},"durability":{}}`
 	if string(data) != want {
 		t.Errorf("empty spec marshals to %s, want %s", data, want)
 	}

@@ -21,7 +21,8 @@ const TLSPort = 6380
 
 // TLSSpec is how a cluster's nodes serve TLS. Turning TLS on or off goes through Both, each
 // step a rolling restart with hand-over (docs/security.md).
-// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode == 'Disabled' || has(self.secretName)",message="tls.mode Both or TLSOnly needs tls.secretName: a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt whose certificate names every pod (*.<name>-nodes.<namespace>.svc)"
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode == 'Disabled' || has(self.secretName) || has(self.issuer)",message="tls.mode Both or TLSOnly needs tls.secretName (a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt whose certificate names every pod: *.<name>-nodes.<namespace>.svc) or tls.issuer (a cert-manager Issuer or ClusterIssuer the operator asks for that certificate)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.issuer))",message="tls.secretName and tls.issuer are exclusive: name your own Secret, or an issuer for the operator's Certificate (whose Secret is <name>-tls), not both"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.mode) || oldSelf.mode == 'Disabled' ? (!has(self.mode) || self.mode != 'TLSOnly') : true",message="tls.mode cannot go from Disabled to TLSOnly at once: nodes that are not restarted yet could not follow one that is (replication needs a port both speak); set Both first, move the clients to TLS, then TLSOnly"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.mode) && oldSelf.mode == 'TLSOnly' ? (has(self.mode) && self.mode != 'Disabled') : true",message="tls.mode cannot go from TLSOnly to Disabled at once: set Both first, move the clients to plain TCP, then Disabled"
 type TLSSpec struct {
@@ -39,6 +40,12 @@ type TLSSpec struct {
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
+	// Issuer is a cert-manager Issuer or ClusterIssuer: the operator creates the Certificate
+	// <name>-tls (Secret <name>-tls) naming every pod and the cluster's Services, and
+	// cert-manager issues and renews it. Exclusive with SecretName.
+	// +optional
+	Issuer *TLSIssuer `json:"issuer,omitempty"`
+
 	// ClientCertificates requires every client to present a certificate signed by the CA
 	// (tls-auth-clients yes). The operator and the nodes' replication present the node
 	// certificate, which must then allow client authentication too.
@@ -46,11 +53,52 @@ type TLSSpec struct {
 	ClientCertificates bool `json:"clientCertificates,omitempty"`
 }
 
+// TLSIssuer names the cert-manager issuer of the nodes' certificate.
+type TLSIssuer struct {
+	// Name of the Issuer (in the cluster's namespace) or ClusterIssuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Kind is Issuer (the default) or ClusterIssuer.
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Group is the issuer's API group (cert-manager.io; another for external issuers).
+	// +kubebuilder:default=cert-manager.io
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Group string `json:"group,omitempty"`
+	// Duration is the certificate's lifetime (cert-manager's default, 90 days, when unset).
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// RenewBefore is how long before expiry cert-manager renews it (its default when unset:
+	// a third of the duration).
+	// +optional
+	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+}
+
+// TLSSecretName is the Secret the nodes' certificate comes from: spec.tls.secretName, or the
+// operator's Certificate's <name>-tls when an issuer issues it ("" when neither is set).
+func TLSSecretName(vc *ValkeyCluster) string {
+	if vc.Spec.TLS.Issuer != nil {
+		return IssuedSecretName(vc)
+	}
+	return vc.Spec.TLS.SecretName
+}
+
+// IssuedSecretName is the name of the operator's Certificate and of its Secret.
+func IssuedSecretName(vc *ValkeyCluster) string { return vc.Name + "-tls" }
+
 // TLSStatus is what the operator saw of the cluster's certificates.
 type TLSStatus struct {
 	// Secret is the certificate in spec.tls's Secret.
 	// +optional
 	Secret *CertificateInfo `json:"secret,omitempty"`
+	// Certificate is the operator's cert-manager Certificate (with spec.tls.issuer) and
+	// whether cert-manager says it is Ready.
+	// +optional
+	Certificate *CertificateRequestStatus `json:"certificate,omitempty"`
 	// Refused says why the Secret's certificate is not used (it does not verify against its
 	// CA now, a key is missing); the nodes keep what they serve.
 	// +optional
@@ -60,6 +108,16 @@ type TLSStatus struct {
 	// +listMapKey=pod
 	// +optional
 	Nodes []NodeCertificate `json:"nodes,omitempty"`
+}
+
+// CertificateRequestStatus is the state of the operator's cert-manager Certificate.
+type CertificateRequestStatus struct {
+	Name string `json:"name"`
+	// Ready is cert-manager's Ready condition (True, False, or Unknown before it has one).
+	Ready string `json:"ready"`
+	// Message is the Ready condition's message (why it is not ready).
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // NodeCertificate is the certificate one pod serves.

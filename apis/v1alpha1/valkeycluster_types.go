@@ -165,6 +165,11 @@ type ValkeyClusterSpec struct {
 	// +optional
 	TLS TLSSpec `json:"tls,omitempty"`
 
+	// NetworkPolicy limits who reaches the pods (opt-in; docs/security.md).
+	// +kubebuilder:default={}
+	// +optional
+	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
 	// Config holds extra valkey.conf directives, name to value, for example
 	// maxmemory-samples: "10" or client-output-buffer-limit: "pubsub 64mb 16mb 60"; each
 	// becomes the line "name value" in valkey.conf. Names are compared case-insensitively, as

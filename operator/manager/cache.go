@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -30,6 +31,7 @@ func cacheOptions(namespaces []string) cache.Options {
 	for _, o := range []client.Object{
 		&corev1.Secret{}, &corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
 		&corev1.PersistentVolumeClaim{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},
+		&networkingv1.NetworkPolicy{},
 	} {
 		opts.ByObject[o] = cache.ByObject{Label: selector}
 	}

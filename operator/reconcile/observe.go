@@ -42,6 +42,8 @@ type world struct {
 	// tlsLeaf is the certificate in spec.tls's Secret, nodeCerts what each TLS node served.
 	tlsLeaf   *x509.Certificate
 	nodeCerts []v1alpha1.NodeCertificate
+	// certificate is the operator's cert-manager Certificate (nil without spec.tls.issuer).
+	certificate *v1alpha1.CertificateRequestStatus
 	// interval is the cluster's probe interval: each survey gets at most that long, and the
 	// next probe is due that long after this one started.
 	interval time.Duration

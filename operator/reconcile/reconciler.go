@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,6 +153,7 @@ func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format strin
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 
 // Reconcile is one turn of the loop for one cluster.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -319,11 +321,25 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	// API server returns is defaulted, but one created before a field existed is not).
 	defaulted := vc.DeepCopy()
 	v1alpha1.SetDefaults(&defaulted.Spec)
-	desired := kube.Build(defaulted, owner)
+	cert := r.certificateStatus(ctx, defaulted)
+	gate, err := r.tlsGate(ctx, defaulted, cert)
+	if err != nil {
+		return nil, err
+	}
+	built := defaulted
+	if gate != "" {
+		built = defaulted.DeepCopy()
+		built.Spec.TLS.Mode = v1alpha1.TLSDisabled
+	}
+	desired := kube.Build(built, owner)
 	pool := r.pools.get(vc.UID, passwords.Operator)
 	w, err := r.observe(ctx, defaulted, desired, pool)
 	if err != nil {
 		return nil, err
+	}
+	w.certificate = cert
+	if gate != "" {
+		w.tlsErr = errors.New(gate)
 	}
 	w.passwords, w.owner = passwords, owner
 	w.obs.Passwords = auth.Published
@@ -378,6 +394,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster), builder.WithPredicates(podChanged{})).
 		Watches(&v1alpha1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(aclToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).

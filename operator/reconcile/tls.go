@@ -70,7 +70,7 @@ func (r *Reconciler) tlsRead(ctx context.Context, vc *v1alpha1.ValkeyCluster, po
 	for _, p := range pods {
 		needed = needed || p.Annotations[kube.AnnotationTLS] != ""
 	}
-	name := vc.Spec.TLS.SecretName
+	name := v1alpha1.TLSSecretName(vc)
 	if !needed {
 		return nil, nil, nil
 	}
@@ -110,7 +110,7 @@ func orGood(t tlsRead) *tls.Config {
 func (r *Reconciler) readTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, name string) (*tls.Config, *x509.Certificate, error) {
 	var s corev1.Secret
 	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: name}, &s); err != nil {
-		return nil, nil, fmt.Errorf("spec.tls.secretName %s: %w", name, err)
+		return nil, nil, fmt.Errorf("TLS Secret %s: %w", name, err)
 	}
 	var missing []string
 	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
@@ -214,10 +214,10 @@ func observeCertificates(ctx context.Context, w *world) {
 
 // tlsStatus is status.tls (nil when the cluster has nothing of TLS to show).
 func tlsStatus(w *world) *v1alpha1.TLSStatus {
-	if w.tlsLeaf == nil && w.tlsErr == nil && len(w.nodeCerts) == 0 {
+	if w.tlsLeaf == nil && w.tlsErr == nil && len(w.nodeCerts) == 0 && w.certificate == nil {
 		return nil
 	}
-	st := &v1alpha1.TLSStatus{Nodes: w.nodeCerts}
+	st := &v1alpha1.TLSStatus{Nodes: w.nodeCerts, Certificate: w.certificate}
 	if w.tlsLeaf != nil {
 		info := infoOf(w.tlsLeaf)
 		st.Secret = &info

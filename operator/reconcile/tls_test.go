@@ -83,10 +83,72 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 		"expired": "does not verify against its ca.crt now",
 		"foreign": "does not verify against its ca.crt now",
 		"nokey":   "lacks tls.key",
-		"absent":  "spec.tls.secretName absent",
+		"absent":  "TLS Secret absent",
 	} {
 		if _, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSBoth, name), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Secret %s: want %q, got %v", name, want, err)
 		}
+	}
+}
+
+// TLS is not turned on before its certificate is usable: with an issuer whose Secret does not
+// exist yet (cert-manager not installed here, or not done), the gate says why, naming the
+// Certificate's state; once the Secret holds a certificate that verifies, the gate opens; and
+// once a pod serves TLS the spec is followed whatever the Secret holds (the last good
+// configuration stays in use), since holding TLS back then would roll the pods back to plain.
+func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
+	c := apiClient(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tlsgate-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: "gate"},
+		Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSBoth, Issuer: &v1alpha1.TLSIssuer{Name: "ca"}}}}
+	if why, err := r.tlsGate(ctx, &v1alpha1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}, nil); why != "" || err != nil {
+		t.Fatalf("no TLS asked: gate %q, %v", why, err)
+	}
+	cert := r.certificateStatus(ctx, vc)
+	if cert == nil || cert.Name != "c-tls" || cert.Ready != "Unknown" || !strings.Contains(cert.Message, "cert-manager is not installed") {
+		t.Fatalf("Certificate status without cert-manager: %+v", cert)
+	}
+	why, err := r.tlsGate(ctx, vc, cert)
+	if err != nil || !strings.Contains(why, "TLS Secret c-tls") || !strings.Contains(why, "not found") || !strings.Contains(why, "cert-manager is not installed") {
+		t.Fatalf("issuer, no Secret: gate %q, %v", why, err)
+	}
+	ca, err := testcert.NewCA("ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := ca.Issue(20, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-time.Hour), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-tls"}, Data: map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM, "ca.crt": ca.PEM}}
+	if err := c.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(tlsReread + time.Second)
+	if why, err := r.tlsGate(ctx, vc, cert); why != "" || err != nil {
+		t.Fatalf("usable Secret: gate %q, %v", why, err)
+	}
+	// The Secret loses its key while a pod already serves TLS: no gate (status says refused).
+	delete(s.Data, "tls.key")
+	if err := c.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(tlsReread + time.Second)
+	if why, _ := r.tlsGate(ctx, vc, cert); !strings.Contains(why, "lacks tls.key") {
+		t.Fatalf("no pod serves TLS and the Secret lost its key: gate %q", why)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-0", Labels: kube.SelectorLabels(vc), Annotations: map[string]string{kube.AnnotationTLS: "Both"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "valkey", Image: "valkey"}}}}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := r.tlsGate(ctx, vc, cert); why != "" || err != nil {
+		t.Fatalf("a pod serves TLS: the spec is followed, got gate %q, %v", why, err)
 	}
 }

@@ -58,8 +58,15 @@ func Print(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "TLS mode:  %s\n", mode)
 	if s := st.Secret; s != nil {
-		fmt.Fprintf(b, "Secret:    %s  serial %s  expires %s  issuer %s\n", vc.Spec.TLS.SecretName, s.Serial, expiry(s.NotAfter, now), s.Issuer)
+		fmt.Fprintf(b, "Secret:    %s  serial %s  expires %s  issuer %s\n", v1alpha1.TLSSecretName(vc), s.Serial, expiry(s.NotAfter, now), s.Issuer)
 		fmt.Fprintf(b, "           subject %s  DNS %s\n", s.Subject, strings.Join(s.DNSNames, ", "))
+	}
+	if c := st.Certificate; c != nil {
+		fmt.Fprintf(b, "Issued by: cert-manager Certificate %s  Ready %s", c.Name, c.Ready)
+		if c.Message != "" {
+			fmt.Fprintf(b, "  (%s)", c.Message)
+		}
+		b.WriteString("\n")
 	}
 	if st.Refused != "" {
 		fmt.Fprintf(b, "REFUSED:   %s (the nodes keep what they serve)\n", st.Refused)

@@ -45,6 +45,12 @@ func TestCertificatesAreShownAgainstTheSecret(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+	vc.Spec.TLS.SecretName, vc.Spec.TLS.Issuer = "", &v1alpha1.TLSIssuer{Name: "ca"}
+	vc.Status.TLS.Certificate = &v1alpha1.CertificateRequestStatus{Name: "cache-tls", Ready: "False", Message: "Issuing certificate as Secret does not exist"}
+	out.Reset()
+	if err := Print(&out, vc, now); err != nil || !strings.Contains(out.String(), "Issued by: cert-manager Certificate cache-tls  Ready False  (Issuing certificate as Secret does not exist)") {
+		t.Errorf("with an issuer: %q, %v", out.String(), err)
+	}
 	vc.Status.TLS = nil
 	out.Reset()
 	if err := Print(&out, vc, now); err != nil || !strings.Contains(out.String(), "no pod presents a certificate") {
