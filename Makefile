@@ -10,7 +10,7 @@ GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw
+	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw cert-manager
 
 all: test
 
@@ -34,7 +34,11 @@ valkey-9.1:
 versitygw:
 	@hack/versitygw.sh >/dev/null
 
-tools: valkey valkey-9.1 kube-binaries helm versitygw
+## Builds cert-manager's controllers (the local cluster's real cert-manager) from the Go module proxy (cached by version).
+cert-manager:
+	@hack/cert-manager.sh >/dev/null
+
+tools: valkey valkey-9.1 kube-binaries helm versitygw cert-manager
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
