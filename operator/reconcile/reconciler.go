@@ -322,16 +322,26 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	defaulted := vc.DeepCopy()
 	v1alpha1.SetDefaults(&defaulted.Spec)
 	cert := r.certificateStatus(ctx, defaulted)
-	gate, err := r.tlsGate(ctx, defaulted, cert)
+	mode, gate, fresh, err := r.tlsMode(ctx, defaulted, cert)
 	if err != nil {
 		return nil, err
 	}
 	built := defaulted
-	if gate != "" {
+	if mode != defaulted.Spec.TLS.Mode && !fresh {
 		built = defaulted.DeepCopy()
-		built.Spec.TLS.Mode = v1alpha1.TLSDisabled
+		built.Spec.TLS.Mode = mode
 	}
 	desired := kube.Build(built, owner)
+	if gate != "" && fresh {
+		// Nothing runs yet: the support objects (the Certificate among them) are made, the
+		// StatefulSet waits for a certificate the pods can serve.
+		res, err := kube.Apply(ctx, r.Client, r.apiReader(), desired, false)
+		r.recordApply(ctx, vc, res)
+		if err != nil {
+			gate += "; " + err.Error()
+		}
+		return nil, r.waitFor(ctx, vc, gate)
+	}
 	pool := r.pools.get(vc.UID, passwords.Operator)
 	w, err := r.observe(ctx, defaulted, desired, pool)
 	if err != nil {

@@ -92,10 +92,12 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 }
 
 // TLS is not turned on before its certificate is usable: with an issuer whose Secret does not
-// exist yet (cert-manager not installed here, or not done), the gate says why, naming the
-// Certificate's state; once the Secret holds a certificate that verifies, the gate opens; and
-// once a pod serves TLS the spec is followed whatever the Secret holds (the last good
-// configuration stays in use), since holding TLS back then would roll the pods back to plain.
+// exist yet (cert-manager not installed here, or not done), the pods are built without TLS and
+// the reason names the Certificate's state; with no pod at all the cluster is fresh (nothing is
+// created until then). Once the Secret holds a certificate that verifies, TLSOnly asked of
+// pods that serve no TLS goes through Both; once a pod serves TLS the spec is followed whatever
+// the Secret holds (the last good configuration stays in use), since holding TLS back then
+// would roll the pods back to plain.
 func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
@@ -106,17 +108,38 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	now := time.Now()
 	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
 	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: "gate"},
-		Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSBoth, Issuer: &v1alpha1.TLSIssuer{Name: "ca"}}}}
-	if why, err := r.tlsGate(ctx, &v1alpha1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}, nil); why != "" || err != nil {
-		t.Fatalf("no TLS asked: gate %q, %v", why, err)
+		Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, Issuer: &v1alpha1.TLSIssuer{Name: "ca"}}}}
+	type result struct {
+		mode  v1alpha1.TLSMode
+		why   string
+		fresh bool
+	}
+	mode := func(vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) result {
+		t.Helper()
+		m, why, fresh, err := r.tlsMode(ctx, vc, cert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{m, why, fresh}
+	}
+	if got := mode(&v1alpha1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}, nil); got != (result{}) {
+		t.Fatalf("no TLS asked: %+v", got)
 	}
 	cert := r.certificateStatus(ctx, vc)
 	if cert == nil || cert.Name != "c-tls" || cert.Ready != "Unknown" || !strings.Contains(cert.Message, "cert-manager is not installed") {
 		t.Fatalf("Certificate status without cert-manager: %+v", cert)
 	}
-	why, err := r.tlsGate(ctx, vc, cert)
-	if err != nil || !strings.Contains(why, "TLS Secret c-tls") || !strings.Contains(why, "not found") || !strings.Contains(why, "cert-manager is not installed") {
-		t.Fatalf("issuer, no Secret: gate %q, %v", why, err)
+	got := mode(vc, cert)
+	if got.mode != v1alpha1.TLSDisabled || !got.fresh || !strings.Contains(got.why, "TLS Secret c-tls") || !strings.Contains(got.why, "not found") || !strings.Contains(got.why, "cert-manager is not installed") {
+		t.Fatalf("issuer, no Secret, no pod: %+v", got)
+	}
+	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-0", Labels: kube.SelectorLabels(vc)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "valkey", Image: "valkey"}}}}
+	if err := c.Create(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	if got := mode(vc, cert); got.mode != v1alpha1.TLSDisabled || got.fresh || got.why == "" {
+		t.Fatalf("issuer, no Secret, a plain pod: %+v", got)
 	}
 	ca, err := testcert.NewCA("ca")
 	if err != nil {
@@ -131,24 +154,22 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(tlsReread + time.Second)
-	if why, err := r.tlsGate(ctx, vc, cert); why != "" || err != nil {
-		t.Fatalf("usable Secret: gate %q, %v", why, err)
+	if got := mode(vc, cert); got != (result{mode: v1alpha1.TLSBoth}) {
+		t.Fatalf("usable Secret, TLSOnly asked of plain pods: want Both first, got %+v", got)
 	}
-	// The Secret loses its key while a pod already serves TLS: no gate (status says refused).
 	delete(s.Data, "tls.key")
 	if err := c.Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(tlsReread + time.Second)
-	if why, _ := r.tlsGate(ctx, vc, cert); !strings.Contains(why, "lacks tls.key") {
-		t.Fatalf("no pod serves TLS and the Secret lost its key: gate %q", why)
+	if got := mode(vc, cert); !strings.Contains(got.why, "lacks tls.key") {
+		t.Fatalf("no pod serves TLS and the Secret lost its key: %+v", got)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-0", Labels: kube.SelectorLabels(vc), Annotations: map[string]string{kube.AnnotationTLS: "Both"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "valkey", Image: "valkey"}}}}
-	if err := c.Create(ctx, pod); err != nil {
+	plain.Annotations = map[string]string{kube.AnnotationTLS: "Both"}
+	if err := c.Update(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
-	if why, err := r.tlsGate(ctx, vc, cert); why != "" || err != nil {
-		t.Fatalf("a pod serves TLS: the spec is followed, got gate %q, %v", why, err)
+	if got := mode(vc, cert); got != (result{mode: v1alpha1.TLSOnly}) {
+		t.Fatalf("a pod serves TLS: the spec is followed, got %+v", got)
 	}
 }

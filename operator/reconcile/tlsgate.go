@@ -17,39 +17,52 @@ import (
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update;delete
 
-// tlsGate is why TLS cannot be turned on yet ("" when it can, or is on already): the spec asks
-// for it, no pod serves it, and the Secret the certificate comes from is missing or refused
-// (cert-manager has not issued it yet, a key is missing, it does not verify). Until then the
-// pods are built without TLS, so no pod rolls onto a certificate it cannot serve; once a pod
-// serves TLS the spec is followed, with the last good configuration if the Secret turns bad.
-func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (string, error) {
+// tlsMode is the TLS mode the pods are built with this turn, and why it is not the spec's
+// ("" when it is). The spec is followed, except:
+//   - TLS is asked, no pod serves it, and the Secret the certificate comes from is missing or
+//     refused (cert-manager has not issued it yet, a key is missing, it does not verify):
+//     pods are built without TLS, so none rolls onto a certificate it cannot serve. fresh says
+//     no pod exists at all: then nothing is created until the certificate is usable, so that a
+//     new cluster starts with TLS rather than rolling onto it (a Cluster topology cannot roll
+//     its bus onto TLS at all: nodes with and without tls-cluster do not gossip).
+//   - TLSOnly is asked while the pods serve no TLS (the spec went on to TLSOnly while the
+//     certificate was awaited): Both first, since a node that serves TLS only cannot follow,
+//     nor be followed by, one that serves none; TLSOnly once every pod serves TLS.
+//
+// Once a pod serves TLS the spec is followed, with the last good configuration if the Secret
+// turns bad: holding TLS back then would roll pods back to plain.
+func (r *Reconciler) tlsMode(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (mode v1alpha1.TLSMode, why string, fresh bool, err error) {
+	mode = vc.Spec.TLS.Mode
 	if kube.TLSModeOf(vc) == "" {
-		return "", nil
+		return mode, "", false, nil
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
-		return "", err
+		return mode, "", false, err
 	}
 	byName := map[string]*corev1.Pod{}
 	for i := range pods.Items {
 		if pods.Items[i].Annotations[kube.AnnotationTLS] != "" {
-			return "", nil
+			return mode, "", false, nil
 		}
 		byName[pods.Items[i].Name] = &pods.Items[i]
 	}
-	_, _, err := r.tlsRead(ctx, vc, byName)
-	if err == nil {
-		return "", nil
-	}
-	why := "TLS is not turned on until its certificate is usable: " + err.Error()
-	if cert != nil && cert.Ready != "True" {
-		why += fmt.Sprintf(" (cert-manager Certificate %s: Ready %s", cert.Name, cert.Ready)
-		if cert.Message != "" {
-			why += ": " + cert.Message
+	fresh = len(byName) == 0
+	if _, _, err := r.tlsRead(ctx, vc, byName); err != nil {
+		why = "TLS is not turned on until its certificate is usable: " + err.Error()
+		if cert != nil && cert.Ready != "True" {
+			why += fmt.Sprintf(" (cert-manager Certificate %s: Ready %s", cert.Name, cert.Ready)
+			if cert.Message != "" {
+				why += ": " + cert.Message
+			}
+			why += ")"
 		}
-		why += ")"
+		return v1alpha1.TLSDisabled, why, fresh, nil
 	}
-	return why, nil
+	if mode == v1alpha1.TLSOnly && !fresh {
+		return v1alpha1.TLSBoth, "", false, nil
+	}
+	return mode, "", fresh, nil
 }
 
 // certificateStatus reads the operator's cert-manager Certificate (nil without spec.tls.issuer):
