@@ -120,3 +120,23 @@ func withoutIssuer(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyCluster {
 	c.Spec.TLS.Issuer, c.Spec.TLS.SecretName = nil, "mine"
 	return c
 }
+
+// A Cluster topology with TLS runs its bus and replication over TLS on every node (tls-cluster
+// and tls-replication in the rendered file, not per link: the bus cannot be mixed); a
+// replication group never renders tls-cluster.
+func TestAClusterTopologyWithTLSRunsItsBusOverTLS(t *testing.T) {
+	for _, mode := range []v1alpha1.TLSMode{v1alpha1.TLSBoth, v1alpha1.TLSOnly} {
+		vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{
+			Topology: v1alpha1.TopologyCluster, TLS: v1alpha1.TLSSpec{Mode: mode, SecretName: "c-tls"}}}
+		v1alpha1.SetDefaults(&vc.Spec)
+		conf := Build(vc, metav1.OwnerReference{}).Config.Data["valkey.conf"]
+		for _, line := range []string{"tls-cluster yes\n", "tls-replication yes\n", "cluster-enabled yes\n"} {
+			if !strings.Contains(conf, line) {
+				t.Errorf("%s cluster: valkey.conf lacks %q:\n%s", mode, line, conf)
+			}
+		}
+	}
+	if conf := buildTLS(v1alpha1.TLSBoth).Config.Data["valkey.conf"]; strings.Contains(conf, "tls-cluster") {
+		t.Errorf("a replication group renders tls-cluster:\n%s", conf)
+	}
+}

@@ -201,7 +201,7 @@ func (p *Pool) Meet(ctx context.Context, podIP, runID string, peerIPs ...string)
 			if peer == podIP || v.Knows(peer) {
 				continue
 			}
-			if err := c.Do(ctx, c.B().ClusterMeet().Ip(peer).Port(Port).Build()).Error(); err != nil {
+			if err := c.Do(ctx, c.B().ClusterMeet().Ip(peer).Port(p.clientPort(peer)).Build()).Error(); err != nil {
 				return fmt.Errorf("CLUSTER MEET %s: %w", peer, err)
 			}
 		}
@@ -325,7 +325,7 @@ func (p *Pool) Replicate(ctx context.Context, podIP, runID, primaryIP, primaryRu
 			}
 		}
 		if !v.Knows(primaryIP) {
-			if err := c.Do(ctx, c.B().ClusterMeet().Ip(primaryIP).Port(Port).Build()).Error(); err != nil {
+			if err := c.Do(ctx, c.B().ClusterMeet().Ip(primaryIP).Port(p.clientPort(primaryIP)).Build()).Error(); err != nil {
 				return fmt.Errorf("CLUSTER MEET %s: %w", primaryIP, err)
 			}
 		}

@@ -86,7 +86,13 @@ func RenderConfig(in ConfigInput) string {
 		// Replicas use TLS to a primary that serves it; the operator sets tls-replication
 		// live when it points a replica (a primary not rolled to TLS yet serves plain only).
 		fmt.Fprintf(&b, "tls-port %d\ntls-cert-file %s/tls.crt\ntls-key-file %s/tls.key\ntls-ca-cert-file %s/ca.crt\n", TLSPort, TLSDir, TLSDir, TLSDir)
-		fmt.Fprintf(&b, "tls-auth-clients %s\ntls-replication %s\n", yesNo(in.TLSClientAuth), yesNo(in.TLS == TLSOnly))
+		// In cluster mode every node's bus is TLS (nodes with and without tls-cluster cannot
+		// gossip: the spec fixes TLS at creation), peers are announced and met on their TLS
+		// port, and replicas follow it, so replication and MIGRATE are TLS throughout.
+		fmt.Fprintf(&b, "tls-auth-clients %s\ntls-replication %s\n", yesNo(in.TLSClientAuth), yesNo(in.TLS == TLSOnly || in.Cluster))
+		if in.Cluster {
+			b.WriteString("tls-cluster yes\n")
+		}
 	}
 	fmt.Fprintf(&b, "dir %s\n", DataDir)
 	// Access control is by ACL users (see auth.conf): protected mode would only refuse

@@ -392,7 +392,7 @@ func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcID, dstID stri
 				if len(ks) == 0 {
 					continue
 				}
-				args := append([]string{toIP, strconv.Itoa(Port), "", "0", "10000", "AUTH2", UserOperator, operatorPassword, "KEYS"}, ks...)
+				args := append([]string{toIP, strconv.FormatInt(p.clientPort(toIP), 10), "", "0", "10000", "AUTH2", UserOperator, operatorPassword, "KEYS"}, ks...)
 				migrate = append(migrate, c.B().Arbitrary("MIGRATE").Args(args...).Build())
 				moved += len(ks)
 				next = append(next, pending[i])

@@ -90,6 +90,17 @@ func (p *Pool) TLSOf(podIP string) (string, *tls.Config) {
 	return net.JoinHostPort(podIP, strconv.Itoa(TLSPort)), cfg
 }
 
+// clientPort is the port the node at podIP is met and migrated to on: its TLS port when it
+// serves TLS (in cluster mode the bus, MEET and MIGRATE follow tls-cluster), else Port.
+func (p *Pool) clientPort(podIP string) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, routed := p.routes[podIP]; routed && p.tlsBase != nil {
+		return TLSPort
+	}
+	return Port
+}
+
 // bothTLS reports whether replication from primaryIP to podIP can use TLS.
 func (p *Pool) bothTLS(podIP, primaryIP string) bool {
 	p.mu.Lock()

@@ -83,7 +83,7 @@ type ConfigValue string
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.durability) || !has(self.durability.minReplicasToWrite) || self.durability.minReplicasToWrite < (has(self.replicas) ? self.replicas : 3)",message="durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Standalone' || !has(self.replicas) || self.replicas == 1",message="a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
-// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.mode) || self.tls.mode == 'Disabled' || !has(self.topology) || self.topology != 'Cluster'",message="tls is not available with topology Cluster yet (the cluster bus over TLS is not built): remove spec.tls.mode, or use topology Replication"
+// +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Cluster' || ((has(self.tls) && has(self.tls.mode) && self.tls.mode != 'Disabled') == (has(oldSelf.tls) && has(oldSelf.tls.mode) && oldSelf.tls.mode != 'Disabled'))",message="a Cluster topology cannot turn TLS on or off once created: its cluster bus speaks TLS (tls-cluster) or not on every node at once, and nodes of both kinds cannot gossip, so no roll can move it; create the cluster with spec.tls (Both or TLSOnly; between those two it can move), or restore a backup into a new cluster"
 // +kubebuilder:validation:XValidation:rule="!has(self.shards) || (has(self.topology) && self.topology == 'Cluster')",message="spec.shards is for topology Cluster: remove it, or set topology to Cluster (on a new ValkeyCluster: topology is immutable)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.shards) || !has(self.shards) || self.shards == oldSelf.shards || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.shards changes alone: a resharding moves data between shards and must not run together with a change of replicas or image; apply the shard count first, then the other change once status.state is Steady again"
 type ValkeyClusterSpec struct {
@@ -159,8 +159,8 @@ type ValkeyClusterSpec struct {
 	// +optional
 	Auth AuthSpec `json:"auth,omitempty"`
 
-	// TLS is how the nodes serve TLS (off by default). Not available with the Cluster
-	// topology yet.
+	// TLS is how the nodes serve TLS (off by default). With the Cluster topology the cluster
+	// bus uses TLS too, and TLS is chosen when the cluster is created.
 	// +kubebuilder:default={}
 	// +optional
 	TLS TLSSpec `json:"tls,omitempty"`

@@ -9,6 +9,10 @@
 // and Faults (SIGKILL, pause, partitions, node stops, empty restarts) let tests and chaos
 // suites break things on purpose.
 //
+// StartCertManager runs the real cert-manager (its controllers, built from the Go module proxy,
+// as a host process) so that tests get TLS certificates issued and renewed as in a real
+// installation.
+//
 // What it is not: there is no image isolation (containers see the host's binaries; images map
 // to local programs), no network namespace (a process that binds 0.0.0.0 takes the port for
 // every Pod: bind to status.podIP), no cluster DNS, and it needs root (mount namespaces,

@@ -80,7 +80,7 @@ func TestCreateValidation(t *testing.T) {
 		{"tls issuer without a name", "tls: {mode: Both, issuer: {name: ''}}", "spec.tls.issuer.name"},
 		{"network policy", "networkPolicy: {enabled: true, from: [{podSelector: {matchLabels: {role: app}}}]}", ""},
 		{"tls mode unknown", "tls: {mode: Required, secretName: s}", "Unsupported value"},
-		{"tls with the Cluster topology", "{topology: Cluster, tls: {mode: Both, secretName: s}}", "tls is not available with topology Cluster yet"},
+		{"tls with the Cluster topology", "{topology: Cluster, tls: {mode: TLSOnly, issuer: {name: ca}}}", ""},
 		{"tls directive in config", "config: {tls-port: '6390'}", "config sets tls-port, a directive the operator owns"},
 		{"auth disabled", "auth: {enabled: false}", ""},
 		{"existing secret without a name", "auth: {existingSecret: {key: pass}}", `spec.auth.existingSecret.name: Required value`},

@@ -14,6 +14,7 @@ import (
 func TestUpdateValidation(t *testing.T) {
 	const (
 		topology     = "topology is immutable: create a new ValkeyCluster to change it"
+		clusterTLS   = "a Cluster topology cannot turn TLS on or off once created"
 		profile      = "profile is immutable: create a new ValkeyCluster to change it"
 		storageClass = "storage.storageClassName is immutable once set: create a new ValkeyCluster to move the data to another storage class"
 		standalone   = "a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
@@ -78,6 +79,10 @@ func TestUpdateValidation(t *testing.T) {
 		{"existing secret changed", "auth: {existingSecret: {name: pw}}", "auth: {existingSecret: {name: pw2, key: k}}", ""},
 
 		// tls: on and off through Both
+		{"cluster tls turned on", "{topology: Cluster}", "{topology: Cluster, tls: {mode: Both, secretName: s}}", clusterTLS},
+		{"cluster tls turned off", "{topology: Cluster, tls: {mode: Both, secretName: s}}", "{topology: Cluster, tls: {mode: Disabled}}", clusterTLS},
+		{"cluster tls Both to TLSOnly", "{topology: Cluster, tls: {mode: Both, secretName: s}}", "{topology: Cluster, tls: {mode: TLSOnly, secretName: s}}", ""},
+		{"cluster tls issuer for a Secret", "{topology: Cluster, tls: {mode: TLSOnly, issuer: {name: ca}}}", "{topology: Cluster, tls: {mode: TLSOnly, secretName: c-tls}}", ""},
 		{"tls Disabled to TLSOnly", "{}", "tls: {mode: TLSOnly, secretName: s}", tlsOn},
 		{"tls explicitly Disabled to TLSOnly", "tls: {mode: Disabled}", "tls: {mode: TLSOnly, secretName: s}", tlsOn},
 		{"tls Disabled to Both", "{}", "tls: {mode: Both, secretName: s}", ""},
