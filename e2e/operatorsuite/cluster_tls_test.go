@@ -1,0 +1,125 @@
+package operatorsuite
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+)
+
+// A Cluster topology created TLSOnly on Valkey 9.1: the operator forms it over TLS (MEET on
+// the TLS port, the bus and replication over TLS, plain closed on every pod), a cluster-aware
+// application verifying the CA writes and reads through it, and a reshard to 4 shards under
+// that writer (atomic slot migration over TLS) loses no acknowledged write. Oracles:
+// valkey-cli --tls --cluster check, plain TCP refused on every pod, the cluster bus on the TLS
+// port + 10000, and every key read back by another TLS client. Turning TLS off is refused by
+// the API server (the bus cannot be rolled).
+func TestAClusterTopologyRunsOverTLSAndReshardsWithoutLosingAWrite(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 8*time.Minute)
+	ca := tlsSecret(t, ctx, ns, "tlsshop")
+	vc := newCluster(ns, "tlsshop", v1alpha1.TopologyCluster, 2)
+	vc.Spec.Shards, vc.Spec.Image = 3, "valkey/valkey:9.1"
+	vc.Spec.TLS = v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, SecretName: "tlsshop-tls"}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, "tlsshop", 4*time.Minute, "Steady with 3 shards of 2 over TLS", steadyCluster(3, 2))
+	pass := password(t, vc)
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range vc.Status.Nodes {
+		if c, err := tlsClient(net.JoinHostPort(n.IP, "6379"), pass, nil); err == nil {
+			c.Close()
+			t.Errorf("%s: plain TCP accepted in TLSOnly", n.Pod)
+		}
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(n.IP, "16380"), 2*time.Second); err != nil {
+			t.Errorf("%s: no cluster bus on the TLS port + 10000: %v", n.Pod, err)
+		} else {
+			c.Close()
+		}
+	}
+	tlsClusterCheck(t, caFile, pass, vc.Status.Nodes[0].IP)
+
+	// Every node's certificate names the client Service, which is what an application verifies
+	// whichever node a redirection sends it to.
+	cfg := ca.ClientConfig("tlsshop." + ns + ".svc")
+	app, err := vk.NewClient(vk.ClientOption{InitAddress: []string{strings.Replace(clientServiceAddr(t, vc), ":6379", ":6380", 1)}, Password: pass,
+		TLSConfig: cfg, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	if app.Mode() != vk.ClientModeCluster {
+		t.Fatalf("the TLS client runs in %s mode, not as a cluster client", app.Mode())
+	}
+	const keys = 2000
+	writeAcked(ctx, t, app, "tls:", keys)
+	w := startWriter(ctx, app, "during")
+	vc = get(t, ns, "tlsshop")
+	vc.Spec.Shards = 4
+	update(t, ctx, vc)
+	vc = waitFor(t, ns, "tlsshop", 4*time.Minute, "Steady with 4 shards, slots balanced", func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyCluster(4, 2)(vc) {
+			return false
+		}
+		for _, sh := range vc.Status.Shards {
+			if slotsIn(sh.Slots) != 4096 {
+				return false
+			}
+		}
+		return true
+	})
+	reader, err := vk.NewClient(vk.ClientOption{InitAddress: []string{net.JoinHostPort(vc.Status.Nodes[len(vc.Status.Nodes)-1].IP, "6380")}, Password: pass,
+		TLSConfig: cfg, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	lost, acked := w.lost(t, reader)
+	if lost > 0 || acked == 0 {
+		t.Fatalf("%d of %d acknowledged writes lost while resharding over TLS:\n%s", lost, acked, summary(vc))
+	}
+	readAll(ctx, t, reader, "tls:", keys)
+	tlsClusterCheck(t, caFile, pass, vc.Status.Nodes[0].IP)
+	t.Logf("resharded 3 → 4 shards over TLS under a writer: %d acknowledged writes, none lost", acked)
+
+	vc = get(t, ns, "tlsshop")
+	vc.Spec.TLS = v1alpha1.TLSSpec{Mode: v1alpha1.TLSDisabled}
+	if err := k.Update(ctx, vc); err == nil || !strings.Contains(err.Error(), "cannot turn TLS on or off once created") {
+		t.Errorf("turning a Cluster topology's TLS off: %v", err)
+	}
+}
+
+// tlsClusterCheck is clusterCheck over TLS, verifying the nodes against the CA in caFile.
+func tlsClusterCheck(t *testing.T, caFile, pass, ip string) {
+	t.Helper()
+	var out []byte
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cmd := exec.Command("valkey-cli", "--no-auth-warning", "--tls", "--cacert", caFile, "--cluster", "check", net.JoinHostPort(ip, "6380"))
+		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+pass)
+		out, err = cmd.CombinedOutput()
+		text := string(out)
+		if err == nil && strings.Contains(text, "[OK] All nodes agree about slots configuration.") &&
+			strings.Contains(text, "[OK] All 16384 slots covered.") && !strings.Contains(text, "[WARNING]") && !strings.Contains(text, "[ERR]") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("valkey-cli --tls --cluster check %s: %v\n%s", ip, err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
