@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"time"
@@ -110,4 +111,23 @@ func firstOr(s []string, def string) string {
 		return s[0]
 	}
 	return def
+}
+
+// ParsePEM parses the first certificate of a PEM block (a tls.crt or a ca.crt).
+func ParsePEM(data []byte) (*x509.Certificate, error) {
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("testcert: no PEM certificate")
+	}
+	return x509.ParseCertificate(block.Bytes)
+}
+
+// FromPEM is a CA known by its certificate only (one that cert-manager made, say): it
+// verifies (ClientConfig) but cannot sign.
+func FromPEM(data []byte) (*CA, error) {
+	cert, err := ParsePEM(data)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, PEM: data}, nil
 }
