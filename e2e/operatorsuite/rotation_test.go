@@ -23,8 +23,10 @@ import (
 // phase of a rotation sees fresh AUTHs) and switches to the auth Secret's password at a moment
 // it was given: a writer through the client Service, a reader on a replica.
 type passwordUser struct {
-	name     string
-	addr     func() string
+	name string
+	addr func() string
+	// user is the Valkey user ("": default, the application user of the auth Secret).
+	user     string
 	password string
 	// failures are the commands (or AUTHs) that failed, with the password they used.
 	mu       sync.Mutex
@@ -37,7 +39,7 @@ func (u *passwordUser) run(ctx context.Context, do func(c vk.Client, i int) erro
 		u.mu.Lock()
 		pass := u.password
 		u.mu.Unlock()
-		c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{u.addr()}, Password: pass, DisableCache: true, DisableRetry: true, ForceSingleClient: true})
+		c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{u.addr()}, Username: u.user, Password: pass, DisableCache: true, DisableRetry: true, ForceSingleClient: true})
 		if err != nil {
 			u.fail(fmt.Sprintf("AUTH with %.6s…: %v", pass, err))
 			time.Sleep(50 * time.Millisecond)
