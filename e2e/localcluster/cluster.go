@@ -41,6 +41,7 @@ type Cluster struct {
 
 	agent   *agent
 	net     *netfault.Table
+	np      *netPolicy // nil when nft is missing
 	apiHost string
 	apiPort string
 
@@ -104,6 +105,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := cl.agent.start(factory); err != nil {
 		return nil, err
 	}
+	if cl.np, err = startNetPolicy(cl, factory); err != nil {
+		return nil, err
+	}
 	factory.Start(cl.ctx.Done())
 	prov := provisioner.New(cl.cs, provisioner.Options{Root: filepath.Join(s.dir, "volumes"), Logger: logger(opts.Log, "provisioner")})
 	if err := prov.EnsureStorageClass(ctx); err != nil {
@@ -144,6 +148,9 @@ func (c *Cluster) Stop() error {
 		c.bg.Wait()
 		if c.net != nil {
 			c.stopErr = errors.Join(c.stopErr, c.net.Close())
+		}
+		if c.np != nil {
+			c.stopErr = errors.Join(c.stopErr, c.np.close())
 		}
 		if c.cp != nil {
 			c.cp.stop()

@@ -7,7 +7,9 @@
 // host's root file system, and real restarts, probes and graceful termination. A service proxy
 // serves ClusterIP Services on loopback addresses, a provisioner binds claims to directories,
 // and Faults (SIGKILL, pause, partitions, node stops, empty restarts) let tests and chaos
-// suites break things on purpose.
+// suites break things on purpose. The agent enforces the ingress rules of NetworkPolicies with
+// nftables (refused connections get a TCP reset; egress is not enforced): see netpolicy.go and
+// WaitNetworkPolicies.
 //
 // StartCertManager runs the real cert-manager (its controllers, built from the Go module proxy,
 // as a host process) so that tests get TLS certificates issued and renewed as in a real

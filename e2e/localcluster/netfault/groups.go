@@ -1,10 +1,8 @@
 package netfault
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
-	"os/exec"
 	"strings"
 )
 
@@ -74,23 +72,12 @@ func cgroupMatch(group string) (string, error) {
 	return fmt.Sprintf("socket cgroupv2 level %d %q", strings.Count(group, "/")+1, group), nil
 }
 
-// applyWithCgroups runs nft where the cgroup2 hierarchy is mounted at /sys/fs/cgroup, which is
-// where nft looks up group paths. On a hybrid host (v1 controllers at /sys/fs/cgroup, v2 at
-// /sys/fs/cgroup/unified) that takes a private mount namespace; the rule itself stores the
-// group's id, which the kernel matches whatever is mounted where.
+// applyWithCgroups runs a script that names cgroup paths (see runNftWithCgroups).
 func (t *Table) applyWithCgroups(script string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return ErrClosed
 	}
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-		`mount -t cgroup2 none /sys/fs/cgroup && exec nft -f -`)
-	cmd.Stdin = strings.NewReader(script)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("netfault: nft -f - (with cgroup2 at /sys/fs/cgroup): %w: %s\nscript:\n%s", err, strings.TrimSpace(stderr.String()), script)
-	}
-	return nil
+	return runNftWithCgroups(script)
 }
