@@ -1,15 +1,12 @@
 package operatorsuite
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	vk "github.com/valkey-io/valkey-go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,26 +49,8 @@ func TestAValkeyACLPasswordRotatesUnderAWriterAndAReader(t *testing.T) {
 	svc := clientServiceAddr(t, vc)
 	writer := &passwordUser{name: "writer", addr: func() string { return svc }, user: "app", password: "app-old-secret"}
 	reader := &passwordUser{name: "reader", addr: func() string { return replicaIP + ":6379" }, user: "app", password: "app-old-secret"}
-	cctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		writer.run(cctx, func(c vk.Client, i int) error {
-			return c.Do(cctx, c.B().Set().Key(fmt.Sprintf("app:rot:%d", i)).Value("v").Build()).Error()
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		reader.run(cctx, func(c vk.Client, i int) error {
-			err := c.Do(cctx, c.B().Get().Key("app:rot:0").Build()).Error()
-			if vk.IsValkeyNil(err) {
-				return nil
-			}
-			return err
-		})
-	}()
-	defer func() { stop(); wg.Wait() }()
+	stop := writeAndRead(ctx, writer, reader, "app:rot:")
+	defer stop()
 	time.Sleep(time.Second)
 
 	// Both passwords: applied to every node before anyone moves.
@@ -112,7 +91,6 @@ func TestAValkeyACLPasswordRotatesUnderAWriterAndAReader(t *testing.T) {
 	waitACLGeneration(t, ns, "app", a.Generation)
 	time.Sleep(2 * time.Second)
 	stop()
-	wg.Wait()
 	for _, u := range movers {
 		if len(u.failures) > 0 || u.ops < 50 {
 			t.Errorf("%s: %d operations, %d refused: %s", u.name, u.ops, len(u.failures), strings.Join(u.failures[:min(5, len(u.failures))], "; "))

@@ -189,12 +189,19 @@ func podIPs(t *testing.T, ns string) []string {
 // node agrees on the configuration.
 func clusterCheck(t *testing.T, vc *v1alpha1.ValkeyCluster, ip string) {
 	t.Helper()
+	valkeyCLICheck(t, password(t, vc), net.JoinHostPort(ip, "6379"), summary(vc))
+}
+
+// valkeyCLICheck runs valkey-cli [args] --cluster check addr until it finds every slot covered
+// and every node agreeing (gossip settles), failing after 20 s with its output and context.
+func valkeyCLICheck(t *testing.T, pass, addr, context string, args ...string) {
+	t.Helper()
 	var out []byte
 	var err error
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		cmd := exec.Command("valkey-cli", "--no-auth-warning", "--cluster", "check", net.JoinHostPort(ip, "6379"))
-		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+password(t, vc))
+		cmd := exec.Command("valkey-cli", append(append([]string{"--no-auth-warning"}, args...), "--cluster", "check", addr)...)
+		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+pass)
 		out, err = cmd.CombinedOutput()
 		text := string(out)
 		if err == nil && strings.Contains(text, "[OK] All nodes agree about slots configuration.") &&
@@ -202,7 +209,7 @@ func clusterCheck(t *testing.T, vc *v1alpha1.ValkeyCluster, ip string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("valkey-cli --cluster check %s: %v\n%s\n%s", ip, err, out, summary(vc))
+			t.Fatalf("valkey-cli %s --cluster check %s: %v\n%s\n%s", strings.Join(args, " "), addr, err, out, context)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -3,7 +3,6 @@ package operatorsuite
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,22 +103,5 @@ func TestAClusterTopologyRunsOverTLSAndReshardsWithoutLosingAWrite(t *testing.T)
 // tlsClusterCheck is clusterCheck over TLS, verifying the nodes against the CA in caFile.
 func tlsClusterCheck(t *testing.T, caFile, pass, ip string) {
 	t.Helper()
-	var out []byte
-	var err error
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		cmd := exec.Command("valkey-cli", "--no-auth-warning", "--tls", "--cacert", caFile, "--cluster", "check", net.JoinHostPort(ip, "6380"))
-		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+pass)
-		out, err = cmd.CombinedOutput()
-		text := string(out)
-		if err == nil && strings.Contains(text, "[OK] All nodes agree about slots configuration.") &&
-			strings.Contains(text, "[OK] All 16384 slots covered.") && !strings.Contains(text, "[WARNING]") && !strings.Contains(text, "[ERR]") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("valkey-cli --tls --cluster check %s: %v\n%s", ip, err, out)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	valkeyCLICheck(t, pass, net.JoinHostPort(ip, "6380"), "", "--tls", "--cacert", caFile)
 }
-

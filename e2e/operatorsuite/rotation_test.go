@@ -59,6 +59,31 @@ func (u *passwordUser) run(ctx context.Context, do func(c vk.Client, i int) erro
 	}
 }
 
+// writeAndRead runs writer (SET prefix<i>) and reader (GET prefix0) until the returned stop is
+// called; stop waits for both and may be called again.
+func writeAndRead(ctx context.Context, writer, reader *passwordUser, prefix string) (stop func()) {
+	cctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		writer.run(cctx, func(c vk.Client, i int) error {
+			return c.Do(cctx, c.B().Set().Key(fmt.Sprintf("%s%d", prefix, i)).Value("v").Build()).Error()
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		reader.run(cctx, func(c vk.Client, i int) error {
+			err := c.Do(cctx, c.B().Get().Key(prefix+"0").Build()).Error()
+			if vk.IsValkeyNil(err) {
+				return nil
+			}
+			return err
+		})
+	}()
+	return func() { cancel(); wg.Wait() }
+}
+
 func (u *passwordUser) fail(what string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -143,26 +168,8 @@ func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
 	svc := clientServiceAddr(t, vc)
 	writer := &passwordUser{name: "writer", addr: func() string { return svc }, password: old[kube.KeyClientPassword]}
 	reader := &passwordUser{name: "reader", addr: func() string { return replicaIP + ":6379" }, password: old[kube.KeyClientPassword]}
-	cctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		writer.run(cctx, func(c vk.Client, i int) error {
-			return c.Do(cctx, c.B().Set().Key(fmt.Sprintf("rot:%d", i)).Value("v").Build()).Error()
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		reader.run(cctx, func(c vk.Client, i int) error {
-			err := c.Do(cctx, c.B().Get().Key("rot:0").Build()).Error()
-			if vk.IsValkeyNil(err) {
-				return nil
-			}
-			return err
-		})
-	}()
-	defer func() { stop(); wg.Wait() }()
+	stop := writeAndRead(ctx, writer, reader, "rot:")
+	defer stop()
 
 	vc = get(t, ns, "rotating")
 	seq := vc.Status.Machine.Seq
@@ -198,7 +205,6 @@ func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
 	})
 	time.Sleep(time.Second) // the clients keep going with the new password after the retirement
 	stop()
-	wg.Wait()
 
 	for _, u := range []*passwordUser{writer, reader} {
 		if len(u.failures) > 0 {
