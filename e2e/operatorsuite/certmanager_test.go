@@ -131,6 +131,9 @@ func TestTLSFromCertManagerIsIssuedRenewedAndLoadedWithoutARestart(t *testing.T)
 			t.Fatalf("%s: %v", n.Pod, err)
 		}
 		runs[n.Pod] = infoFrom(t, c, "server")["run_id"]
+		if repl := infoFrom(t, c, "replication"); n.Role == v1alpha1.NodeRoleReplica && (repl["master_port"] != "6380" || repl["master_link_status"] != "up") {
+			t.Errorf("%s: replica not following over TLS: port %s, link %s", n.Pod, repl["master_port"], repl["master_link_status"])
+		}
 		c.Close()
 	}
 
