@@ -22,10 +22,19 @@ func Addr(podIP string) string { return net.JoinHostPort(podIP, strconv.Itoa(Por
 // Survey asks one node what the machine needs: INFO server, replication, persistence and
 // keyspace, and whether the client and replication users are on (the fences).
 func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error) {
+	v, _, err := p.SurveyWithStats(ctx, podIP)
+	return v, err
+}
+
+// SurveyWithStats is Survey with the node's Stats, read from the same INFO (which then also
+// carries the clients, memory and stats sections) and CLUSTER INFO.
+func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valkey, Stats, error) {
 	var v machine.Valkey
+	var st Stats
 	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		resps := c.DoMulti(ctx,
-			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Section("cluster").Build(),
+			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Section("cluster").
+				Section("clients").Section("memory").Section("stats").Build(),
 			c.B().AclGetuser().Username(UserClient).Build(),
 			c.B().AclGetuser().Username(UserReplication).Build(),
 		)
@@ -121,11 +130,15 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 			if err != nil {
 				return fmt.Errorf("CLUSTER INFO: %w", err)
 			}
-			v.ClusterOK = parseInfo(strings.TrimPrefix(text, "txt:"))["cluster_state"] == "ok"
+			ci := parseInfo(strings.TrimPrefix(text, "txt:"))
+			v.ClusterOK = ci["cluster_state"] == "ok"
+			st = statsFrom(info, ci)
+			return nil
 		}
+		st = statsFrom(info, nil)
 		return nil
 	})
-	return v, err
+	return v, st, err
 }
 
 // isDetached reports whether the cluster-mode replica on c was detached: its replication
