@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
@@ -23,6 +24,12 @@ type Metrics struct {
 	// BackupLastSize its bytes: alert on time() - this.
 	BackupLastCompleted *prometheus.GaugeVec
 	BackupLastSize      *prometheus.GaugeVec
+	// Failovers counts each cluster's completed failovers (FailingOver left for Steady), and
+	// FailoverSeconds how long each took, from the decision to the new primary taking writes.
+	Failovers       *prometheus.CounterVec
+	FailoverSeconds *prometheus.HistogramVec
+	// Nodes are the data-plane metrics, from each turn's survey.
+	Nodes *NodeMetrics
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -64,7 +71,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_backup_last_size_bytes",
 			Help: "Bytes of each cluster's newest completed backup (every shard's snapshot together).",
 		}, []string{"namespace", "name"}),
+		Failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_failovers_total",
+			Help: "Failovers completed (FailingOver to Steady), by cluster.",
+		}, []string{"namespace", "name"}),
+		FailoverSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "valkey_operator_failover_duration_seconds",
+			Help:    "Time from entering FailingOver to Steady again, by cluster.",
+			Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300},
+		}, []string{"namespace", "name"}),
+		Nodes: &NodeMetrics{},
 	}
+	m.Failovers = register(reg, m.Failovers)
+	m.FailoverSeconds = register(reg, m.FailoverSeconds)
+	m.Nodes = register(reg, m.Nodes)
 	m.Backups = register(reg, m.Backups)
 	m.BackupLastCompleted = register(reg, m.BackupLastCompleted)
 	m.BackupLastSize = register(reg, m.BackupLastSize)
@@ -113,4 +133,7 @@ func (m *Metrics) forget(ns, name string) {
 	m.Backups.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.BackupLastCompleted.DeleteLabelValues(ns, name)
 	m.BackupLastSize.DeleteLabelValues(ns, name)
+	m.Failovers.DeleteLabelValues(ns, name)
+	m.FailoverSeconds.DeleteLabelValues(ns, name)
+	m.Nodes.forget(types.NamespacedName{Namespace: ns, Name: name})
 }

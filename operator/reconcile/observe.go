@@ -36,6 +36,8 @@ type world struct {
 	passwords valkey.Passwords
 	// surveyErrs says why a node did not answer (for status and logs).
 	surveyErrs map[string]string
+	// stats are what each answering node's survey read for the metrics, by pod name.
+	stats map[string]valkey.Stats
 	// tlsErr is why the nodes that serve TLS cannot be reached with verification (nil: they
 	// can, or none serves TLS).
 	tlsErr error
@@ -88,7 +90,7 @@ func (p *probeCounters) count(cluster types.UID, node string, ok bool) int {
 // observe (vc defaulted) builds the machine's observation: the spec summary, what the StatefulSet asks for,
 // and one node per pod that should exist or does, with its Valkey survey.
 func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, desired kube.Desired, pool *valkey.Pool) (*world, error) {
-	w := &world{pods: map[string]*corev1.Pod{}, claims: map[string]*corev1.PersistentVolumeClaim{}, desired: desired, pool: pool, surveyErrs: map[string]string{}}
+	w := &world{pods: map[string]*corev1.Pod{}, claims: map[string]*corev1.PersistentVolumeClaim{}, desired: desired, pool: pool, surveyErrs: map[string]string{}, stats: map[string]valkey.Stats{}}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
 		return nil, err
@@ -186,9 +188,12 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		go func() {
 			defer wg.Done()
 			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
-				v, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
+				v, st, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
 				if err == nil {
 					n.Reachable, n.Valkey = true, v
+					mu.Lock()
+					w.stats[name] = st
+					mu.Unlock()
 				} else {
 					mu.Lock()
 					w.surveyErrs[name] = err.Error()
@@ -324,23 +329,24 @@ func objectsOf(sets map[int]*appsv1.StatefulSet) machine.Objects {
 // surveyWithin surveys one node and gives up at the deadline, even while the pool is still
 // dialling it (a dial takes the pool's whole timeout and does not take a context); the
 // abandoned survey ends on its own within that timeout.
-func surveyWithin(ctx context.Context, pool *valkey.Pool, ip string, d time.Duration) (machine.Valkey, error) {
+func surveyWithin(ctx context.Context, pool *valkey.Pool, ip string, d time.Duration) (machine.Valkey, valkey.Stats, error) {
 	sctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	type result struct {
 		v   machine.Valkey
+		st  valkey.Stats
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		v, err := pool.Survey(sctx, ip)
-		done <- result{v, err}
+		v, st, err := pool.SurveyWithStats(sctx, ip)
+		done <- result{v, st, err}
 	}()
 	select {
 	case r := <-done:
-		return r.v, r.err
+		return r.v, r.st, r.err
 	case <-sctx.Done():
-		return machine.Valkey{}, fmt.Errorf("%s: no answer within %s", ip, d)
+		return machine.Valkey{}, valkey.Stats{}, fmt.Errorf("%s: no answer within %s", ip, d)
 	}
 }
 

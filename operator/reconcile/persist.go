@@ -75,6 +75,10 @@ func (r *Reconciler) initialize(ctx context.Context, vc *v1alpha1.ValkeyCluster)
 func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyCluster, d machine.Decision, obs machine.Observation) error {
 	t := *d.Transition
 	before := vc.DeepCopy()
+	var entered time.Time // when the state left now was entered
+	if n := len(vc.Status.History); n > 0 {
+		entered = vc.Status.History[n-1].Time.Time
+	}
 	history, err := machine.AppendHistory(historyRecordsOf(vc.Status.History), machine.RecordOf(t), r.Options.HistoryLimit)
 	if err != nil {
 		// status.history must stay gap-free; a record that does not follow means the status
@@ -100,6 +104,10 @@ func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyC
 	r.journalAppend(ctx, vc, history, d, obs)
 	r.Metrics.Transitions.WithLabelValues(string(t.From), string(t.To), string(t.Event)).Inc()
 	r.Metrics.setState(vc.Namespace, vc.Name, t.To, float64(t.Time.Unix()))
+	if t.From == machine.FailingOver && t.To == machine.Steady && !entered.IsZero() {
+		r.Metrics.Failovers.WithLabelValues(vc.Namespace, vc.Name).Inc()
+		r.Metrics.FailoverSeconds.WithLabelValues(vc.Namespace, vc.Name).Observe(t.Time.Sub(entered).Seconds())
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -348,6 +349,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		return nil, err
 	}
 	w.certificate = cert
+	r.Metrics.Nodes.record(types.NamespacedName{Namespace: vc.Namespace, Name: vc.Name}, w.obs.Nodes, w.stats)
 	if gate != "" {
 		w.tlsErr = errors.New(gate)
 	}
