@@ -28,6 +28,13 @@ type Metrics struct {
 	// FailoverSeconds how long each took, from the decision to the new primary taking writes.
 	Failovers       *prometheus.CounterVec
 	FailoverSeconds *prometheus.HistogramVec
+	// Ready is each cluster's Ready condition (1 True, 0 otherwise); FailoverWaiting is 1
+	// while the primary is lost and the machine will not fail over (status.waiting says why).
+	Ready           *prometheus.GaugeVec
+	FailoverWaiting *prometheus.GaugeVec
+	// CertificateExpiry is the notAfter of the certificate each TLS pod served on the last
+	// handshake.
+	CertificateExpiry *prometheus.GaugeVec
 	// Nodes are the data-plane metrics, from each turn's survey.
 	Nodes *NodeMetrics
 }
@@ -80,8 +87,23 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from entering FailingOver to Steady again, by cluster.",
 			Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300},
 		}, []string{"namespace", "name"}),
+		Ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_cluster_ready",
+			Help: "1 while the cluster's Ready condition is True (it serves writes on its recognised primary), 0 otherwise.",
+		}, []string{"namespace", "name"}),
+		FailoverWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_failover_waiting",
+			Help: "1 while a primary is lost and the machine does not fail over (status.waiting says why), 0 otherwise.",
+		}, []string{"namespace", "name"}),
+		CertificateExpiry: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_tls_certificate_expiry_timestamp_seconds",
+			Help: "Unix time at which the certificate each TLS pod served on the operator's last handshake expires.",
+		}, []string{"namespace", "name", "pod"}),
 		Nodes: &NodeMetrics{},
 	}
+	m.Ready = register(reg, m.Ready)
+	m.FailoverWaiting = register(reg, m.FailoverWaiting)
+	m.CertificateExpiry = register(reg, m.CertificateExpiry)
 	m.Failovers = register(reg, m.Failovers)
 	m.FailoverSeconds = register(reg, m.FailoverSeconds)
 	m.Nodes = register(reg, m.Nodes)
@@ -134,6 +156,9 @@ func (m *Metrics) forget(ns, name string) {
 	m.BackupLastCompleted.DeleteLabelValues(ns, name)
 	m.BackupLastSize.DeleteLabelValues(ns, name)
 	m.Failovers.DeleteLabelValues(ns, name)
+	m.Ready.DeleteLabelValues(ns, name)
+	m.FailoverWaiting.DeleteLabelValues(ns, name)
+	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.FailoverSeconds.DeleteLabelValues(ns, name)
 	m.Nodes.forget(types.NamespacedName{Namespace: ns, Name: name})
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -176,6 +177,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		// tell where their keys are. Once per set of slots.
 		r.event(vc, corev1.EventTypeWarning, "SlotsLeftOpen", "%s", open)
 	}
+	r.reportMetrics(vc, w, d)
 	vc.Status.Primary = ""
 	if len(p.Shards) > 0 && w.obs.Spec.Mode != machine.ModeCluster {
 		vc.Status.Primary = p.Shards[0].Primary
@@ -189,6 +191,19 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		return nil
 	}
 	return r.patchStatus(ctx, vc, before, "status-report")
+}
+
+// reportMetrics sets the cluster's gauges from this turn's report.
+func (r *Reconciler) reportMetrics(vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) {
+	m := r.Metrics
+	m.Ready.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(v1alpha1.IsReady(vc)))
+	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(strings.Contains(d.Waiting, "no failover: ")))
+	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
+	for _, c := range w.nodeCerts {
+		if c.NotAfter != nil {
+			m.CertificateExpiry.WithLabelValues(vc.Namespace, vc.Name, c.Pod).Set(float64(c.NotAfter.Unix()))
+		}
+	}
 }
 
 // reportShards writes, for a Cluster topology, each recorded shard's primary and slots, and how
