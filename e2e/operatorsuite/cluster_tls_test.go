@@ -22,7 +22,7 @@ import (
 // the API server (the bus cannot be rolled).
 func TestAClusterTopologyRunsOverTLSAndReshardsWithoutLosingAWrite(t *testing.T) {
 	ns := cl.Namespace(t)
-	startOperator(t, "")
+	metricsAddr, token := metricsOperator(t, ns)
 	ctx := ctxFor(t, 8*time.Minute)
 	ca := tlsSecret(t, ctx, ns, "tlsshop")
 	vc := newCluster(ns, "tlsshop", v1alpha1.TopologyCluster, 2)
@@ -92,6 +92,27 @@ func TestAClusterTopologyRunsOverTLSAndReshardsWithoutLosingAWrite(t *testing.T)
 	readAll(ctx, t, reader, "tls:", keys)
 	tlsClusterCheck(t, caFile, pass, vc.Status.Nodes[0].IP)
 	t.Logf("resharded 3 → 4 shards over TLS under a writer: %d acknowledged writes, none lost", acked)
+
+	// The cluster-mode and certificate metrics the chart's alerts and dashboard query are in a
+	// real scrape: every slot ok on every node, each pod's certificate expiry.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		s := scrapeMetrics(t, metricsAddr, token)
+		ok := s.of("valkey_cluster_slots_ok", "namespace", ns, "cluster", "tlsshop")
+		expiry := s.of("valkey_operator_tls_certificate_expiry_timestamp_seconds", "namespace", ns, "name", "tlsshop")
+		allOK := len(ok) == 8
+		for _, smp := range ok {
+			allOK = allOK && smp.Value == 16384
+		}
+		if allOK && len(expiry) == 8 {
+			checkQueriedMetrics(t, s, func(name string) bool {
+				return strings.HasPrefix(name, "valkey_cluster_") || name == "valkey_operator_tls_certificate_expiry_timestamp_seconds"
+			})
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster metrics: slots ok %v, certificate expiry %v", ok, expiry)
+		}
+	}
 
 	vc = get(t, ns, "tlsshop")
 	vc.Spec.TLS = v1alpha1.TLSSpec{Mode: v1alpha1.TLSDisabled}

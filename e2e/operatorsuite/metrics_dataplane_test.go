@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/internal/monitoring"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
@@ -55,6 +57,34 @@ func (s scrape) of(name string, labels ...string) []*model.Sample {
 		}
 	}
 	return out
+}
+
+// checkQueriedMetrics checks that every metric the chart's alerting rules and dashboard query,
+// among those want selects, is in the scrape.
+func checkQueriedMetrics(t *testing.T, s scrape, want func(string) bool) {
+	t.Helper()
+	root, err := kubeassets.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	queried, err := monitoring.Queried(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]bool{}
+	for name := range s {
+		families[name] = true
+	}
+	checked := map[string][]string{}
+	for name, where := range queried {
+		if want(name) {
+			checked[name] = where
+		}
+	}
+	if missing := monitoring.Missing(checked, families); len(missing) > 0 {
+		t.Errorf("queried by the chart's alerts or dashboard but not in the operator's scrape: %v", missing)
+	}
+	t.Logf("%d queried metric names found in the scrape", len(checked))
 }
 
 // metricsOperator starts an operator serving its metrics over HTTPS and returns the address
@@ -159,6 +189,12 @@ func TestDataPlaneMetricsFollowTheClusterThroughAFailover(t *testing.T) {
 			t.Fatalf("after the failover: old primary up %v, primary %v, failovers %v, durations %v", down, newP, failovers, durations)
 		}
 	}
+	// Every metric the chart's alerts and dashboard query is in this real scrape, but those
+	// only some clusters have: checked where they exist (see checkQueriedMetrics' callers).
+	checkQueriedMetrics(t, s, func(name string) bool {
+		return !strings.HasPrefix(name, "valkey_cluster_") && !strings.HasPrefix(name, "valkey_aof_") &&
+			!strings.HasPrefix(name, "valkey_operator_backup") && name != "valkey_operator_tls_certificate_expiry_timestamp_seconds"
+	})
 	if err := cl.StartNode(ctx, pod.Spec.NodeName); err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,8 @@ type Metrics struct {
 	// while the primary is lost and the machine will not fail over (status.waiting says why).
 	Ready           *prometheus.GaugeVec
 	FailoverWaiting *prometheus.GaugeVec
+	// Info is always 1, with the cluster's topology and profile (alerts join on it).
+	Info *prometheus.GaugeVec
 	// CertificateExpiry is the notAfter of the certificate each TLS pod served on the last
 	// handshake.
 	CertificateExpiry *prometheus.GaugeVec
@@ -95,6 +97,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_failover_waiting",
 			Help: "1 while a primary is lost and the machine does not fail over (status.waiting says why), 0 otherwise.",
 		}, []string{"namespace", "name"}),
+		Info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_cluster_info",
+			Help: "Always 1: each cluster's topology and profile.",
+		}, []string{"namespace", "name", "topology", "profile"}),
 		CertificateExpiry: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_tls_certificate_expiry_timestamp_seconds",
 			Help: "Unix time at which the certificate each TLS pod served on the operator's last handshake expires.",
@@ -102,6 +108,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Nodes: &NodeMetrics{},
 	}
 	m.Ready = register(reg, m.Ready)
+	m.Info = register(reg, m.Info)
 	m.FailoverWaiting = register(reg, m.FailoverWaiting)
 	m.CertificateExpiry = register(reg, m.CertificateExpiry)
 	m.Failovers = register(reg, m.Failovers)
@@ -157,6 +164,7 @@ func (m *Metrics) forget(ns, name string) {
 	m.BackupLastSize.DeleteLabelValues(ns, name)
 	m.Failovers.DeleteLabelValues(ns, name)
 	m.Ready.DeleteLabelValues(ns, name)
+	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.FailoverWaiting.DeleteLabelValues(ns, name)
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.FailoverSeconds.DeleteLabelValues(ns, name)

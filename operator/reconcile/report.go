@@ -197,6 +197,10 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 func (r *Reconciler) reportMetrics(vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) {
 	m := r.Metrics
 	m.Ready.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(v1alpha1.IsReady(vc)))
+	spec := vc.Spec.DeepCopy()
+	v1alpha1.SetDefaults(spec)
+	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
+	m.Info.WithLabelValues(vc.Namespace, vc.Name, string(spec.Topology), string(spec.Profile)).Set(1)
 	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(strings.Contains(d.Waiting, "no failover: ")))
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
 	for _, c := range w.nodeCerts {
