@@ -10,7 +10,7 @@ GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw cert-manager
+	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw promtool cert-manager
 
 all: test
 
@@ -38,7 +38,11 @@ versitygw:
 cert-manager:
 	@hack/cert-manager.sh >/dev/null
 
-tools: valkey valkey-9.1 kube-binaries helm versitygw cert-manager
+## Builds promtool (the alerting rules' tests) from the Go module proxy (cached by version).
+promtool:
+	@hack/promtool.sh >/dev/null
+
+tools: valkey valkey-9.1 kube-binaries helm versitygw promtool cert-manager
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
