@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds etcd and the Kubernetes control-plane binaries from the Go module proxy into
+# Builds etcd, the Kubernetes control-plane binaries and kubectl from the Go module proxy into
 # the per-user cache (hack/cache-dir.sh) <name>-<version>/, and skips what is already there. Prints the directory.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 kube_version=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$top/e2e/kubebin/kube/go.mod")
 etcd_version=$(awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$top/e2e/kubebin/etcd/go.mod")
 # Bump the recipe number when the build itself changes, so that caches are rebuilt.
-recipe=2
+recipe=3
 out="$("$top/hack/cache-dir.sh")/kube-$kube_version-etcd-$etcd_version-r$recipe"
 mkdir -p "$out"
 # Test packages run in parallel and may all ask at once: one builds, the others wait.
@@ -31,4 +31,6 @@ build etcd go.etcd.io/etcd/server/v3 etcd
 build kube k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver
 build kube k8s.io/kubernetes/cmd/kube-controller-manager kube-controller-manager
 build kube k8s.io/kubernetes/cmd/kube-scheduler kube-scheduler
+# The real client, at the control plane's version, for tests of kubectl logs/exec/port-forward.
+build kube k8s.io/kubernetes/cmd/kubectl kubectl
 echo "$out"
