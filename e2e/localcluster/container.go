@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -34,9 +33,10 @@ type container struct {
 	lastState    corev1.ContainerState
 	restartCount int32
 	ready        bool
-	started      bool // startup probe passed (or none)
-	stopping     bool // the agent is killing it on purpose (liveness, termination)
-	generation   int  // increments on every start; probes reset when it changes
+	started      bool      // startup probe passed (or none)
+	stopping     bool      // the agent is killing it on purpose (liveness, termination)
+	generation   int       // increments on every start; probes reset when it changes
+	runs         []*runLog // the previous run's and the current run's logs (containerlogs.go)
 }
 
 func (c *container) status(image string) corev1.ContainerStatus {
@@ -155,15 +155,21 @@ func (r *podRunner) startContainer(c *container) error {
 	if st, err := logFile.Stat(); err == nil {
 		logStart = st.Size()
 	}
-	out := io.MultiWriter(logFile, prefixed(r.cluster.opts.Log, r.currentPod().Namespace+"/"+r.currentPod().Name+"/"+c.spec.Name))
-	cmd.Stdout, cmd.Stderr = out, out
+	run, err := r.openRunLog(c)
+	if err != nil {
+		_ = logFile.Close()
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = run.writers(logFile, r.cluster.opts.Log, r.currentPod().Namespace+"/"+r.currentPod().Name+"/"+c.spec.Name)
 	// If this process dies without Stop (a panic), the kernel ends the container too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		run.discard()
 		_ = logFile.Close()
 		r.setWaiting(c, "StartError", err.Error())
 		return err
 	}
+	c.keepRun(run)
 	exited := make(chan struct{})
 	c.mu.Lock()
 	c.proc, c.exited = cmd.Process, exited
@@ -173,6 +179,7 @@ func (r *podRunner) startContainer(c *container) error {
 	c.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
+		run.close()
 		_ = logFile.Close()
 		code, reason := exitCodeOf(err)
 		message := ""

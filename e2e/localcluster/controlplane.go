@@ -36,6 +36,7 @@ type controlPlane struct {
 	kubecfg   string // admin kubeconfig file
 	caFile    string
 	auditLog  string // the API server's audit log (ServiceAccounts' requests)
+	kubelet   *kubeletPKI
 	procs     []*exec.Cmd
 	procsDone []chan struct{}
 }
@@ -79,6 +80,14 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 	// The aggregation layer, as kubeadm sets it up: the operator serves its journal as an
 	// aggregated API, which the API server reaches with this client certificate.
 	for flag, value := range frontProxy {
+		args.Set(flag, value)
+	}
+	// The node agent's kubelet API (logs, exec, port-forward): see kubeletpki.go.
+	var kubeletFlags map[string]string
+	if cp.kubelet, kubeletFlags, err = newKubeletPKI(certDir); err != nil {
+		return nil, err
+	}
+	for flag, value := range kubeletFlags {
 		args.Set(flag, value)
 	}
 	args.

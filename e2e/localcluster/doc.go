@@ -9,7 +9,9 @@
 // and Faults (SIGKILL, pause, partitions, node stops, empty restarts) let tests and chaos
 // suites break things on purpose. The agent enforces the ingress rules of NetworkPolicies with
 // nftables (refused connections get a TCP reset; egress is not enforced): see netpolicy.go and
-// WaitNetworkPolicies.
+// WaitNetworkPolicies. The agent also serves each Node's kubelet API over mutually
+// authenticated HTTPS, so kubectl logs (with -f and --previous), exec, attach and port-forward
+// work through the real API server (kubeletserver.go, Cluster.Kubectl).
 //
 // StartCertManager runs the real cert-manager (its controllers, built from the Go module proxy,
 // as a host process) so that tests get TLS certificates issued and renewed as in a real

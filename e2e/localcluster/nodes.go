@@ -23,6 +23,8 @@ type node struct {
 	name string
 	zone string
 	ip   netip.Addr
+	// kubeletPort is where the agent serves this node's kubelet API on ip (kubeletserver.go).
+	kubeletPort int32
 
 	mu      sync.Mutex
 	stopped bool
@@ -62,6 +64,7 @@ func nodeObject(n *node) *corev1.Node {
 				{Type: corev1.NodeInternalIP, Address: n.ip.String()},
 				{Type: corev1.NodeHostName, Address: n.name},
 			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.kubeletPort}},
 			NodeInfo: corev1.NodeSystemInfo{
 				KubeletVersion:  "v1.36.3-localcluster",
 				OperatingSystem: "linux",
@@ -90,6 +93,7 @@ func setNodeReady(ctx context.Context, cs kubernetes.Interface, n *node, ready b
 		want := nodeObject(n)
 		cur.Status.Capacity, cur.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable
 		cur.Status.Addresses, cur.Status.NodeInfo = want.Status.Addresses, want.Status.NodeInfo
+		cur.Status.DaemonEndpoints = want.Status.DaemonEndpoints
 		status := corev1.ConditionTrue
 		if !ready {
 			status = corev1.ConditionUnknown

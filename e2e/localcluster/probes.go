@@ -240,6 +240,16 @@ func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
 // apply to it as to the container), its mount and UTS namespaces, its root and working
 // directory, its environment. On ctx's end the command and everything it started are killed.
 func (r *podRunner) execIn(ctx context.Context, c *container, command []string) ([]byte, error) {
+	cmd, err := r.execCommand(ctx, c, command)
+	if err != nil {
+		return nil, err
+	}
+	return cmd.CombinedOutput()
+}
+
+// execCommand prepares (does not start) what execIn runs, for callers that wire its input
+// and output themselves (the kubelet API's exec).
+func (r *podRunner) execCommand(ctx context.Context, c *container, command []string) (*exec.Cmd, error) {
 	pid := c.pid()
 	if pid == 0 {
 		return nil, fmt.Errorf("container %s is not running", c.spec.Name)
@@ -264,5 +274,5 @@ func (r *podRunner) execIn(ctx context.Context, c *container, command []string) 
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Output pipes held open by a straggler must not hang the caller past its deadline.
 	cmd.WaitDelay = 200 * time.Millisecond
-	return cmd.CombinedOutput()
+	return cmd, nil
 }
