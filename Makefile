@@ -58,13 +58,15 @@ $(GOLANGCI):
 lint: $(GOLANGCI)
 	$(GOLANGCI) run ./...
 
-## Regenerates every generated file (deepcopy, CRDs, RBAC, the state diagram).
+## Regenerates every generated file (deepcopy, CRDs, RBAC, the state diagram, the charts' values schemas).
 generate:
 	hack/controller-gen.sh
+	$(GO) run ./hack/chartschema
 	$(GO) run ./machine/cmd/render-diagram > docs/state-machine.md
 	$(GO) run ./machine/cmd/render-diagram -readme README.md
 
-GENERATED := README.md docs/state-machine.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go
+GENERATED := README.md docs/state-machine.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go \
+	charts/valkey-operator/values.schema.json charts/valkey-cluster/values.schema.json
 ## Fails when a generated file differs from what `make generate` writes (untracked files too).
 verify-generate: generate
 	@out=$$(git status --porcelain -- $(GENERATED)); if [ -n "$$out" ]; then echo "generated files drifted: run make generate and commit"; echo "$$out"; git --no-pager diff -- $(GENERATED) | head -50; exit 1; fi
