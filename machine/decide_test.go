@@ -408,3 +408,39 @@ func TestClusterElectionAmongEqualsGoesToTheNodeThatServesTheSlots(t *testing.T)
 		t.Fatalf("want s0-1, which serves the slots, elected, got %s", d)
 	}
 }
+
+// A hand-over seen half-way (the CI run caught it on a real FAILOVER TO): the target already
+// promoted itself on the recorded history (its ReplID2 is the recorded one) while the old
+// primary, finishing the FAILOVER, still says primary. The hand-over may have happened, so it
+// is not abandoned as stale (which fenced the new primary and pointed it at the old one); the
+// next observation, with the old primary following the target, records the hand-over.
+func TestAHandOverSeenHalfWayIsNotAbandoned(t *testing.T) {
+	spec := testSpec(2)
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-2"}
+	d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), replica(2, 5)))
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested || d.Next.Op.HandOver != "s0-2" {
+		t.Fatalf("want switchover-requested with the hand-over recorded, got %s (%+v)", d, d.Next.Op)
+	}
+	p := d.Next
+	promoted := replica(2, 5)
+	promoted.Valkey.Role, promoted.Valkey.PrimaryHost, promoted.Valkey.LinkUp = RolePrimary, "", false
+	promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = "h2", "h1", 6
+	// The hand-over opened the target before FAILOVER TO (as the real actuator does).
+	promoted.Valkey.WritesFenced, promoted.Valkey.SyncFenced = false, false
+	half := Decide(p, obsAt(6, spec, primary(5), replica(1, 5), promoted))
+	if half.Transition != nil && half.Transition.Event == EventSwitchoverStale {
+		t.Fatalf("a hand-over seen half-way was abandoned: %s", half)
+	}
+	for _, a := range half.Actions {
+		if strings.Contains(a.String(), "s0-2") && (a.Kind() == "fence" || a.Kind() == "replica-of") {
+			t.Fatalf("the promoted target is acted on as if the hand-over had not happened: %s", half)
+		}
+	}
+	old := primary(5)
+	old.Valkey.Role, old.Valkey.PrimaryHost, old.Valkey.LinkUp = RoleReplica, promoted.Pod.IP, true
+	old.Valkey.ReplID, old.Valkey.ReplID2 = "h2", "h1"
+	done := Decide(p, obsAt(7, spec, old, replica(1, 5), promoted))
+	if done.Transition == nil || done.Next.Shards[0].Primary != "s0-2" {
+		t.Fatalf("want the hand-over to s0-2 recorded, got %s", done)
+	}
+}

@@ -150,7 +150,8 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 }
 
 // handOverUnresolved reports whether a recorded hand-over may have happened: the shard's
-// recorded primary is not answering as the same process, primary of the recorded history.
+// recorded primary is not answering as the same process, primary of the recorded history, or
+// the target already is a primary that continues that history.
 // Until that is settled (failover-complete or primary-handed-over when it happened,
 // primary-lost when the primary is lost) the operation may not be abandoned, or the record
 // of where the shard's newest writes may be would be lost with it.
@@ -160,7 +161,14 @@ func (d *decider) handOverUnresolved(p Persisted) bool {
 	}
 	rec := p.Shards[p.Op.Shard]
 	prim := d.v.node(rec.Primary)
-	return !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || prim.Valkey.ReplID != rec.History.ID
+	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || prim.Valkey.ReplID != rec.History.ID {
+		return true
+	}
+	// FAILOVER TO seen half-way: the target promoted itself on the recorded history (which it
+	// now names as its previous one) while the old primary, finishing the FAILOVER, still says
+	// primary. It may be done: the old primary follows the target a moment later.
+	t := d.v.node(p.Op.HandOver)
+	return t != nil && t.Reachable && t.Valkey.Role == RolePrimary && rec.History.ID != "" && t.Valkey.ReplID2 == rec.History.ID
 }
 
 func guardCandidatePromoted(d *decider) (outcome, bool) {
