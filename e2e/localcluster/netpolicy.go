@@ -7,17 +7,15 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
@@ -50,10 +48,7 @@ type netPolicy struct {
 	scope npScope
 	log   io.Writer
 
-	pods       corelisters.PodLister
-	namespaces corelisters.NamespaceLister
-	policies   networkinglisters.NetworkPolicyLister
-	synced     []cache.InformerSynced
+	synced []cache.InformerSynced
 
 	kick chan struct{}
 
@@ -61,6 +56,7 @@ type netPolicy struct {
 	applied string // the body last loaded
 	loaded  bool   // applied is in the kernel
 	lastErr error
+	syncs   int // rebuilds started, for the log of a test that waits in vain
 }
 
 // startNetPolicy creates the table and registers the informers (before factory.Start). Its
@@ -101,7 +97,6 @@ func startNetPolicy(cl *Cluster, factory informers.SharedInformerFactory) (*netP
 		}
 		np.synced = append(np.synced, inf.HasSynced)
 	}
-	np.pods, np.namespaces, np.policies = pods.Lister(), nss.Lister(), pols.Lister()
 	// An empty table from the start: Leftovers and Stop see it whether or not a policy
 	// ever exists.
 	empty, err := renderIngress(np.scope, nil)
@@ -147,14 +142,15 @@ func (np *netPolicy) run(ctx context.Context) {
 
 // sync rebuilds the table from the informers' caches, when that changes it.
 func (np *netPolicy) sync() {
-	pods, err1 := np.pods.List(labels.Everything())
-	nss, err2 := np.namespaces.List(labels.Everything())
-	pols, err3 := np.policies.List(labels.Everything())
-	if err := errors.Join(err1, err2, err3); err != nil {
-		np.fail(err)
-		return
-	}
-	body, err := np.render(pods, nss, pols)
+	np.mu.Lock()
+	np.syncs++
+	np.mu.Unlock()
+	// The informers only say when to rebuild; what is rebuilt is read from the API server
+	// itself. Built from the informers' caches, the rules once kept a Pod the API server no
+	// longer had (after a node stop and restart, in the operator suite) while
+	// WaitNetworkPolicies, reading the API, waited in vain: the rules must be what the API
+	// says, so they are read from it.
+	body, err := np.renderLive(np.cl.ctx)
 	if err != nil {
 		np.fail(err)
 		return
@@ -251,12 +247,17 @@ func (c *Cluster) WaitNetworkPolicies(ctx context.Context) error {
 	if np == nil {
 		return ErrNoNetworkPolicies
 	}
+	var want, applied string
+	var syncs int
 	for {
 		np.trigger()
-		want, err := np.renderLive(ctx)
+		var err error
+		want, err = np.renderLive(ctx)
 		if err == nil {
 			np.mu.Lock()
-			done := np.loaded && np.applied == want
+			applied = np.applied
+			syncs = np.syncs
+			done := np.loaded && applied == want
 			err = np.lastErr
 			np.mu.Unlock()
 			if done {
@@ -265,10 +266,28 @@ func (c *Cluster) WaitNetworkPolicies(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the NetworkPolicy rules did not catch up with the API (last error: %v): %w", err, ctx.Err())
+			return fmt.Errorf("the NetworkPolicy rules did not catch up with the API (last error: %v; %d rebuilds; %s): %w", err, syncs, firstDifference(applied, want), ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// firstDifference names the first line where the loaded rules and the wanted ones differ.
+func firstDifference(loaded, want string) string {
+	l, w := strings.Split(loaded, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(l), len(w)); i++ {
+		var a, b string
+		if i < len(l) {
+			a = l[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d loaded %q, wanted %q", i+1, a, b)
+		}
+	}
+	return "no difference"
 }
 
 func (np *netPolicy) renderLive(ctx context.Context) (string, error) {

@@ -220,20 +220,28 @@ func valkeyCLICheck(t *testing.T, pass, addr, context string, args ...string) {
 // the role labels a moment after the cluster is Steady.
 func clusterClient(t *testing.T, addr, pass string) vk.Client {
 	t.Helper()
+	return clusterClientWith(t, vk.ClientOption{InitAddress: []string{addr}, Password: pass})
+}
+
+// clusterClientWith is clusterClient with the options given (TLS, say); DisableCache and a
+// dial timeout are added.
+func clusterClientWith(t *testing.T, opt vk.ClientOption) vk.Client {
+	t.Helper()
+	opt.DisableCache, opt.Dialer = true, net.Dialer{Timeout: 2 * time.Second}
 	var c vk.Client
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		c, err = vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+		c, err = vk.NewClient(opt)
 		if err == nil || time.Now().After(deadline) {
 			break
 		}
 	}
 	if err != nil {
-		t.Fatalf("cluster client seeded with %s: %v", addr, err)
+		t.Fatalf("cluster client seeded with %v: %v", opt.InitAddress, err)
 	}
 	t.Cleanup(c.Close)
 	if c.Mode() != vk.ClientModeCluster {
-		t.Fatalf("the client seeded with %s runs in %s mode, not as a cluster client", addr, c.Mode())
+		t.Fatalf("the client seeded with %v runs in %s mode, not as a cluster client", opt.InitAddress, c.Mode())
 	}
 	return c
 }

@@ -19,25 +19,27 @@ import (
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
-// scrape is one scrape of the operator's metrics: every sample by metric name.
+// scrape is one scrape of the operator's metrics: every sample by series name.
 type scrape map[string][]*model.Sample
 
 // scrapeMetrics reads and parses the operator's metrics with Prometheus's own text parser.
 func scrapeMetrics(t *testing.T, addr, token string) scrape {
 	t.Helper()
 	body := scrapeAs(t, addr, token)
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.LegacyValidation)
 	families, err := p.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("the metrics do not parse: %v", err)
 	}
 	out := scrape{}
-	for name, mf := range families {
+	for _, mf := range families {
 		vec, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.Now()}, mf)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// By series name: a histogram's series are its _bucket, _sum and _count.
 		for _, s := range vec {
+			name := string(s.Metric[model.MetricNameLabel])
 			out[name] = append(out[name], s)
 		}
 	}

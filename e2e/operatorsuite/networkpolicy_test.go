@@ -71,7 +71,9 @@ func TestANetworkPolicyLetsInOnlyTheListedClients(t *testing.T) {
 	}
 	waitRules := func() {
 		t.Helper()
-		if err := cl.WaitNetworkPolicies(ctx); err != nil {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := cl.WaitNetworkPolicies(wctx); err != nil {
 			t.Fatal(err)
 		}
 	}
