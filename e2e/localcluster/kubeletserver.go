@@ -262,13 +262,20 @@ func logOptions(r *http.Request) (*corev1.PodLogOptions, error) {
 	return opts, nil
 }
 
-func (s *kubeletServer) exec(w http.ResponseWriter, r *http.Request) {
+// streamOptions reads an exec or attach request's options and finds its container (ok false:
+// the error was written).
+func (s *kubeletServer) streamOptions(w http.ResponseWriter, r *http.Request) (*remotecommand.Options, *podRunner, *container, bool) {
 	opts, err := remotecommand.NewOptions(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return nil, nil, nil, false
 	}
 	pr, c, ok := s.container(w, r)
+	return opts, pr, c, ok
+}
+
+func (s *kubeletServer) exec(w http.ResponseWriter, r *http.Request) {
+	opts, pr, c, ok := s.streamOptions(w, r)
 	if !ok {
 		return
 	}
@@ -281,12 +288,7 @@ func (s *kubeletServer) exec(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *kubeletServer) attach(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	pr, c, ok := s.container(w, r)
+	opts, pr, c, ok := s.streamOptions(w, r)
 	if !ok {
 		return
 	}

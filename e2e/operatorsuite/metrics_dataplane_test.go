@@ -89,6 +89,9 @@ func checkQueriedMetrics(t *testing.T, s scrape, want func(string) bool) {
 	t.Logf("%d queried metric names found in the scrape", len(checked))
 }
 
+// metricsReaderRole may get /metrics (what the chart's metrics-reader ClusterRole grants).
+const metricsReaderRole = "suite-metrics-reader"
+
 // metricsOperator starts an operator serving its metrics over HTTPS and returns the address
 // and a token allowed to read them.
 func metricsOperator(t *testing.T, ns string) (addr, token string) {
@@ -101,7 +104,7 @@ func metricsOperator(t *testing.T, ns string) (addr, token string) {
 	_ = ln.Close()
 	startOperator(t, "", func(c *manager.Config) { c.MetricsAddr, c.MetricsSecure = addr, true })
 	reader := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "suite-metrics-reader"},
+		ObjectMeta: metav1.ObjectMeta{Name: metricsReaderRole},
 		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
 	}
 	if _, err := cl.Clientset().RbacV1().ClusterRoles().Create(context.Background(), reader, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

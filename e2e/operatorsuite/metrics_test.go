@@ -15,8 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
 // serviceAccountToken makes a ServiceAccount in ns (when missing), binds it to clusterRole
@@ -107,21 +105,8 @@ func TestMetricsAreReadOnlyByWhoMayGetThem(t *testing.T) {
 	if cl == nil {
 		t.Skip("no local cluster")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	startOperator(t, "", func(c *manager.Config) { c.MetricsAddr, c.MetricsSecure = addr, true })
-	reader := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "suite-metrics-reader"},
-		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-	}
-	if _, err := cl.Clientset().RbacV1().ClusterRoles().Create(context.Background(), reader, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 	ns := cl.Namespace(t)
+	addr, _ := metricsOperator(t, ns)
 	var body string
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -136,7 +121,7 @@ func TestMetricsAreReadOnlyByWhoMayGetThem(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	body = checkMetricsNeedTheRight(t, ns, addr, reader.Name)
+	body = checkMetricsNeedTheRight(t, ns, addr, metricsReaderRole)
 	if !strings.Contains(body, "valkey_operator_journal_available") {
 		t.Errorf("the metrics read lack the operator's own: %.300s", body)
 	}
