@@ -444,3 +444,45 @@ func TestAHandOverSeenHalfWayIsNotAbandoned(t *testing.T) {
 		t.Fatalf("want the hand-over to s0-2 recorded, got %s", done)
 	}
 }
+
+// The same half-way hand-over in a roll (the simulator, once FAILOVER TO took it two ticks,
+// found the roll fencing the promoted target and pointing it back at the old primary, which
+// then followed the target: a loop of failovers). The promoted target is left alone, the roll
+// waits, and the hand-over is recorded once the old primary follows it.
+func TestARollsHandOverSeenHalfWayIsLeftToFinish(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r2"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	prim := primary(5)
+	r1, r2 := replica(1, 5), replica(2, 5)
+	r1.Pod.Revision, r2.Pod.Revision = "r2", "r2"
+	d := Decide(p, obsAt(5, spec, prim, r1, r2))
+	if d.Next.Op.HandOver != "s0-1" {
+		t.Fatalf("want the hand-over to s0-1 recorded, got %s", d)
+	}
+	p = d.Next
+	promoted := r1
+	promoted.Valkey.Role, promoted.Valkey.PrimaryHost, promoted.Valkey.LinkUp = RolePrimary, "", false
+	promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = "h2", "h1", 6
+	promoted.Valkey.WritesFenced, promoted.Valkey.SyncFenced = false, false
+	half := Decide(p, obsAt(6, spec, prim, promoted, r2))
+	if half.Transition != nil {
+		t.Fatalf("a hand-over seen half-way made a transition: %s", half)
+	}
+	for _, a := range half.Actions {
+		if strings.Contains(a.String(), "s0-1") {
+			t.Fatalf("the promoted target is acted on: %s", half)
+		}
+	}
+	if !strings.Contains(half.Waiting, "hand-over to s0-1 finishing") {
+		t.Errorf("the roll does not say it waits for the hand-over: %q", half.Waiting)
+	}
+	old := prim
+	old.Valkey.Role, old.Valkey.PrimaryHost, old.Valkey.LinkUp = RoleReplica, promoted.Pod.IP, true
+	old.Valkey.ReplID, old.Valkey.ReplID2 = "h2", "h1"
+	done := Decide(p, obsAt(7, spec, old, promoted, r2))
+	if done.Transition == nil || done.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("want the hand-over to s0-1 recorded, got %s", done)
+	}
+}

@@ -164,11 +164,20 @@ func (d *decider) handOverUnresolved(p Persisted) bool {
 	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || prim.Valkey.ReplID != rec.History.ID {
 		return true
 	}
-	// FAILOVER TO seen half-way: the target promoted itself on the recorded history (which it
-	// now names as its previous one) while the old primary, finishing the FAILOVER, still says
-	// primary. It may be done: the old primary follows the target a moment later.
-	t := d.v.node(p.Op.HandOver)
-	return t != nil && t.Reachable && t.Valkey.Role == RolePrimary && rec.History.ID != "" && t.Valkey.ReplID2 == rec.History.ID
+	return d.handOverHalfWay(p, p.Op.Shard, d.v.node(p.Op.HandOver))
+}
+
+// handOverHalfWay reports whether n is the target of shard s's recorded hand-over seen
+// half-way through FAILOVER TO: it promoted itself on the recorded history (which it now
+// names as its previous one) while the old primary, finishing the FAILOVER, still says
+// primary. The hand-over may be done: the old primary follows n a moment later. Until then n
+// is neither a stray primary to fence nor a reason to give the hand-over up.
+func (d *decider) handOverHalfWay(p Persisted, s int, n *Node) bool {
+	if n == nil || p.Op.HandOver != n.Name || p.Op.Shard != s || s >= len(p.Shards) {
+		return false
+	}
+	h := p.Shards[s].History.ID
+	return n.Reachable && n.Valkey.Role == RolePrimary && h != "" && n.Valkey.ReplID2 == h
 }
 
 func guardCandidatePromoted(d *decider) (outcome, bool) {

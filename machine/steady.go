@@ -390,6 +390,10 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 			continue // a node that left the cluster bus for a scale-down: its pod goes next
 		}
 		if n.Valkey.Role == RolePrimary {
+			if d.handOverHalfWay(p, s, n) {
+				b.wait(fmt.Sprintf("shard %d: hand-over to %s finishing (%s still says primary)", s, n.Name, prim.Name))
+				continue
+			}
 			if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
 				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 			}

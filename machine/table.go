@@ -39,7 +39,7 @@ var table = []rule{
 	{EventPrimaryLost, []State{FailingOver}, FailingOver, guardPrimaryLost,
 		"the elected node (or, during a switchover, the primary) is lost in turn: start over from it"},
 	{EventSwitchoverStale, []State{FailingOver}, Steady, guardSwitchoverStale,
-		"a requested switchover no longer matches the spec, or the target of the planned hand-over (switchover or scale-down) is no longer a caught-up replica on an ordinal that stays, and the primary is still the recorded one (the hand-over did not happen)"},
+		"a requested switchover no longer matches the spec, or the target of the planned hand-over (switchover or scale-down) is no longer a caught-up replica on an ordinal that stays, and the primary is still the recorded one while the target is not a primary continuing its history (the hand-over did not happen, not even half-way)"},
 	{EventCandidatePromoted, []State{FailingOver}, FailingOver, guardCandidatePromoted,
 		"the elected node serves replicas under a new replication ID: record that history at once, so that nodes which follow it stay recognisable as the shard's even if the elected node is lost before the failover completes"},
 	{EventFenceClockRestarted, []State{FailingOver}, FailingOver, guardFenceClockRestarted,
