@@ -251,11 +251,38 @@ func (w *World) failoverTo(from, to *node) error {
 		w.holders[from.shard] = holder{to.name, to.runID}
 	}
 	to.writesFenced, to.syncFenced = fenced, false
-	from.role = machine.RoleReplica
-	from.masterIP, from.linkUp = to.ip, false
-	from.gen++
+	if w.topo.Mode != machine.ModeCluster {
+		// FAILOVER TO finishes on the old primary a moment after the target promoted itself:
+		// an observation in between sees two primaries, the target on the next history.
+		from.demoteTo, from.demoteAt = to.ip, w.tick+handOverTicks
+		w.note("%s handed over to %s (the target promoted; %s follows it at tick %d)", from.name, to.name, from.name, from.demoteAt)
+		return nil
+	}
+	w.demote(from, to.ip)
 	w.note("%s handed over to %s", from.name, to.name)
 	return nil
+}
+
+// handOverTicks is how long an old primary takes to follow the target of its FAILOVER TO:
+// long enough for an operator turn to see both as primaries.
+const handOverTicks = 2
+
+// demote makes n a replica of the node at ip.
+func (w *World) demote(n *node, ip string) {
+	n.role = machine.RoleReplica
+	n.masterIP, n.linkUp = ip, false
+	n.demoteTo, n.demoteAt = "", 0
+	n.gen++
+}
+
+// finishHandOvers completes the FAILOVER TOs whose time has come on processes still running.
+func (w *World) finishHandOvers() {
+	for _, n := range w.nodes {
+		if n.demoteTo != "" && w.tick >= n.demoteAt && w.responsive(n) {
+			w.demote(n, n.demoteTo)
+			w.note("%s follows the target of its hand-over (%s)", n.name, n.masterIP)
+		}
+	}
 }
 
 // moveSlots makes shard `to` the owner of r (taking it from whoever owned parts of it).

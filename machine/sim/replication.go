@@ -122,7 +122,7 @@ func (w *World) goodReplicas(m *node) int {
 
 // acceptsWrites: a client that reaches n would get a write acknowledged.
 func (w *World) acceptsWrites(n *node) bool {
-	if !w.responsive(n) || n.role != machine.RolePrimary || n.writesFenced {
+	if !w.responsive(n) || n.role != machine.RolePrimary || n.writesFenced || n.demoteTo != "" {
 		return false
 	}
 	// In cluster mode a primary serves a key only while it claims the key's slot (it may not

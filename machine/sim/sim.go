@@ -66,6 +66,7 @@ func (s *Sim) advance() {
 	w.tick++
 	w.stats.Ticks++
 	w.flushTick()
+	w.finishHandOvers()
 	w.kube()
 	w.gossip()
 	w.pump()

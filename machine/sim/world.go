@@ -168,6 +168,11 @@ type node struct {
 	linkRun  string // master's run id when the link was established
 	linkGen  int    // master's gen when the link was established
 	lagTicks int    // slow link: receives only every lagTicks+1 ticks
+	// demoteTo and demoteAt: a primary finishing FAILOVER TO, whose target already promoted
+	// itself, still says primary (taking no writes: FAILOVER pauses them) and follows the
+	// target at IP demoteTo from tick demoteAt on, as Valkey does a moment later.
+	demoteTo string
+	demoteAt int64
 
 	writesFenced bool
 	syncFenced   bool
@@ -388,6 +393,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.pausedUntil = 0
 	n.role = machine.RoleReplica
 	n.masterIP, n.linkUp, n.linkRun, n.linkGen, n.lagTicks = "", false, "", 0, 0
+	n.demoteTo, n.demoteAt = "", 0
 	// The start-up fence: the pod template makes every process start with the application
 	// and replication users off, until the operator opens them.
 	fence := w.sabotage != SabotageNoStartFence
