@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -107,6 +108,9 @@ func TestEveryKindInTheWayIsReportedAndLeftAlone(t *testing.T) {
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels}, Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: ptrTo(intstr.FromInt32(7)), Selector: &metav1.LabelSelector{MatchLabels: labels},
 		}},
+		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels}, Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: labels},
+		}},
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels}, Spec: appsv1.StatefulSetSpec{
 			Replicas: ptrTo(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "theirs:1"}}}},
@@ -117,10 +121,13 @@ func TestEveryKindInTheWayIsReportedAndLeftAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := k.Create(ctx, newCluster(ns, "web", v1alpha1.TopologyReplication, 3)); err != nil {
+	web := newCluster(ns, "web", v1alpha1.TopologyReplication, 3)
+	web.Spec.NetworkPolicy.Enabled = true
+	if err := k.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
 	waitEvent(t, ctx, ns, "SupportObjectsFailed", "ConfigMap/web-config exists and is not this cluster's")
+	waitEvent(t, ctx, ns, "SupportObjectsFailed", "NetworkPolicy/web exists and is not this cluster's")
 	waitEvent(t, ctx, ns, "SupportObjectsFailed", "PodDisruptionBudget/web exists and is not this cluster's")
 	waitEvent(t, ctx, ns, "ActionFailed", "StatefulSet/web exists and is not this cluster's")
 	for _, o := range theirs {
