@@ -58,6 +58,9 @@ type ShardSource struct {
 	// IP is the node's pod IP.
 	IP    string
 	Slots []machine.SlotRange
+	// Primary and PrimaryIP are the shard's recorded primary (the source itself when no
+	// replica qualifies).
+	Primary, PrimaryIP string
 	Source
 }
 

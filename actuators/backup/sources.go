@@ -31,7 +31,8 @@ func Sources(obs machine.Observation, shards []machine.ShardRecord, user, passwo
 				src = n
 			}
 		}
-		out = append(out, ShardSource{Index: s, Node: src.Name, IP: src.Pod.IP, Slots: prim.Valkey.Slots, Source: Source{Addr: valkey.Addr(src.Pod.IP), User: user, Password: password}})
+		out = append(out, ShardSource{Index: s, Node: src.Name, IP: src.Pod.IP, Slots: prim.Valkey.Slots, Primary: prim.Name, PrimaryIP: prim.Pod.IP,
+			Source: Source{Addr: valkey.Addr(src.Pod.IP), User: user, Password: password}})
 	}
 	return out, nil
 }

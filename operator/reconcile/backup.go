@@ -160,7 +160,16 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if refusal == nil {
 		pool := b.pools.get(vc.UID, look.passwords.Operator)
-		for _, s := range sources {
+		for i, s := range sources {
+			// A replica is read only once it holds every write its primary had when the
+			// backup began; else the primary is.
+			if s.IP != s.PrimaryIP {
+				if err := pool.CaughtUp(ctx, s.PrimaryIP, s.IP, 5*time.Second); err != nil {
+					logFrom(ctx).Info("backup reads the primary: its replica is behind", "shard", s.Index, "replica", s.Node, "why", err.Error())
+					sources[i].Node, sources[i].IP, sources[i].Addr = s.Primary, s.PrimaryIP, valkey.Addr(s.PrimaryIP)
+					s = sources[i]
+				}
+			}
 			if err := pool.AllowSnapshots(ctx, s.IP); err != nil {
 				refusal = fmt.Errorf("shard %d (%s): letting the operator read a snapshot: %w", s.Index, s.Node, err)
 				break
