@@ -422,11 +422,7 @@ func TestAHandOverSeenHalfWayIsNotAbandoned(t *testing.T) {
 		t.Fatalf("want switchover-requested with the hand-over recorded, got %s (%+v)", d, d.Next.Op)
 	}
 	p := d.Next
-	promoted := replica(2, 5)
-	promoted.Valkey.Role, promoted.Valkey.PrimaryHost, promoted.Valkey.LinkUp = RolePrimary, "", false
-	promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = "h2", "h1", 6
-	// The hand-over opened the target before FAILOVER TO (as the real actuator does).
-	promoted.Valkey.WritesFenced, promoted.Valkey.SyncFenced = false, false
+	promoted := promotedBy(replica(2, 5))
 	half := Decide(p, obsAt(6, spec, primary(5), replica(1, 5), promoted))
 	if half.Transition != nil && half.Transition.Event == EventSwitchoverStale {
 		t.Fatalf("a hand-over seen half-way was abandoned: %s", half)
@@ -436,9 +432,7 @@ func TestAHandOverSeenHalfWayIsNotAbandoned(t *testing.T) {
 			t.Fatalf("the promoted target is acted on as if the hand-over had not happened: %s", half)
 		}
 	}
-	old := primary(5)
-	old.Valkey.Role, old.Valkey.PrimaryHost, old.Valkey.LinkUp = RoleReplica, promoted.Pod.IP, true
-	old.Valkey.ReplID, old.Valkey.ReplID2 = "h2", "h1"
+	old := followingAfterHandOver(primary(5), promoted)
 	done := Decide(p, obsAt(7, spec, old, replica(1, 5), promoted))
 	if done.Transition == nil || done.Next.Shards[0].Primary != "s0-2" {
 		t.Fatalf("want the hand-over to s0-2 recorded, got %s", done)
@@ -462,10 +456,7 @@ func TestARollsHandOverSeenHalfWayIsLeftToFinish(t *testing.T) {
 		t.Fatalf("want the hand-over to s0-1 recorded, got %s", d)
 	}
 	p = d.Next
-	promoted := r1
-	promoted.Valkey.Role, promoted.Valkey.PrimaryHost, promoted.Valkey.LinkUp = RolePrimary, "", false
-	promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = "h2", "h1", 6
-	promoted.Valkey.WritesFenced, promoted.Valkey.SyncFenced = false, false
+	promoted := promotedBy(r1)
 	half := Decide(p, obsAt(6, spec, prim, promoted, r2))
 	if half.Transition != nil {
 		t.Fatalf("a hand-over seen half-way made a transition: %s", half)
@@ -478,11 +469,25 @@ func TestARollsHandOverSeenHalfWayIsLeftToFinish(t *testing.T) {
 	if !strings.Contains(half.Waiting, "hand-over to s0-1 finishing") {
 		t.Errorf("the roll does not say it waits for the hand-over: %q", half.Waiting)
 	}
-	old := prim
-	old.Valkey.Role, old.Valkey.PrimaryHost, old.Valkey.LinkUp = RoleReplica, promoted.Pod.IP, true
-	old.Valkey.ReplID, old.Valkey.ReplID2 = "h2", "h1"
+	old := followingAfterHandOver(prim, promoted)
 	done := Decide(p, obsAt(7, spec, old, promoted, r2))
 	if done.Transition == nil || done.Next.Shards[0].Primary != "s0-1" {
 		t.Fatalf("want the hand-over to s0-1 recorded, got %s", done)
 	}
+}
+
+// promotedBy is replica n right after FAILOVER TO promoted it: a primary of history h2 that
+// continues h1, opened by the hand-over before it asked (as the real actuator does).
+func promotedBy(n Node) Node {
+	n.Valkey.Role, n.Valkey.PrimaryHost, n.Valkey.LinkUp = RolePrimary, "", false
+	n.Valkey.ReplID, n.Valkey.ReplID2, n.Valkey.SecondOffset = "h2", "h1", 6
+	n.Valkey.WritesFenced, n.Valkey.SyncFenced = false, false
+	return n
+}
+
+// followingAfterHandOver is the old primary once it finished FAILOVER TO: a replica of target.
+func followingAfterHandOver(old, target Node) Node {
+	old.Valkey.Role, old.Valkey.PrimaryHost, old.Valkey.LinkUp = RoleReplica, target.Pod.IP, true
+	old.Valkey.ReplID, old.Valkey.ReplID2 = "h2", "h1"
+	return old
 }

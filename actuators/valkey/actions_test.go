@@ -291,3 +291,29 @@ func onlineReplicas(t *testing.T, s *server) int {
 	}
 	return strings.Count(string(out), "state=online")
 }
+
+// linkedPair is a primary open for writes at primIP and a replica at replIP linked to it, with
+// the survey each had before (run ids).
+type linkedPair struct {
+	p          *Pool
+	prim, repl *server
+	pv, rv     machine.Valkey
+}
+
+func startLinkedPair(t *testing.T, primIP, replIP string) linkedPair {
+	t.Helper()
+	ctx := context.Background()
+	l := linkedPair{p: newTestPool(t), prim: startServer(t, primIP), repl: startServer(t, replIP)}
+	l.pv, l.rv = survey(t, l.p, l.prim), survey(t, l.p, l.repl)
+	if err := l.p.Promote(ctx, l.prim.ip, l.pv.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.p.OpenWrites(ctx, l.prim.ip, l.pv.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.p.ReplicaOf(ctx, l.repl.ip, l.rv.RunID, l.prim.ip, testPasswords.Replication); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "replica linked", func() bool { return survey(t, l.p, l.repl).LinkUp })
+	return l
+}

@@ -12,19 +12,8 @@ import (
 // caught up; once it runs again and applies the stream, it is.
 func TestAReplicaBehindItsPrimaryIsNotCaughtUp(t *testing.T) {
 	ctx := context.Background()
-	prim, repl := startServer(t, "127.78.0.20"), startServer(t, "127.78.0.21")
-	p := newTestPool(t)
-	pv, rv := survey(t, p, prim), survey(t, p, repl)
-	if err := p.Promote(ctx, prim.ip, pv.RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.OpenWrites(ctx, prim.ip, pv.RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.ReplicaOf(ctx, repl.ip, rv.RunID, prim.ip, testPasswords.Replication); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the replica linked", func() bool { return survey(t, p, repl).LinkUp })
+	l := startLinkedPair(t, "127.78.0.20", "127.78.0.21")
+	p, prim, repl := l.p, l.prim, l.repl
 	if err := p.CaughtUp(ctx, prim.ip, repl.ip, time.Second); err != nil {
 		t.Fatalf("an idle linked replica: %v", err)
 	}

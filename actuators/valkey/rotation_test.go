@@ -28,19 +28,8 @@ func authAs(t *testing.T, s *server, user, password string) bool {
 // restarted from a users' file that accepts both still answers the comparison truly.
 func TestARotationAddsSwitchesAndRetiresPasswordsOnRealNodes(t *testing.T) {
 	ctx := context.Background()
-	prim, repl := startServer(t, "127.78.0.13"), startServer(t, "127.78.0.14")
-	p := newTestPool(t)
-	pv, rv := survey(t, p, prim), survey(t, p, repl)
-	if err := p.Promote(ctx, prim.ip, pv.RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.OpenWrites(ctx, prim.ip, pv.RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.ReplicaOf(ctx, repl.ip, rv.RunID, prim.ip, testPasswords.Replication); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "replica linked", func() bool { return survey(t, p, repl).LinkUp })
+	l := startLinkedPair(t, "127.78.0.13", "127.78.0.14")
+	p, prim, repl, pv, rv := l.p, l.prim, l.repl, l.pv, l.rv
 
 	next := Passwords{Operator: "op-new", Client: "client-new", Replication: "repl-new"}
 	rot := RotationPasswords{ID: "all@1", Users: []string{UserClient, UserOperator, UserReplication}, Next: next, Previous: testPasswords}

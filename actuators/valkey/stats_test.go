@@ -11,25 +11,14 @@ import (
 // as the replica sees it.
 func TestASurveyReadsTheNodesStats(t *testing.T) {
 	ctx := context.Background()
-	prim, repl := startServer(t, "127.78.0.18"), startServer(t, "127.78.0.19")
-	p := newTestPool(t)
-	pv, rv := survey(t, p, prim), survey(t, p, repl)
-	if err := p.Promote(ctx, prim.ip, pv.RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.OpenWrites(ctx, prim.ip, pv.RunID); err != nil {
-		t.Fatal(err)
-	}
+	l := startLinkedPair(t, "127.78.0.18", "127.78.0.19")
+	p, prim, repl := l.p, l.prim, l.repl
 	c := appClient(t, prim)
 	for _, r := range c.DoMulti(ctx, c.B().Set().Key("a").Value("1").Build(), c.B().Set().Key("b").Value("2").ExSeconds(3600).Build()) {
 		if err := r.Error(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := p.ReplicaOf(ctx, repl.ip, rv.RunID, prim.ip, testPasswords.Replication); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the replica linked", func() bool { return survey(t, p, repl).LinkUp })
 	if err := c.Do(ctx, c.B().Set().Key("a").Value("again").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
