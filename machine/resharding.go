@@ -179,6 +179,10 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		}
 		return
 	}
+	if why := d.staleSlotViews(target); why != "" {
+		b.wait(why)
+		return
+	}
 	for s := target; s < d.v.shardCount(); s++ {
 		for _, n := range d.v.shard(s) {
 			if n.Reachable && n.Valkey.Joined {
@@ -186,6 +190,39 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 			}
 		}
 	}
+}
+
+// staleSlotViews names a node that stays whose view of the cluster bus still gives slots to a
+// node of a shard beyond target. Removing that node then (CLUSTER FORGET) would unassign those
+// slots in the stale view, and the node would answer "CLUSTERDOWN Hash slot not served" for
+// them until gossip from their new owner reached it (found on real Valkey 9.1: a client met it
+// once in a 5 → 3 resharding). The new owners' gossip reaches every node within a few cluster
+// cron ticks, so the removal waits for it.
+func (d *decider) staleSlotViews(target int) string {
+	leaving := map[string]string{}
+	for s := target; s < d.v.shardCount(); s++ {
+		for _, n := range d.v.shard(s) {
+			if n.Valkey.NodeID != "" {
+				leaving[n.Valkey.NodeID] = n.Name
+			}
+		}
+	}
+	if len(leaving) == 0 {
+		return ""
+	}
+	for s := 0; s < min(target, d.v.shardCount()); s++ {
+		for _, n := range d.v.shard(s) {
+			if !n.Reachable {
+				continue
+			}
+			for _, k := range n.Valkey.Known {
+				if name, ok := leaving[k.ID]; ok && k.Slots > 0 {
+					return fmt.Sprintf("waiting for %s to learn that %s's slots moved (its view still gives it %d): removing %s now would leave them unserved there", n.Name, name, k.Slots, name)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // servesSlots reports whether shard s's primary (as slotReporter finds it) serves any slot.

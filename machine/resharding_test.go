@@ -164,6 +164,36 @@ func TestAShardHalfOffTheBusHasItsOtherNodesRemoved(t *testing.T) {
 	}
 }
 
+// TestAShardIsRemovedOnlyOnceEveryViewGaveItsSlotsAway: 4 → 3 shards, shard 3's slots moved
+// home, but shard 1's replica has not heard it yet (its view still gives shard 3's primary
+// slots). Forgetting that primary now would unassign those slots in the replica's view
+// (CLUSTERDOWN Hash slot not served), so the machine waits; once the view caught up, it removes
+// shard 3's nodes.
+func TestAShardIsRemovedOnlyOnceEveryViewGaveItsSlotsAway(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := SlotPlan(3)
+	nodes := append(append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...), clusterShard(3)...)
+	for i := range nodes {
+		nodes[i].Valkey.NodeID = "id-" + nodes[i].Name
+	}
+	stale := &nodes[3] // s1-1
+	stale.Valkey.Known = []KnownNode{{ID: "id-s3-0", IP: nodes[6].Pod.IP, Slots: 1365, Ranges: []SlotRange{{4096, 5460}}, Connected: true}}
+	obs := obsAt(2, spec, nodes...)
+	obs.Objects.Shards = 4
+	d := Decide(reshardingTo(3, 4), obs)
+	if rm := actionsOf(d, "remove-node"); len(rm) > 0 || !strings.Contains(d.Waiting, "s1-1") || !strings.Contains(d.Waiting, "s3-0") {
+		t.Fatalf("removes %v while s1-1's view still gives s3-0 slots (waiting %q)", rm, d.Waiting)
+	}
+	stale.Valkey.Known[0].Slots, stale.Valkey.Known[0].Ranges = 0, nil
+	obs = obsAt(2, spec, nodes...)
+	obs.Objects.Shards = 4
+	d = Decide(reshardingTo(3, 4), obs)
+	if rm := actionsOf(d, "remove-node"); strings.Join(rm, " ") != "remove-node s3-0 remove-node s3-1" {
+		t.Fatalf("remove-node %v once every view caught up, want s3-0 and s3-1 (waiting %q)", rm, d.Waiting)
+	}
+}
+
 // TestASlotLeftOpenIsFinishedWhereItWasGoingThenMovedHome: Steady, 3 balanced shards, but slot
 // 100 is open between shard 0 (migrating) and shard 1 (importing), as a classic migration of an
 // abandoned plan leaves it. The machine reshards: it finishes slot 100 towards shard 1 first

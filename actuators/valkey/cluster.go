@@ -469,9 +469,75 @@ func (p *Pool) RemoveFromCluster(ctx context.Context, podIP string, peerIPs []st
 	if err := p.ForgetEverywhere(ctx, id, others); err != nil {
 		return fmt.Errorf("removing %s: %w", podIP, err)
 	}
+	if err := p.drainRedirections(ctx, podIP); err != nil {
+		return fmt.Errorf("removing %s: %w", podIP, err)
+	}
 	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		return c.Do(ctx, c.B().ClusterReset().Soft().Build()).Error()
 	})
+}
+
+// RedirectionQuiet and RedirectionDrainMax bound drainRedirections: a cluster client refreshes
+// its slot map within about a second of its first MOVED (valkey-go: at a random moment of the
+// next second), so a node that answered no MOVED for RedirectionQuiet has no busy client
+// left behind; an idle or stuck client does not hold a removal longer than RedirectionDrainMax.
+var (
+	RedirectionQuiet    = time.Second
+	RedirectionDrainMax = 5 * time.Second
+)
+
+// drainRedirections lets the node at podIP go on answering MOVED while clients still send it
+// commands for the slots it gave away, until it answered none for RedirectionQuiet (at most
+// RedirectionDrainMax). A node reset at once (CLUSTER RESET knows no slot owner) answers those
+// clients "CLUSTERDOWN Hash slot not served" instead (found on real Valkey 9.1: a client met it
+// in a 5 → 3 resharding). MOVED replies are counted in INFO errorstats; a node that never
+// answered one (a replica nobody reads from) is reset at once.
+func (p *Pool) drainRedirections(ctx context.Context, podIP string) error {
+	moved := func() (int64, error) {
+		var n int64
+		err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+			text, err := c.Do(ctx, c.B().Info().Section("errorstats").Build()).ToString()
+			if err != nil {
+				return err
+			}
+			n = redirectionCount(text)
+			return nil
+		})
+		return n, err
+	}
+	last, err := moved()
+	if err != nil || last == 0 {
+		return err
+	}
+	start := time.Now()
+	quietSince := start
+	for time.Since(quietSince) < RedirectionQuiet && time.Since(start) < RedirectionDrainMax {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		n, err := moved()
+		if err != nil {
+			return err
+		}
+		if n != last {
+			last, quietSince = n, time.Now()
+		}
+	}
+	return nil
+}
+
+// redirectionCount is the count of errorstat_MOVED in an INFO errorstats reply (0 when the
+// node never answered MOVED: Valkey lists only errors it replied).
+func redirectionCount(info string) int64 {
+	v, ok := parseInfo(info)["errorstat_MOVED"]
+	if !ok {
+		return 0
+	}
+	count, _, _ := strings.Cut(strings.TrimPrefix(v, "count="), ",")
+	n, _ := strconv.ParseInt(count, 10, 64)
+	return n
 }
 
 // ForgetEverywhere makes every node at peerIPs forget the node id (CLUSTER FORGET), each node
