@@ -299,6 +299,29 @@ func TestRollingHandsOverThePrimaryLast(t *testing.T) {
 	}
 }
 
+// TestRollingWaitsForTheRolledPodToBeReady: the rolled replica answers, follows the primary
+// and has its link up (converged), but its readiness probe has not passed yet: Kubernetes
+// counts it down (Services, the PodDisruptionBudget), so the next pod does not roll before it
+// is Ready.
+func TestRollingWaitsForTheRolledPodToBeReady(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r2"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	prim := primary(5)
+	r1, r2 := replica(1, 5), replica(2, 5)
+	r1.Pod.Revision, r1.Pod.Ready = "r2", false
+	d := Decide(p, obsAt(5, spec, prim, r1, r2))
+	if got := actionsOf(d, "roll-pod"); len(got) > 0 || !strings.Contains(d.Waiting, "s0-1 to be Ready") {
+		t.Fatalf("rolls %v while s0-1 is not Ready (waiting %q)", got, d.Waiting)
+	}
+	r1.Pod.Ready = true
+	d = Decide(p, obsAt(6, spec, prim, r1, r2))
+	if got := actionsOf(d, "roll-pod"); len(got) != 1 || !strings.Contains(got[0], "s0-2") {
+		t.Fatalf("once s0-1 is Ready, want s0-2 rolled, got %s", d)
+	}
+}
+
 func TestSwitchoverBecomesStale(t *testing.T) {
 	spec := testSpec(2)
 	spec.Switchover = &Switchover{Shard: 0, To: "s0-2"}

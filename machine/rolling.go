@@ -1,6 +1,9 @@
 package machine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Rolling restarts pods onto Op.Target, one pod at a time and only from a converged cluster:
 // replicas first, then each shard's primary after handing its role over to a caught-up
@@ -100,6 +103,14 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 		b.wait(why)
 		return
 	}
+	// Converged is Valkey's word; Kubernetes routes clients (Services) and counts disruptions
+	// (the PodDisruptionBudget) by the readiness probe, which lags it: the next pod rolls only
+	// once the last one is Ready there too (found on the real cluster: a roll had two of three
+	// pods not Ready at once).
+	if notReady := d.podsNotReady(); len(notReady) > 0 {
+		b.wait(fmt.Sprintf("waiting for %s to be Ready (its readiness probe) before the next pod rolls", strings.Join(notReady, ", ")))
+		return
+	}
 	for s := range p.Shards {
 		rec := p.Shards[s]
 		var prim *Node
@@ -146,4 +157,15 @@ func (d *decider) handOverTarget(p Persisted, s int) *Node {
 		}
 	}
 	return best
+}
+
+// podsNotReady lists the existing pods whose Ready condition is not True.
+func (d *decider) podsNotReady() []string {
+	var out []string
+	for _, n := range d.obs.Nodes {
+		if n.Pod.Exists && !n.Pod.Ready {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
