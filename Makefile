@@ -10,7 +10,7 @@ GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 TEST_TIMEOUT ?= 30m
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw promtool cert-manager
+	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw promtool prometheus cert-manager
 
 all: test
 
@@ -42,7 +42,11 @@ cert-manager:
 promtool:
 	@hack/promtool.sh >/dev/null
 
-tools: valkey valkey-9.1 kube-binaries helm versitygw promtool cert-manager
+## Builds the Prometheus server (the e2e suite's Prometheus pod) from the Go module proxy (cached by version).
+prometheus:
+	@hack/prometheus.sh >/dev/null
+
+tools: valkey valkey-9.1 kube-binaries helm versitygw promtool prometheus cert-manager
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -72,7 +72,8 @@ func (o Options) withDefaults() Options {
 const OperatorImage = "ghcr.io/valkey-fsm/valkey-operator"
 
 // DefaultImages maps the Valkey images to Valkey binaries by version (valkeyImages), the S3
-// server's image to versitygw (s3Image) and the operator's image to the given binary.
+// server's image to versitygw (s3Image), Prometheus's to the Prometheus server
+// (prometheusImage) and the operator's image to the given binary.
 func DefaultImages(operatorBinary string) map[string]Image {
 	m := map[string]Image{
 		"busybox":                   {Entrypoint: []string{"sh"}},
@@ -86,6 +87,7 @@ func DefaultImages(operatorBinary string) map[string]Image {
 		}
 	}
 	s3Image(m)
+	prometheusImage(m)
 	if operatorBinary != "" {
 		m[OperatorImage] = Image{
 			Entrypoint: []string{operatorBinary},
