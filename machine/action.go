@@ -74,6 +74,15 @@ type Fence struct {
 	RunID string
 }
 
+// CloseWrites stops a primary from accepting client writes (the application user off, its
+// connections closed) and lets its replicas go on syncing: before a hibernation stops the
+// pods, so that the replicas catch up with everything the primary acknowledged.
+type CloseWrites struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
 // OpenWrites lets clients write to the recorded primary of a shard.
 type OpenWrites struct {
 	Shard int
@@ -179,6 +188,7 @@ func (Promote) Kind() string         { return "promote" }
 func (Detach) Kind() string          { return "detach" }
 func (Fence) Kind() string           { return "fence" }
 func (OpenWrites) Kind() string      { return "open-writes" }
+func (CloseWrites) Kind() string     { return "close-writes" }
 func (ReplicaOf) Kind() string       { return "replica-of" }
 func (HandOver) Kind() string        { return "hand-over" }
 func (RollPod) Kind() string         { return "roll-pod" }
@@ -191,12 +201,18 @@ func (RestoreSnapshot) Kind() string { return "restore-snapshot" }
 func (ExpandVolumes) Kind() string   { return "expand-volumes" }
 
 func (a EnsureObjects) String() string {
+	if a.Replicas == StoppedReplicas {
+		return fmt.Sprintf("ensure-objects shards=%d stopped (no pod, claims kept) revision=%s", a.Shards, a.Revision)
+	}
 	return fmt.Sprintf("ensure-objects shards=%d replicas=%d revision=%s", a.Shards, a.Replicas, a.Revision)
 }
 func (a Promote) String() string    { return fmt.Sprintf("promote %s", a.Node) }
 func (a Detach) String() string     { return fmt.Sprintf("detach %s", a.Node) }
 func (a Fence) String() string      { return fmt.Sprintf("fence %s", a.Node) }
 func (a OpenWrites) String() string { return fmt.Sprintf("open-writes %s", a.Node) }
+func (a CloseWrites) String() string {
+	return fmt.Sprintf("close-writes %s", a.Node)
+}
 func (a ReplicaOf) String() string {
 	return fmt.Sprintf("replica-of %s -> %s (%s)", a.Node, a.Primary, a.PrimaryIP)
 }

@@ -118,7 +118,7 @@ func (d *decider) firstNode(p Persisted, s int) *Node {
 		}
 		return nil
 	}
-	if len(d.unseenVolumes(s)) > 0 || len(d.holdingKeys(s)) > 0 {
+	if d.wakeWaits(p, s) != "" || len(d.unseenVolumes(s)) > 0 || len(d.holdingKeys(s)) > 0 {
 		return nil
 	}
 	return d.freeChoice(s)
@@ -225,6 +225,9 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 			msg += "; DATA DISCARDED on " + strings.Join(lost, ", ")
 		}
 		return n, msg, true
+	}
+	if why := d.wakeWaits(d.p, s); why != "" {
+		return nil, why, false
 	}
 	if unseen := d.unseenVolumes(s); len(unseen) > 0 {
 		return nil, fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen)), false

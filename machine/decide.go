@@ -95,6 +95,8 @@ func (d *decider) actions(p Persisted) ([]Action, string) {
 		d.reshardActions(p, &b)
 	case Restoring:
 		d.restoreActions(p, &b)
+	case Hibernated:
+		d.hibernateActions(p, &b)
 	}
 	// Last: growing volumes depends on nothing above and must not wait for it.
 	d.expandVolumes(&b)

@@ -29,6 +29,8 @@ func Involved(a Action) []string {
 		return []string{a.Node}
 	case OpenWrites:
 		return []string{a.Node}
+	case CloseWrites:
+		return []string{a.Node}
 	case ReplicaOf:
 		return []string{a.Node, a.Primary}
 	case HandOver:

@@ -53,6 +53,13 @@ others resync from it. Steady then opens the restored primaries for writes. Writ
 after the snapshot was taken are discarded; that is what a restore is. A new cluster asked to
 restore goes from Bootstrapping to Restoring once wired, so it never opens for writes before the
 snapshot is loaded.`,
+	Hibernated: `Every pod stops and the claims keep the data (spec.hibernate, profile Durable only). Each
+recorded primary is closed to client writes (close-writes; replication goes on), and once every
+replica that follows it holds all it wrote, the StatefulSets ask for no pod, with whenScaled Retain
+so that the claims stay; Valkey saves its data as it shuts down. Setting spec.hibernate to false
+wakes the cluster (wake-requested): it bootstraps on its kept claims as a re-created cluster does,
+and chooses no shard's first node before every pod answers, since any kept volume may hold the
+newest data.`,
 }
 
 // rulesDoc is the part of the document that states the safety rules.

@@ -39,6 +39,8 @@ const (
 	EventGraceEnded          Event = "grace-ended"
 	EventRotationComplete    Event = "rotation-complete"
 	EventCertificateReloaded Event = "certificate-reloaded"
+	EventHibernateRequested  Event = "hibernate-requested"
+	EventWakeRequested       Event = "wake-requested"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

@@ -30,10 +30,16 @@ type Observation struct {
 // Objects summarises the owned StatefulSets: how many shards and pods they ask for and the
 // revision of their pod template.
 type Objects struct {
-	Shards   int
+	Shards int
+	// Replicas is the replicas per shard the StatefulSets ask for (pods - 1); StoppedReplicas
+	// when they ask for no pod at all (a hibernated cluster).
 	Replicas int
 	Revision string
 }
+
+// StoppedReplicas is Objects.Replicas (and EnsureObjects.Replicas) of StatefulSets that run no
+// pod: every claim is kept (a hibernated cluster).
+const StoppedReplicas = -1
 
 // Mode is how the shards of a cluster are organised.
 type Mode string
@@ -104,6 +110,9 @@ type Spec struct {
 	// Certificate is the serial of the serving certificate in the cluster's TLS Secret, once
 	// it passed the operator's checks ("": no TLS, or none usable); see certificate.go.
 	Certificate string
+	// Hibernate asks for every pod to stop with the data kept on the claims (see
+	// hibernation.go); false wakes a hibernated cluster.
+	Hibernate bool
 }
 
 // Switchover names the node that should become the primary of a shard.

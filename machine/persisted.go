@@ -176,6 +176,9 @@ type Operation struct {
 	// Preempted is the planned operation a failover interrupted (for messages; the machine
 	// resumes it from Steady because its progress is visible in the world).
 	Preempted State
+	// Wake is true while a bootstrap wakes a hibernated cluster: every kept volume may hold
+	// the newest data, so every node must answer before a shard's first node is chosen.
+	Wake bool
 	// Target is the goal of a planned operation: the revision being rolled out, the restore
 	// request ID, or the switchover target node.
 	Target string

@@ -42,6 +42,9 @@ func cond(typ string, ok bool, reason, message string) Condition {
 // ready: every shard's recorded primary answers as the recorded process, a primary open for
 // writes.
 func (d *decider) ready(p Persisted, dec Decision) Condition {
+	if p.State == Hibernated {
+		return cond(ConditionReady, false, "Hibernated", "hibernated on purpose (spec.hibernate): "+dec.Waiting)
+	}
 	if len(p.Shards) == 0 {
 		msg := "no primary yet"
 		if dec.Waiting != "" {
@@ -82,6 +85,8 @@ func (d *decider) ready(p Persisted, dec Decision) Condition {
 // progressing: an operation is under way (any state but Steady), or Steady still converges.
 func (d *decider) progressing(p Persisted, dec Decision) Condition {
 	switch {
+	case p.State == Hibernated && len(dec.Actions) == 0 && d.hibernatedForGood():
+		return cond(ConditionProgressing, false, "Hibernated", "every pod stopped; the claims keep the data")
 	case p.State != Steady:
 		msg := string(p.State)
 		if dec.Waiting != "" {
@@ -107,6 +112,9 @@ func (d *decider) progressing(p Persisted, dec Decision) Condition {
 // degraded: a pod the objects ask for does not exist, does not run or does not answer, or
 // (with a recorded primary) a node does not follow it with its link up.
 func (d *decider) degraded(p Persisted) Condition {
+	if p.State == Hibernated {
+		return cond(ConditionDegraded, false, "Hibernated", "the pods stop on purpose (spec.hibernate)")
+	}
 	pods := d.objectPods(p)
 	var bad []string
 	for _, n := range d.v.nodes {

@@ -1,6 +1,6 @@
 package machine
 
-// State is one of the six states of a cluster. States are CamelCase and events kebab-case
+// State is one of the seven states of a cluster. States are CamelCase and events kebab-case
 // because looplab/fsm keeps both in one namespace of strings.
 type State string
 
@@ -18,14 +18,17 @@ const (
 	Resharding State = "Resharding"
 	// Restoring: every shard is reloaded from a snapshot.
 	Restoring State = "Restoring"
+	// Hibernated: writes are closed and every pod stops (or has stopped); the claims keep the
+	// data until a wake bootstraps the cluster on them again.
+	Hibernated State = "Hibernated"
 )
 
 // States lists every state in a fixed order (the order of the generated documentation).
 func States() []State {
-	return []State{Bootstrapping, Steady, FailingOver, Rolling, Resharding, Restoring}
+	return []State{Bootstrapping, Steady, FailingOver, Rolling, Resharding, Restoring, Hibernated}
 }
 
-// Valid reports whether s is one of the six states.
+// Valid reports whether s is one of the seven states.
 func (s State) Valid() bool {
 	for _, known := range States() {
 		if s == known {

@@ -13,6 +13,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/backup"
 	"github.com/valkey-fsm/valkey-operator/plugin/certificate"
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
+	"github.com/valkey-fsm/valkey-operator/plugin/hibernate"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/reshard"
@@ -48,7 +49,8 @@ func newRootCommand(now func() time.Time) *cobra.Command {
 ValkeyCluster: its state, nodes and conditions (status) and its state transitions (history).
 The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
 restart (restart), a shard count and its slot plan (reshard), a backup now (backup), a password
-rotation without a restart (rotate). certificate shows the certificate each pod serves.`,
+rotation without a restart (rotate), every pod stopped with the data kept and started again
+(hibernate, wake). certificate shows the certificate each pod serves.`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
@@ -63,6 +65,8 @@ rotation without a restart (rotate). certificate shows the certificate each pod 
 		history.NewCmd(flags, now),
 		failover.NewCmd(flags),
 		restart.NewCmd(flags, now),
+		hibernate.NewHibernateCmd(flags),
+		hibernate.NewWakeCmd(flags),
 		reshard.NewCmd(flags),
 		backup.NewCmd(flags, now),
 		rotate.NewCmd(flags, now),

@@ -304,6 +304,12 @@ func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
 	for s := 0; s < a.Shards; s++ {
 		sts := d.ShardSet(s)
 		sts.Spec.Replicas = ptr.To(int32(1 + a.Replicas))
+		if a.Replicas == machine.StoppedReplicas {
+			// A hibernation: no pod, every claim kept. whenScaled Delete would delete each
+			// claim with its pod; both fields change in the same update, so the StatefulSet
+			// controller never sees the stop under the old policy.
+			sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+		}
 		d.StatefulSets = append(d.StatefulSets, sts)
 	}
 	return d, nil

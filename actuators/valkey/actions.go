@@ -123,6 +123,17 @@ func (p *Pool) Fence(ctx context.Context, podIP, runID string) error {
 	})
 }
 
+// CloseWrites stops client writes to the node (the application user off, its connections
+// closed) and leaves replication as it is: its replicas go on syncing what it acknowledged.
+func (p *Pool) CloseWrites(ctx context.Context, podIP, runID string) error {
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		if err := doAll(ctx, c, setUser(c, UserClient, false)); err != nil {
+			return err
+		}
+		return doAll(ctx, c, c.B().ClientKill().User(UserClient).Build())
+	})
+}
+
 // OpenWrites lets clients write to the node and replicas sync from it.
 func (p *Pool) OpenWrites(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {

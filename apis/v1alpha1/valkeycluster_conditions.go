@@ -18,6 +18,7 @@ const (
 	ConditionRolling       = string(StateRolling)
 	ConditionResharding    = string(StateResharding)
 	ConditionRestoring     = string(StateRestoring)
+	ConditionHibernated    = string(StateHibernated)
 
 	// ConditionReady is for users and tools (kubectl wait --for=condition=Ready): True while
 	// the cluster serves writes on its recognised primary.
@@ -26,7 +27,7 @@ const (
 
 // States returns every state of the state machine, in the order of the documentation.
 func States() []State {
-	return []State{StateBootstrapping, StateSteady, StateFailingOver, StateRolling, StateResharding, StateRestoring}
+	return []State{StateBootstrapping, StateSteady, StateFailingOver, StateRolling, StateResharding, StateRestoring, StateHibernated}
 }
 
 // StateConditionTypes returns the condition type of every state, in the order of States.

@@ -23,12 +23,12 @@ func conditionsFor(trues ...State) []metav1.Condition {
 }
 
 func TestStateConditionTypes(t *testing.T) {
-	want := []string{"Bootstrapping", "Steady", "FailingOver", "Rolling", "Resharding", "Restoring"}
+	want := []string{"Bootstrapping", "Steady", "FailingOver", "Rolling", "Resharding", "Restoring", "Hibernated"}
 	got := StateConditionTypes()
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("StateConditionTypes() = %v, want %v", got, want)
 	}
-	consts := []string{ConditionBootstrapping, ConditionSteady, ConditionFailingOver, ConditionRolling, ConditionResharding, ConditionRestoring}
+	consts := []string{ConditionBootstrapping, ConditionSteady, ConditionFailingOver, ConditionRolling, ConditionResharding, ConditionRestoring, ConditionHibernated}
 	if strings.Join(consts, ",") != strings.Join(want, ",") {
 		t.Errorf("condition constants = %v, want %v", consts, want)
 	}

@@ -133,6 +133,9 @@ type OperationRecord struct {
 	Reseed bool `json:"reseed,omitempty"`
 	// Preempted is the planned operation a failover interrupted.
 	Preempted State `json:"preempted,omitempty"`
+	// Wake is true while a bootstrap wakes a hibernated cluster: every pod must answer
+	// before a shard's first node is chosen.
+	Wake bool `json:"wake,omitempty"`
 	// Target is the goal of a planned operation: the revision being rolled out, the restore
 	// request, or the switchover target pod.
 	Target string `json:"target,omitempty"`

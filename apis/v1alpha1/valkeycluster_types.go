@@ -38,7 +38,7 @@ const (
 )
 
 // State is a state of the ValkeyCluster state machine.
-// +kubebuilder:validation:Enum=Bootstrapping;Steady;FailingOver;Rolling;Resharding;Restoring
+// +kubebuilder:validation:Enum=Bootstrapping;Steady;FailingOver;Rolling;Resharding;Restoring;Hibernated
 type State string
 
 const (
@@ -54,6 +54,9 @@ const (
 	StateResharding State = "Resharding"
 	// StateRestoring: data is being restored from a backup.
 	StateRestoring State = "Restoring"
+	// StateHibernated: writes are closed and the pods stop (or have stopped); the claims keep
+	// the data until spec.hibernate is false again.
+	StateHibernated State = "Hibernated"
 )
 
 // NodeRole is the replication role a Valkey node reports for itself.
@@ -84,6 +87,8 @@ type ConfigValue string
 // +kubebuilder:validation:XValidation:rule="!has(self.durability) || !has(self.durability.minReplicasToWrite) || self.durability.minReplicasToWrite < (has(self.replicas) ? self.replicas : 3)",message="durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Standalone' || !has(self.replicas) || self.replicas == 1",message="a Standalone ValkeyCluster runs exactly one pod and replicas defaults to 3: set spec.replicas to 1, or use topology Replication for more pods"
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Cluster' || ((has(self.tls) && has(self.tls.mode) && self.tls.mode != 'Disabled') == (has(oldSelf.tls) && has(oldSelf.tls.mode) && oldSelf.tls.mode != 'Disabled'))",message="a Cluster topology cannot turn TLS on or off once created: its cluster bus speaks TLS (tls-cluster) or not on every node at once, and nodes of both kinds cannot gossip, so no roll can move it; create the cluster with spec.tls (Both or TLSOnly; between those two it can move), or restore a backup into a new cluster"
+// +kubebuilder:validation:XValidation:rule="!has(self.hibernate) || !self.hibernate || !has(self.profile) || self.profile == 'Durable'",message="hibernate stops every pod, and only the Durable profile keeps data across a stop (a Cache cluster would come back empty): remove spec.hibernate, or delete the cluster if its data is not needed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.hibernate) || !oldSelf.hibernate || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && (has(self.shards) ? self.shards : 0) == (has(oldSelf.shards) ? oldSelf.shards : 0))",message="a hibernated cluster keeps its replicas and shards until it runs again: set spec.hibernate to false alone, then change them once status.state is Steady"
 // +kubebuilder:validation:XValidation:rule="!has(self.shards) || (has(self.topology) && self.topology == 'Cluster')",message="spec.shards is for topology Cluster: remove it, or set topology to Cluster (on a new ValkeyCluster: topology is immutable)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.shards) || !has(self.shards) || self.shards == oldSelf.shards || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.shards changes alone: a resharding moves data between shards and must not run together with a change of replicas or image; apply the shard count first, then the other change once status.state is Steady again"
 type ValkeyClusterSpec struct {
@@ -164,6 +169,15 @@ type ValkeyClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	TLS TLSSpec `json:"tls,omitempty"`
+
+	// Hibernate stops every pod and keeps the data on the claims (and the auth Secret): the
+	// operator closes client writes, lets the replicas catch up, then scales every
+	// StatefulSet to zero with its claims retained. Setting it back to false wakes the
+	// cluster: the pods start on their claims and every acknowledged write is back. Only the
+	// Durable profile keeps data across a stop. While hibernated, replicas and shards keep
+	// their values. See docs/hibernation.md.
+	// +optional
+	Hibernate bool `json:"hibernate,omitempty"`
 
 	// NetworkPolicy limits who reaches the pods (opt-in; docs/security.md).
 	// +kubebuilder:default={}

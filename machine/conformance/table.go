@@ -89,6 +89,25 @@ var Table = []Row{
 		},
 	},
 	{
+		Name: "close-writes closes the primary to client writes and lets its replicas go on syncing",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.CloseWrites{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil
+		},
+		Effect: "the primary fenced for writes, open for sync, its replicas linked",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, primaryOf(b))
+			if n == nil || n.Valkey.Role != machine.RolePrimary || !n.Valkey.WritesFenced || n.Valkey.SyncFenced {
+				return false
+			}
+			for _, r := range a.Nodes {
+				if r.Name != n.Name && r.Valkey.PrimaryHost == n.Pod.IP && !r.Valkey.LinkUp {
+					return false
+				}
+			}
+			return true
+		},
+	},
+	{
 		Name: "fence closes the primary to client writes and to replication",
 		Action: func(b machine.Observation) (machine.Action, error) {
 			return machine.Fence{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil

@@ -36,7 +36,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		// the decision was taken when it was a replica (a person may have run FAILOVER TO
 		// since). Pods it cannot reach do not stop it. (Shrinking first, the sabotage, has
 		// no such check either.)
-		if a.Replicas < w.objects.Replicas && w.sabotage != SabotageShrinkFirst {
+		// A stop (hibernation) keeps every claim: it removes no copy, so it needs no check.
+		if a.Replicas < w.objects.Replicas && a.Replicas != machine.StoppedReplicas && w.sabotage != SabotageShrinkFirst {
 			for _, n := range w.nodes {
 				// A primary that left the cluster bus (remove-node reset it: no slots, no data)
 				// serves nothing and holds nothing; the real actuator lets it go too.
@@ -89,6 +90,13 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		n.writesFenced, n.syncFenced = true, true
 		n.gen++ // the operator kills the replication connections it had
+		return nil
+	case machine.CloseWrites:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		n.writesFenced = true
 		return nil
 	case machine.OpenWrites:
 		n, err := w.target(a.Node, a.RunID)

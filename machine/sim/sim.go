@@ -216,6 +216,16 @@ func (s *Sim) user(u UserAction) {
 		// A new object: no status, no history, a journal of its own; the operator's memory
 		// of the old one goes with it.
 		s.op = newOperator(w, s.opts.Sabotage)
+	case UserHibernate:
+		if w.topo.Persistence && !w.spec.Hibernate {
+			w.spec.Generation++
+			w.spec.Hibernate = true
+		}
+	case UserWake:
+		if w.spec.Hibernate {
+			w.spec.Generation++
+			w.spec.Hibernate = false
+		}
 	case UserScaleUp, UserScaleDown:
 		r := w.spec.Replicas + 1
 		if u.Kind == UserScaleDown {
@@ -267,6 +277,13 @@ func (s *Sim) Converge() int {
 		s.Step(Step{Kind: StepOperator})
 		if i%3 == 2 {
 			s.Step(Step{Kind: StepWrite, Write: Write{Key: i % 32, Wait: true}})
+		}
+		if w.spec.Hibernate && s.op.status.Persisted.State == machine.Hibernated && s.op.inflight == nil && !w.anyPod() {
+			// Hibernated for good: the user wakes it, and Steady must follow with every
+			// acknowledged write (the final checks).
+			w.note("hibernated with every pod stopped after %d operator steps; the user wakes the cluster", i+1)
+			w.spec.Generation++
+			w.spec.Hibernate = false
 		}
 		if s.op.status.Persisted.State == machine.Steady && s.op.settled && s.op.inflight == nil {
 			seq := s.op.status.Persisted.Seq

@@ -63,10 +63,14 @@ const (
 	// UserRenewCertificate puts a new serving certificate in the TLS Secret (the first one
 	// turns TLS on: processes that start from then on serve it).
 	UserRenewCertificate UserActionKind = "renew-certificate"
+	// UserHibernate asks for the cluster to hibernate (spec.hibernate; topologies that persist
+	// their data only, as the API allows), UserWake for it to wake.
+	UserHibernate UserActionKind = "hibernate"
+	UserWake      UserActionKind = "wake"
 )
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate, UserHibernate, UserWake}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one

@@ -320,9 +320,14 @@ func (w *World) kube() {
 			w.note("kube: %s removed with its shard", n.name)
 			continue
 		}
-		w.checkScaleDown(n)
-		w.wiped(n, "pod removed by scale-down")
-		w.note("kube: %s removed by the scale-down", n.name)
+		if w.objects.Replicas == machine.StoppedReplicas && w.topo.Persistence {
+			// A hibernation: the pod stops, its claim stays with the data (whenScaled Retain).
+			w.note("kube: %s stopped (hibernation; its claim is kept)", n.name)
+		} else {
+			w.checkScaleDown(n)
+			w.wiped(n, "pod removed by scale-down")
+			w.note("kube: %s removed by the scale-down", n.name)
+		}
 		if !w.topo.Persistence {
 			w.bury(n)
 		} else {
@@ -653,3 +658,13 @@ func (b *bitset) set(i int32) {
 }
 
 func (b bitset) clone() bitset { return append(bitset(nil), b...) }
+
+// anyPod reports whether any pod of the cluster exists.
+func (w *World) anyPod() bool {
+	for _, n := range w.nodes {
+		if n.exists {
+			return true
+		}
+	}
+	return false
+}

@@ -329,8 +329,12 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err != nil {
 			return err
 		}
-		if err := refuseShrinkingOverAPrimary(w, desired); err != nil {
-			return err
+		// A stop (hibernation) keeps every claim and removes no copy of anything: the checks
+		// of a shrink, which deletes the removed pods' claims, are not for it.
+		if a.Replicas != machine.StoppedReplicas {
+			if err := refuseShrinkingOverAPrimary(w, desired); err != nil {
+				return err
+			}
 		}
 		remove, err := shardsToRemove(w, desired)
 		if err != nil {
@@ -394,6 +398,12 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		return w.pool.OpenWrites(ctx, addr, a.RunID)
+	case machine.CloseWrites:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.CloseWrites(ctx, addr, a.RunID)
 	case machine.ReplicaOf:
 		addr, err := ip(a.Node)
 		if err != nil {

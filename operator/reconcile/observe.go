@@ -145,6 +145,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		FenceTimeout:     fence,
 		BootstrapFrom:    vc.Annotations[v1alpha1.AnnotationBootstrapFrom],
 		FailoverWithout:  podList(vc.Annotations[v1alpha1.AnnotationFailoverWithout]),
+		Hibernate:        spec.Hibernate,
 	}
 	if spec.Storage.Size != nil {
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
@@ -300,20 +301,21 @@ func objectsOf(sets map[int]*appsv1.StatefulSet) machine.Objects {
 	for sh := range sets {
 		o.Shards = max(o.Shards, sh+1)
 	}
-	o.Replicas = -1
 	consistent := len(sets) == o.Shards
+	first := true
 	for sh := 0; sh < o.Shards; sh++ {
 		sts := sets[sh]
 		if sts == nil {
 			continue
 		}
+		// No pod at all (a hibernation's stop) reads as machine.StoppedReplicas.
 		replicas := 0
 		if sts.Spec.Replicas != nil {
 			replicas = int(*sts.Spec.Replicas) - 1
 		}
 		rev := sts.Spec.Template.Annotations[kube.AnnotationRevision]
-		if o.Replicas < 0 {
-			o.Replicas, o.Revision = replicas, rev
+		if first {
+			o.Replicas, o.Revision, first = replicas, rev, false
 			continue
 		}
 		consistent = consistent && replicas == o.Replicas && rev == o.Revision

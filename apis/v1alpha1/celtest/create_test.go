@@ -22,10 +22,16 @@ func TestCreateValidation(t *testing.T) {
 		valueLine   = "config values must be one line: remove newlines, tabs and other control characters"
 		minReplicas = "durability.minReplicasToWrite must be lower than replicas (the pods include the primary): lower it, or raise replicas"
 		shardsOnly  = "spec.shards is for topology Cluster: remove it, or set topology to Cluster"
+		cacheAsleep = "hibernate stops every pod, and only the Durable profile keeps data across a stop"
 	)
 	cases := []struct {
 		name, spec, want string
 	}{
+		// hibernate
+		{"hibernated Durable cluster", "hibernate: true", ""},
+		{"hibernated Cache cluster", "profile: Cache\nhibernate: true", cacheAsleep},
+		{"Cache cluster not hibernated", "profile: Cache\nhibernate: false", ""},
+
 		// topology and replicas
 		{"replication with 3", "topology: Replication\nreplicas: 3", ""},
 		{"replication with 1", "topology: Replication\nreplicas: 1", ""},

@@ -22,6 +22,8 @@ func TestUpdateValidation(t *testing.T) {
 		shardsAlone  = "spec.shards changes alone: a resharding moves data between shards"
 		tlsOn        = "tls.mode cannot go from Disabled to TLSOnly at once"
 		tlsOff       = "tls.mode cannot go from TLSOnly to Disabled at once"
+		asleepKeeps  = "a hibernated cluster keeps its replicas and shards until it runs again"
+		cacheAsleep  = "hibernate stops every pod, and only the Durable profile keeps data across a stop"
 	)
 	cases := []struct {
 		name, from, to, want string
@@ -42,6 +44,17 @@ func TestUpdateValidation(t *testing.T) {
 		{"shards and replicas together", "{topology: Cluster, shards: 3, replicas: 2}", "{topology: Cluster, shards: 4, replicas: 3}", shardsAlone},
 		{"shards and image together", "{topology: Cluster, shards: 3}", "{topology: Cluster, shards: 4, image: 'valkey/valkey:9.1'}", shardsAlone},
 		{"replicas and image of a cluster together", "{topology: Cluster, shards: 3}", "{topology: Cluster, shards: 3, replicas: 2, image: 'valkey/valkey:9.1'}", ""},
+
+		// hibernate
+		{"hibernate", "{replicas: 3}", "{replicas: 3, hibernate: true}", ""},
+		{"hibernate and scale at once", "{replicas: 3}", "{replicas: 2, hibernate: true}", ""},
+		{"wake", "{replicas: 3, hibernate: true}", "{replicas: 3, hibernate: false}", ""},
+		{"wake by removing the field", "{replicas: 3, hibernate: true}", "{replicas: 3}", ""},
+		{"scale while hibernated", "{replicas: 3, hibernate: true}", "{replicas: 5, hibernate: true}", asleepKeeps},
+		{"wake and scale at once", "{replicas: 3, hibernate: true}", "{replicas: 5}", asleepKeeps},
+		{"reshard while hibernated", "{topology: Cluster, shards: 3, hibernate: true}", "{topology: Cluster, shards: 4, hibernate: true}", asleepKeeps},
+		{"image while hibernated", "{hibernate: true}", "{hibernate: true, image: 'valkey/valkey:9.1'}", ""},
+		{"hibernate a Cache cluster", "{profile: Cache}", "{profile: Cache, hibernate: true}", cacheAsleep},
 
 		// profile
 		{"profile Durable to Cache", "{profile: Durable}", "{profile: Cache}", profile},

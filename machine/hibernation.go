@@ -1,0 +1,144 @@
+package machine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Hibernation stops every pod of a cluster and keeps its data on the claims, for a cluster
+// nobody uses for a while (a test environment overnight); waking brings every acknowledged
+// write back.
+//
+//   - hibernate-requested (Steady → Hibernated): the spec asks for it, the nodes persist their
+//     data (the Durable profile; a Cache cluster would come back empty, and the API refuses
+//     it), every shard's recorded primary serves, and no password rotation is half-way.
+//   - Hibernated: each recorded primary is closed to client writes (close-writes; replication
+//     goes on), then once every replica that follows it holds all it wrote (its offset), the
+//     StatefulSets ask for no pod (ensure-objects stopped: the claims are kept, whenScaled
+//     Retain). Valkey saves its data as it shuts down (the append-only file and a snapshot).
+//     A primary lost meanwhile holds nothing newer than its volume: the stop goes on.
+//   - wake-requested (Hibernated → Bootstrapping): the spec no longer asks for it. The cluster
+//     bootstraps on its kept claims as a re-created one does (bootstrap.go), and waits for
+//     every pod to answer before it chooses a shard's first node: any kept volume may hold the
+//     newest data. The shards' records start anew from that choice.
+
+func guardHibernateRequested(d *decider) (outcome, bool) {
+	spec := d.v.spec
+	if !spec.Hibernate || !spec.Persistence || d.p.Rotation.ID != "" || len(d.p.Shards) == 0 {
+		return outcome{}, false
+	}
+	for _, rec := range d.p.Shards {
+		prim := d.v.node(rec.Primary)
+		if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+			return outcome{}, false
+		}
+	}
+	next := d.p.Clone()
+	next.Op = Operation{}
+	return outcome{next: next, message: fmt.Sprintf("hibernate requested: client writes close, the replicas catch up, then every pod stops; the claims keep the data of %d shard(s)", len(d.p.Shards))}, true
+}
+
+func guardWakeRequested(d *decider) (outcome, bool) {
+	if d.v.spec.Hibernate {
+		return outcome{}, false
+	}
+	next := d.p.Clone()
+	next.Shards = nil
+	next.Op = Operation{Wake: true}
+	return outcome{next: next, message: "wake requested: the pods start on their kept claims; once every one answers, each shard starts from the node whose data contains every other's"}, true
+}
+
+// hibernateWaits says why hibernate-requested does not fire while the spec asks for it ("":
+// it does not ask, or nothing holds it back), for Steady's waiting message.
+func (d *decider) hibernateWaits(p Persisted) string {
+	spec := d.v.spec
+	switch {
+	case !spec.Hibernate:
+		return ""
+	case !spec.Persistence:
+		return "hibernate is asked of a cluster that does not persist its data (profile Cache): it would come back empty, so it keeps running"
+	case p.Rotation.ID != "":
+		return fmt.Sprintf("hibernate waits for the password rotation %s to complete", p.Rotation.ID)
+	}
+	return ""
+}
+
+// hibernateActions: close writes, let the replicas catch up, then stop every pod.
+func (d *decider) hibernateActions(p Persisted, b *actionList) {
+	objects := d.obs.Objects
+	if objects.Replicas == StoppedReplicas && objects.Shards == len(p.Shards) && objects.Revision == d.v.spec.Revision {
+		if d.hibernatedForGood() {
+			b.wait("hibernated: every pod stopped and the claims keep the data; set spec.hibernate to false to wake the cluster")
+			return
+		}
+		var running []string
+		for _, n := range d.obs.Nodes {
+			if n.Pod.Exists {
+				running = append(running, n.Name)
+			}
+		}
+		b.wait(fmt.Sprintf("hibernating: %s still stopping", strings.Join(running, ", ")))
+		return
+	}
+	ready := true
+	for s, rec := range p.Shards {
+		prim := d.v.node(rec.Primary)
+		if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+			continue // nothing more to catch up from: its volume holds what it had
+		}
+		if !prim.Valkey.WritesFenced {
+			b.add(CloseWrites{Shard: s, Node: prim.Name, RunID: rec.RunID})
+			ready = false
+			continue
+		}
+		for _, n := range d.v.shard(s) {
+			if n == prim || !usable(n) || !follows(n, prim) || !n.Valkey.LinkUp {
+				continue
+			}
+			if n.Valkey.Offset < prim.Valkey.Offset {
+				b.wait(fmt.Sprintf("hibernating: %s catching up with %s (offset %d of %d) before the pods stop", n.Name, prim.Name, n.Valkey.Offset, prim.Valkey.Offset))
+				ready = false
+			}
+		}
+	}
+	if ready {
+		b.add(EnsureObjects{Shards: len(p.Shards), Replicas: StoppedReplicas, Revision: d.v.spec.Revision})
+	}
+}
+
+// wakeWaits says which pods of shard s a waking bootstrap still waits for ("": none, or no
+// wake): every pod the spec asks for must answer before the shard's first node is chosen.
+func (d *decider) wakeWaits(p Persisted, s int) string {
+	if !p.Op.Wake {
+		return ""
+	}
+	answering := map[int]bool{}
+	for _, n := range d.v.shard(s) {
+		if usable(n) {
+			answering[n.Ordinal] = true
+		}
+	}
+	var missing []string
+	for o := 0; o < d.specPods(); o++ {
+		if !answering[o] {
+			missing = append(missing, fmt.Sprintf("ordinal %d", o))
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("waking: shard %d: %s of the kept claims do(es) not answer yet: any of them may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, strings.Join(missing, ", "))
+}
+
+// hibernatedForGood reports whether the StatefulSets ask for no pod and none is left.
+func (d *decider) hibernatedForGood() bool {
+	if d.obs.Objects.Replicas != StoppedReplicas {
+		return false
+	}
+	for _, n := range d.obs.Nodes {
+		if n.Pod.Exists {
+			return false
+		}
+	}
+	return true
+}
