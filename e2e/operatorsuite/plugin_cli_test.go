@@ -140,12 +140,13 @@ func interactiveSession(t *testing.T, bin, ns string, vc *v1alpha1.ValkeyCluster
 			}
 		}
 	}
-	prompt := vc.Status.Nodes[0].IP // valkey-cli's prompt names the node: ip:port>
+	primaryIP := ""
 	for _, n := range vc.Status.Nodes {
 		if n.Pod == vc.Status.Primary {
-			prompt = n.IP + ":6379> "
+			primaryIP = n.IP
 		}
 	}
+	prompt := primaryIP + ":6379> " // valkey-cli's prompt names the node
 	waitShown("valkey-cli's prompt", prompt)
 	if _, err := ptm.Write([]byte("GET greeting\r")); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func interactiveSession(t *testing.T, bin, ns string, vc *v1alpha1.ValkeyCluster
 			continue // ended meanwhile
 		}
 		line := string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
-		if strings.HasPrefix(line, "valkey-cli ") && strings.Contains(line, "--askpass") && strings.Contains(line, prompt[:strings.Index(prompt, ":")]) {
+		if strings.HasPrefix(line, "valkey-cli ") && strings.Contains(line, "--askpass") && strings.Contains(line, " "+primaryIP+" ") {
 			askpass = true
 		}
 		for _, s := range secrets {

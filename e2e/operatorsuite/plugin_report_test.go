@@ -152,7 +152,7 @@ func TestKubectlValkeyReport(t *testing.T) {
 		if c := file("nodes/" + n.Pod + "/info.txt"); !strings.Contains(c, "# Replication") || !strings.Contains(c, "run_id:") {
 			t.Errorf("nodes/%s/info.txt is not INFO:\n%.500s", n.Pod, c)
 		}
-		if c := file("nodes/" + n.Pod + "/role.txt"); !strings.Contains(c, string(map[v1alpha1.NodeRole]string{v1alpha1.NodeRolePrimary: "master", v1alpha1.NodeRoleReplica: "slave"}[n.Role])) {
+		if c := file("nodes/" + n.Pod + "/role.txt"); !strings.Contains(c, map[v1alpha1.NodeRole]string{v1alpha1.NodeRolePrimary: "master", v1alpha1.NodeRoleReplica: "slave"}[n.Role]) {
 			t.Errorf("nodes/%s/role.txt: %q (the node is %s)", n.Pod, c, n.Role)
 		}
 		c := file("nodes/" + n.Pod + "/config.txt")

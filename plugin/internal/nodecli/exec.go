@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
+	// client-go's executors report upgrade failures with this package's types, not with
+	// apimachinery's deprecated copy of it.
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
