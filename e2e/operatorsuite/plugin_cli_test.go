@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -219,10 +221,10 @@ func openPTY(t *testing.T) (ptm, pts *os.File) {
 	return ptm, pts
 }
 
-// TestKubectlValkeyCliFollowsRedirections: in a Cluster topology the session starts on shard
-// 0's primary (or --shard's) and follows MOVED to the shard that owns a key, authenticating
-// there too.
-func TestKubectlValkeyCliFollowsRedirections(t *testing.T) {
+// TestKubectlValkeyCliAndReportOnAClusterTopology: in a Cluster topology the session starts
+// on shard 0's primary (or --shard's) and follows MOVED to the shard that owns a key,
+// authenticating there too; a report has each node's view of the cluster bus.
+func TestKubectlValkeyCliAndReportOnAClusterTopology(t *testing.T) {
 	ns, _, vc := steadyShards(t, "clishop", 3, 2, "", 5*time.Minute)
 	bin := pluginBinary(t)
 	for i := range 12 {
@@ -253,5 +255,30 @@ func TestKubectlValkeyCliFollowsRedirections(t *testing.T) {
 	out, _, err := pluginIn(t, bin, "", "cli", ns, "clishop", "--", "DBSIZE")
 	if err != nil || out == "12\n" || out == "0\n" {
 		t.Errorf("shard 0 holds %q of 12 keys: the keys did not spread over the shards (%v)", out, err)
+	}
+
+	archive := filepath.Join(t.TempDir(), "clishop.tar.gz")
+	if out, errOut, err := pluginIn(t, bin, "", "report", ns, "clishop", "-o", archive); err != nil {
+		t.Fatalf("kubectl valkey report: %v\n%s%s", err, out, errOut)
+	}
+	files := readArchive(t, archive)
+	var pods corev1.PodList
+	if err := k.List(ctxFor(t, 10*time.Second), &pods, client.InNamespace(ns), client.MatchingLabels{kube.LabelCluster: "clishop"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 6 {
+		t.Fatalf("%d pods of clishop", len(pods.Items))
+	}
+	dir := ""
+	for name := range files {
+		dir, _, _ = strings.Cut(name, "/")
+	}
+	for _, p := range pods.Items {
+		if c := files[dir+"/nodes/"+p.Name+"/cluster-info.txt"]; !strings.Contains(c, "cluster_state:ok") {
+			t.Errorf("%s's cluster-info.txt: %q", p.Name, c)
+		}
+		if c := files[dir+"/nodes/"+p.Name+"/cluster-nodes.txt"]; strings.Count(c, "\n") != 6 || !strings.Contains(c, "myself") {
+			t.Errorf("%s's cluster-nodes.txt does not list 6 nodes:\n%s", p.Name, c)
+		}
 	}
 }

@@ -80,7 +80,7 @@ hints); with piped input valkey-cli reads commands from it.`,
 					return err
 				}
 			}
-			target, err := nodecli.TargetOf(ctx, clients.Core, clients.Namespace, name)
+			target, err := nodecli.TargetOf(ctx, clients.Core, clients.Namespace, vc.Name, name)
 			if err != nil {
 				return err
 			}

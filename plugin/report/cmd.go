@@ -177,7 +177,7 @@ func collectNodes(ctx context.Context, c *kube.Clients, vc *v1alpha1.ValkeyClust
 	password, passwordErr := nodecli.Password(ctx, c.Core, vc.Namespace, vc.Name, kube.KeyOperatorPassword)
 	ex := nodecli.Exec{Config: c.Config, Core: c.Core}
 	for i := range pods {
-		target, targetErr := nodecli.TargetOfPod(&pods[i])
+		target, targetErr := nodecli.TargetOfPod(&pods[i], vc.Name)
 		for _, cmd := range nodeCommands {
 			if cmd.clusterOnly && vc.Spec.Topology != v1alpha1.TopologyCluster {
 				continue

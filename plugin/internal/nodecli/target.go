@@ -23,17 +23,21 @@ type Target struct {
 	TLS bool
 }
 
-// TargetOf reads the pod and checks valkey-cli can run in it.
-func TargetOf(ctx context.Context, core kubernetes.Interface, namespace, pod string) (Target, error) {
+// TargetOf reads the pod of cluster and checks valkey-cli can run in it.
+func TargetOf(ctx context.Context, core kubernetes.Interface, namespace, cluster, pod string) (Target, error) {
 	p, err := core.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		return Target{}, fmt.Errorf("pod %s/%s: %w", namespace, pod, err)
 	}
-	return TargetOfPod(p)
+	return TargetOfPod(p, cluster)
 }
 
-// TargetOfPod is TargetOf for a pod already read.
-func TargetOfPod(p *corev1.Pod) (Target, error) {
+// TargetOfPod is TargetOf for a pod already read. A pod of another cluster is refused: the
+// session would send this cluster's password to it.
+func TargetOfPod(p *corev1.Pod, cluster string) (Target, error) {
+	if got := p.Labels[kube.LabelCluster]; got != cluster {
+		return Target{}, fmt.Errorf("pod %s/%s is not a pod of ValkeyCluster %s (its %s label is %q)", p.Namespace, p.Name, cluster, kube.LabelCluster, got)
+	}
 	if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
 		return Target{}, fmt.Errorf("pod %s/%s is %s, not running with an IP", p.Namespace, p.Name, p.Status.Phase)
 	}
