@@ -12,10 +12,12 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/plugin/backup"
 	"github.com/valkey-fsm/valkey-operator/plugin/certificate"
+	"github.com/valkey-fsm/valkey-operator/plugin/cli"
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
 	"github.com/valkey-fsm/valkey-operator/plugin/hibernate"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/report"
 	"github.com/valkey-fsm/valkey-operator/plugin/reshard"
 	"github.com/valkey-fsm/valkey-operator/plugin/restart"
 	"github.com/valkey-fsm/valkey-operator/plugin/rotate"
@@ -71,6 +73,8 @@ rotation without a restart (rotate), every pod stopped with the data kept and st
 		backup.NewCmd(flags, now),
 		rotate.NewCmd(flags, now),
 		certificate.NewCmd(flags, now),
+		cli.NewCmd(flags),
+		report.NewCmd(flags, now),
 	)
 	return root
 }

@@ -429,4 +429,12 @@ func TestClientCertificatesAreRequiredWhenAsked(t *testing.T) {
 	if err := setAndWait(ctx, c, "mtls:", 10, 2); err != nil {
 		t.Fatalf("writes by a client with a certificate, acknowledged by both replicas over TLS: %v", err)
 	}
+	// kubectl valkey cli reaches a TLSOnly node that wants a client certificate: valkey-cli in
+	// the pod presents the pod's own, as the readiness probe does.
+	for _, args := range [][]string{{"mtls", "--", "DBSIZE"}, {"mtls", "--replica", "--", "DBSIZE"}} {
+		out, errOut, err := pluginIn(t, pluginBinary(t), "", "cli", ns, args...)
+		if err != nil || out != "10\n" {
+			t.Errorf("kubectl valkey cli %v on a TLSOnly cluster with client certificates: %v %q %s", args, err, out, errOut)
+		}
+	}
 }

@@ -34,7 +34,8 @@ this way are kept until you delete them (retention prunes scheduled backups only
 Follow it with kubectl get valkeybackup BACKUP -w, or wait here with --wait.`,
 		Example: `  kubectl valkey backup orders
   kubectl valkey backup orders --name before-migration --wait`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			clients, err := flags.NewClients()
 			if err != nil {

@@ -24,8 +24,9 @@ fresh TLS handshake (subject, DNS names, serial, expiry, issuer), the certificat
 cluster's TLS Secret (spec.tls.secretName), and whether each pod serves the Secret's. A renewed
 certificate is loaded by the nodes without a restart; a pod that still serves the old one is
 being reloaded (kubectl valkey history shows certificate-reloaded once all serve it).`,
-		Example: `  kubectl valkey certificate cache`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  kubectl valkey certificate cache`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			clients, err := flags.NewClients()
 			if err != nil {

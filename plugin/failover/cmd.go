@@ -21,7 +21,8 @@ Without --to the operator picks the most caught-up replica. The request is an an
 the ValkeyCluster (` + v1alpha1.AnnotationSwitchoverTo + `); follow it with kubectl valkey history NAME --watch.`,
 		Example: `  kubectl valkey failover cache
   kubectl valkey failover cache --to cache-2`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			clients, err := flags.NewClients()
 			if err != nil {

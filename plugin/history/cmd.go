@@ -32,7 +32,8 @@ valkey-operator-journal-reader, bound with a RoleBinding).`,
 		Example: `  kubectl valkey history cache
   kubectl valkey history cache --watch --age
   kubectl valkey history cache --full -o json`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if watch && full {

@@ -136,3 +136,9 @@ func journalError(err error, namespace, name string, body []byte) error {
 	}
 	return fmt.Errorf("reading the journal of %s: %s", cluster, msg)
 }
+
+// ReadJournal reads a cluster's whole journal through the API server, as history --full
+// does, for the verbs that keep it (report): the document as received and its records.
+func ReadJournal(ctx context.Context, cs kubernetes.Interface, namespace, name string) ([]byte, *Journal, error) {
+	return readJournal(ctx, cs.Discovery().RESTClient(), namespace, name)
+}

@@ -32,7 +32,8 @@ Follow it with kubectl valkey status NAME (progress) or kubectl valkey history N
 		Example: `  kubectl valkey reshard sessions
   kubectl valkey reshard sessions --shards 5 --dry-run
   kubectl valkey reshard sessions --shards 5`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			clients, err := flags.NewClients()

@@ -19,8 +19,9 @@ func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
 waits until it has caught up), then the primary role is handed over to a caught-up replica and
 the old primary restarts last. The request is an annotation on the ValkeyCluster
 (` + v1alpha1.AnnotationRestartRequested + `); follow it with kubectl valkey history NAME --watch.`,
-		Example: `  kubectl valkey restart cache`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  kubectl valkey restart cache`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			clients, err := flags.NewClients()
 			if err != nil {

@@ -36,7 +36,8 @@ or ` + v1alpha1.AnnotationRetireOldPasswords + ` with --retire).`,
 		Example: `  kubectl valkey rotate cache
   kubectl valkey rotate cache --user default
   kubectl valkey rotate cache --retire`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			clients, err := flags.NewClients()
 			if err != nil {

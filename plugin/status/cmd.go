@@ -20,7 +20,8 @@ are ready, the recognised primary, what each node reported at the last survey, t
 and the last transitions. -o json or -o yaml prints the whole status instead.`,
 		Example: `  kubectl valkey status cache
   kubectl valkey status cache -n prod -o yaml`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			clients, err := flags.NewClients()
 			if err != nil {

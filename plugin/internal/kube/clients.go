@@ -3,6 +3,7 @@ package kube
 import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Clients are the API clients of one command run.
@@ -13,6 +14,8 @@ type Clients struct {
 	Core kubernetes.Interface
 	// Namespace is the namespace the flags select.
 	Namespace string
+	// Config is what they were built from: pods/exec opens its own streaming connection.
+	Config *rest.Config
 }
 
 // NewClients builds the clients from the flags.
@@ -33,5 +36,5 @@ func (f *Flags) NewClients() (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Dynamic: dyn, Core: core, Namespace: ns}, nil
+	return &Clients{Dynamic: dyn, Core: core, Namespace: ns, Config: cfg}, nil
 }
