@@ -103,7 +103,7 @@ func TestStatusAndHistoryAgainstAPIServer(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(out), &st); err != nil {
 		t.Fatalf("status -o yaml is not a ValkeyClusterStatus: %v\n%s", err, out)
 	}
-	if st.State != v1alpha1.StateSteady || len(st.History) != len(lifeOf) || len(st.Nodes) != 3 || len(st.Conditions) != 7 {
+	if st.State != v1alpha1.StateSteady || len(st.History) != len(lifeOf) || len(st.Nodes) != 3 || len(st.Conditions) != 8 {
 		t.Errorf("status -o yaml: %+v", st)
 	}
 

@@ -52,7 +52,9 @@ ValkeyCluster: its state, nodes and conditions (status) and its state transition
 The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
 restart (restart), a shard count and its slot plan (reshard), a backup now (backup), a password
 rotation without a restart (rotate), every pod stopped with the data kept and started again
-(hibernate, wake). certificate shows the certificate each pod serves.`,
+(hibernate, wake). certificate shows the certificate each pod serves; cli opens valkey-cli on
+a node without the password on any command line; report collects a support bundle with every
+secret redacted.`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",

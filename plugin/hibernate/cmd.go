@@ -21,8 +21,9 @@ what its primary acknowledged, then scales every StatefulSet to zero with the cl
 auth Secret) kept. status.state becomes Hibernated. Only a Durable cluster can hibernate (a Cache
 cluster keeps nothing across a stop, and the API server refuses it). Wake it with
 kubectl valkey wake NAME.`,
-		Example: `  kubectl valkey hibernate cache`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  kubectl valkey hibernate cache`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return setHibernate(cmd, flags, args[0], true)
 		},
@@ -37,8 +38,9 @@ func NewWakeCmd(flags *kube.Flags) *cobra.Command {
 		Long: `Clear spec.hibernate: the pods start on their claims, and once every one answers the
 operator bootstraps each shard from the node whose data contains every other's, as for a cluster
 applied again on kept claims. status.state goes Bootstrapping, then Steady.`,
-		Example: `  kubectl valkey wake cache`,
-		Args:    cobra.ExactArgs(1),
+		Example:           `  kubectl valkey wake cache`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return setHibernate(cmd, flags, args[0], false)
 		},
