@@ -34,14 +34,14 @@ type container struct {
 	lastState    corev1.ContainerState
 	restartCount int32
 	ready        bool
-	started      bool // startup probe passed (or none)
-	stopping     bool // the agent is killing it on purpose (liveness, termination)
-	generation   int  // increments on every start; probes reset when it changes
+	started      bool      // startup probe passed (or none)
+	stopping     bool      // the agent is killing it on purpose (liveness, termination)
+	generation   int       // increments on every start; probes reset when it changes
+	runs         []*runLog // the previous run's and the current run's logs (containerlogs.go)
 	// env is the environment the current run started with, resolved once at its start
 	// (secretKeyRef, configMapKeyRef and envFrom values included), as kubelet does: exec
 	// probes and the kubelet API's exec run with it, never with values read again.
-	env  []string
-	runs []*runLog // the previous run's and the current run's logs (containerlogs.go)
+	env []string
 }
 
 func (c *container) status(image string) corev1.ContainerStatus {
