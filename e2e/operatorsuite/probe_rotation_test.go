@@ -91,3 +91,85 @@ func allPodsReady(ctx context.Context, ns string, vc *v1alpha1.ValkeyCluster) er
 	}
 	return nil
 }
+
+// The probe's password lost from the auth Secret, with an operator process that does not
+// remember it (as after an upgrade from an operator that had none): a new one is made (it opens
+// PING only, so nothing is locked out), given to the running nodes live, and the pods' probes
+// read it from their volume: every pod Ready again without a restart, the old probe password
+// refused.
+func TestALostProbePasswordIsMadeAgainForTheRunningPods(t *testing.T) {
+	ns := cl.Namespace(t)
+	op := startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	if err := k.Create(ctx, newCluster(ns, "lostprobe", v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	vc := waitFor(t, ns, "lostprobe", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+	pods := podRestarts(t, ctx, ns, vc)
+	old := secretKey(t, vc, kube.KeyProbePassword)
+	if old == "" {
+		t.Fatalf("the auth Secret has no %s", kube.KeyProbePassword)
+	}
+	for _, n := range vc.Status.Nodes {
+		c, err := userClient(n.IP, "probe", old)
+		if err != nil {
+			t.Fatalf("%s: the probe's user: %v", n.Pod, err)
+		}
+		c.Close()
+	}
+	op.stop(t)
+	startOperator(t, "")
+	var s corev1.Secret
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(vc).Auth}, &s); err != nil {
+		t.Fatal(err)
+	}
+	delete(s.Data, kube.KeyProbePassword)
+	if err := k.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	var made string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if made = secretKey(t, vc, kube.KeyProbePassword); made != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no new probe password within 30 s")
+		}
+	}
+	if made == old {
+		t.Fatal("an operator that remembers nothing put the old probe password back")
+	}
+	var last error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		last = nil
+		for _, n := range vc.Status.Nodes {
+			if c, err := userClient(n.IP, "probe", made); err != nil {
+				last = fmt.Errorf("%s: the new probe password: %w", n.Pod, err)
+			} else {
+				c.Close()
+			}
+			if c, err := userClient(n.IP, "probe", old); err == nil {
+				c.Close()
+				last = fmt.Errorf("%s: the old probe password still works", n.Pod)
+			}
+		}
+		if last == nil {
+			last = allPodsReady(ctx, ns, vc)
+		}
+		if last == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if last != nil {
+		t.Fatalf("30 s after the probe password was made again: %v", last)
+	}
+	// The volumes carry the new password by now: the pods stay Ready.
+	for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if err := allPodsReady(ctx, ns, vc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := podRestarts(t, ctx, ns, vc); fmt.Sprint(got) != fmt.Sprint(pods) {
+		t.Errorf("pods re-created or restarted: %v, were %v", got, pods)
+	}
+}
