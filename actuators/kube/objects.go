@@ -186,11 +186,6 @@ func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
 
 func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
 	image := vc.Spec.Image
-	// The readiness probe's password: valkey-cli reads REDISCLI_AUTH, so the password is never
-	// on a command line (visible to every process of the node in /proc).
-	passwordEnv := corev1.EnvVar{Name: "REDISCLI_AUTH", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: names.Auth}, Key: KeyOperatorPassword,
-	}}}
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(30)),
 		// Pod Security "restricted": Valkey runs as the official image's valkey user (uid and
@@ -216,7 +211,6 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 			},
 			Env: []corev1.EnvVar{
 				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-				passwordEnv,
 			},
 			Ports: []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkey.Port}},
 			// A server that refuses its configuration says why on its output: that becomes the
@@ -226,8 +220,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 			// Ready = the process answers and has loaded its data. Whether it may take writes
 			// is the operator's business (role label and ACL fences), not the probe's.
 			ReadinessProbe: &corev1.Probe{
-				ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c",
-					`valkey-cli -h "$POD_IP" --user operator ping | grep -q PONG`}}},
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probeCommand(`-h "$POD_IP"`)}},
 				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
 			},
 			LivenessProbe: &corev1.Probe{
@@ -243,7 +236,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 		Volumes: []corev1.Volume{
 			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: names.Config}}}},
 			{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: names.Auth, DefaultMode: ptr.To(int32(0o400)),
-				Items: []corev1.KeyToPath{{Key: valkey.AuthFileKey, Path: valkey.AuthFileKey}}}}},
+				Items: []corev1.KeyToPath{{Key: valkey.AuthFileKey, Path: valkey.AuthFileKey}, {Key: KeyProbePassword, Path: KeyProbePassword}}}}},
 		},
 	}
 	if mode := TLSModeOf(vc); mode != valkey.TLSNone {
@@ -253,6 +246,37 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 		spec.TopologySpreadConstraints = v1alpha1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
+}
+
+// probeFile is where the readiness probe reads its password: the auth Secret's probe key,
+// beside the users' file (which holds hashes and the replication password, no other text).
+const probeFile = valkey.AuthDir + "/" + KeyProbePassword
+
+// probeCommand is the readiness probe: PING as the probe's own user (valkey.UserProbe), with
+// valkey-cli's connection arguments cli.
+//
+// Why a user of its own, with its password read from a file when the probe runs:
+//   - Not the operator's password from env (what it was): a kubelet resolves a container's env
+//     once, when it starts, and every exec probe runs with that. After a rotation of the
+//     operator's password retired the old one, every pod started before it probed with a
+//     password the nodes refuse (WRONGPASS) and went NotReady: Services dropped every endpoint,
+//     the PodDisruptionBudget counted them down, rolls stopped.
+//   - Not the operator's password from a mounted file either: a kubelet refreshes a Secret
+//     volume a minute or more after the Secret changed (its sync period plus its cache's TTL),
+//     and a rotation may retire the old password at once (retire-old-passwords; no grace period
+//     is enforced), so a probe would read a refused password for that long.
+//   - The probe user's password never rotates, so neither delay matters; it opens nothing but
+//     PING (no key, no channel, no other command), so it holds no power worth rotating, and the
+//     operator's password, as powerful as an administrator's, is no longer in the container at
+//     all. Read from the file on every run, a password put back after the Secret lost it (given
+//     to running nodes live, see kube.EnsureAuth) reaches the probe without a restart.
+//
+// valkey-cli reads the password from REDISCLI_AUTH, set by the shell's read builtin: it is never
+// on a command line (every process of the node can read those in /proc). PING answers LOADING
+// while the data loads: Ready = the process answers and has loaded its data.
+func probeCommand(cli string) []string {
+	return []string{"sh", "-c", `IFS= read -r REDISCLI_AUTH < ` + probeFile + `; export REDISCLI_AUTH; ` +
+		`valkey-cli ` + cli + ` --user ` + valkey.UserProbe + ` ping | grep -q PONG`}
 }
 
 // ShardSet is shard s's StatefulSet: the template's, named and labelled for the shard in a
@@ -342,7 +366,6 @@ func withTLS(spec *corev1.PodSpec, vc *v1alpha1.ValkeyCluster, mode valkey.TLSMo
 		return
 	}
 	c.Ports = []corev1.ContainerPort{tlsPort}
-	cli := fmt.Sprintf(`valkey-cli --tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -h "$POD_IP" -p %[2]d --user operator ping | grep -q PONG`, valkey.TLSDir, valkey.TLSPort)
-	c.ReadinessProbe.Exec.Command = []string{"sh", "-c", cli}
+	c.ReadinessProbe.Exec.Command = probeCommand(fmt.Sprintf(`--tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -h "$POD_IP" -p %[2]d`, valkey.TLSDir, valkey.TLSPort))
 	c.LivenessProbe.TCPSocket.Port = intstr.FromString("valkey-tls")
 }

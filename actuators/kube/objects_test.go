@@ -88,22 +88,47 @@ func TestMaxMemoryFromTheLimitChangesWithThePod(t *testing.T) {
 	}
 }
 
-// No password on a command line: the readiness probe gets the operator's password from the
-// environment (REDISCLI_AUTH), never as an argument every process of the node can read.
+// No password on a command line, and none in the container's environment: the readiness probe
+// authenticates as its own user (PING only, a password that never rotates), reading the password
+// from the auth Secret's probe key, mounted beside the users' file, each time it runs (into
+// REDISCLI_AUTH, valkey-cli's variable), never as an argument every process of the node can read.
+// The operator's password is not in the pod at all: a password resolved into env when the
+// container started went stale after a rotation retired it (WRONGPASS, every pod NotReady).
 func TestNoPasswordOnACommandLine(t *testing.T) {
-	d := buildWith(nil)
-	c := d.StatefulSet.Spec.Template.Spec.Containers[0]
-	probe := strings.Join(c.ReadinessProbe.Exec.Command, " ")
-	for _, bad := range []string{"--pass", " -a ", "PASSWORD"} {
-		if strings.Contains(probe, bad) || strings.Contains(strings.Join(append(c.Command, c.Args...), " "), bad) {
-			t.Errorf("a password reaches a command line (%q): probe %q, args %q", bad, probe, c.Args)
+	for _, tls := range []v1alpha1.TLSMode{v1alpha1.TLSDisabled, v1alpha1.TLSBoth, v1alpha1.TLSOnly} {
+		d := buildTLS(tls)
+		spec := d.StatefulSet.Spec.Template.Spec
+		c := spec.Containers[0]
+		probe := strings.Join(c.ReadinessProbe.Exec.Command, " ")
+		for _, bad := range []string{"--pass", " -a ", "PASSWORD", "operator"} {
+			if strings.Contains(probe, bad) || strings.Contains(strings.Join(append(c.Command, c.Args...), " "), bad) {
+				t.Errorf("tls %q: a password or the operator's user reaches a command line (%q): probe %q, args %q", tls, bad, probe, c.Args)
+			}
 		}
-	}
-	found := false
-	for _, e := range c.Env {
-		found = found || (e.Name == "REDISCLI_AUTH" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key == KeyOperatorPassword)
-	}
-	if !found || !strings.Contains(probe, "--user operator") {
-		t.Fatalf("the probe must authenticate as the operator from REDISCLI_AUTH: %q, env %v", probe, c.Env)
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil || e.Name == "REDISCLI_AUTH" {
+				t.Errorf("tls %q: env %s comes from a Secret: resolved once when the container starts, it goes stale", tls, e.Name)
+			}
+		}
+		if len(c.EnvFrom) > 0 {
+			t.Errorf("tls %q: envFrom %v", tls, c.EnvFrom)
+		}
+		if !strings.Contains(probe, "read -r REDISCLI_AUTH < /etc/valkey/auth/"+KeyProbePassword+";") || !strings.Contains(probe, "--user probe ping") {
+			t.Errorf("tls %q: the probe must PING as the probe user with the password read from the mounted file: %q", tls, probe)
+		}
+		// The auth volume: the users' file (hashes, and masterauth) and the probe's password,
+		// no other password.
+		for _, v := range spec.Volumes {
+			if v.Secret == nil || v.Secret.SecretName != d.Names.Auth {
+				continue
+			}
+			var keys []string
+			for _, it := range v.Secret.Items {
+				keys = append(keys, it.Key)
+			}
+			if strings.Join(keys, ",") != "auth.conf,"+KeyProbePassword || *v.Secret.DefaultMode != 0o400 {
+				t.Errorf("tls %q: the auth volume projects %v (mode %o); want auth.conf and %s only, owner-readable", tls, keys, *v.Secret.DefaultMode, KeyProbePassword)
+			}
+		}
 	}
 }

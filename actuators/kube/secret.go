@@ -25,6 +25,9 @@ const (
 	KeyOperatorPassword    = "operator-password"
 	KeyClientPassword      = "password"
 	KeyReplicationPassword = "replication-password"
+	// KeyProbePassword is the readiness probe's user's password (valkey.UserProbe), mounted
+	// into the pods beside the users' file for the probe to read when it runs.
+	KeyProbePassword = "probe-password"
 )
 
 // ErrAuthLost is EnsureAuth's refusal to make new passwords for a cluster whose pods may run
@@ -134,6 +137,20 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 			data[k] = []byte(randomPassword())
 		}
 	}
+	// The probe's password is put back from memory when lost, and made otherwise: also for a
+	// cluster made by an older operator, whose Secret never had one and whose pods (started
+	// with the older template, a roll away from the new one) do not use it. Unlike the others
+	// it may be made while pods run: it opens PING only, and the probe user is given to every
+	// running node live with the ValkeyACL users, so a new one never locks the operator or an
+	// application out.
+	if len(data[KeyProbePassword]) == 0 {
+		if remembered.Probe != "" {
+			data[KeyProbePassword] = []byte(remembered.Probe)
+			res.Restored = append(res.Restored, KeyProbePassword)
+		} else {
+			data[KeyProbePassword] = []byte(randomPassword())
+		}
+	}
 	client, err := clientPassword(ctx, live, vc, data[KeyClientPassword])
 	if err != nil {
 		return AuthResult{}, err
@@ -149,7 +166,8 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	}
 	also := rotationView(data, published, in.Rotation)
 	res.Published = published
-	pw := valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: string(data[KeyClientPassword]), Replication: string(data[KeyReplicationPassword])}
+	pw := valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: string(data[KeyClientPassword]), Replication: string(data[KeyReplicationPassword]),
+		Probe: string(data[KeyProbePassword])}
 	res.Passwords = pw
 	data[valkey.AuthFileKey] = []byte(valkey.AuthConfigAccepting(pw, also, in.Users...))
 	desired := corev1.Secret{

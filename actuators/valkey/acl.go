@@ -49,7 +49,10 @@ func (u ACLUser) configLine() string {
 }
 
 // reserved are the operator's own users: never deleted, never a ValkeyACL's.
-var reserved = []string{UserOperator, UserClient, UserReplication}
+var reserved = []string{UserOperator, UserClient, UserReplication, UserProbe}
+
+// Reserved says whether name is one of the operator's own users, which no ValkeyACL may take.
+func Reserved(name string) bool { return slices.Contains(reserved, name) }
 
 // adminProbes are commands no user gets without spec.allowAdmin: each would let its holder lock
 // the operator out, split the cluster's writes, stop a node or read every command.

@@ -23,6 +23,12 @@ const (
 	// UserReplication is what replicas authenticate as when they sync (masteruser). Off on a
 	// node = SyncFenced: no replica can full-sync from it.
 	UserReplication = "replication"
+	// UserProbe is what the pods' readiness probe authenticates as: PING and nothing else (no
+	// keys, no channels, no other command), always on. Its password is generated once and
+	// never rotated: a pod's probe must keep working whatever a rotation of the other users
+	// does (a kubelet refreshes a mounted Secret up to a minute or more after it changed, and a
+	// rotation may retire an old password at once), and it opens nothing but PING.
+	UserProbe = "probe"
 )
 
 // The users' rules (docs/security.md lists them). Applications get every command but the
@@ -36,11 +42,22 @@ const (
 	clientRules      = "~* &* +@all -@admin"
 	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover +cluster|nodes +cluster|info +cluster|myid +cluster|meet +cluster|addslotsrange +cluster|replicate +cluster|failover +cluster|forget +cluster|reset +cluster|setslot +cluster|getkeysinslot ~* +migrate +restore-asking +asking"
 	replicationRules = "+psync +sync +replconf +ping"
+	probeRules       = "resetkeys resetchannels -@all +ping"
 )
 
 // Passwords are the secrets of the three users.
 type Passwords struct {
 	Operator, Client, Replication string
+	// Probe is the readiness probe's user's (UserProbe): never rotated, so it is no user a
+	// rotation names ("" where no probe user is wanted).
+	Probe string
+}
+
+// ProbeUser is the readiness probe's user with password: on, PING only. It is written into
+// the users' file and given live with the ValkeyACL users (nodes started by an older operator,
+// or a probe password put back after it was lost).
+func ProbeUser(password string) ACLUser {
+	return ACLUser{Name: UserProbe, Enabled: true, Hashes: []string{hashed(password)}, Rules: strings.Fields(probeRules)}
 }
 
 // hashed is a user's password as an ACL rule: its SHA-256 (#<hex>), never the text. The
@@ -80,6 +97,9 @@ func AuthConfigAccepting(p Passwords, also Passwords, users ...ACLUser) string {
 	fmt.Fprintf(&b, "user %s off %s %s\n", UserClient, clientPass, clientRules)
 	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
 	fmt.Fprintf(&b, "user %s off %s %s\n", UserReplication, pass(UserReplication), replicationRules)
+	if p.Probe != "" {
+		b.WriteString(ProbeUser(p.Probe).configLine())
+	}
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)
 	for _, u := range users {

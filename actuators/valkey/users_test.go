@@ -2,7 +2,10 @@ package valkey
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +149,45 @@ func TestAPasswordWithANewlineInjectsNothing(t *testing.T) {
 	defer op.Close()
 	if err := op.Do(ctx, op.B().AclGetuser().Username("intruder").Build()).Error(); !vk.IsValkeyNil(err) {
 		t.Fatalf("ACL GETUSER intruder: %v, want no such user", err)
+	}
+}
+
+// The readiness probe's user, from the users' file: valkey-cli with its password in
+// REDISCLI_AUTH gets PONG, as the pods' probe does; the user can run nothing else (no key, no
+// channel, no information, no administrative command), and a node without a probe password
+// (AuthConfig of an older operator) has no such user.
+func TestTheProbeUserCanPingAndNothingElse(t *testing.T) {
+	pw := testPasswords
+	pw.Probe = "probe-secret"
+	if conf := AuthConfig(pw); strings.Contains(conf, pw.Probe) || !strings.Contains(conf, "user probe reset on "+hashed(pw.Probe)+" ") {
+		t.Fatalf("the users' file must define the probe user with its password's hash only:\n%s", conf)
+	}
+	if conf := AuthConfig(testPasswords); strings.Contains(conf, "probe") {
+		t.Fatalf("no probe password, no probe user:\n%s", conf)
+	}
+	s := startServerWithPasswords(t, "127.78.0.22", pw)
+	cmd := exec.Command("valkey-cli", "-h", s.ip, "-p", fmt.Sprint(Port), "--user", UserProbe, "ping")
+	cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+pw.Probe)
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "PONG" {
+		t.Fatalf("valkey-cli --user probe ping = %q, %v; want PONG", out, err)
+	}
+	c, err := userClient(s.ip, UserProbe, pw.Probe)
+	if err != nil {
+		t.Fatalf("the probe's user cannot connect: %v", err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"KEYS", "*"}, {"INFO"}, {"ROLE"}, {"DBSIZE"}, {"CONFIG", "GET", "masterauth"},
+		{"ACL", "WHOAMI"}, {"ACL", "SETUSER", UserProbe, "+@all"}, {"PUBLISH", "c", "x"}, {"EVAL", "return 1", "0"}, {"SHUTDOWN", "NOSAVE"}, {"MONITOR"}, {"REPLICAOF", "NO", "ONE"}} {
+		if err := c.Do(ctx, c.B().Arbitrary(cmd[0]).Args(cmd[1:]...).Build()).Error(); !refusedByACL(err) {
+			t.Errorf("%s as the probe: %v, want NOPERM", strings.Join(cmd, " "), err)
+		}
+	}
+	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
+		t.Errorf("PING as the probe: %v", err)
+	}
+	if c, err := userClient(s.ip, UserProbe, testPasswords.Operator); err == nil {
+		c.Close()
+		t.Error("the probe's user accepts the operator's password")
 	}
 }

@@ -12,9 +12,10 @@ type ValkeyACLSpec struct {
 	Cluster string `json:"cluster"`
 
 	// User is the Valkey user name. The operator's own users (operator, replication,
-	// default: the application user of spec.auth) cannot be taken.
+	// default: the application user of spec.auth, restore, probe: the readiness probe's)
+	// cannot be taken.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
-	// +kubebuilder:validation:XValidation:rule="!(self.lowerAscii() in ['operator', 'replication', 'default', 'restore'])",message="operator, replication, default and restore are the operator's own users: choose another name"
+	// +kubebuilder:validation:XValidation:rule="!(self.lowerAscii() in ['operator', 'replication', 'default', 'restore', 'probe'])",message="operator, replication, default, restore and probe are the operator's own users: choose another name"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="user is immutable: create another ValkeyACL (and delete this one)"
 	User string `json:"user"`
 

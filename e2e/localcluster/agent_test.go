@@ -345,3 +345,88 @@ func TestFailedContainersLogsBecomeItsTerminationMessage(t *testing.T) {
 		}
 	}
 }
+
+// A container's environment is resolved once, when it starts, as kubelet does: a Secret or
+// ConfigMap changed later reaches neither the running process nor its exec probes nor
+// kubectl exec; a restart resolves it again. (The node agent used to read the Secret again on
+// every exec, which hid probes that break when a password in env is rotated.)
+func TestEnvIsResolvedWhenTheContainerStarts(t *testing.T) {
+	ns := cl.Namespace(t)
+	ctx := ctxFor(t, 2*time.Minute)
+	cs := cl.Clientset()
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "pass"}, Data: map[string][]byte{"password": []byte("one")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "first"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := sh("app", `echo "started with $PASS $MODE $CM_mode $S_password"; exec sleep 3600`)
+	c.Env = []corev1.EnvVar{
+		{Name: "PASS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "pass"}, Key: "password"}}},
+		{Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "mode"}}},
+	}
+	c.EnvFrom = []corev1.EnvFromSource{
+		{Prefix: "CM_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}},
+		{Prefix: "S_", SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "pass"}}},
+	}
+	// Ready while the probe's environment holds the first values.
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", `test "$PASS $MODE $CM_mode $S_password" = "one first first one"`}}},
+		PeriodSeconds: 1, FailureThreshold: 1,
+	}
+	createPod(t, ns, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Spec: corev1.PodSpec{Containers: []corev1.Container{c}}})
+	waitPod(t, ns, "app", 30*time.Second, "ready", podReady)
+	waitLog(t, ns, "app", "app", "started with one first first one", 5*time.Second)
+
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "pass"}, Data: map[string][]byte{"password": []byte("two")},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "second"},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const script = `echo "$PASS $MODE $CM_mode $S_password"`
+	// The probe keeps passing: it runs with the environment of the container's start.
+	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "app", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !podReady(p) {
+			t.Fatalf("the pod went NotReady after the Secret changed: its exec probe saw the new values; %s", podSummary(p))
+		}
+	}
+	if out, err := cl.Exec(ctx, ns, "app", "app", "sh", "-c", script); err != nil || string(out) != "one first first one\n" {
+		t.Fatalf("exec after the change printed %q, %v; want the values the container started with", out, err)
+	}
+	if out, err := kubectl(ctx, t, nil, "", "-n", ns, "exec", "app", "--", "sh", "-c", script); err != nil || out != "one first first one\n" {
+		t.Fatalf("kubectl exec after the change printed %q, %v; want the values the container started with", out, err)
+	}
+
+	// A restart resolves the environment again: the probe now sees the new values and fails.
+	if err := cl.KillContainer(ns, "app", "app"); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "app", 60*time.Second, "restarted and not ready", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil && !podReady(p)
+	})
+	waitLog(t, ns, "app", "app", "started with two second second two", 5*time.Second)
+	if out, err := cl.Exec(ctx, ns, "app", "app", "sh", "-c", script); err != nil || string(out) != "two second second two\n" {
+		t.Fatalf("exec after the restart printed %q, %v; want the new values", out, err)
+	}
+	if out, err := kubectl(ctx, t, nil, "", "-n", ns, "exec", "app", "--", "sh", "-c", script); err != nil || out != "two second second two\n" {
+		t.Fatalf("kubectl exec after the restart printed %q, %v; want the new values", out, err)
+	}
+	time.Sleep(2 * time.Second)
+	if p, err := cs.CoreV1().Pods(ns).Get(ctx, "app", metav1.GetOptions{}); err != nil || podReady(p) {
+		t.Fatalf("after the restart the probe still passed (%v): it must see the new values; %s", err, podSummary(p))
+	}
+}

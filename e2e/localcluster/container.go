@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,10 @@ type container struct {
 	stopping     bool      // the agent is killing it on purpose (liveness, termination)
 	generation   int       // increments on every start; probes reset when it changes
 	runs         []*runLog // the previous run's and the current run's logs (containerlogs.go)
+	// env is the environment the current run started with, resolved once at its start
+	// (secretKeyRef, configMapKeyRef and envFrom values included), as kubelet does: exec
+	// probes and the kubelet API's exec run with it, never with values read again.
+	env []string
 }
 
 func (c *container) status(image string) corev1.ContainerStatus {
@@ -59,6 +64,16 @@ func (c *container) status(image string) corev1.ContainerStatus {
 }
 
 func ptrBool(b bool) *bool { return &b }
+
+// startEnv is the environment the current run started with (nil when it does not run).
+func (c *container) startEnv() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil || c.state.Running == nil {
+		return nil
+	}
+	return slices.Clone(c.env)
+}
 
 func (c *container) pid() int {
 	c.mu.Lock()
@@ -101,17 +116,19 @@ func (c *container) freeze(frozen bool) error {
 func (r *podRunner) startContainer(c *container) error {
 	r.startGate.RLock()
 	defer r.startGate.RUnlock()
-	argv, err := r.commandLine(c)
+	// Resolved once per start, as kubelet does (a restart resolves again): a Secret or
+	// ConfigMap changed later does not reach this run, not even its execs.
+	startEnv, envMap, err := containerEnv(r.ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
 	if err != nil {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err
 	}
-	env, _, err := containerEnv(r.ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
+	argv, err := r.commandLine(c, envMap)
 	if err != nil {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
 		return err
 	}
-	env = withImagePrograms(env, r.cluster.opts.Images, c.spec.Image)
+	env := withImagePrograms(slices.Clone(startEnv), r.cluster.opts.Images, c.spec.Image)
 	mounts, err := r.mountArgs(c)
 	if err != nil {
 		r.setWaiting(c, "CreateContainerConfigError", err.Error())
@@ -172,7 +189,7 @@ func (r *podRunner) startContainer(c *container) error {
 	c.keepRun(run)
 	exited := make(chan struct{})
 	c.mu.Lock()
-	c.proc, c.exited = cmd.Process, exited
+	c.proc, c.exited, c.env = cmd.Process, exited, startEnv
 	c.state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
 	c.ready, c.started, c.stopping = false, c.spec.StartupProbe == nil, false
 	c.generation++
@@ -258,7 +275,7 @@ func (r *podRunner) logPath(container string) string {
 
 // commandLine maps the container's image and command to a program on this machine and
 // expands $(VAR) references in command and args.
-func (r *podRunner) commandLine(c *container) ([]string, error) {
+func (r *podRunner) commandLine(c *container, env map[string]string) ([]string, error) {
 	img, known := lookupImage(r.cluster.opts.Images, c.spec.Image)
 	if img.Err != nil {
 		return nil, fmt.Errorf("image %q cannot run in the local cluster: %w", c.spec.Image, img.Err)
@@ -269,10 +286,6 @@ func (r *podRunner) commandLine(c *container) ([]string, error) {
 			return nil, fmt.Errorf("image %q has no local mapping (Options.Images) and the container sets no command", c.spec.Image)
 		}
 		cmd = img.Entrypoint
-	}
-	_, env, err := containerEnv(r.ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
-	if err != nil {
-		return nil, err
 	}
 	argv := make([]string, 0, len(cmd)+len(c.spec.Args))
 	for _, a := range cmd {

@@ -251,12 +251,12 @@ func (r *podRunner) execIn(ctx context.Context, c *container, command []string) 
 // and output themselves (the kubelet API's exec).
 func (r *podRunner) execCommand(ctx context.Context, c *container, command []string) (*exec.Cmd, error) {
 	pid := c.pid()
-	if pid == 0 {
+	// The environment the container started with: kubelet resolves env (secretKeyRef and the
+	// rest) when it starts a container, and an exec (a probe, kubectl exec) runs with that,
+	// whatever the Secret says now.
+	env := c.startEnv()
+	if pid == 0 || env == nil {
 		return nil, fmt.Errorf("container %s is not running", c.spec.Name)
-	}
-	env, _, err := containerEnv(ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
-	if err != nil {
-		return nil, err
 	}
 	ns := []string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd"}
 	if sec := securityOf(r.currentPod(), &c.spec); sec.uid != nil {

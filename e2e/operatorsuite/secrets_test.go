@@ -36,7 +36,10 @@ func TestNoPasswordInLogsEventsStatusOrJournal(t *testing.T) {
 	}
 	passwords := []string{
 		string(secret.Data[kube.KeyOperatorPassword]), string(secret.Data[kube.KeyReplicationPassword]),
-		string(secret.Data[kube.KeyClientPassword]), "wrong-" + string(secret.Data[kube.KeyOperatorPassword])[:8],
+		string(secret.Data[kube.KeyClientPassword]), string(secret.Data[kube.KeyProbePassword]), "wrong-" + string(secret.Data[kube.KeyOperatorPassword])[:8],
+	}
+	if len(secret.Data[kube.KeyProbePassword]) == 0 {
+		t.Fatalf("the auth Secret has no %s", kube.KeyProbePassword)
 	}
 
 	old := vc.Status.Primary

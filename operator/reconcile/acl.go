@@ -101,6 +101,12 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	checks := map[string]aclCheck{}
 	var users []valkey.ACLUser
 	for _, a := range acls {
+		if valkey.Reserved(a.Spec.User) {
+			// The API refuses these names; a resource made before a name was reserved (the
+			// probe's user came later) must not take the operator's user over.
+			checks[a.Name] = aclCheck{generation: a.Generation, rulesRefusal: fmt.Sprintf("user %s is one of the operator's own users: choose another name", a.Spec.User)}
+			continue
+		}
 		ch := r.checkACL(ctx, vc, w, &a)
 		if owner, taken := holder[a.Spec.User]; taken && ch.refusal() == "" {
 			ch.rulesRefusal = fmt.Sprintf("user %s is defined by ValkeyACL %s already", a.Spec.User, owner)
@@ -120,7 +126,14 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	sort.Slice(users, func(i, j int) bool { return users[i].Name < users[j].Name })
 	r.acls.users.set(vc.UID, aclUsersKey, users)
 
-	hash := usersHash(users)
+	// The probe's user goes to every node with them (the users' file has it already): nodes
+	// started by an older operator get it, and a probe password put back after it was lost
+	// reaches the nodes that run.
+	live := users
+	if w.passwords.Probe != "" {
+		live = append([]valkey.ACLUser{valkey.ProbeUser(w.passwords.Probe)}, users...)
+	}
+	hash := usersHash(live)
 	applied, nodes := 0, 0
 	var failed []string
 	for _, n := range w.obs.Nodes {
@@ -134,7 +147,7 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 			applied++
 			continue
 		}
-		deleted, err := w.pool.ApplyACLs(ctx, ip, users)
+		deleted, err := w.pool.ApplyACLs(ctx, ip, live)
 		if err != nil {
 			failed = append(failed, n.Name+": "+err.Error())
 			continue

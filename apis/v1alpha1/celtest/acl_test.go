@@ -24,6 +24,7 @@ func TestValkeyACLValidation(t *testing.T) {
 		{"good", "{cluster: prod, user: app, rules: ['~app:*', '+@read', '+@write'], " + pw + "}", ""},
 		{"the operator's user", "{cluster: prod, user: operator, rules: ['+@read'], " + pw + "}", "the operator's own users"},
 		{"the application user", "{cluster: prod, user: Default, rules: ['+@read'], " + pw + "}", "the operator's own users"},
+		{"the readiness probe's user", "{cluster: prod, user: probe, rules: ['+@read'], " + pw + "}", "the operator's own users"},
 		{"a name with a space", "{cluster: prod, user: 'my app', rules: ['+@read'], " + pw + "}", "spec.user in body should match"},
 		{"no rules", "{cluster: prod, user: app, rules: [], " + pw + "}", "spec.rules: Invalid value: 0"},
 		{"switched on in the rules", "{cluster: prod, user: app, rules: ['on', '+@read'], " + pw + "}", "a rule must not switch the user on or off or set passwords"},
