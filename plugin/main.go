@@ -19,6 +19,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/restart"
 	"github.com/valkey-fsm/valkey-operator/plugin/rotate"
 	"github.com/valkey-fsm/valkey-operator/plugin/status"
+	"github.com/valkey-fsm/valkey-operator/plugin/version"
 )
 
 func main() {
@@ -67,6 +68,7 @@ rotation without a restart (rotate). certificate shows the certificate each pod 
 		backup.NewCmd(flags, now),
 		rotate.NewCmd(flags, now),
 		certificate.NewCmd(flags, now),
+		version.NewCmd(flags),
 	)
 	return root
 }
