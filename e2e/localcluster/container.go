@@ -131,17 +131,21 @@ func (r *podRunner) startContainer(c *container) error {
 			return err
 		}
 	}
+	img, _ := lookupImage(r.cluster.opts.Images, c.spec.Image)
 	wd := c.spec.WorkingDir
+	if wd == "" {
+		wd = img.WorkingDir
+	}
 	if wd == "" {
 		wd = "/"
 	}
-	sec := securityOf(r.currentPod(), &c.spec)
+	sec := r.security(c)
 	rootMode := "rw"
 	if sec.readOnlyRoot {
 		rootMode = "ro"
 	}
 	args := []string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", launchScript, "launch",
-		cg, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, strconv.Itoa(len(mounts) / 3)}
+		cg, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, img.RootFS, strconv.Itoa(len(mounts) / 3)}
 	args = append(args, mounts...)
 	args = append(args, argv...)
 	cmd := exec.Command("unshare", args...)
@@ -268,7 +272,11 @@ func (r *podRunner) commandLine(c *container) ([]string, error) {
 		if !known {
 			return nil, fmt.Errorf("image %q has no local mapping (Options.Images) and the container sets no command", c.spec.Image)
 		}
+		// Kubernetes' rule: the image's Cmd only when the container gives no args either.
 		cmd = img.Entrypoint
+		if len(c.spec.Args) == 0 {
+			cmd = append(append([]string{}, cmd...), img.Cmd...)
+		}
 	}
 	_, env, err := containerEnv(r.ctx, r.cs, r.currentPod(), &c.spec, r.ip.String(), r.node.ip.String(), r.cluster.apiHost, r.cluster.apiPort)
 	if err != nil {
