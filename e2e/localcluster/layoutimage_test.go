@@ -107,7 +107,7 @@ func layoutProbeImages() map[string]localcluster.Image {
 		return map[string]localcluster.Image{layoutProbeImage: {Err: err}}
 	}
 	layoutProbe = img
-	return map[string]localcluster.Image{img.Repository: img.Image}
+	return map[string]localcluster.Image{img.Name: img.Image}
 }
 
 // TestAContainerRunsFromAnOCILayout: an image from an OCI layout runs its own entrypoint (a

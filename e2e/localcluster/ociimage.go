@@ -20,8 +20,11 @@ import (
 
 // LayoutImage is an image read from an OCI image layout and unpacked for this machine.
 type LayoutImage struct {
-	// Repository is the image's name without tag ("ghcr.io/valkey-fsm/valkey-operator"), from
-	// the layout's io.containerd.image.name annotation: the repository it maps.
+	// Name is the image's reference ("ghcr.io/valkey-fsm/valkey-operator:0.1.0"), from the
+	// layout's io.containerd.image.name annotation: the one image name it maps, as a registry
+	// serves one tag, so that a pod asking for another tag does not run it.
+	Name string
+	// Repository is Name without the tag.
 	Repository string
 	// Digest is the platform manifest's digest, which keys the unpacked root file system.
 	Digest string
@@ -85,6 +88,7 @@ func LoadOCILayout(dir string) (*LayoutImage, error) {
 		return nil, fmt.Errorf("OCI layout %s: the image has neither entrypoint nor command", dir)
 	}
 	return &LayoutImage{
+		Name:       tag.Name(),
 		Repository: tag.Context().Name(),
 		Digest:     digest.String(),
 		Image: Image{

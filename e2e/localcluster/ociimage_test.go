@@ -132,8 +132,8 @@ func TestLoadOCILayoutUnpacksTheHostPlatformsImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img.Repository != "registry.test/team/app" {
-		t.Errorf("repository %q", img.Repository)
+	if img.Repository != "registry.test/team/app" || img.Name != "registry.test/team/app:1.2" {
+		t.Errorf("name %q, repository %q", img.Name, img.Repository)
 	}
 	if got := img.Image; !slices.Equal(got.Entrypoint, cfg.Entrypoint) || !slices.Equal(got.Cmd, cfg.Cmd) || got.User != cfg.User || got.WorkingDir != "/app" {
 		t.Errorf("image %+v", got)
@@ -287,5 +287,29 @@ func TestImageFilesStayInTheRoot(t *testing.T) {
 	found3, _ := filepath.Glob(filepath.Join(cache, "valkey-fsm", "escaped"))
 	if len(found)+len(found2)+len(found3) != 0 {
 		t.Errorf("files out of the root: %v %v %v", found, found2, found3)
+	}
+}
+
+// The operator's layout maps the one image it names, as a registry serves one tag: the chart's
+// default tag runs it, another tag of the repository has no mapping (a pod asking for it does
+// not silently run this build).
+func TestTheOperatorLayoutMapsItsOwnTagOnly(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	layer := testLayer(t, tarEntry{name: "valkey-operator", body: "x", mode: 0o755})
+	dir := writeTestLayout(t, "ghcr.io/valkey-fsm/valkey-operator:0.1.0", v1.Config{Entrypoint: []string{"/valkey-operator"}}, []v1.Platform{hostPlatform()}, layer)
+	images, err := DefaultImages(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, ok := lookupImage(images, "ghcr.io/valkey-fsm/valkey-operator:0.1.0"); !ok || img.RootFS == "" || img.Entrypoint[0] != "/valkey-operator" {
+		t.Errorf("the layout's own tag: %+v %v", img, ok)
+	}
+	for _, other := range []string{"ghcr.io/valkey-fsm/valkey-operator:dev", "ghcr.io/valkey-fsm/valkey-operator", "ghcr.io/valkey-fsm/valkey-operator:0.1.1"} {
+		if img, ok := lookupImage(images, other); ok {
+			t.Errorf("%s is mapped: %+v", other, img)
+		}
+	}
+	if _, err := DefaultImages(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing layout was accepted")
 	}
 }

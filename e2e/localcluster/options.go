@@ -24,7 +24,8 @@ type Options struct {
 	// image and the operator image are mapped by default; see DefaultImages.
 	Images map[string]Image
 	// OperatorLayout is an OCI image layout holding the operator's image, as make image
-	// writes it (BuildOperatorImage): the repository it names runs from it, whatever the tag.
+	// writes it (BuildOperatorImage): the image it names (repository and tag, the chart's
+	// default) runs from it; another tag of the repository has no mapping.
 	OperatorLayout string
 	// AfterTests runs once RunTests's tests have run, before the cluster stops: checks over
 	// the whole run (the audit log's, say). Its error fails the run.
@@ -106,7 +107,7 @@ func DefaultImages(operatorLayout string) (map[string]Image, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[img.Repository] = img.Image
+		m[img.Name] = img.Image
 	}
 	return m, nil
 }

@@ -54,7 +54,7 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "replicas=1", "--wait", "--timeout", "3m")
+		"--set", "retryInterval=1s", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "valkey-operator", "--namespace", ns, "--wait", "--timeout", "2m")
 	})
@@ -186,7 +186,7 @@ func TestChartNamespacedModeNeedsNoClusterWideRights(t *testing.T) {
 	const opNS = "vo-scoped"
 	watched, other := cl.Namespace(t), cl.Namespace(t)
 	helm(t, "install", "vo-scoped", "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
+		"--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
 		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "vo-scoped", "--namespace", opNS, "--wait", "--timeout", "2m")

@@ -52,7 +52,7 @@ func buildOperatorImage() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "operatorsuite: operator image %s %s built and unpacked in %s\n", img.Repository, img.Digest, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "operatorsuite: operator image %s %s built and unpacked in %s\n", img.Name, img.Digest, time.Since(start).Round(time.Millisecond))
 	operatorBinary = img.Path(img.Image.Entrypoint[0])
 	return layoutDir, nil
 }

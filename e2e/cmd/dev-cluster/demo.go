@@ -46,7 +46,7 @@ func buildOperator(root string) (layoutDir, plugin string, err error) {
 func installOperator(root, kubeconfig string) error {
 	fmt.Println("installing the operator's Helm chart (charts/valkey-operator)...")
 	cmd := exec.Command(filepath.Join(root, "hack", "helm.sh"), "install", "valkey-operator", filepath.Join(root, "charts", "valkey-operator"),
-		"--namespace", "valkey-operator-system", "--create-namespace", "--set", "image.tag=dev", "--wait", "--timeout", "3m", "--kubeconfig", kubeconfig)
+		"--namespace", "valkey-operator-system", "--create-namespace", "--wait", "--timeout", "3m", "--kubeconfig", kubeconfig)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
 }
