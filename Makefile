@@ -8,9 +8,15 @@ GOLANGCI_VERSION := v2.15.0
 GOLANGCI := $(TOOLCACHE)/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
 # Test timeout for the whole `go test` run; CI has 90 minutes including builds.
 TEST_TIMEOUT ?= 30m
+# What the binaries and the image say they are (internal/version): a tag, else the commit,
+# -dirty with uncommitted changes. `make image VERSION=v0.3.0` sets it by hand.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -X github.com/valkey-fsm/valkey-operator/internal/version.Version=$(VERSION) \
+	-X github.com/valkey-fsm/valkey-operator/internal/version.Commit=$(COMMIT)
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator helm versitygw promtool prometheus cert-manager
+	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus cert-manager
 
 all: test
 
@@ -94,11 +100,18 @@ bench: tools
 
 ## Builds the kubectl plugin into bin/ (put it on $PATH, then: kubectl valkey status NAME).
 plugin:
-	$(GO) build -o bin/kubectl-valkey ./plugin
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kubectl-valkey ./plugin
 
 ## Builds the operator binary into bin/.
 operator:
-	$(GO) build -o bin/valkey-operator ./operator
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/valkey-operator ./operator
+
+## Builds the operator's OCI image without Docker (hack/image; README "The image"): an index of
+## IMAGE_PLATFORMS (default linux/amd64,linux/arm64) as an OCI layout in dist/image/oci and an
+## archive dist/image/valkey-operator.oci.tar, tagged as the chart pulls it;
+## IMAGE_PUSH=registry/repo:tag also pushes it (credentials from docker login).
+image:
+	VERSION="$(VERSION)" COMMIT="$(COMMIT)" IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" IMAGE_PUSH="$(IMAGE_PUSH)" $(GO) run ./hack/image -out dist/image
 
 ## A longer chaos run of the simulated world.
 chaos:

@@ -25,6 +25,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if isVersionFlag(args[0]) {
+		return printVersion(stdout)
+	}
 	cmd, ok := subcommands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "valkey-operator: unknown subcommand %q\n", args[0])
@@ -40,7 +43,7 @@ func usage(w io.Writer) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(w, "usage: valkey-operator <subcommand> [flags]")
+	fmt.Fprintln(w, "usage: valkey-operator <subcommand> [flags] | --version")
 	fmt.Fprintln(w, "subcommands:", strings.Join(names, ", "))
 	fmt.Fprintln(w, "run a subcommand with -h for its flags")
 }

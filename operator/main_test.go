@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/valkey-fsm/valkey-operator/internal/version"
 )
 
 func TestDispatch(t *testing.T) {
@@ -18,5 +22,22 @@ func TestDispatch(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"simulate", "-topology", "single", "-schedules", "3", "-steps", "30"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "simulated 3 schedules") {
 		t.Fatalf("simulate: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestVersionPrintsTheStampedVersion builds the binary as make does (-ldflags -X) and runs it:
+// the version a user reads is the one the build was given, not the default.
+func TestVersionPrintsTheStampedVersion(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "valkey-operator")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags", version.LDFlags("v9.8.7-test", "abc1234"), ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("--version: %v\n%s", err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), "valkey-operator v9.8.7-test (commit abc1234)"; got != want {
+		t.Fatalf("--version printed %q, want %q", got, want)
 	}
 }

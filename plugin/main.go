@@ -22,6 +22,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/restart"
 	"github.com/valkey-fsm/valkey-operator/plugin/rotate"
 	"github.com/valkey-fsm/valkey-operator/plugin/status"
+	"github.com/valkey-fsm/valkey-operator/plugin/version"
 )
 
 func main() {
@@ -77,6 +78,7 @@ secret redacted.`,
 		certificate.NewCmd(flags, now),
 		cli.NewCmd(flags),
 		report.NewCmd(flags, now),
+		version.NewCmd(flags),
 	)
 	return root
 }

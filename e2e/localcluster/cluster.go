@@ -59,7 +59,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
 	}
-	opts = opts.withDefaults()
+	if opts, err = opts.withDefaults(); err != nil {
+		return nil, err
+	}
 	binDir, err := kubeassets.Dir()
 	if err != nil {
 		return nil, err

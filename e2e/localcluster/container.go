@@ -148,17 +148,21 @@ func (r *podRunner) startContainer(c *container) error {
 			return err
 		}
 	}
+	img, _ := lookupImage(r.cluster.opts.Images, c.spec.Image)
 	wd := c.spec.WorkingDir
+	if wd == "" {
+		wd = img.WorkingDir
+	}
 	if wd == "" {
 		wd = "/"
 	}
-	sec := securityOf(r.currentPod(), &c.spec)
+	sec := r.security(c)
 	rootMode := "rw"
 	if sec.readOnlyRoot {
 		rootMode = "ro"
 	}
 	args := []string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", launchScript, "launch",
-		cg, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, strconv.Itoa(len(mounts) / 3)}
+		cg, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, img.RootFS, strconv.Itoa(len(mounts) / 3)}
 	args = append(args, mounts...)
 	args = append(args, argv...)
 	cmd := exec.Command("unshare", args...)
@@ -285,7 +289,11 @@ func (r *podRunner) commandLine(c *container, env map[string]string) ([]string, 
 		if !known {
 			return nil, fmt.Errorf("image %q has no local mapping (Options.Images) and the container sets no command", c.spec.Image)
 		}
+		// Kubernetes' rule: the image's Cmd only when the container gives no args either.
 		cmd = img.Entrypoint
+		if len(c.spec.Args) == 0 {
+			cmd = append(append([]string{}, cmd...), img.Cmd...)
+		}
 	}
 	argv := make([]string, 0, len(cmd)+len(c.spec.Args))
 	for _, a := range cmd {

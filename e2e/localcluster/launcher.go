@@ -1,10 +1,16 @@
 package localcluster
 
-// launchScript runs as `sh -c launchScript launch CGROUP ROOT SCRATCH WORKDIR HOSTNAME USERSPEC GROUPS ROOTMODE N [SRC DST MODE]xN CMD...`
+// launchScript runs as `sh -c launchScript launch CGROUP ROOT SCRATCH WORKDIR HOSTNAME USERSPEC GROUPS ROOTMODE IMAGEROOT N [SRC DST MODE]xN CMD...`
 // inside a fresh mount and UTS namespace (unshare). It first joins the container's cgroup
 // (so everything it starts is counted, killed, frozen and partitioned with it), then builds the container's root file system
 // as a copy-on-write overlay of the host's / (writes land in a tmpfs that vanishes with the
-// namespace, so creating a mount point such as /etc/valkey never touches the host), binds
+// namespace, so creating a mount point such as /etc/valkey never touches the host), with the
+// image's unpacked file system IMAGEROOT, when given, laid over it by a second overlay (its
+// files at their paths win: the image's entrypoint is the image's binary; the host's shell and
+// chroot stay there for this script's last step, which an empty image could not run; one
+// overlay with both as lower layers is refused, ELOOP, because IMAGEROOT lies under /; two
+// stacked overlays are the kernel's limit, so this needs a host / that is not itself an
+// overlay), binds
 // /proc, /sys and /dev, binds each volume at its mount path, makes the root read-only when
 // ROOTMODE is ro (readOnlyRootFilesystem), then chroots and execs the command in the working
 // directory, as USERSPEC (uid:gid, runAsUser/runAsGroup) with GROUPS (fsGroup, supplemental)
@@ -12,10 +18,14 @@ package localcluster
 // is the container's main process, and the parent-death signal set on it survives.
 const launchScript = `set -e
 echo $$ > "$1/cgroup.procs"
-root=$2; scratch=$3; wd=$4; host=$5; user=$6; groups=$7; rootmode=$8; n=$9; shift 9
+root=$2; scratch=$3; wd=$4; host=$5; user=$6; groups=$7; rootmode=$8; imageroot=$9; shift 9; n=$1; shift
 mount -t tmpfs -o mode=0755 tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$scratch/upper,workdir=$scratch/work" "$root"
+if [ -n "$imageroot" ]; then
+  mkdir "$scratch/image-upper" "$scratch/image-work"
+  mount -t overlay overlay -o "lowerdir=$imageroot:$root,upperdir=$scratch/image-upper,workdir=$scratch/image-work" "$root"
+fi
 for d in proc sys dev; do mount --rbind "/$d" "$root/$d"; done
 hostname "$host"
 while [ "$n" -gt 0 ]; do

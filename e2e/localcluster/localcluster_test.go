@@ -27,7 +27,7 @@ import (
 var cl *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(localcluster.RunTests(m, "localcluster", localcluster.Options{}, &cl))
+	os.Exit(localcluster.RunTests(m, "localcluster", localcluster.Options{Images: layoutProbeImages()}, &cl))
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {

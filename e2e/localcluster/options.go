@@ -23,8 +23,10 @@ type Options struct {
 	// Images maps image repositories (without tag or digest) to local programs. The Valkey
 	// image and the operator image are mapped by default; see DefaultImages.
 	Images map[string]Image
-	// OperatorBinary is the valkey-operator binary that the operator image maps to.
-	OperatorBinary string
+	// OperatorLayout is an OCI image layout holding the operator's image, as make image
+	// writes it (BuildOperatorImage): the image it names (repository and tag, the chart's
+	// default) runs from it; another tag of the repository has no mapping.
+	OperatorLayout string
 	// AfterTests runs once RunTests's tests have run, before the cluster stops: checks over
 	// the whole run (the audit log's, say). Its error fails the run.
 	AfterTests func(*Cluster) error
@@ -37,14 +39,26 @@ type Options struct {
 type Image struct {
 	// Entrypoint is used when a container has no command.
 	Entrypoint []string
+	// Cmd follows Entrypoint when the container has neither command nor args, as an image
+	// config's Cmd does.
+	Cmd []string
 	// Programs maps a command name used by the image (e.g. "/manager") to a local path.
 	Programs map[string]string
+	// RootFS, when set, is the image's unpacked file system (LoadOCILayout): the container sees
+	// its files at their paths, over the host's, so that its entrypoint is the image's own
+	// binary and not a program of this machine.
+	RootFS string
+	// User is the image config's user ("65532:65532", numeric), which the container runs as
+	// when its securityContext names none.
+	User string
+	// WorkingDir is the image config's, used when the container sets none.
+	WorkingDir string
 	// Err says why the image cannot run here (its programs could not be had): a container
 	// with it fails to start with this error.
 	Err error
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) withDefaults() (Options, error) {
 	if o.Nodes <= 0 {
 		o.Nodes = 3
 	}
@@ -57,7 +71,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxRestartBackoff <= 0 {
 		o.MaxRestartBackoff = 20 * time.Second
 	}
-	images := DefaultImages(o.OperatorBinary)
+	images, err := DefaultImages(o.OperatorLayout)
+	if err != nil {
+		return o, err
+	}
 	for k, v := range o.Images {
 		images[k] = v
 	}
@@ -65,16 +82,15 @@ func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	return o
+	return o, nil
 }
-
-// OperatorImage is the repository of the operator's image; any tag maps to OperatorBinary.
-const OperatorImage = "ghcr.io/valkey-fsm/valkey-operator"
 
 // DefaultImages maps the Valkey images to Valkey binaries by version (valkeyImages), the S3
 // server's image to versitygw (s3Image), Prometheus's to the Prometheus server
-// (prometheusImage) and the operator's image to the given binary.
-func DefaultImages(operatorBinary string) map[string]Image {
+// (prometheusImage) and the operator's image to the OCI layout given
+// (LoadOCILayout), when one is: a layout that cannot be read is an error, since the repository
+// it would map is the one it names.
+func DefaultImages(operatorLayout string) (map[string]Image, error) {
 	m := map[string]Image{
 		"busybox":                   {Entrypoint: []string{"sh"}},
 		"docker.io/library/busybox": {Entrypoint: []string{"sh"}},
@@ -88,11 +104,12 @@ func DefaultImages(operatorBinary string) map[string]Image {
 	}
 	s3Image(m)
 	prometheusImage(m)
-	if operatorBinary != "" {
-		m[OperatorImage] = Image{
-			Entrypoint: []string{operatorBinary},
-			Programs:   map[string]string{"/manager": operatorBinary, "valkey-operator": operatorBinary, "/valkey-operator": operatorBinary},
+	if operatorLayout != "" {
+		img, err := LoadOCILayout(operatorLayout)
+		if err != nil {
+			return nil, err
 		}
+		m[img.Name] = img.Image
 	}
-	return m
+	return m, nil
 }

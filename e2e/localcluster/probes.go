@@ -259,7 +259,7 @@ func (r *podRunner) execCommand(ctx context.Context, c *container, command []str
 		return nil, fmt.Errorf("container %s is not running", c.spec.Name)
 	}
 	ns := []string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd"}
-	if sec := securityOf(r.currentPod(), &c.spec); sec.uid != nil {
+	if sec := r.security(c); sec.uid != nil {
 		// As the container's user, as the runtime runs an exec.
 		gid := int64(0)
 		if sec.gid != nil {

@@ -43,6 +43,42 @@ func securityOf(pod *corev1.Pod, c *corev1.Container) security {
 	return s
 }
 
+// security is what the container runs as: its securityContext's, else its image's user, as a
+// runtime applies an image config's User when the pod names no runAsUser.
+func (r *podRunner) security(c *container) security {
+	s := securityOf(r.currentPod(), &c.spec)
+	img, _ := lookupImage(r.cluster.opts.Images, c.spec.Image)
+	if s.uid != nil || img.User == "" {
+		return s
+	}
+	uid, gid, err := numericUser(img.User)
+	if err != nil {
+		return s // a named user needs the image's /etc/passwd, which no image mapped here has
+	}
+	s.uid = &uid
+	if s.gid == nil && gid != nil {
+		s.gid = gid
+	}
+	return s
+}
+
+// numericUser reads an image config's "uid" or "uid:gid".
+func numericUser(user string) (int64, *int64, error) {
+	u, g, hasGroup := strings.Cut(user, ":")
+	uid, err := strconv.ParseInt(u, 10, 64)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !hasGroup {
+		return uid, nil, nil
+	}
+	gid, err := strconv.ParseInt(g, 10, 64)
+	if err != nil {
+		return 0, nil, err
+	}
+	return uid, &gid, nil
+}
+
 // userspec is chroot's --userspec ("" to stay root): a user without a group runs with gid 0,
 // as container runtimes do.
 func (s security) userspec() string {

@@ -166,7 +166,7 @@ func median(d []time.Duration) time.Duration {
 func installBenchOperator(b *testing.B) (string, int) {
 	b.Helper()
 	helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
-		"--set", "image.tag=dev", "--set", "replicas=1", "--wait", "--timeout", "3m")
+		"--set", "replicas=1", "--wait", "--timeout", "3m")
 	return operatorPod(b, "vo-bench")
 }
 

@@ -1,6 +1,7 @@
 package operatorsuite
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -38,7 +39,7 @@ func helm(t testing.TB, args ...string) string {
 }
 
 // TestChartRunsTheOperatorAsAPodUnderItsRBAC installs the Helm chart: the operator runs as a
-// Pod (the operator image maps to the binary built from this repository) with the chart's
+// Pod (from the operator's image as make image builds it from this repository) with the chart's
 // ServiceAccount and least-privilege RBAC, its journal on a claim, and runs a cluster.
 func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	if cl == nil {
@@ -53,7 +54,7 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "replicas=1", "--wait", "--timeout", "3m")
+		"--set", "retryInterval=1s", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "valkey-operator", "--namespace", ns, "--wait", "--timeout", "2m")
 	})
@@ -73,6 +74,12 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	}
 	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err != nil || !strings.Contains(string(status), "Uid:\t65532\t65532") {
 		t.Fatalf("the operator does not run as 65532: %s (%v)", firstLines(string(status), "Uid:"), err)
+	}
+	// From the image make image builds: the running program is the image's /valkey-operator.
+	if running, err := os.ReadFile(fmt.Sprintf("/proc/%d/exe", pid)); err != nil {
+		t.Fatal(err)
+	} else if shipped, err := os.ReadFile(operatorBinary); err != nil || !bytes.Equal(running, shipped) {
+		t.Fatalf("the operator pod does not run the image's binary %s (%v)", operatorBinary, err)
 	}
 	// The ServiceAccount may do what the operator needs and no more.
 	for _, c := range []struct {
@@ -179,7 +186,7 @@ func TestChartNamespacedModeNeedsNoClusterWideRights(t *testing.T) {
 	const opNS = "vo-scoped"
 	watched, other := cl.Namespace(t), cl.Namespace(t)
 	helm(t, "install", "vo-scoped", "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
+		"--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
 		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "vo-scoped", "--namespace", opNS, "--wait", "--timeout", "2m")

@@ -32,7 +32,7 @@ func TestTheStandbyTakesOverWhenTheLeadersNodeIsLost(t *testing.T) {
 	// Shorter leader election than the chart's default (15s lease), to keep the test short;
 	// the hand-over works the same.
 	helm(t, "install", release, "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s",
+		"--set", "retryInterval=1s",
 		"--set", "leaderElectionTiming.leaseDuration=6s", "--set", "leaderElectionTiming.renewDeadline=4s", "--set", "leaderElectionTiming.retryPeriod=1s",
 		"--wait", "--timeout", "3m")
 	t.Cleanup(func() {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,39 +22,39 @@ import (
 var (
 	cl *localcluster.Cluster
 	k  client.Client
-	// operatorBinary is the operator built from this tree (the image the chart's pod runs).
+	// operatorBinary is the operator's binary in its image, unpacked (for the tests that run it
+	// as a process of their own).
 	operatorBinary string
 )
 
 func TestMain(m *testing.M) {
-	// The operator image maps to a binary built from this tree, for the tests that run the
-	// operator as a Pod.
-	bin, err := buildOperator()
+	// The operator image runs from the OCI layout make image writes, built from this tree, for
+	// the tests that run the operator as a Pod.
+	layoutDir, err := buildOperatorImage()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the operator:", err)
+		fmt.Fprintln(os.Stderr, "building the operator's image:", err)
 		os.Exit(1)
 	}
-	operatorBinary = bin
-	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorBinary: bin, AfterTests: checkOperatorRequests}, &cl, setUp))
+	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorLayout: layoutDir, AfterTests: checkOperatorRequests}, &cl, setUp))
 }
 
-func buildOperator() (string, error) {
+func buildOperatorImage() (string, error) {
 	root, err := kubeassets.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	// The chart runs the operator as a non-root user, which must be able to reach the binary.
-	dir, err := localcluster.ProgramDir(root)
+	start := time.Now()
+	layoutDir, err := localcluster.BuildOperatorImage(root)
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "valkey-operator")
-	cmd := exec.Command("go", "build", "-o", bin, "./operator")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w: %s", err, out)
+	img, err := localcluster.LoadOCILayout(layoutDir)
+	if err != nil {
+		return "", err
 	}
-	return bin, nil
+	fmt.Fprintf(os.Stderr, "operatorsuite: operator image %s %s built and unpacked in %s\n", img.Name, img.Digest, time.Since(start).Round(time.Millisecond))
+	operatorBinary = img.Path(img.Image.Entrypoint[0])
+	return layoutDir, nil
 }
 
 // setUp installs the CRD from the chart, makes the typed client and the in-process

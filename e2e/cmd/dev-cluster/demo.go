@@ -15,32 +15,38 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
+	"github.com/valkey-fsm/valkey-operator/internal/version"
 )
 
-// buildBinaries builds the operator and the kubectl plugin into .cache/bin.
-func buildBinaries(root string) (operator, plugin string, err error) {
-	// The chart runs the operator as a non-root user, which must be able to reach the binary.
-	dir, err := localcluster.ProgramDir(root)
-	if err != nil {
+// buildOperator builds the operator's image (its OCI layout, which the local cluster runs the
+// chart's pod from, as make image builds it for users) and the kubectl plugin into .cache/bin,
+// both stamped with the version.
+func buildOperator(root string) (layoutDir, plugin string, err error) {
+	if layoutDir, err = localcluster.BuildOperatorImage(root); err != nil {
 		return "", "", err
 	}
-	operator = filepath.Join(dir, "valkey-operator")
 	plugin = filepath.Join(root, ".cache", "bin", "kubectl-valkey")
-	for out, pkg := range map[string]string{operator: "./operator", plugin: "./plugin"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
+	stamp := map[string]string{}
+	for key, args := range map[string][]string{"version": {"describe", "--tags", "--always", "--dirty"}, "commit": {"rev-parse", "--short", "HEAD"}} {
+		cmd := exec.Command("git", args...)
 		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+		if out, err := cmd.Output(); err == nil {
+			stamp[key] = strings.TrimSpace(string(out))
 		}
 	}
-	return operator, plugin, nil
+	cmd := exec.Command("go", "build", "-ldflags", version.LDFlags(stamp["version"], stamp["commit"]), "-o", plugin, "./plugin")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build ./plugin: %w\n%s", err, b)
+	}
+	return layoutDir, plugin, nil
 }
 
 // installOperator installs the chart with the project's pinned helm and waits for it.
 func installOperator(root, kubeconfig string) error {
 	fmt.Println("installing the operator's Helm chart (charts/valkey-operator)...")
 	cmd := exec.Command(filepath.Join(root, "hack", "helm.sh"), "install", "valkey-operator", filepath.Join(root, "charts", "valkey-operator"),
-		"--namespace", "valkey-operator-system", "--create-namespace", "--set", "image.tag=dev", "--wait", "--timeout", "3m", "--kubeconfig", kubeconfig)
+		"--namespace", "valkey-operator-system", "--create-namespace", "--wait", "--timeout", "3m", "--kubeconfig", kubeconfig)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
 }

@@ -54,16 +54,16 @@ func run(nodes int, newIPs, verbose bool, apply string, withOperator bool, waitF
 	if err != nil {
 		return err
 	}
-	operatorBin, pluginBin := "", ""
+	operatorLayout, pluginBin := "", ""
 	if withOperator {
-		fmt.Println("building valkey-operator and kubectl-valkey...")
-		if operatorBin, pluginBin, err = buildBinaries(root); err != nil {
+		fmt.Println("building the valkey-operator image (make image, this machine's platform) and kubectl-valkey...")
+		if operatorLayout, pluginBin, err = buildOperator(root); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
 	fmt.Println("starting the local cluster (the first run builds the Kubernetes binaries: a few minutes)...")
-	cl, err := localcluster.Start(ctx, localcluster.Options{Nodes: nodes, NewIPOnRecreate: newIPs, Log: log, OperatorBinary: operatorBin})
+	cl, err := localcluster.Start(ctx, localcluster.Options{Nodes: nodes, NewIPOnRecreate: newIPs, Log: log, OperatorLayout: operatorLayout})
 	if err != nil {
 		return err
 	}
