@@ -16,7 +16,7 @@ LDFLAGS := -X github.com/valkey-fsm/valkey-operator/internal/version.Version=$(V
 	-X github.com/valkey-fsm/valkey-operator/internal/version.Commit=$(COMMIT)
 
 .PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus cert-manager
+	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus krew release cert-manager
 
 all: test
 
@@ -52,7 +52,18 @@ promtool:
 prometheus:
 	@hack/prometheus.sh >/dev/null
 
-tools: valkey valkey-9.1 kube-binaries helm versitygw promtool prometheus cert-manager
+## Builds krew and its manifest validator (make release checks the krew manifest with them).
+krew:
+	@hack/krew.sh >/dev/null
+
+## The kubectl plugin's release (hack/release): kubectl-valkey for linux, darwin and windows on
+## amd64 and arm64, each archived with the LICENSE, checksums.txt and the krew manifest
+## plugins/valkey.yaml in dist/release, then checked with krew's validator and installed from
+## each archive with krew. VERSION must be a release version: make release VERSION=v0.3.0.
+release: krew
+	$(GO) run ./hack/release -version "$(VERSION)" -commit "$(COMMIT)" -out dist/release -krew "$$(hack/krew.sh | paste -sd, -)"
+
+tools: valkey valkey-9.1 kube-binaries helm versitygw promtool prometheus krew cert-manager
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

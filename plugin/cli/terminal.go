@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"golang.org/x/term"
 	"k8s.io/client-go/tools/remotecommand"
@@ -43,27 +41,33 @@ func (t *terminal) restore() {
 	}
 }
 
-// sizes sends the terminal's size, then each new size (SIGWINCH), until ctx ends.
+// sizes sends the terminal's size, then each new size (resized: SIGWINCH, or polling where
+// there is no such signal), until ctx ends.
 func (t *terminal) sizes(ctx context.Context) remotecommand.TerminalSizeQueue {
 	q := &sizeQueue{c: make(chan remotecommand.TerminalSize, 1)}
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
+	winch, stop := resized()
+	var last remotecommand.TerminalSize
 	send := func() {
 		w, h, err := term.GetSize(int(t.out.Fd()))
 		if err != nil {
 			return
 		}
+		size := remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}
+		if size == last {
+			return
+		}
+		last = size
 		// A size not read yet is stale: the latest replaces it (this goroutine is the only
 		// sender, so the send cannot block).
 		select {
 		case <-q.c:
 		default:
 		}
-		q.c <- remotecommand.TerminalSize{Width: uint16(w), Height: uint16(h)}
+		q.c <- size
 	}
 	send()
 	go func() {
-		defer signal.Stop(winch)
+		defer stop()
 		defer close(q.c)
 		for {
 			select {
