@@ -36,14 +36,21 @@ func TestPrometheusSeesTheFailoverAndTheNotReadyAlert(t *testing.T) {
 	}
 	const release, opNS = "vo-prom", "vo-prom"
 	watched, promNS := cl.Namespace(t), cl.Namespace(t)
+	// The observers (the operator and Prometheus) run on one node and the Valkey pods on the
+	// others, so that the node stopped below is never the observers'.
+	observers := cl.NodeNames()[0]
 	helm(t, "install", release, "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
-		"--set", "image.tag=dev", "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
+		"--set", "nodeSelector.kubernetes\\.io/hostname="+observers, "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
 		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", release, "--namespace", opNS, "--wait", "--timeout", "2m")
 	})
 	ctx := ctxFor(t, 8*time.Minute)
-	prom := startPrometheus(t, ctx, promNS, opNS, release+"-metrics-reader")
+	ops, err := cl.Clientset().CoreV1().Pods(opNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=valkey-operator"})
+	if err != nil || len(ops.Items) != 1 || ops.Items[0].Spec.NodeName != observers {
+		t.Fatalf("want the operator's one pod on %s: %v, %v", observers, ops, err)
+	}
+	prom := startPrometheus(t, ctx, promNS, opNS, release+"-metrics-reader", observers)
 
 	// The operator is a discovered, healthy target.
 	promEventually(t, ctx, 90*time.Second, "the operator is a target that is up", func() (bool, string) {
@@ -61,10 +68,15 @@ func TestPrometheusSeesTheFailoverAndTheNotReadyAlert(t *testing.T) {
 		return false, fmt.Sprint(seen)
 	})
 
-	if err := k.Create(ctx, newCluster(watched, "watched", v1alpha1.TopologyReplication, 3)); err != nil {
+	// A primary and a replica, one on each of the other nodes.
+	watchedCluster := newCluster(watched, "watched", v1alpha1.TopologyReplication, 2)
+	watchedCluster.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpNotIn, Values: []string{observers}}}}},
+	}}}
+	if err := k.Create(ctx, watchedCluster); err != nil {
 		t.Fatal(err)
 	}
-	vc := waitFor(t, watched, "watched", 3*time.Minute, "Steady with 3 ready", steadyWith(3))
+	vc := waitFor(t, watched, "watched", 3*time.Minute, "Steady with 2 ready", steadyWith(2))
 	mine := fmt.Sprintf(`{namespace=%q,name="watched"}`, watched)
 	promEventually(t, ctx, time.Minute, "Prometheus has the cluster Ready", func() (bool, string) {
 		v, err := promValue(ctx, prom, "valkey_operator_cluster_ready"+mine)
@@ -104,11 +116,11 @@ func TestPrometheusSeesTheFailoverAndTheNotReadyAlert(t *testing.T) {
 	t.Logf("through Prometheus: ValkeyClusterNotReady fired %s after the node stopped, the failover to %s counted, the alert resolved", fired.Round(100*time.Millisecond), vc.Status.Primary)
 }
 
-// startPrometheus runs Prometheus as a pod in ns with a ServiceAccount allowed to list the pods
+// startPrometheus runs Prometheus as a pod on node in ns with a ServiceAccount allowed to list the pods
 // of opNS (its service discovery) and to read the operator's metrics (metricsReader), the
 // chart's alerting rules and a 1 s scrape and evaluation interval, and returns a client of its
 // API once it is ready.
-func startPrometheus(t *testing.T, ctx context.Context, ns, opNS, metricsReader string) promv1.API {
+func startPrometheus(t *testing.T, ctx context.Context, ns, opNS, metricsReader, node string) promv1.API {
 	t.Helper()
 	cs := cl.Clientset()
 	_ = serviceAccountToken(t, ns, "prometheus", metricsReader)
@@ -158,6 +170,7 @@ scrape_configs:
 		ObjectMeta: metav1.ObjectMeta{Name: "prometheus", Namespace: ns},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "prometheus",
+			NodeSelector:       map[string]string{"kubernetes.io/hostname": node},
 			Containers: []corev1.Container{{
 				Name:  "prometheus",
 				Image: localcluster.PrometheusImage + ":v3.16.0",
