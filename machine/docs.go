@@ -59,7 +59,8 @@ replica that follows it holds all it wrote, the StatefulSets ask for no pod, wit
 so that the claims stay; Valkey saves its data as it shuts down. Setting spec.hibernate to false
 wakes the cluster (wake-requested): it bootstraps on its kept claims as a re-created cluster does,
 and chooses no shard's first node before every pod answers, since any kept volume may hold the
-newest data.`,
+newest data. Cleared before the pods stopped, while every recorded primary still serves, the
+hibernation is cancelled instead (hibernate-cancelled): the records are kept and writes reopen.`,
 }
 
 // rulesDoc is the part of the document that states the safety rules.

@@ -41,6 +41,7 @@ const (
 	EventCertificateReloaded Event = "certificate-reloaded"
 	EventHibernateRequested  Event = "hibernate-requested"
 	EventWakeRequested       Event = "wake-requested"
+	EventHibernateCancelled  Event = "hibernate-cancelled"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

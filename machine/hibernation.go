@@ -24,7 +24,7 @@ import (
 
 func guardHibernateRequested(d *decider) (outcome, bool) {
 	spec := d.v.spec
-	if !spec.Hibernate || !spec.Persistence || d.p.Rotation.ID != "" || len(d.p.Shards) == 0 {
+	if !spec.Hibernate || !spec.Persistence || d.p.Rotation.ID != "" || len(d.p.Shards) == 0 || d.hibernatePending(d.p) != "" {
 		return outcome{}, false
 	}
 	for _, rec := range d.p.Shards {
@@ -36,6 +36,21 @@ func guardHibernateRequested(d *decider) (outcome, bool) {
 	next := d.p.Clone()
 	next.Op = Operation{}
 	return outcome{next: next, message: fmt.Sprintf("hibernate requested: client writes close, the replicas catch up, then every pod stops; the claims keep the data of %d shard(s)", len(d.p.Shards))}, true
+}
+
+func guardHibernateCancelled(d *decider) (outcome, bool) {
+	if d.v.spec.Hibernate || d.obs.Objects.Replicas == StoppedReplicas {
+		return outcome{}, false
+	}
+	for _, rec := range d.p.Shards {
+		prim := d.v.node(rec.Primary)
+		if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+			return outcome{}, false
+		}
+	}
+	next := d.p.Clone()
+	next.Op = Operation{}
+	return outcome{next: next, message: "hibernate cancelled before the pods stopped: every recorded primary still serves; writes open again"}, true
 }
 
 func guardWakeRequested(d *decider) (outcome, bool) {
@@ -59,6 +74,27 @@ func (d *decider) hibernateWaits(p Persisted) string {
 		return "hibernate is asked of a cluster that does not persist its data (profile Cache): it would come back empty, so it keeps running"
 	case p.Rotation.ID != "":
 		return fmt.Sprintf("hibernate waits for the password rotation %s to complete", p.Rotation.ID)
+	}
+	if why := d.hibernatePending(p); why != "" {
+		return "hibernate waits: " + why
+	}
+	for s, rec := range p.Shards {
+		if prim := d.v.node(rec.Primary); !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+			return fmt.Sprintf("hibernate waits for shard %d's primary %s to serve", s, rec.Primary)
+		}
+	}
+	return ""
+}
+
+// hibernatePending says which change the spec asks for is not carried out yet ("": none): a
+// hibernation starts from what the spec asks, so that the wake bootstraps the same shards and
+// pods on their claims (a shard count lowered meanwhile would delete a shard's claims).
+func (d *decider) hibernatePending(p Persisted) string {
+	if d.v.spec.Mode == ModeCluster && d.v.spec.Shards != len(p.Shards) {
+		return fmt.Sprintf("the resharding to %d shard(s) first", d.v.spec.Shards)
+	}
+	if p.PodsPerShard > 0 && d.specPods() != p.PodsPerShard {
+		return fmt.Sprintf("the scaling to %d pod(s) per shard first", d.specPods())
 	}
 	return ""
 }

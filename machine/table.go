@@ -88,6 +88,8 @@ var table = []rule{
 		"a node of a shard not restored yet has loaded the snapshot: record it as the shard's primary"},
 	{EventRestoreComplete, []State{Restoring}, Steady, guardRestoreComplete,
 		"every shard's recorded primary holds the snapshot and its replicas follow it"},
+	{EventHibernateCancelled, []State{Hibernated}, Steady, guardHibernateCancelled,
+		"the spec no longer asks to hibernate before the pods were stopped, and every shard's recorded primary still serves as the recorded process: keep the records and open writes again (a bootstrap would elect by data, and a primary's data cannot always be told from a replica's)"},
 	{EventWakeRequested, []State{Hibernated}, Bootstrapping, guardWakeRequested,
 		"the spec no longer asks to hibernate: bootstrap again on the kept claims, waiting for every pod to answer before each shard's first node is chosen by its data"},
 	{EventBootstrapElected, []State{Bootstrapping}, Bootstrapping, guardBootstrapElected,

@@ -22,7 +22,7 @@ func TestUpdateValidation(t *testing.T) {
 		shardsAlone  = "spec.shards changes alone: a resharding moves data between shards"
 		tlsOn        = "tls.mode cannot go from Disabled to TLSOnly at once"
 		tlsOff       = "tls.mode cannot go from TLSOnly to Disabled at once"
-		asleepKeeps  = "a hibernated cluster keeps its replicas and shards until it runs again"
+		asleepKeeps  = "spec.hibernate is set and cleared alone, and a hibernated cluster keeps its replicas, shards and image"
 		cacheAsleep  = "hibernate stops every pod, and only the Durable profile keeps data across a stop"
 	)
 	cases := []struct {
@@ -47,13 +47,14 @@ func TestUpdateValidation(t *testing.T) {
 
 		// hibernate
 		{"hibernate", "{replicas: 3}", "{replicas: 3, hibernate: true}", ""},
-		{"hibernate and scale at once", "{replicas: 3}", "{replicas: 2, hibernate: true}", ""},
+		{"hibernate and scale at once", "{replicas: 3}", "{replicas: 2, hibernate: true}", asleepKeeps},
+		{"hibernate and reshard at once", "{topology: Cluster, shards: 3}", "{topology: Cluster, shards: 2, hibernate: true}", asleepKeeps},
 		{"wake", "{replicas: 3, hibernate: true}", "{replicas: 3, hibernate: false}", ""},
 		{"wake by removing the field", "{replicas: 3, hibernate: true}", "{replicas: 3}", ""},
 		{"scale while hibernated", "{replicas: 3, hibernate: true}", "{replicas: 5, hibernate: true}", asleepKeeps},
 		{"wake and scale at once", "{replicas: 3, hibernate: true}", "{replicas: 5}", asleepKeeps},
 		{"reshard while hibernated", "{topology: Cluster, shards: 3, hibernate: true}", "{topology: Cluster, shards: 4, hibernate: true}", asleepKeeps},
-		{"image while hibernated", "{hibernate: true}", "{hibernate: true, image: 'valkey/valkey:9.1'}", ""},
+		{"image while hibernated", "{hibernate: true}", "{hibernate: true, image: 'valkey/valkey:9.1'}", asleepKeeps},
 		{"hibernate a Cache cluster", "{profile: Cache}", "{profile: Cache, hibernate: true}", cacheAsleep},
 
 		// profile
