@@ -27,11 +27,8 @@ func guardHibernateRequested(d *decider) (outcome, bool) {
 	if !spec.Hibernate || !spec.Persistence || d.p.Rotation.ID != "" || len(d.p.Shards) == 0 || d.hibernatePending(d.p) != "" {
 		return outcome{}, false
 	}
-	for _, rec := range d.p.Shards {
-		prim := d.v.node(rec.Primary)
-		if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
-			return outcome{}, false
-		}
+	if _, ok := d.primariesServe(d.p); !ok {
+		return outcome{}, false
 	}
 	next := d.p.Clone()
 	next.Op = Operation{}
@@ -42,11 +39,8 @@ func guardHibernateCancelled(d *decider) (outcome, bool) {
 	if d.v.spec.Hibernate || d.obs.Objects.Replicas == StoppedReplicas {
 		return outcome{}, false
 	}
-	for _, rec := range d.p.Shards {
-		prim := d.v.node(rec.Primary)
-		if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
-			return outcome{}, false
-		}
+	if _, ok := d.primariesServe(d.p); !ok {
+		return outcome{}, false
 	}
 	next := d.p.Clone()
 	next.Op = Operation{}
@@ -78,12 +72,26 @@ func (d *decider) hibernateWaits(p Persisted) string {
 	if why := d.hibernatePending(p); why != "" {
 		return "hibernate waits: " + why
 	}
-	for s, rec := range p.Shards {
-		if prim := d.v.node(rec.Primary); !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
-			return fmt.Sprintf("hibernate waits for shard %d's primary %s to serve", s, rec.Primary)
-		}
+	if s, ok := d.primariesServe(p); !ok {
+		return fmt.Sprintf("hibernate waits for shard %d's primary %s to serve", s, p.Shards[s].Primary)
 	}
 	return ""
+}
+
+// primariesServe reports whether every shard's recorded primary runs as the recorded process
+// and is a primary; if not, the first shard whose primary does not.
+func (d *decider) primariesServe(p Persisted) (int, bool) {
+	for s, rec := range p.Shards {
+		if !d.primaryServes(rec) {
+			return s, false
+		}
+	}
+	return 0, true
+}
+
+func (d *decider) primaryServes(rec ShardRecord) bool {
+	prim := d.v.node(rec.Primary)
+	return alive(prim, rec.RunID) && prim.Valkey.Role == RolePrimary
 }
 
 // hibernatePending says which change the spec asks for is not carried out yet ("": none): a
@@ -103,25 +111,19 @@ func (d *decider) hibernatePending(p Persisted) string {
 func (d *decider) hibernateActions(p Persisted, b *actionList) {
 	objects := d.obs.Objects
 	if objects.Replicas == StoppedReplicas && objects.Shards == len(p.Shards) && objects.Revision == d.v.spec.Revision {
-		if d.hibernatedForGood() {
-			b.wait("hibernated: every pod stopped and the claims keep the data; set spec.hibernate to false to wake the cluster")
+		if running := d.runningPods(); len(running) > 0 {
+			b.wait(fmt.Sprintf("hibernating: %s still stopping", strings.Join(running, ", ")))
 			return
 		}
-		var running []string
-		for _, n := range d.obs.Nodes {
-			if n.Pod.Exists {
-				running = append(running, n.Name)
-			}
-		}
-		b.wait(fmt.Sprintf("hibernating: %s still stopping", strings.Join(running, ", ")))
+		b.wait("hibernated: every pod stopped and the claims keep the data; set spec.hibernate to false to wake the cluster")
 		return
 	}
 	ready := true
 	for s, rec := range p.Shards {
-		prim := d.v.node(rec.Primary)
-		if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+		if !d.primaryServes(rec) {
 			continue // nothing more to catch up from: its volume holds what it had
 		}
+		prim := d.v.node(rec.Primary)
 		if !prim.Valkey.WritesFenced {
 			b.add(CloseWrites{Shard: s, Node: prim.Name, RunID: rec.RunID})
 			ready = false
@@ -168,13 +170,16 @@ func (d *decider) wakeWaits(p Persisted, s int) string {
 
 // hibernatedForGood reports whether the StatefulSets ask for no pod and none is left.
 func (d *decider) hibernatedForGood() bool {
-	if d.obs.Objects.Replicas != StoppedReplicas {
-		return false
-	}
+	return d.obs.Objects.Replicas == StoppedReplicas && len(d.runningPods()) == 0
+}
+
+// runningPods lists the cluster's pods that exist.
+func (d *decider) runningPods() []string {
+	var out []string
 	for _, n := range d.obs.Nodes {
 		if n.Pod.Exists {
-			return false
+			out = append(out, n.Name)
 		}
 	}
-	return true
+	return out
 }

@@ -493,18 +493,7 @@ var (
 // in a 5 → 3 resharding). MOVED replies are counted in INFO errorstats; a node that never
 // answered one (a replica nobody reads from) is reset at once.
 func (p *Pool) drainRedirections(ctx context.Context, podIP string) error {
-	moved := func() (int64, error) {
-		var n int64
-		err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
-			text, err := c.Do(ctx, c.B().Info().Section("errorstats").Build()).ToString()
-			if err != nil {
-				return err
-			}
-			n = redirectionCount(text)
-			return nil
-		})
-		return n, err
-	}
+	moved := func() (int64, error) { return p.redirections(ctx, podIP) }
 	last, err := moved()
 	if err != nil || last == 0 {
 		return err
@@ -526,6 +515,17 @@ func (p *Pool) drainRedirections(ctx context.Context, podIP string) error {
 		}
 	}
 	return nil
+}
+
+// redirections is how many MOVED replies the node at podIP has answered since it started.
+func (p *Pool) redirections(ctx context.Context, podIP string) (int64, error) {
+	var n int64
+	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().Info().Section("errorstats").Build()).ToString()
+		n = redirectionCount(text)
+		return err
+	})
+	return n, err
 }
 
 // redirectionCount is the count of errorstat_MOVED in an INFO errorstats reply (0 when the

@@ -112,13 +112,8 @@ func TestARemovedPrimaryRedirectsItsClientsUntilTheyMovedOn(t *testing.T) {
 func redirected(t *testing.T, ctx context.Context, p *Pool, s *server) {
 	t.Helper()
 	eventually(t, s.ip+" answers MOVED", func() bool {
-		var n int64
-		_ = p.run(ctx, Addr(s.ip), func(ctx context.Context, c vk.Client) error {
-			text, err := c.Do(ctx, c.B().Info().Section("errorstats").Build()).ToString()
-			n = redirectionCount(text)
-			return err
-		})
-		return n > 0
+		n, err := p.redirections(ctx, s.ip)
+		return err == nil && n > 0
 	})
 }
 
