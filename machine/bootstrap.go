@@ -244,6 +244,9 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		}
 		return nil, "", false
 	}
+	if c, msg, ok := d.wakeSource(s); ok {
+		return c, msg, true
+	}
 	l := d.lineage(s, History{})
 	cands := make([]*Node, len(holders))
 	copy(cands, holders)
@@ -289,6 +292,9 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		if len(byKeys) > 0 {
 			msg += fmt.Sprintf("; chosen over %s by key count: restarted from append-only files, which keep no replication offset, their data cannot be placed in a history", names(byKeys))
 		}
+		if from := d.p.Op.wakeFrom(s); d.p.Op.Wake && from != "" && from != c.Name {
+			msg += fmt.Sprintf("; %s, the primary when the pods stopped, holds no data now (was its volume lost?)", from)
+		}
 		return c, msg, true
 	}
 	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
@@ -308,6 +314,34 @@ func (l lineage) bootstrapCompare(c, o *Node) (holds, estimate bool) {
 		return false, false
 	}
 	return c.Valkey.Keys >= o.Valkey.Keys, true
+}
+
+// wakeSource is, for a waking shard, the node recorded to wake from when it answers and holds
+// data: it was the primary when the pods stopped, with client writes closed and every replica
+// that followed it caught up, so its data contains every other node's even where key counts
+// say otherwise (a replica not linked at the stop; writes of users close-writes does not close;
+// deletes). Without it (none recorded, or it holds nothing: its volume was lost) the shard is
+// elected by its nodes' data.
+func (d *decider) wakeSource(s int) (*Node, string, bool) {
+	name := d.p.Op.wakeFrom(s)
+	if !d.p.Op.Wake || name == "" {
+		return nil, "", false
+	}
+	n := d.v.node(name)
+	if n == nil || n.Shard != s || !usable(n) || n.Valkey.Keys == 0 {
+		return nil, "", false
+	}
+	var others []string
+	for _, o := range d.v.shard(s) {
+		if o != n {
+			others = append(others, describeData(o))
+		}
+	}
+	msg := fmt.Sprintf("shard %d: %s (%s) elected to wake from: it was the primary when the pods stopped, with client writes closed and its replicas caught up", s, n.Name, describeData(n))
+	if len(others) > 0 {
+		msg += "; " + strings.Join(others, ", ") + " will sync from it"
+	}
+	return n, msg, true
 }
 
 // describeData says what a node holds, for messages.

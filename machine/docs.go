@@ -55,11 +55,13 @@ restore goes from Bootstrapping to Restoring once wired, so it never opens for w
 snapshot is loaded.`,
 	Hibernated: `Every pod stops and the claims keep the data (spec.hibernate, profile Durable only). Each
 recorded primary is closed to client writes (close-writes; replication goes on), and once every
-replica that follows it holds all it wrote, the StatefulSets ask for no pod, with whenScaled Retain
-so that the claims stay; Valkey saves its data as it shuts down. Setting spec.hibernate to false
-wakes the cluster (wake-requested): it bootstraps on its kept claims as a re-created cluster does,
-and chooses no shard's first node before every pod answers, since any kept volume may hold the
-newest data. Cleared before the pods stopped, while every recorded primary still serves, the
+replica that follows it holds all it wrote, hibernate-caught-up records each shard's primary that
+served as the node to wake from, then the StatefulSets ask for no pod, with whenScaled Retain so
+that the claims stay; Valkey saves its data as it shuts down. Setting spec.hibernate to false
+wakes the cluster (wake-requested): it bootstraps on its kept claims, chooses no shard's first node
+before every pod answers, and starts each shard from the node recorded to wake from while it holds
+data (key counts cannot tell a replica that was not linked from the primary); a shard without one
+is elected by its data as a re-created cluster is. Cleared before the pods stopped, while every recorded primary still serves, the
 hibernation is cancelled instead (hibernate-cancelled): the records are kept and writes reopen.`,
 }
 

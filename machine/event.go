@@ -41,6 +41,7 @@ const (
 	EventCertificateReloaded Event = "certificate-reloaded"
 	EventHibernateRequested  Event = "hibernate-requested"
 	EventWakeRequested       Event = "wake-requested"
+	EventHibernateCaughtUp   Event = "hibernate-caught-up"
 	EventHibernateCancelled  Event = "hibernate-cancelled"
 )
 

@@ -13,14 +13,19 @@ import (
 //     data (the Durable profile; a Cache cluster would come back empty, and the API refuses
 //     it), every shard's recorded primary serves, and no password rotation is half-way.
 //   - Hibernated: each recorded primary is closed to client writes (close-writes; replication
-//     goes on), then once every replica that follows it holds all it wrote (its offset), the
-//     StatefulSets ask for no pod (ensure-objects stopped: the claims are kept, whenScaled
-//     Retain). Valkey saves its data as it shuts down (the append-only file and a snapshot).
-//     A primary lost meanwhile holds nothing newer than its volume: the stop goes on.
+//     goes on), then once every replica that follows it holds all it wrote (its offset),
+//     hibernate-caught-up records the node each shard wakes from, and the StatefulSets ask
+//     for no pod (ensure-objects stopped: the claims are kept, whenScaled Retain). Valkey
+//     saves its data as it shuts down (the append-only file and a snapshot). A primary lost
+//     meanwhile is not recorded to wake from (a crash may lose its last second of writes,
+//     which its replicas hold): the stop goes on, and the wake elects that shard by its data.
 //   - wake-requested (Hibernated → Bootstrapping): the spec no longer asks for it. The cluster
 //     bootstraps on its kept claims as a re-created one does (bootstrap.go), and waits for
 //     every pod to answer before it chooses a shard's first node: any kept volume may hold the
-//     newest data. The shards' records start anew from that choice.
+//     newest data. A shard starts from the node recorded to wake from while it holds data;
+//     key counts cannot tell a replica that was not linked at the stop, or that missed writes
+//     of users close-writes does not close, from the primary. The shards' records start anew
+//     from that choice.
 
 func guardHibernateRequested(d *decider) (outcome, bool) {
 	spec := d.v.spec
@@ -47,13 +52,47 @@ func guardHibernateCancelled(d *decider) (outcome, bool) {
 	return outcome{next: next, message: "hibernate cancelled before the pods stopped: every recorded primary still serves; writes open again"}, true
 }
 
+// guardHibernateCaughtUp records, before the pods are asked to stop, which node each shard
+// wakes from: its primary, if it serves as the recorded process (its client writes closed and
+// every replica that follows it caught up, its data contains every other node's; Valkey saves
+// it as it shuts down). A primary that no longer serves is not recorded ("-"): it may have
+// crashed and lost its last second of writes, which its replicas hold.
+func guardHibernateCaughtUp(d *decider) (outcome, bool) {
+	if !d.v.spec.Hibernate || d.p.Op.WakeFrom != "" || !d.caughtUp(d.p, &actionList{}) {
+		return outcome{}, false
+	}
+	from := make([]string, len(d.p.Shards))
+	var said []string
+	for s, rec := range d.p.Shards {
+		from[s] = "-"
+		if d.primaryServes(rec) {
+			from[s] = rec.Primary
+			said = append(said, fmt.Sprintf("shard %d from %s", s, rec.Primary))
+		} else {
+			said = append(said, fmt.Sprintf("shard %d by its nodes' data (%s no longer serves)", s, rec.Primary))
+		}
+	}
+	next := d.p.Clone()
+	next.Op.WakeFrom = strings.Join(from, " ")
+	return outcome{next: next, message: "replicas caught up with their primaries: every pod stops; the wake starts " + strings.Join(said, ", ")}, true
+}
+
+// wakeFrom is the node recorded to wake shard s from ("": none).
+func (o Operation) wakeFrom(s int) string {
+	from := strings.Fields(o.WakeFrom)
+	if s >= len(from) || from[s] == "-" {
+		return ""
+	}
+	return from[s]
+}
+
 func guardWakeRequested(d *decider) (outcome, bool) {
 	if d.v.spec.Hibernate {
 		return outcome{}, false
 	}
 	next := d.p.Clone()
 	next.Shards = nil
-	next.Op = Operation{Wake: true}
+	next.Op = Operation{Wake: true, WakeFrom: d.p.Op.WakeFrom}
 	return outcome{next: next, message: "wake requested: the pods start on their kept claims; once every one answers, each shard starts from the node whose data contains every other's"}, true
 }
 
@@ -118,6 +157,18 @@ func (d *decider) hibernateActions(p Persisted, b *actionList) {
 		b.wait("hibernated: every pod stopped and the claims keep the data; set spec.hibernate to false to wake the cluster")
 		return
 	}
+	if d.caughtUp(p, b) {
+		if p.Op.WakeFrom == "" {
+			b.wait("hibernating: the replicas caught up; the node each shard wakes from is recorded before the pods stop")
+			return
+		}
+		b.add(EnsureObjects{Shards: len(p.Shards), Replicas: StoppedReplicas, Revision: d.v.spec.Revision})
+	}
+}
+
+// caughtUp reports whether every recorded primary that serves is closed to client writes and
+// every replica that follows it holds all it wrote; b gets what is still to do or wait for.
+func (d *decider) caughtUp(p Persisted, b *actionList) bool {
 	ready := true
 	for s, rec := range p.Shards {
 		if !d.primaryServes(rec) {
@@ -139,9 +190,7 @@ func (d *decider) hibernateActions(p Persisted, b *actionList) {
 			}
 		}
 	}
-	if ready {
-		b.add(EnsureObjects{Shards: len(p.Shards), Replicas: StoppedReplicas, Revision: d.v.spec.Revision})
-	}
+	return ready
 }
 
 // wakeWaits says which pods of shard s a waking bootstrap still waits for ("": none, or no

@@ -33,9 +33,13 @@ func TestHibernationClosesWritesLetsReplicasCatchUpThenStopsThePods(t *testing.T
 	}
 	r1.Valkey.Offset, r2.Valkey.Offset = 120, 120
 	d = Decide(p, obsAt(7, spec, prim, r1, r2))
+	if d.Transition == nil || d.Transition.Event != EventHibernateCaughtUp || d.Next.Op.WakeFrom != "s0-0" || !strings.Contains(d.Transition.Message, "shard 0 from s0-0") {
+		t.Fatalf("want the node to wake from recorded once caught up, got %s (next %+v)", d, d.Next.Op)
+	}
 	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "stopped") {
 		t.Fatalf("want every pod stopped once caught up, got %s", d)
 	}
+	p = d.Next
 	stopped := obsAt(8, spec)
 	stopped.Objects.Replicas = StoppedReplicas
 	d = Decide(p, stopped)
@@ -101,5 +105,78 @@ func TestAWakeWaitsForEveryKeptVolumeThenElectsTheMostComplete(t *testing.T) {
 	d = Decide(p, obsAt(7, spec, n0, n1, n2))
 	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].Primary == "s0-1" {
 		t.Fatalf("want a node with every key elected once all answer, got %s", d)
+	}
+}
+
+// TestAWakeStartsFromThePrimaryOfTheStopEvenWhenAReplicaHoldsMoreKeys: key counts are no
+// evidence of which copy is newest (a replica not linked at the stop may hold keys the primary
+// deleted since; a user close-writes does not close may have written to the primary after the
+// catch-up, overwriting keys). The wake starts each shard from the node recorded when the pods
+// stopped; a shard whose primary did not serve then is elected by its nodes' data, and a
+// recorded node that comes back empty (its volume lost) is not elected over nodes with data.
+func TestAWakeStartsFromThePrimaryOfTheStopEvenWhenAReplicaHoldsMoreKeys(t *testing.T) {
+	spec := testSpec(2)
+	spec.Persistence = true
+	back := func(ord int, keys int64) Node {
+		n := node(ord, RolePrimary, "fresh"+string(rune('a'+ord)), 0)
+		n.Valkey.Keys, n.Valkey.WritesFenced, n.Valkey.SyncFenced = keys, true, true
+		return n
+	}
+	wake := func(t *testing.T, wakeFrom string, n0, n1, n2 Node) Decision {
+		t.Helper()
+		p := steadyState()
+		p.State, p.PodsPerShard = Hibernated, 3
+		p.Op = Operation{WakeFrom: wakeFrom}
+		stopped := obsAt(5, spec)
+		stopped.Objects.Replicas = StoppedReplicas
+		d := Decide(p, stopped)
+		if d.Transition == nil || d.Transition.Event != EventWakeRequested || d.Next.Op.WakeFrom != wakeFrom {
+			t.Fatalf("want wake-requested keeping the record %q, got %s (next %+v)", wakeFrom, d, d.Next.Op)
+		}
+		d = Decide(d.Next, obsAt(6, spec, n0, n1, n2))
+		if d.Transition == nil || d.Transition.Event != EventBootstrapElected {
+			t.Fatalf("want bootstrap-elected, got %s", d)
+		}
+		return d
+	}
+	t.Run("recorded", func(t *testing.T) {
+		d := wake(t, "s0-0", back(0, 900), back(1, 1000), back(2, 900))
+		if d.Next.Shards[0].Primary != "s0-0" || !strings.Contains(d.Transition.Message, "elected to wake from") {
+			t.Fatalf("want the primary of the stop elected over a replica with more keys, got %s", d)
+		}
+	})
+	t.Run("recorded-and-tied", func(t *testing.T) {
+		d := wake(t, "s0-2", back(0, 1000), back(1, 1000), back(2, 1000))
+		if d.Next.Shards[0].Primary != "s0-2" {
+			t.Fatalf("want the primary of the stop elected over lower ordinals with as many keys, got %s", d)
+		}
+	})
+	t.Run("not-recorded", func(t *testing.T) {
+		d := wake(t, "-", back(0, 900), back(1, 1000), back(2, 900))
+		if d.Next.Shards[0].Primary != "s0-1" {
+			t.Fatalf("want the most complete node by key count without a record, got %s", d)
+		}
+	})
+	t.Run("recorded-but-empty", func(t *testing.T) {
+		d := wake(t, "s0-0", back(0, 0), back(1, 1000), back(2, 900))
+		if d.Next.Shards[0].Primary != "s0-1" || !strings.Contains(d.Transition.Message, "s0-0, the primary when the pods stopped, holds no data now") {
+			t.Fatalf("want the node with data elected and the empty primary named, got %s", d)
+		}
+	})
+}
+
+// TestAPrimaryLostWhileHibernatingIsNotRecordedToWakeFrom: a primary that restarted before the
+// pods were stopped may have lost its last second of writes (appendfsync everysec) that its
+// replicas hold, so its shard is not recorded and the wake elects by the nodes' data.
+func TestAPrimaryLostWhileHibernatingIsNotRecordedToWakeFrom(t *testing.T) {
+	spec := testSpec(2)
+	spec.Persistence, spec.Hibernate = true, true
+	p := steadyState()
+	p.State, p.PodsPerShard = Hibernated, 3
+	restarted := node(0, RolePrimary, "restarted", 0)
+	restarted.Valkey.RunID, restarted.Valkey.WritesFenced, restarted.Valkey.SyncFenced = "run-0-again", true, true
+	d := Decide(p, obsAt(6, spec, restarted, replica(1, 100), replica(2, 100)))
+	if d.Transition == nil || d.Transition.Event != EventHibernateCaughtUp || d.Next.Op.WakeFrom != "-" || !strings.Contains(d.Transition.Message, "no longer serves") {
+		t.Fatalf("want shard 0 recorded without a node to wake from, got %s (next %+v)", d, d.Next.Op)
 	}
 }

@@ -179,6 +179,13 @@ type Operation struct {
 	// Wake is true while a bootstrap wakes a hibernated cluster: every kept volume may hold
 	// the newest data, so every node must answer before a shard's first node is chosen.
 	Wake bool
+	// WakeFrom names, per shard and separated by spaces ("-" where none), the node whose data
+	// is the shard's newest when a hibernation stopped the pods: its recorded primary, serving
+	// as the recorded process with client writes closed and every replica that followed it
+	// caught up (hibernate-caught-up records it before the pods are asked to stop). The wake
+	// starts each shard from it: key counts cannot tell a replica that was not linked, or
+	// that missed writes acknowledged after the catch-up, from the primary. "" until then.
+	WakeFrom string
 	// Target is the goal of a planned operation: the revision being rolled out, the restore
 	// request ID, or the switchover target node.
 	Target string

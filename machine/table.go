@@ -88,6 +88,8 @@ var table = []rule{
 		"a node of a shard not restored yet has loaded the snapshot: record it as the shard's primary"},
 	{EventRestoreComplete, []State{Restoring}, Steady, guardRestoreComplete,
 		"every shard's recorded primary holds the snapshot and its replicas follow it"},
+	{EventHibernateCaughtUp, []State{Hibernated}, Hibernated, guardHibernateCaughtUp,
+		"every recorded primary that serves has its client writes closed and every replica that follows it holds all it wrote: record, per shard, the node the wake starts from (the primary that served), before the pods are asked to stop"},
 	{EventHibernateCancelled, []State{Hibernated}, Steady, guardHibernateCancelled,
 		"the spec no longer asks to hibernate before the pods were stopped, and every shard's recorded primary still serves as the recorded process: keep the records and open writes again (a bootstrap would elect by data, and a primary's data cannot always be told from a replica's)"},
 	{EventWakeRequested, []State{Hibernated}, Bootstrapping, guardWakeRequested,

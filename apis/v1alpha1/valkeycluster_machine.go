@@ -136,6 +136,11 @@ type OperationRecord struct {
 	// Wake is true while a bootstrap wakes a hibernated cluster: every pod must answer
 	// before a shard's first node is chosen.
 	Wake bool `json:"wake,omitempty"`
+	// WakeFrom names, per shard and separated by spaces ("-" where none), the node a
+	// hibernated shard wakes from: its primary when the pods stopped, with client writes
+	// closed and its replicas caught up.
+	// +optional
+	WakeFrom string `json:"wakeFrom,omitempty"`
 	// Target is the goal of a planned operation: the revision being rolled out, the restore
 	// request, or the switchover target pod.
 	Target string `json:"target,omitempty"`

@@ -28,6 +28,14 @@ func TestAHibernatedClusterWakesWithEveryAcknowledgedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	vc := waitFor(t, ns, name, 3*time.Minute, "Steady with 3 ready", steadyWith(3))
+	// The primary moves off ordinal 0 first: the replicas then hold as many keys as it does,
+	// and only the record of the stop makes the wake start from it again.
+	first := vc.Status.Primary
+	kubectlValkey(t, "failover", name, "-n", ns)
+	vc = waitFor(t, ns, name, 2*time.Minute, "Steady on another primary", func(vc *v1alpha1.ValkeyCluster) bool {
+		return steadyWith(3)(vc) && vc.Status.Primary != first && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+	})
+	primaryAtStop := vc.Status.Primary
 	w := startAckedWriter(ctx, writable(t, vc), "sleepy")
 	for deadline := time.Now().Add(20 * time.Second); w.acked.Load() < 200 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 	}
@@ -84,8 +92,11 @@ func TestAHibernatedClusterWakesWithEveryAcknowledgedWrite(t *testing.T) {
 		events = append(events, h.Event)
 	}
 	joined := strings.Join(events, " ")
-	if !strings.Contains(joined, "hibernate-requested") || !strings.Contains(joined, "wake-requested") {
+	if !strings.Contains(joined, "hibernate-requested") || !strings.Contains(joined, "hibernate-caught-up") || !strings.Contains(joined, "wake-requested") {
 		t.Fatalf("the history does not record the hibernation and the wake: %s", joined)
+	}
+	if vc.Status.Primary != primaryAtStop || !historyHas(vc, primaryAtStop+" ") || !historyHas(vc, "elected to wake from") {
+		t.Fatalf("woken on %s, not on %s, the primary when the pods stopped:\n%s", vc.Status.Primary, primaryAtStop, summary(vc))
 	}
 	reader := writable(t, vc)
 	n, lost := w.check(ctx, t, reader)
@@ -134,6 +145,16 @@ func TestAHibernatedClusterTopologyWakesWholeWithEveryAcknowledgedWrite(t *testi
 		t.Fatalf("only %d writes acknowledged before the hibernation", n)
 	}
 	t.Logf("3 shards hibernated and woken: %d WAIT-acknowledged writes, every one read back", n)
+}
+
+// historyHas reports whether a message of the cluster's history contains text.
+func historyHas(vc *v1alpha1.ValkeyCluster, text string) bool {
+	for _, h := range vc.Status.History {
+		if strings.Contains(h.Message, text) {
+			return true
+		}
+	}
+	return false
 }
 
 // podCount is how many pods of the cluster exist.

@@ -30,7 +30,10 @@ type Metrics struct {
 	FailoverSeconds *prometheus.HistogramVec
 	// Ready is each cluster's Ready condition (1 True, 0 otherwise); FailoverWaiting is 1
 	// while the primary is lost and the machine will not fail over (status.waiting says why).
+	// Progressing is the Progressing condition (a hibernation that never finishes stopping
+	// its pods stays Progressing in a state that is otherwise quiet).
 	Ready           *prometheus.GaugeVec
+	Progressing     *prometheus.GaugeVec
 	FailoverWaiting *prometheus.GaugeVec
 	// Info is always 1, with the cluster's topology and profile (alerts join on it).
 	Info *prometheus.GaugeVec
@@ -93,6 +96,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_cluster_ready",
 			Help: "1 while the cluster's Ready condition is True (it serves writes on its recognised primary), 0 otherwise.",
 		}, []string{"namespace", "name"}),
+		Progressing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_cluster_progressing",
+			Help: "1 while the cluster's Progressing condition is True (the machine acts or waits for an operation to finish), 0 otherwise.",
+		}, []string{"namespace", "name"}),
 		FailoverWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_failover_waiting",
 			Help: "1 while a primary is lost and the machine does not fail over (status.waiting says why), 0 otherwise.",
@@ -108,6 +115,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Nodes: &NodeMetrics{},
 	}
 	m.Ready = register(reg, m.Ready)
+	m.Progressing = register(reg, m.Progressing)
 	m.Info = register(reg, m.Info)
 	m.FailoverWaiting = register(reg, m.FailoverWaiting)
 	m.CertificateExpiry = register(reg, m.CertificateExpiry)
@@ -164,6 +172,7 @@ func (m *Metrics) forget(ns, name string) {
 	m.BackupLastSize.DeleteLabelValues(ns, name)
 	m.Failovers.DeleteLabelValues(ns, name)
 	m.Ready.DeleteLabelValues(ns, name)
+	m.Progressing.DeleteLabelValues(ns, name)
 	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.FailoverWaiting.DeleteLabelValues(ns, name)
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})

@@ -197,6 +197,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 func (r *Reconciler) reportMetrics(vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) {
 	m := r.Metrics
 	m.Ready.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(v1alpha1.IsReady(vc)))
+	m.Progressing.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(meta.IsStatusConditionTrue(vc.Status.Conditions, machine.ConditionProgressing)))
 	spec := vc.Spec.DeepCopy()
 	v1alpha1.SetDefaults(spec)
 	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
