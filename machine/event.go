@@ -16,6 +16,7 @@ const (
 	EventFailoverComplete    Event = "failover-complete"
 	EventPrimaryRecovered    Event = "primary-recovered"
 	EventSwitchoverRequested Event = "switchover-requested"
+	EventPrimaryLeaving      Event = "primary-leaving"
 	EventSwitchoverStale     Event = "switchover-stale"
 	EventRolloutNeeded       Event = "rollout-needed"
 	EventHandOverStarted     Event = "hand-over-started"

@@ -40,6 +40,9 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 		if op.TargetPods > 0 {
 			msg += fmt.Sprintf(" for the scale-down to %d pod(s) per shard", op.TargetPods)
 		}
+		if op.Leaving {
+			msg += fmt.Sprintf(" before %s's pod stops", op.Lost)
+		}
 		return outcome{next: next, message: msg}, true
 	}
 	if op.Candidate == "" {
@@ -126,9 +129,13 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	why := ""
 	what := "switchover"
 	switch {
-	case op.TargetPods > 0:
-		// A scale-down hand-over: its goal (the replica count) moving is spec-changed's.
+	case op.TargetPods > 0 || op.Leaving:
+		// A scale-down hand-over: its goal (the replica count) moving is spec-changed's. A
+		// hand-over before a pod's deletion has no goal in the spec.
 		what = "hand-over for the scale-down"
+		if op.Leaving {
+			what = fmt.Sprintf("hand-over before %s's pod stops", op.Lost)
+		}
 		if _, ok := d.switchoverTarget(d.p, op.Shard, op.Target); !ok {
 			why = fmt.Sprintf("%s is no longer a caught-up replica", op.Target)
 		}

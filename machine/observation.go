@@ -192,6 +192,11 @@ type Pod struct {
 	VolumeFromBefore bool
 	// VolumeBytes is the size the pod's data claim asks for (0: unknown, no claim).
 	VolumeBytes int64
+	// Terminating is true once the pod's deletion was asked for (a kubectl delete, an
+	// eviction by a drain, a StatefulSet that removes it): its process still runs, held by its
+	// preStop hook while it is a primary with replicas, so that its primary role can be handed
+	// over before it stops (primary-leaving).
+	Terminating bool
 	// StartError is why the container does not start, when its last run failed and it is not
 	// ready since (a crash-looping container runs for a moment between back-offs, so
 	// "running" alone does not clear it): the end of its output (Valkey's own error, e.g. a

@@ -191,6 +191,9 @@ type Operation struct {
 	Target string
 	// TargetShards is the shard count a resharding works towards.
 	TargetShards int
+	// Leaving is true for a planned hand-over away from a primary whose pod is being deleted
+	// (primary-leaving): its goal is only that the role moves before the pod stops.
+	Leaving bool
 	// TargetPods is, for a planned hand-over that moves a shard's primary off an ordinal a
 	// scale-down removes (scale-down-hand-over), the pod count per shard it makes room for;
 	// 0 for a requested switchover. Target is then the surviving replica it goes to.

@@ -185,12 +185,12 @@ func (d *decider) switchoverWaits(p Persisted) string {
 
 // switchoverTarget reports whether node `to` may take over shard s by a hand-over now: it is
 // a replica of the recorded primary, linked, in the same history, on an ordinal that stays
-// (never one a scale-down removes).
+// (never one a scale-down removes), and its pod is not being deleted.
 func (d *decider) switchoverTarget(p Persisted, s int, to string) (*Node, bool) {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	t := d.v.node(to)
-	if t == nil || t.Shard != s || !usable(t) || !alive(prim, rec.RunID) || d.removed(p, t) {
+	if t == nil || t.Shard != s || !usable(t) || t.Pod.Terminating || !alive(prim, rec.RunID) || d.removed(p, t) {
 		return nil, false
 	}
 	if !follows(t, prim) || !t.Valkey.LinkUp || t.Valkey.ReplID != prim.Valkey.ReplID {
@@ -326,6 +326,9 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		b.wait(why)
 	}
 	if why := d.hibernateWaits(p); why != "" {
+		b.wait(why)
+	}
+	if why := d.leavingWaits(p); why != "" {
 		b.wait(why)
 	}
 	if len(b.actions) == 0 {

@@ -54,6 +54,8 @@ var table = []rule{
 		"a recorded scale-down would remove the ordinal of a shard's recorded primary, the cluster is converged and a caught-up replica on an ordinal that stays can take over: record the hand-over to it (a planned switchover) before the objects shrink"},
 	{EventRestoreRequested, []State{Steady}, Restoring, guardRestoreRequested,
 		"the spec asks for a restore whose ID was not carried out yet, of a snapshot with as many shards as the cluster"},
+	{EventPrimaryLeaving, []State{Steady}, FailingOver, guardPrimaryLeaving,
+		"the pod of a shard's recorded primary is being deleted (kubectl delete, an eviction by a drain, a StatefulSet removing it) while the process still runs, held by its preStop hook, and a caught-up replica can take over: record the hand-over to it (a planned switchover, its cause the deletion) before the pod stops"},
 	{EventSwitchoverRequested, []State{Steady}, FailingOver, guardSwitchoverRequested,
 		"the spec names another node as a shard's primary and it is a caught-up replica of a converged cluster"},
 	{EventRolloutNeeded, []State{Steady}, Rolling, guardRolloutNeeded,

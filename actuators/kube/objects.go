@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -223,6 +224,9 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probeCommand(`-h "$POD_IP"`)}},
 				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
 			},
+			// A pod deleted on purpose while its node is a primary with replicas stays up until
+			// the operator has handed the role over (primary-leaving), at most PreStopHold.
+			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: preStopCommand(`-h "$POD_IP"`)}}},
 			LivenessProbe: &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("valkey")}},
 				PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
@@ -277,6 +281,26 @@ const probeFile = valkey.AuthDir + "/" + KeyProbePassword
 func probeCommand(cli string) []string {
 	return []string{"sh", "-c", `IFS= read -r REDISCLI_AUTH < ` + probeFile + `; export REDISCLI_AUTH; ` +
 		`valkey-cli ` + cli + ` --user ` + valkey.UserProbe + ` ping | grep -q PONG`}
+}
+
+// PreStopHold bounds how long a deleted pod whose node is a primary with replicas waits for
+// the operator to hand its role over before it stops anyway (an operator that is down, a shard
+// whose replicas are behind). It leaves most of the 30 s grace period to Valkey's shutdown.
+const PreStopHold = 15 * time.Second
+
+// preStopCommand is the valkey container's preStop hook: while the node is a primary with
+// connected replicas (ROLE lists them; the probe user may run ROLE and PING, nothing else),
+// wait, at most PreStopHold; then the kubelet sends SIGTERM. The operator sees the pod
+// terminating with its process still the primary and hands the role over (primary-leaving):
+// the node turns replica, ROLE says so, and the pod stops as a replica instead of costing a
+// failover. Anything else (a replica, a primary without replicas, a node that does not answer or
+// refuses ROLE) returns at once. The password is read as the readiness probe reads it.
+func preStopCommand(cli string) []string {
+	return []string{"sh", "-c", `IFS= read -r REDISCLI_AUTH < ` + probeFile + `; export REDISCLI_AUTH; ` +
+		fmt.Sprintf(`end=$(( $(date +%%s) + %d )); `, int(PreStopHold.Seconds())) +
+		`while [ "$(date +%s)" -lt "$end" ]; do ` +
+		`set -- $(valkey-cli ` + cli + ` --user ` + valkey.UserProbe + ` role 2>/dev/null); ` +
+		`[ "$1" = master ] && [ $# -gt 2 ] || exit 0; sleep 0.1; done`}
 }
 
 // ShardSet is shard s's StatefulSet: the template's, named and labelled for the shard in a
@@ -366,6 +390,8 @@ func withTLS(spec *corev1.PodSpec, vc *v1alpha1.ValkeyCluster, mode valkey.TLSMo
 		return
 	}
 	c.Ports = []corev1.ContainerPort{tlsPort}
-	c.ReadinessProbe.Exec.Command = probeCommand(fmt.Sprintf(`--tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -h "$POD_IP" -p %[2]d`, valkey.TLSDir, valkey.TLSPort))
+	cli := fmt.Sprintf(`--tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -h "$POD_IP" -p %[2]d`, valkey.TLSDir, valkey.TLSPort)
+	c.ReadinessProbe.Exec.Command = probeCommand(cli)
+	c.Lifecycle.PreStop.Exec.Command = preStopCommand(cli)
 	c.LivenessProbe.TCPSocket.Port = intstr.FromString("valkey-tls")
 }

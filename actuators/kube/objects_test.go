@@ -100,10 +100,17 @@ func TestNoPasswordOnACommandLine(t *testing.T) {
 		spec := d.StatefulSet.Spec.Template.Spec
 		c := spec.Containers[0]
 		probe := strings.Join(c.ReadinessProbe.Exec.Command, " ")
+		preStop := strings.Join(c.Lifecycle.PreStop.Exec.Command, " ")
 		for _, bad := range []string{"--pass", " -a ", "PASSWORD", "operator"} {
-			if strings.Contains(probe, bad) || strings.Contains(strings.Join(append(c.Command, c.Args...), " "), bad) {
-				t.Errorf("tls %q: a password or the operator's user reaches a command line (%q): probe %q, args %q", tls, bad, probe, c.Args)
+			if strings.Contains(probe, bad) || strings.Contains(preStop, bad) || strings.Contains(strings.Join(append(c.Command, c.Args...), " "), bad) {
+				t.Errorf("tls %q: a password or the operator's user reaches a command line (%q): probe %q, preStop %q, args %q", tls, bad, probe, preStop, c.Args)
 			}
+		}
+		if !strings.Contains(preStop, "read -r REDISCLI_AUTH < /etc/valkey/auth/"+KeyProbePassword+";") || !strings.Contains(preStop, "--user probe role") {
+			t.Errorf("tls %q: the preStop hook must ask ROLE as the probe user with the password read from the mounted file: %q", tls, preStop)
+		}
+		if tls == v1alpha1.TLSOnly && !strings.Contains(preStop, "--tls") {
+			t.Errorf("tls %q: the preStop hook does not speak TLS: %q", tls, preStop)
 		}
 		for _, e := range c.Env {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil || e.Name == "REDISCLI_AUTH" {

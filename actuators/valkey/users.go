@@ -42,7 +42,7 @@ const (
 	clientRules      = "~* &* +@all -@admin"
 	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover +cluster|nodes +cluster|info +cluster|myid +cluster|meet +cluster|addslotsrange +cluster|replicate +cluster|failover +cluster|forget +cluster|reset +cluster|setslot +cluster|getkeysinslot ~* +migrate +restore-asking +asking"
 	replicationRules = "+psync +sync +replconf +ping"
-	probeRules       = "resetkeys resetchannels -@all +ping"
+	probeRules       = "resetkeys resetchannels -@all +ping +role"
 )
 
 // Passwords are the secrets of the three users.
@@ -53,7 +53,8 @@ type Passwords struct {
 	Probe string
 }
 
-// ProbeUser is the readiness probe's user with password: on, PING only. It is written into
+// ProbeUser is the readiness probe's user with password: on, PING and ROLE only (the preStop
+// hook asks ROLE whether the node is still a primary with replicas). It is written into
 // the users' file and given live with the ValkeyACL users (nodes started by an older operator,
 // or a probe password put back after it was lost).
 func ProbeUser(password string) ACLUser {

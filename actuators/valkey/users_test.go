@@ -153,10 +153,11 @@ func TestAPasswordWithANewlineInjectsNothing(t *testing.T) {
 }
 
 // The readiness probe's user, from the users' file: valkey-cli with its password in
-// REDISCLI_AUTH gets PONG, as the pods' probe does; the user can run nothing else (no key, no
-// channel, no information, no administrative command), and a node without a probe password
-// (AuthConfig of an older operator) has no such user.
-func TestTheProbeUserCanPingAndNothingElse(t *testing.T) {
+// REDISCLI_AUTH gets PONG, as the pods' probe does, and ROLE, as the preStop hook asks; the
+// user can run nothing else (no key, no channel, no other information, no administrative
+// command), and a node without a probe password (AuthConfig of an older operator) has no such
+// user.
+func TestTheProbeUserCanPingAndRoleAndNothingElse(t *testing.T) {
 	pw := testPasswords
 	pw.Probe = "probe-secret"
 	if conf := AuthConfig(pw); strings.Contains(conf, pw.Probe) || !strings.Contains(conf, "user probe reset on "+hashed(pw.Probe)+" ") {
@@ -177,7 +178,7 @@ func TestTheProbeUserCanPingAndNothingElse(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"KEYS", "*"}, {"INFO"}, {"ROLE"}, {"DBSIZE"}, {"CONFIG", "GET", "masterauth"},
+	for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"KEYS", "*"}, {"INFO"}, {"DBSIZE"}, {"CONFIG", "GET", "masterauth"},
 		{"ACL", "WHOAMI"}, {"ACL", "SETUSER", UserProbe, "+@all"}, {"PUBLISH", "c", "x"}, {"EVAL", "return 1", "0"}, {"SHUTDOWN", "NOSAVE"}, {"MONITOR"}, {"REPLICAOF", "NO", "ONE"}} {
 		if err := c.Do(ctx, c.B().Arbitrary(cmd[0]).Args(cmd[1:]...).Build()).Error(); !refusedByACL(err) {
 			t.Errorf("%s as the probe: %v, want NOPERM", strings.Join(cmd, " "), err)
@@ -185,6 +186,9 @@ func TestTheProbeUserCanPingAndNothingElse(t *testing.T) {
 	}
 	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
 		t.Errorf("PING as the probe: %v", err)
+	}
+	if err := c.Do(ctx, c.B().Role().Build()).Error(); err != nil {
+		t.Errorf("ROLE as the probe: %v", err)
 	}
 	if c, err := userClient(s.ip, UserProbe, testPasswords.Operator); err == nil {
 		c.Close()

@@ -114,6 +114,9 @@ type OperationRecord struct {
 	// TargetPods is, for a hand-over that makes room for a scale-down, the pod count per
 	// shard it makes room for (0 for a switchover the user asked for).
 	TargetPods int32 `json:"targetPods,omitempty"`
+	// Leaving is true for a hand-over away from a primary whose pod is being deleted.
+	// +optional
+	Leaving bool `json:"leaving,omitempty"`
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
 	Planned bool `json:"planned,omitempty"`
 	// Candidate is the elected node, once its election has been recorded.

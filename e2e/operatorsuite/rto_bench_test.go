@@ -613,7 +613,7 @@ func loadAvg() string {
 // readyForRun waits, before each benchmark run, for the cluster to be Steady with 3 ready pods
 // and writable through its client Service, and returns it with that Service's address and the
 // client password.
-func readyForRun(b *testing.B, ns, name string) (*v1alpha1.ValkeyCluster, string, string) {
+func readyForRun(b testing.TB, ns, name string) (*v1alpha1.ValkeyCluster, string, string) {
 	b.Helper()
 	vc := waitVC(b, ns, name, 3*time.Minute, "Steady with 3 ready before the run", steadyWith(3))
 	waitServiceWritable(b, vc, 30*time.Second)

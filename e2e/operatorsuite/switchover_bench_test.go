@@ -81,7 +81,7 @@ func BenchmarkPlannedSwitchoverAndRollingGap(b *testing.B) {
 }
 
 // gapScenario runs one operation of the given kind under a writing client.
-func gapScenario(b *testing.B, ns, name string, tap *opLogTap, plugin, kind string, run int) gapRun {
+func gapScenario(b testing.TB, ns, name string, tap *opLogTap, plugin, kind string, run int) gapRun {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -115,6 +115,46 @@ func gapScenario(b *testing.B, ns, name string, tap *opLogTap, plugin, kind stri
 			}
 			return len(after) == 3
 		}
+	case "drain":
+		// kubectl drain of the primary's node (this cluster's pods only: the node may carry
+		// other tests' pods): cordon, then an eviction through the PodDisruptionBudget.
+		var pod corev1.Pod
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: old}, &pod); err != nil {
+			b.Fatal(err)
+		}
+		node := pod.Spec.NodeName
+		cmd, err := cl.Kubectl(ctx, "drain", node, "--pod-selector", kube.LabelCluster+"="+name, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout", "2m")
+		if err != nil {
+			b.Fatal(err)
+		}
+		drained := make(chan error, 1)
+		go func() {
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("kubectl drain %s: %v\n%s", node, err, out)
+			}
+			drained <- err
+		}()
+		b.Cleanup(func() {
+			if cmd, err := cl.Kubectl(context.Background(), "uncordon", node); err == nil {
+				_ = cmd.Run()
+			}
+		})
+		done = func(vc *v1alpha1.ValkeyCluster) bool {
+			if !steadyWith(3)(vc) {
+				return false
+			}
+			after := podUIDsAndRevisions(b, ns)
+			return after[old] != "" && after[old] != before[old]
+		}
+		defer func() {
+			if err := <-drained; err != nil {
+				b.Error(err)
+			}
+			if cmd, err := cl.Kubectl(context.Background(), "uncordon", node); err == nil {
+				_ = cmd.Run()
+			}
+		}()
 	case "delete-pod":
 		if err := cl.DeletePod(ctx, ns, old); err != nil {
 			b.Fatal(err)

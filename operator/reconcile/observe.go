@@ -233,7 +233,7 @@ func podFacts(pod *corev1.Pod) machine.Pod {
 	// A terminating pod still exists: its process may take writes until it has exited (a
 	// graceful shutdown), so it only counts as gone once the object is, or its container
 	// stopped running.
-	p := machine.Pod{Exists: true, IP: pod.Status.PodIP, Revision: pod.Annotations[kube.AnnotationRevision]}
+	p := machine.Pod{Exists: true, IP: pod.Status.PodIP, Revision: pod.Annotations[kube.AnnotationRevision], Terminating: pod.DeletionTimestamp != nil}
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.Name == "valkey" {
 			p.Running = c.State.Running != nil

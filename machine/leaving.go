@@ -1,0 +1,45 @@
+package machine
+
+import "fmt"
+
+// A primary's pod deleted on purpose (kubectl delete pod, an eviction by kubectl drain or a
+// node upgrade, a StatefulSet that removes it) need not cost a failover: the pod's preStop hook
+// keeps the process running while it is a primary with replicas (up to a bound, see
+// kube.PreStopHold), so the machine sees the pod terminating with its process still the
+// recorded primary and hands the role over first, as a requested switchover does (FAILOVER TO
+// after the target caught up: no acknowledged write lost, a write gap of a pause). Once the
+// node follows the new primary the hook returns and the pod stops as a replica.
+//
+// Without a caught-up replica (a shard of one, replicas behind or unlinked) nothing is
+// recorded: the hook lets the pod stop at its bound and the loss is a failover, as before.
+
+func guardPrimaryLeaving(d *decider) (outcome, bool) {
+	p := d.p
+	for s, rec := range p.Shards {
+		prim := d.v.node(rec.Primary)
+		if prim == nil || !prim.Pod.Terminating || !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+			continue
+		}
+		t := d.handOverTarget(p, s)
+		if t == nil {
+			continue
+		}
+		next := p
+		next.Op = Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Leaving: true, Target: t.Name, HandOver: t.Name}
+		return outcome{next: next, message: fmt.Sprintf("shard %d: %s's pod is being deleted (kubectl delete, an eviction, a StatefulSet removing it): it hands over to %s before it stops", s, rec.Primary, t.Name)}, true
+	}
+	return outcome{}, false
+}
+
+// leavingWaits says why a primary whose pod is being deleted is not handed over ("": none
+// is, or it is), for Steady's waiting message.
+func (d *decider) leavingWaits(p Persisted) string {
+	for s, rec := range p.Shards {
+		prim := d.v.node(rec.Primary)
+		if prim == nil || !prim.Pod.Terminating || !alive(prim, rec.RunID) || d.handOverTarget(p, s) != nil {
+			continue
+		}
+		return fmt.Sprintf("shard %d: %s's pod is being deleted and no caught-up replica can take over: it stops as the primary, and a failover follows", s, rec.Primary)
+	}
+	return ""
+}

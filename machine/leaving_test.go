@@ -1,0 +1,75 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestADeletedPrimaryPodHandsOverBeforeItStops: the primary's pod is terminating while its
+// process still runs (held by the preStop hook): the machine records a planned hand-over with
+// its cause, to the most advanced caught-up replica whose pod is not being deleted too, asks
+// for FAILOVER TO, and records the new primary once the old one follows it.
+func TestADeletedPrimaryPodHandsOverBeforeItStops(t *testing.T) {
+	spec := testSpec(2)
+	prim, r1, r2 := primary(100), replica(1, 100), replica(2, 100)
+	prim.Pod.Terminating = true
+	r1.Pod.Terminating = true // a drain may evict two pods of the shard at once
+	d := Decide(steadyState(), obsAt(5, spec, prim, r1, r2))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLeaving || d.Next.State != FailingOver {
+		t.Fatalf("want primary-leaving, got %s", d)
+	}
+	op := d.Next.Op
+	if !op.Planned || !op.Leaving || op.HandOver != "s0-2" || !strings.Contains(d.Transition.Message, "s0-0's pod is being deleted") {
+		t.Fatalf("want a planned hand-over to s0-2 recorded with its cause, got %+v: %s", op, d.Transition.Message)
+	}
+	if got := actionsOf(d, "hand-over"); len(got) != 1 || !strings.Contains(got[0], "s0-2") {
+		t.Fatalf("want FAILOVER TO s0-2, got %s", d)
+	}
+	// Handed over: s0-2 serves the history, the old primary follows it.
+	p := d.Next
+	newPrim := node(2, RolePrimary, "h2", 100)
+	newPrim.Valkey.ReplID2, newPrim.Valkey.WritesFenced, newPrim.Valkey.SyncFenced = "h1", false, false
+	old := node(0, RoleReplica, "h2", 100)
+	old.Valkey.PrimaryHost, old.Valkey.LinkUp, old.Pod.Terminating = newPrim.Pod.IP, true, true
+	d = Decide(p, obsAt(6, spec, old, r1, newPrim))
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.Shards[0].Primary != "s0-2" || !strings.Contains(d.Transition.Message, "before s0-0's pod stops") {
+		t.Fatalf("want the hand-over recorded, got %s", d)
+	}
+}
+
+// TestADeletedPrimaryWithoutACaughtUpReplicaSaysSo: nothing to hand over to (the only replica
+// is unlinked): no transition, and Steady says the pod stops as the primary.
+func TestADeletedPrimaryWithoutACaughtUpReplicaSaysSo(t *testing.T) {
+	prim, r1 := primary(100), replica(1, 90)
+	prim.Pod.Terminating = true
+	r1.Valkey.LinkUp = false
+	d := Decide(steadyState(), obsAt(5, testSpec(1), prim, r1))
+	if d.Transition != nil && d.Transition.Event == EventPrimaryLeaving {
+		t.Fatalf("handed over to an unlinked replica: %s", d)
+	}
+	if !strings.Contains(d.Waiting, "s0-0's pod is being deleted and no caught-up replica can take over") {
+		t.Fatalf("waiting = %q", d.Waiting)
+	}
+}
+
+// TestAHandOverBeforeADeletionIsAbandonedWhenItsTargetGoes: the target stops being a caught-up
+// replica (its pod is deleted too) before FAILOVER TO: the hand-over is abandoned, and Steady
+// plans it again to another replica.
+func TestAHandOverBeforeADeletionIsAbandonedWhenItsTargetGoes(t *testing.T) {
+	spec := testSpec(2)
+	prim, r1, r2 := primary(100), replica(1, 100), replica(2, 100)
+	prim.Pod.Terminating = true
+	d := Decide(steadyState(), obsAt(5, spec, prim, r1, r2))
+	if d.Transition == nil || d.Next.Op.HandOver != "s0-1" {
+		t.Fatalf("want a hand-over to s0-1, got %s", d)
+	}
+	r1.Pod.Terminating = true
+	d = Decide(d.Next, obsAt(6, spec, prim, r1, r2))
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || !strings.Contains(d.Transition.Message, "hand-over before s0-0's pod stops") {
+		t.Fatalf("want the hand-over abandoned, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(7, spec, prim, r1, r2))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLeaving || d.Next.Op.HandOver != "s0-2" {
+		t.Fatalf("want a hand-over to s0-2 next, got %s", d)
+	}
+}
