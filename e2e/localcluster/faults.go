@@ -50,6 +50,13 @@ func (c *Cluster) DeletePod(ctx context.Context, namespace, name string) error {
 	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
+// ForceDeletePod deletes a Pod with no grace period, as kubectl delete --grace-period=0 --force
+// does: its containers are killed at once, without their preStop hooks.
+func (c *Cluster) ForceDeletePod(ctx context.Context, namespace, name string) error {
+	zero := int64(0)
+	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+}
+
 // StopNode powers a Node off: every container on it is killed at once, its lease stops being
 // renewed, the Node and its Pods are reported not ready and the Node is tainted unreachable.
 // Pods deleted meanwhile stay Terminating until the node is back, as in a real cluster.

@@ -23,14 +23,18 @@ type gapRun struct {
 }
 
 // BenchmarkPlannedSwitchoverAndRollingGap measures what clients see of the operations that
-// move the primary role on purpose (issue 5): the longest write gap (time between two
+// move the primary role on purpose (issues 5 and 16): the longest write gap (time between two
 // consecutive acknowledged writes of a client writing continuously through the client
 // Service: plain SET, 100 ms per step, reconnecting) and the acknowledged writes lost, for
 //
 //   - switchover: `kubectl valkey failover` (planned hand-over to a caught-up replica);
 //   - restart: `kubectl valkey restart` (rolling restart: replicas, hand-over, old primary);
-//   - the reference, measured in the same run: deleting the primary's pod (cl.DeletePod)
-//     without a hand-over, which the operator handles as a lost primary.
+//   - delete-pod: deleting the primary's pod (cl.DeletePod, kubectl delete pod's default
+//     grace period): its preStop hook holds it while the operator hands over (primary-leaving);
+//   - drain: `kubectl drain` of the primary's node (an eviction), the same way;
+//   - the reference, measured in the same run: deleting the primary's pod with no grace period
+//     (--grace-period=0 --force: no preStop hook, the process is killed), which the operator
+//     handles as a lost primary: what a deletion cost before the hand-over.
 //
 // 5 runs of each, interleaved, on one cluster (Steady with 3 ready between runs). quiet is
 // the same client's longest gap in the second before each operation.
@@ -48,7 +52,7 @@ func BenchmarkPlannedSwitchoverAndRollingGap(b *testing.B) {
 		results := map[string][]gapRun{}
 		b.Logf("load average at the start: %s (%d CPUs)", loadAvg(), runtime.NumCPU())
 		b.Cleanup(func() { b.Logf("load average at the end: %s", loadAvg()) })
-		kinds := []string{"switchover", "restart", "delete-pod"}
+		kinds := []string{"switchover", "restart", "delete-pod", "drain", "delete-pod-force"}
 		for r := 0; r < runs; r++ {
 			for _, kind := range kinds {
 				results[kind] = append(results[kind], gapScenario(b, ns, "gap", tap, plugin, kind, r))
@@ -75,8 +79,9 @@ func BenchmarkPlannedSwitchoverAndRollingGap(b *testing.B) {
 		}
 		b.ReportMetric(msecs(pct(quiet, 0.5)), "quiet-gap-p50-ms")
 		b.ReportMetric(msecs(pct(quiet, 0.99)), "quiet-gap-p99-ms")
-		b.ReportMetric(float64(p50s["switchover"])/float64(p50s["delete-pod"]), "switchover/delete-pod-p50")
-		b.ReportMetric(float64(p50s["restart"])/float64(p50s["delete-pod"]), "restart/delete-pod-p50")
+		for _, kind := range kinds[:4] {
+			b.ReportMetric(float64(p50s[kind])/float64(p50s["delete-pod-force"]), kind+"/delete-pod-force-p50")
+		}
 	}
 }
 
@@ -155,8 +160,12 @@ func gapScenario(b testing.TB, ns, name string, tap *opLogTap, plugin, kind stri
 				_ = cmd.Run()
 			}
 		}()
-	case "delete-pod":
-		if err := cl.DeletePod(ctx, ns, old); err != nil {
+	case "delete-pod", "delete-pod-force":
+		del := cl.DeletePod
+		if kind == "delete-pod-force" {
+			del = cl.ForceDeletePod
+		}
+		if err := del(ctx, ns, old); err != nil {
 			b.Fatal(err)
 		}
 		done = func(vc *v1alpha1.ValkeyCluster) bool {
