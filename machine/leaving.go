@@ -4,11 +4,12 @@ import "fmt"
 
 // A primary's pod deleted on purpose (kubectl delete pod, an eviction by kubectl drain or a
 // node upgrade, a StatefulSet that removes it) need not cost a failover: the pod's preStop hook
-// keeps the process running while it is a primary with replicas (up to a bound, see
-// kube.PreStopHold), so the machine sees the pod terminating with its process still the
+// keeps the process running while it is a primary with replicas (up to a bound, 15 s in the
+// pod template), so the machine sees the pod terminating with its process still the
 // recorded primary and hands the role over first, as a requested switchover does (FAILOVER TO
 // after the target caught up: no acknowledged write lost, a write gap of a pause). Once the
-// node follows the new primary the hook returns and the pod stops as a replica.
+// node follows the new primary the hook lingers 2 s, so that this observation, the hand-over's
+// own evidence, is seen (failover-complete), then the pod stops as a replica.
 //
 // Without a caught-up replica (a shard of one, replicas behind or unlinked) nothing is
 // recorded: the hook lets the pod stop at its bound and the loss is a failover, as before.

@@ -288,19 +288,28 @@ func probeCommand(cli string) []string {
 // whose replicas are behind). It leaves most of the 30 s grace period to Valkey's shutdown.
 const PreStopHold = 15 * time.Second
 
+// PreStopLinger is how long the hook still holds a pod whose node it held as a primary once
+// the node is no longer one (handed over): the operator then sees the node follow its new
+// primary, the hand-over's own evidence, before the pod stops (found by the simulator: a pod
+// that stopped at once came back as a restarted primary, and the machine failed over from the
+// primary it had just handed over to).
+const PreStopLinger = 2 * time.Second
+
 // preStopCommand is the valkey container's preStop hook: while the node is a primary with
 // connected replicas (ROLE lists them; the probe user may run ROLE and PING, nothing else),
 // wait, at most PreStopHold; then the kubelet sends SIGTERM. The operator sees the pod
 // terminating with its process still the primary and hands the role over (primary-leaving):
 // the node turns replica, ROLE says so, and the pod stops as a replica instead of costing a
-// failover. Anything else (a replica, a primary without replicas, a node that does not answer or
-// refuses ROLE) returns at once. The password is read as the readiness probe reads it.
+// failover; once it is, the hook lingers PreStopLinger. Anything else (a replica, a primary
+// without replicas, a node that does not answer or refuses ROLE) returns at once. The password
+// is read as the readiness probe reads it.
 func preStopCommand(cli string) []string {
 	return []string{"sh", "-c", `IFS= read -r REDISCLI_AUTH < ` + probeFile + `; export REDISCLI_AUTH; ` +
-		fmt.Sprintf(`end=$(( $(date +%%s) + %d )); `, int(PreStopHold.Seconds())) +
+		fmt.Sprintf(`end=$(( $(date +%%s) + %d )); held=; `, int(PreStopHold.Seconds())) +
 		`while [ "$(date +%s)" -lt "$end" ]; do ` +
 		`set -- $(valkey-cli ` + cli + ` --user ` + valkey.UserProbe + ` role 2>/dev/null); ` +
-		`[ "$1" = master ] && [ $# -gt 2 ] || exit 0; sleep 0.1; done`}
+		`if [ "$1" = master ] && [ $# -gt 2 ]; then held=1; sleep 0.1; continue; fi; ` +
+		fmt.Sprintf(`[ -z "$held" ] || sleep %d; exit 0; done`, int(PreStopLinger.Seconds()))}
 }
 
 // ShardSet is shard s's StatefulSet: the template's, named and labelled for the shard in a

@@ -37,7 +37,7 @@ const (
 var menu = []sim.FaultKind{
 	sim.FaultKillPrimary, sim.FaultKillNode, sim.FaultPause, sim.FaultPartition, sim.FaultPartitionOperator,
 	sim.FaultDeletePod, sim.FaultIPChange, sim.FaultEmptyRestart, faultNodeDown, sim.FaultOperatorCrash,
-	faultRollingRestart, sim.FaultHeal,
+	faultRollingRestart, sim.FaultHeal, sim.FaultEvictPod,
 }
 
 // Moments an operator crash waits for.
@@ -276,7 +276,11 @@ func (h *harness) apply(name string, profile v1alpha1.Profile, s step) (string, 
 		h.hit(pod, false, 0)
 		return fmt.Sprintf("cut %s (%s) from the operator (%s)", pod, ip, h.opIP), nil
 
-	case sim.FaultDeletePod:
+	case sim.FaultDeletePod, sim.FaultEvictPod:
+		// Both are a deletion with the pod's grace period, as kubectl delete does: the preStop
+		// hook holds a primary with a linked replica while the operator hands it over
+		// (primary-leaving). The simulator's delete-pod has no hold: here it is evict-pod
+		// whenever the pod is such a primary.
 		pod, err := h.resolve(name, f.Node)
 		if err != nil {
 			return "", err

@@ -26,6 +26,10 @@ const (
 	// FaultDeletePod deletes a node's pod; the StatefulSet recreates it with a new IP and its
 	// data only when persistence is on.
 	FaultDeletePod FaultKind = "delete-pod"
+	// FaultEvictPod deletes a node's pod gracefully (kubectl delete with its grace period, a
+	// drain's eviction): its preStop hook keeps the process running while it is a primary
+	// with a linked replica, at most EvictHoldTicks, then the pod goes as with delete-pod.
+	FaultEvictPod FaultKind = "evict-pod"
 	// FaultIPChange recreates a node's pod on a new IP with its volume: the data is kept.
 	FaultIPChange FaultKind = "ip-change"
 	// FaultEmptyRestart restarts a node's container with no data at all (volume lost).
@@ -57,7 +61,16 @@ var FaultKinds = []FaultKind{
 	FaultKillPrimary, FaultKillNode, FaultPause, FaultPartition, FaultPartitionOperator,
 	FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultLinkLag, FaultOperatorCrash,
 	FaultAPIConflict, FaultActuatorFailure, FaultSlowActuator, FaultManualFailover, FaultHeal,
+	FaultEvictPod,
 }
+
+// EvictHoldTicks bounds how long an evicted primary's preStop hook holds its pod (the pod
+// template's 15 s, in ticks of about a second).
+const EvictHoldTicks = 15
+
+// PreStopLingerTicks is how long the preStop hook lingers once a primary it held handed its
+// role over (the pod template's 2 s).
+const PreStopLingerTicks = 2
 
 // NodeRef names a node portably: by shard and ordinal (pod <cluster>-<shard>-<ordinal>), or
 // as "the current primary of the shard", resolved when the fault is applied.

@@ -65,7 +65,7 @@ func GenFault(src Source, t Topology) Fault {
 	switch f.Kind {
 	case FaultKillPrimary:
 		f.Node = NodeRef{Shard: src.Intn(maxShards(t), "shard"), Primary: true}
-	case FaultKillNode, FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultPartitionOperator:
+	case FaultKillNode, FaultDeletePod, FaultEvictPod, FaultIPChange, FaultEmptyRestart, FaultPartitionOperator:
 		f.Node = genRef(src, t)
 		if src.Intn(2, "primary") == 1 {
 			f.Node = NodeRef{Shard: f.Node.Shard, Primary: true}

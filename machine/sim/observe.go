@@ -20,7 +20,7 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 	obs.Nodes = make([]machine.Node, 0, len(w.nodes))
 	for _, n := range w.nodes {
 		mn := machine.Node{Name: n.name, Shard: n.shard, Ordinal: n.ordinal}
-		mn.Pod = machine.Pod{Exists: n.exists, Running: n.exists && n.running, IP: n.ip, Revision: n.revision, VolumeFromBefore: n.volumeFromBefore, VolumeBytes: n.volumeBytes}
+		mn.Pod = machine.Pod{Exists: n.exists, Running: n.exists && n.running, Terminating: n.exists && n.terminating, IP: n.ip, Revision: n.revision, VolumeFromBefore: n.volumeFromBefore, VolumeBytes: n.volumeBytes}
 		if !n.exists {
 			mn.Pod.IP = ""
 		}

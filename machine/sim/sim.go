@@ -67,6 +67,7 @@ func (s *Sim) advance() {
 	w.stats.Ticks++
 	w.flushTick()
 	w.finishHandOvers()
+	w.evictions()
 	w.kube()
 	w.gossip()
 	w.pump()
@@ -113,6 +114,11 @@ func (s *Sim) fault(f Fault) {
 	case FaultDeletePod:
 		if n != nil {
 			w.deletePod(n, w.topo.Persistence)
+		}
+	case FaultEvictPod:
+		if n != nil && n.exists && !n.terminating {
+			n.terminating, n.terminateBy = true, w.tick+EvictHoldTicks
+			w.note("kube: %s deleted gracefully; its preStop hook holds it while it is a primary with a linked replica", n.name)
 		}
 	case FaultIPChange:
 		if n != nil {

@@ -128,6 +128,16 @@ type node struct {
 	// volumeBytes is the size the pod's claim asks for.
 	volumeBytes int64
 
+	// terminating: the pod's graceful deletion was asked for (FaultEvictPod); it goes once
+	// its preStop hook returns, at terminateBy at the latest.
+	terminating bool
+	terminateBy int64
+	// held: the preStop hook has held the pod as a primary with a replica; once that ends (a
+	// hand-over) it lingers until lingerUntil, so that the operator sees the node follow its
+	// new primary (the hand-over's own evidence) before the pod goes.
+	held        bool
+	lingerUntil int64
+
 	// The process.
 	running     bool  // the container runs
 	startsAt    int64 // answers from this tick on
@@ -490,7 +500,7 @@ func (w *World) deletePod(n *node, keepData bool) {
 	if !n.exists {
 		return
 	}
-	n.exists, n.running = false, false
+	n.exists, n.running, n.terminating = false, false, false
 	n.keepData = keepData
 	if !keepData && w.topo.Mode != machine.ModeCluster {
 		// Without persistence the claim holds nothing a process starts from: the model treats
@@ -504,6 +514,46 @@ func (w *World) deletePod(n *node, keepData bool) {
 		n.disk, n.pending = nil, nil
 		n.tainted = true
 	}
+}
+
+// evictions stops the pods whose graceful deletion is asked for once their preStop hook
+// returns: the node is no primary with a linked replica (what ROLE lists), it does not answer
+// (the hook gives up), or the hold is over. The process stops gracefully: its data is flushed.
+func (w *World) evictions() {
+	for _, n := range w.nodes {
+		if !n.terminating || !n.exists {
+			continue
+		}
+		if w.tick < n.terminateBy {
+			if w.holdsForHandOver(n) {
+				n.held = true
+				continue
+			}
+			if n.held && n.lingerUntil == 0 {
+				n.lingerUntil = w.tick + PreStopLingerTicks
+			}
+			if w.tick < n.lingerUntil {
+				continue
+			}
+		}
+		w.note("kube: %s stops (its preStop hook returned: %s)", n.name, map[bool]string{true: "hold over", false: "no primary with a replica"}[w.tick >= n.terminateBy])
+		n.terminating, n.held, n.lingerUntil = false, false, 0
+		w.deletePod(n, w.topo.Persistence)
+	}
+}
+
+// holdsForHandOver is what the preStop hook asks: is n running as a primary with a linked
+// replica?
+func (w *World) holdsForHandOver(n *node) bool {
+	if !n.running || !w.responsive(n) || n.role != machine.RolePrimary {
+		return false
+	}
+	for _, m := range w.shardNodes(n.shard) {
+		if m != n && m.running && m.masterIP == n.ip && m.linkUp {
+			return true
+		}
+	}
+	return false
 }
 
 // recreate is the cluster object deleted and applied again: the StatefulSet and every pod go
