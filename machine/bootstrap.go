@@ -279,16 +279,7 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		if !dominates {
 			continue
 		}
-		var others []string
-		for _, o := range d.v.shard(s) {
-			if o != c {
-				others = append(others, describeData(o))
-			}
-		}
-		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c))
-		if len(others) > 0 {
-			msg += "; " + strings.Join(others, ", ") + " will sync from it"
-		}
+		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c)) + d.othersSync(s, c)
 		if len(byKeys) > 0 {
 			msg += fmt.Sprintf("; chosen over %s by key count: restarted from append-only files, which keep no replication offset, their data cannot be placed in a history", names(byKeys))
 		}
@@ -331,17 +322,23 @@ func (d *decider) wakeSource(s int) (*Node, string, bool) {
 	if n == nil || n.Shard != s || !usable(n) || n.Valkey.Keys == 0 {
 		return nil, "", false
 	}
+	msg := fmt.Sprintf("shard %d: %s (%s) elected to wake from: it was the primary when the pods stopped, with client writes closed and its replicas caught up", s, n.Name, describeData(n))
+	return n, msg + d.othersSync(s, n), true
+}
+
+// othersSync is the part of an election's message that says what the other nodes of shard s
+// hold, all of which will sync from the elected node c.
+func (d *decider) othersSync(s int, c *Node) string {
 	var others []string
 	for _, o := range d.v.shard(s) {
-		if o != n {
+		if o != c {
 			others = append(others, describeData(o))
 		}
 	}
-	msg := fmt.Sprintf("shard %d: %s (%s) elected to wake from: it was the primary when the pods stopped, with client writes closed and its replicas caught up", s, n.Name, describeData(n))
-	if len(others) > 0 {
-		msg += "; " + strings.Join(others, ", ") + " will sync from it"
+	if len(others) == 0 {
+		return ""
 	}
-	return n, msg, true
+	return "; " + strings.Join(others, ", ") + " will sync from it"
 }
 
 // describeData says what a node holds, for messages.
