@@ -34,6 +34,8 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 		return primaryGone, fmt.Sprintf("primary %s is no longer a primary", rec.Primary)
 	case n.Reachable:
 		return primaryHealthy, ""
+	case n.Pod.Restarted:
+		return primaryGone, fmt.Sprintf("primary %s restarted (its container restarted; the new process does not answer yet)", rec.Primary)
 	case !n.Pod.Running:
 		return primaryGone, fmt.Sprintf("primary %s is not running", rec.Primary)
 	case n.FailedProbes >= d.v.spec.FailureThreshold:

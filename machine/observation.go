@@ -192,6 +192,12 @@ type Pod struct {
 	VolumeFromBefore bool
 	// VolumeBytes is the size the pod's data claim asks for (0: unknown, no claim).
 	VolumeBytes int64
+	// Restarted is true when the pod's container is no longer the one whose process last
+	// answered a survey (its container restarted, as Kubernetes reports at once) and the new
+	// process does not answer yet: the process last seen is gone. Without it a restart that
+	// beat the survey waited for the next probe to be seen (a write gap of up to a probe
+	// interval more).
+	Restarted bool
 	// Terminating is true once the pod's deletion was asked for (a kubectl delete, an
 	// eviction by a drain, a StatefulSet that removes it): its process still runs, held by its
 	// preStop hook while it is a primary with replicas, so that its primary role can be handed

@@ -15,7 +15,12 @@ func timeOf(tick int64) time.Time { return epoch.Add(time.Duration(tick) * time.
 // observe builds what the operator's survey sees: every pod the objects ask for (missing
 // ones as not existing) and, for each node the operator reaches, its Valkey answers.
 // probes holds the operator's consecutive failed probes per node and is updated.
-func (w *World) observe(probes map[string]int) machine.Observation {
+func (w *World) observe(probes map[string]int) machine.Observation { return w.observeWith(probes, nil) }
+
+// observeWith is observe with the operator's memory of which process last answered on each
+// node (answered, updated; nil: none kept): a node running another process that does not
+// answer yet is Restarted, as the pod's new container ID tells the real operator.
+func (w *World) observeWith(probes map[string]int, answered map[string]string) machine.Observation {
 	obs := machine.Observation{Time: timeOf(w.tick), Spec: w.spec, Objects: w.objects, Passwords: w.published}
 	obs.Nodes = make([]machine.Node, 0, len(w.nodes))
 	for _, n := range w.nodes {
@@ -26,6 +31,9 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 		}
 		if w.operatorTalks(n) {
 			probes[n.name] = 0
+			if answered != nil {
+				answered[n.name] = n.runID
+			}
 			mn.Reachable = true
 			mn.Pod.Ready = true
 			mn.Valkey = machine.Valkey{
@@ -52,6 +60,8 @@ func (w *World) observe(probes map[string]int) machine.Observation {
 		} else {
 			probes[n.name]++
 			mn.FailedProbes = probes[n.name]
+			last := answered[n.name]
+			mn.Pod.Restarted = n.exists && n.running && last != "" && last != n.runID
 		}
 		obs.Nodes = append(obs.Nodes, mn)
 	}

@@ -30,6 +30,7 @@ type Operator struct {
 	stored machine.Persisted
 
 	probes      map[string]int
+	answered    map[string]string // per node, the run id of the process that last answered
 	queue       []machine.Action
 	inflight    machine.Action
 	inflightDue int64
@@ -55,6 +56,7 @@ func newOperator(w *World, sab Sabotage) *Operator {
 		w:        w,
 		sabotage: sab,
 		probes:   map[string]int{},
+		answered: map[string]string{},
 		status:   Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(w.tick))},
 		stored:   machine.Persisted{State: machine.Bootstrapping},
 	}
@@ -128,7 +130,7 @@ func (o *Operator) reconcile() {
 		w.spec.RetireNow = false
 	}
 	pending := w.prepareRotation(p)
-	obs := w.observe(o.probes)
+	obs := w.observeWith(o.probes, o.answered)
 	if pending != "" {
 		r := *obs.Spec.Rotation
 		r.Pending = pending
@@ -216,5 +218,6 @@ func (o *Operator) crash(inFlight bool, skew int64) {
 	o.inflight = nil
 	o.queue = nil
 	o.probes = map[string]int{}
+	o.answered = map[string]string{}
 	o.settled = false
 }

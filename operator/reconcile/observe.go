@@ -190,12 +190,16 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 			defer wg.Done()
 			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
 				v, st, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
+				container := valkeyContainerID(pod)
 				if err == nil {
 					n.Reachable, n.Valkey = true, v
+					r.answered.update(vc.UID, name, func(string, bool) (string, bool) { return container, container != "" })
 					mu.Lock()
 					w.stats[name] = st
 					mu.Unlock()
 				} else {
+					last := r.answered.get(vc.UID, name)
+					n.Pod.Restarted = last != "" && container != "" && container != last
 					mu.Lock()
 					w.surveyErrs[name] = err.Error()
 					mu.Unlock()
@@ -227,6 +231,20 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	pool.Retain(keep)
 	observeCertificates(ctx, w)
 	return w, nil
+}
+
+// valkeyContainerID is the ID of the pod's valkey container ("" when none runs): a new one
+// each time the container restarts.
+func valkeyContainerID(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == "valkey" && c.State.Running != nil {
+			return c.ContainerID
+		}
+	}
+	return ""
 }
 
 func podFacts(pod *corev1.Pod) machine.Pod {

@@ -7,7 +7,7 @@ import (
 )
 
 // podChanged passes pod events that can change a decision: creation, deletion, and updates
-// of the IP, readiness, running state or deletion mark. Our own role-label patches and the
+// of the IP, readiness, running state, running container (a restart) or deletion mark. Our own role-label patches and the
 // node agent's heartbeat-like status rewrites do not wake the loop.
 type podChanged struct{ predicate.Funcs }
 
@@ -21,6 +21,6 @@ func (podChanged) Update(e event.UpdateEvent) bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	return o.Status.PodIP != n.Status.PodIP || podFacts(o) != podFacts(n) ||
+	return o.Status.PodIP != n.Status.PodIP || podFacts(o) != podFacts(n) || valkeyContainerID(o) != valkeyContainerID(n) ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
 }

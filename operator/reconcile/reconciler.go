@@ -99,6 +99,9 @@ type Reconciler struct {
 	clock string
 
 	probes probeCounters
+	// answered remembers, per node, the container whose process last answered a survey: a
+	// failed survey of another container means that process is gone (Pod.Restarted).
+	answered nodeMemory[string]
 	live   liveApplied
 	pools  pools
 	// passwords remembers each cluster's passwords from its last turn: a deleted or emptied
@@ -373,6 +376,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 	r.pools.forget(vc.UID)
 	r.passwords.forget(vc.UID)
 	r.probes.forget(vc.UID)
+	r.answered.forget(vc.UID)
 	r.live.forget(vc.UID)
 	r.looks.forget(vc.UID)
 	r.restores.forget(vc.UID)
