@@ -102,8 +102,8 @@ type Reconciler struct {
 	// answered remembers, per node, the container whose process last answered a survey: a
 	// failed survey of another container means that process is gone (Pod.Restarted).
 	answered nodeMemory[string]
-	live   liveApplied
-	pools  pools
+	live     liveApplied
+	pools    pools
 	// passwords remembers each cluster's passwords from its last turn: a deleted or emptied
 	// auth Secret is put back from them instead of re-keying running nodes (in memory only:
 	// after an operator restart the Secret must be restored by hand; status says so).
