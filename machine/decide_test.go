@@ -514,3 +514,44 @@ func followingAfterHandOver(old, target Node) Node {
 	old.Valkey.ReplID, old.Valkey.ReplID2 = "h2", "h1"
 	return old
 }
+
+// TestARecordedRollingHandOverKeepsItsTarget: while the primary pauses writes for FAILOVER TO
+// its recorded target, another replica's offset may pass the target's for a moment; the roll
+// must not record and ask for a second hand-over beside the first (seen on the real cluster).
+// Only a target that is no longer a caught-up replica is replaced.
+func TestARecordedRollingHandOverKeepsItsTarget(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r2"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2", HandOver: "s0-2"}
+	prim, r1, r2 := primary(110), replica(1, 110), replica(2, 100)
+	r1.Pod.Revision, r2.Pod.Revision = "r2", "r2"
+	d := Decide(p, obsAt(6, spec, prim, r1, r2))
+	if d.Transition != nil {
+		t.Fatalf("re-targeted the recorded hand-over: %s", d)
+	}
+	if got := actionsOf(d, "hand-over"); len(got) != 1 || got[0] != "hand-over s0-0 -> s0-2" {
+		t.Fatalf("want the recorded hand-over to s0-2, got %s", d)
+	}
+	r2.Pod.Terminating = true // deleted meanwhile: no hand-over target any more
+	d = Decide(p, obsAt(7, spec, prim, r1, r2))
+	if d.Transition == nil || d.Transition.Event != EventHandOverStarted || d.Next.Op.HandOver != "s0-1" {
+		t.Fatalf("want a new target once s0-2 can no longer take over, got %s", d)
+	}
+}
+
+// TestARollDoesNotDeleteAPodTwice: a pod whose deletion was asked for is terminating (its
+// preStop hook, Valkey's shutdown); the roll waits for it instead of deleting it again at every
+// turn (each one an API write and an Event).
+func TestARollDoesNotDeleteAPodTwice(t *testing.T) {
+	spec := testSpec(2)
+	spec.Revision = "r2"
+	p := steadyState()
+	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	r1 := replica(1, 5)
+	r1.Pod.Terminating = true
+	d := Decide(p, obsAt(5, spec, primary(5), r1, replica(2, 5)))
+	if len(actionsOf(d, "roll-pod")) > 0 || !strings.Contains(d.Waiting, "s0-1 stopping") {
+		t.Fatalf("want the roll to wait for s0-1 to stop, got %s", d)
+	}
+}

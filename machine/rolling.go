@@ -50,6 +50,9 @@ func guardHandOverStarted(d *decider) (outcome, bool) {
 	if t == nil || (p.Op.HandOver == t.Name && p.Op.Shard == s) {
 		return outcome{}, false
 	}
+	if p.Op.HandOver != "" && p.Op.Shard == s && d.handOverUnresolved(p) {
+		return outcome{}, false // the recorded hand-over may be under way: it is settled first
+	}
 	next := p
 	next.Op.HandOver, next.Op.Shard = t.Name, s
 	return outcome{next: next, message: fmt.Sprintf("shard %d: %s hands over to %s before it is rolled", s, p.Shards[s].Primary, t.Name)}, true
@@ -74,9 +77,23 @@ func (d *decider) nextHandOver(p Persisted) (int, *Node) {
 		if prim == nil || prim.Pod.Revision == p.Op.Target {
 			continue
 		}
-		return s, d.handOverTarget(p, s)
+		return s, d.rollHandOverTarget(p, s)
 	}
 	return 0, nil
+}
+
+// rollHandOverTarget is the replica shard s's primary hands over to before it is rolled: the
+// one recorded while it is still a caught-up replica (another replica's offset passing it for
+// a moment while writes are paused must not start a second hand-over beside the first: seen
+// on the real cluster, a FAILOVER TO one replica recorded, then another recorded and asked
+// for while the first was under way), else the best one now.
+func (d *decider) rollHandOverTarget(p Persisted, s int) *Node {
+	if p.Op.HandOver != "" && p.Op.Shard == s {
+		if t, ok := d.switchoverTarget(p, s, p.Op.HandOver); ok {
+			return t
+		}
+	}
+	return d.handOverTarget(p, s)
 }
 
 func guardRolloutComplete(d *decider) (outcome, bool) {
@@ -120,6 +137,11 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 				continue
 			}
 			if n.Pod.Revision != p.Op.Target {
+				if n.Pod.Terminating {
+					// Asked already: a second deletion would only be another API write.
+					b.wait(fmt.Sprintf("rolling: %s stopping", n.Name))
+					return
+				}
 				b.add(RollPod{Shard: s, Node: n.Name, Revision: p.Op.Target})
 				return
 			}
@@ -127,7 +149,7 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 		if prim == nil || prim.Pod.Revision == p.Op.Target {
 			continue
 		}
-		if t := d.handOverTarget(p, s); t != nil {
+		if t := d.rollHandOverTarget(p, s); t != nil {
 			if p.Op.HandOver != t.Name || p.Op.Shard != s {
 				b.wait(fmt.Sprintf("shard %d: hand-over of %s to %s not recorded yet", s, prim.Name, t.Name))
 				return
@@ -137,6 +159,10 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 		}
 		if len(d.v.shard(s)) > 1 {
 			b.wait(fmt.Sprintf("shard %d: no caught-up replica to hand %s over to", s, prim.Name))
+			return
+		}
+		if prim.Pod.Terminating {
+			b.wait(fmt.Sprintf("rolling: %s stopping", prim.Name))
 			return
 		}
 		b.add(RollPod{Shard: s, Node: prim.Name, Revision: p.Op.Target, WithoutHandOver: true})
