@@ -20,6 +20,11 @@ type Entry struct {
 	Observation ObservationSummary
 	// After is the persisted state the transition wrote.
 	After Persisted
+	// Observed is the whole observation the transition was decided on, so that a replay can
+	// give Decide exactly what it was given (Observation keeps only a summary, for reading).
+	// Nil in entries journaled before observations were kept, and in backfilled ones: those
+	// cannot be replayed.
+	Observed *Observation `json:",omitempty"`
 }
 
 // ObservationSummary is the part of an observation worth keeping for audits and replays
@@ -68,7 +73,7 @@ func EntryFor(d Decision, obs Observation) (Entry, bool) {
 	if t == nil {
 		return Entry{}, false
 	}
-	return Entry{Seq: t.Seq, Time: t.Time, Event: t.Event, From: t.From, To: t.To, Message: t.Message, Observation: Summarize(obs), After: d.Next.Clone()}, true
+	return Entry{Seq: t.Seq, Time: t.Time, Event: t.Event, From: t.From, To: t.To, Message: t.Message, Observation: Summarize(obs), After: d.Next.Clone(), Observed: &obs}, true
 }
 
 // Folded is what a journal folds into: the persisted state and the full history.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
+	"github.com/valkey-fsm/valkey-operator/machine/replay"
 )
 
 // Status is what the simulated Kubernetes API keeps for the cluster: the machine's persisted
@@ -47,6 +48,12 @@ type Operator struct {
 	settled bool
 	// lastDecision is kept for the trace.
 	lastDecision machine.Decision
+
+	// records is the journal with observations (Options.Journal; see journal.go), and
+	// journaledFP the fingerprint of the observation kept last, for repeats.
+	records      []replay.Record
+	journaledFP  [32]byte
+	journaledAny bool
 }
 
 func newOperator(w *World, sab Sabotage) *Operator {
@@ -166,6 +173,7 @@ func (o *Operator) reconcile() {
 		}
 		o.persist(obs, d)
 	}
+	o.journalDecision(obs, d)
 	o.queue, o.failed = actions, nil
 	o.settled = d.Transition == nil && len(actions) == 0 && d.Waiting == ""
 	if d.Transition == nil && len(actions) == 0 && d.Waiting != "" {

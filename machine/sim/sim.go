@@ -15,6 +15,9 @@ type Options struct {
 	// LivenessBound is how many ticks, after faults stop, Steady must be reached in
 	// (DefaultLivenessBound when 0).
 	LivenessBound int
+	// Journal keeps every decision's observation in a journal as the operator's does (see
+	// Records), for replays; off in the chaos runs, which do not need it.
+	Journal bool
 }
 
 // DefaultLivenessBound: enough for a failover, a pending rollout of every pod and a
@@ -32,6 +35,7 @@ type Sim struct {
 func New(t Topology, opts Options) *Sim {
 	w := NewWorld(t)
 	w.sabotage = opts.Sabotage
+	w.journaling = opts.Journal
 	if opts.Trace {
 		w.trace = &trace{}
 	}

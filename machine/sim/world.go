@@ -11,9 +11,11 @@ import (
 // operator's and the client's place in it, the owned objects, the user's spec, the cluster's
 // slot owners, and the record of every client write.
 type World struct {
-	topo  Topology
-	tick  int64
-	nodes []*node // sorted by shard then ordinal
+	topo Topology
+	// journaling: the operator keeps a journal with observations (Options.Journal).
+	journaling bool
+	tick       int64
+	nodes      []*node // sorted by shard then ordinal
 
 	ipSeq, runSeq, replSeq int
 
