@@ -23,6 +23,8 @@ const (
 	KindBackfilled Kind = "backfilled"
 	// KindGap stands for transitions neither journaled nor in status.history any more.
 	KindGap Kind = "gap"
+	// KindObservation is an observation that caused no transition (see observations.go).
+	KindObservation Kind = "observation"
 )
 
 // Record is one stored journal record.
@@ -32,14 +34,20 @@ type Record struct {
 	// GapFrom and GapTo are the first and last missing sequence numbers of a gap.
 	GapFrom uint64 `json:"gapFrom,omitempty"`
 	GapTo   uint64 `json:"gapTo,omitempty"`
+	// Observed is, in a KindObservation record, the observation (a transition's is in
+	// Entry.Observed).
+	Observed *machine.JournaledObservation `json:"observed,omitempty"`
 	// Recorded is when the record was written (wall clock of the operator).
 	Recorded time.Time `json:"recorded"`
 }
 
 // Seq is the sequence number the record is stored under.
 func (r Record) Seq() uint64 {
-	if r.Kind == KindGap {
+	switch {
+	case r.Kind == KindGap:
 		return r.GapFrom
+	case r.Kind == KindObservation && r.Observed != nil:
+		return r.Observed.Seq
 	}
 	return r.Entry.Seq
 }
@@ -48,6 +56,7 @@ func (r Record) Seq() uint64 {
 type Journal struct {
 	db  *bolt.DB
 	now func() time.Time
+	obs observations
 }
 
 // ErrOutOfOrder is returned by Append for an entry that does not follow the last one.
@@ -60,11 +69,16 @@ func Open(path string, timeout time.Duration) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening journal %s: %w", path, err)
 	}
-	return &Journal{db: db, now: time.Now}, nil
+	j := &Journal{db: db, now: time.Now}
+	j.obs.start(j)
+	return j, nil
 }
 
-// Close closes the file.
-func (j *Journal) Close() error { return j.db.Close() }
+// Close writes the observations still queued and closes the file.
+func (j *Journal) Close() error {
+	j.obs.stop()
+	return j.db.Close()
+}
 
 func key(seq uint64) []byte {
 	var k [8]byte
@@ -89,7 +103,14 @@ func (j *Journal) Append(cluster string, e machine.Entry) error {
 		if e.Seq != last+1 {
 			return fmt.Errorf("%w: cluster %s has %d, got %d", ErrOutOfOrder, cluster, last, e.Seq)
 		}
-		return put(b, Record{Kind: KindTransition, Entry: e, Recorded: j.now()})
+		if err := put(b, Record{Kind: KindTransition, Entry: e, Recorded: j.now()}); err != nil {
+			return err
+		}
+		if e.Observed != nil {
+			// The next observation equal to this one is stored as a repeat of it.
+			j.obs.remember(cluster, *e.Observed)
+		}
+		return nil
 	})
 }
 
@@ -105,7 +126,8 @@ func put(b *bolt.Bucket, r Record) error {
 // covers up to GapTo).
 func lastSeq(b *bolt.Bucket) uint64 {
 	k, v := b.Cursor().Last()
-	if k == nil {
+	if len(k) != len(key(0)) {
+		// None, or only the observations' bucket (observations before any transition).
 		return 0
 	}
 	var r Record
@@ -167,8 +189,12 @@ func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
 	return out, err
 }
 
-// Page returns at most limit records (0: no limit) of cluster from sequence number from on,
-// oldest first, and the sequence number the next page starts at (0 when there is no more).
+// Page returns the records of cluster from sequence number from on, oldest first, and the
+// sequence number the next page starts at (0 when there is no more). A page holds at most
+// limit records (0: no limit), except that it never ends among the observations that follow a
+// transition: it holds the whole group (a transition and the observations decided on the
+// state it wrote, at most the observation limit), so that a page boundary is always a
+// sequence number, as the continue token of the journal endpoint needs.
 func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64, error) {
 	var out []Record
 	var next uint64
@@ -178,21 +204,50 @@ func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64
 			return nil
 		}
 		c := b.Cursor()
-		for k, v := c.Seek(key(from)); k != nil; k, v = c.Next() {
-			if limit > 0 && len(out) == limit {
-				next = binary.BigEndian.Uint64(k)
+		tk, tv := c.Seek(key(from))
+		var oc *bolt.Cursor
+		var ok, ov []byte
+		if ob := b.Bucket(observationsBucket); ob != nil {
+			oc = ob.Cursor()
+			ok, ov = oc.Seek(key(from))
+		}
+		for tk != nil || ok != nil {
+			// An observation first when it was decided on an earlier state than the next
+			// transition's number: it follows the transition before that.
+			if ok != nil && (tk == nil || binary.BigEndian.Uint64(ok[:8]) < binary.BigEndian.Uint64(tk)) {
+				r, err := decode(cluster, ok, ov)
+				if err != nil {
+					return err
+				}
+				out = append(out, r)
+				ok, ov = oc.Next()
+				continue
+			}
+			seq := binary.BigEndian.Uint64(tk)
+			if limit > 0 && len(out) >= limit {
+				next = seq
 				return nil
 			}
-			var r Record
-			// Values are only valid inside the transaction: Unmarshal copies them out.
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("journal %s record %d: %w", cluster, binary.BigEndian.Uint64(k), err)
+			r, err := decode(cluster, tk, tv)
+			if err != nil {
+				return err
 			}
 			out = append(out, r)
+			tk, tv = c.Next()
 		}
 		return nil
 	})
 	return out, next, err
+}
+
+// decode reads a stored record. Values are only valid inside the transaction: Unmarshal
+// copies them out.
+func decode(cluster string, k, v []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(v, &r); err != nil {
+		return r, fmt.Errorf("journal %s record %d: %w", cluster, binary.BigEndian.Uint64(k[:8]), err)
+	}
+	return r, nil
 }
 
 // LastRecorded is when the last record of cluster was written (zero when it has none).
