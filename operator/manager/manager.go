@@ -95,6 +95,9 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		if journalErr = os.MkdirAll(filepath.Dir(c.JournalPath), 0o755); journalErr == nil {
 			j, journalErr = journal.Open(c.JournalPath, 30*time.Second)
 		}
+		if journalErr == nil {
+			j.SetObservationLimit(c.JournalObservations)
+		}
 	}
 	if journalErr != nil {
 		// The journal is a record, not the machine's memory (status is): a volume that cannot

@@ -133,6 +133,23 @@ func (r *Reconciler) journalAppend(ctx context.Context, vc *v1alpha1.ValkeyClust
 	}
 }
 
+// journalObserve queues an observation that caused no transition for the journal (replays
+// with other settings need them; journal.Observe keeps them bounded and writes them off this
+// path). A leader that has not journaled the state it was decided on backfills it from
+// status.history first, as journalAppend does.
+func (r *Reconciler) journalObserve(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, obs machine.Observation) {
+	if r.Journal == nil {
+		return
+	}
+	key := journalKey(vc)
+	if last, err := r.Journal.Last(key); err == nil && last < p.Seq {
+		if _, err := r.Journal.Backfill(key, historyRecordsOf(vc.Status.History)); err != nil {
+			logFrom(ctx).Error(err, "backfilling the journal from status.history")
+		}
+	}
+	r.Journal.Observe(key, p.Seq, obs)
+}
+
 // errCannotGoOn is a turn that cannot observe or act at all (the auth Secret lost): its
 // reason is in status.waiting, and it is looked at again at the retry interval.
 type errCannotGoOn struct{ why string }

@@ -229,6 +229,9 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		return ctrl.Result{}, err
 	}
 	d := machine.Decide(persisted, w.obs)
+	if d.Transition == nil {
+		r.journalObserve(ctx, vc, persisted, w.obs)
+	}
 	r.looks.set(vc.UID, lastLook{obs: w.obs, next: d.Next, passwords: w.passwords, at: r.now()})
 	if d.Transition != nil {
 		t := d.Transition

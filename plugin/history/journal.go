@@ -32,15 +32,19 @@ type JournalRecord struct {
 	// GapFrom and GapTo are the first and last sequence numbers a gap stands for.
 	GapFrom uint64 `json:"gapFrom,omitempty"`
 	GapTo   uint64 `json:"gapTo,omitempty"`
+	// Observed is an observation that caused no transition (kind "observation"), kept for
+	// replays (--replay).
+	Observed *machine.JournaledObservation `json:"observed,omitempty"`
 	// Recorded is when the operator wrote the record.
 	Recorded time.Time `json:"recorded"`
 }
 
 // The kinds of journal records.
 const (
-	KindTransition = "transition"
-	KindBackfilled = "backfilled"
-	KindGap        = "gap"
+	KindTransition  = "transition"
+	KindBackfilled  = "backfilled"
+	KindGap         = "gap"
+	KindObservation = "observation"
 )
 
 // PrintJournal writes a journal: a table in text, else the operator's document as received
@@ -62,8 +66,12 @@ func PrintJournal(w io.Writer, raw []byte, j *Journal, opts Options) error {
 		return err
 	}
 	t := timeline.NewTable(timeline.Options{Age: opts.Age, Now: opts.Now()})
+	observations := 0
 	for _, r := range j.Records {
 		switch r.Kind {
+		case KindObservation:
+			// Kept for replays, not transitions: counted below the table.
+			observations++
 		case KindTransition:
 			t.Add(timeline.FromEntry(r.Entry, false))
 		case KindBackfilled:
@@ -77,6 +85,15 @@ func PrintJournal(w io.Writer, raw []byte, j *Journal, opts Options) error {
 	}
 	if _, err := t.WriteTo(w); err != nil {
 		return err
+	}
+	if observations > 0 {
+		noun := "observations"
+		if observations == 1 {
+			noun = "observation"
+		}
+		if _, err := fmt.Fprintf(w, "(and %d %s that caused no transition, kept for --replay)\n", observations, noun); err != nil {
+			return err
+		}
 	}
 	if t.HasBackfilled() {
 		_, err := fmt.Fprintln(w, timeline.Footnote)

@@ -46,9 +46,20 @@ func operatorJournal(t *testing.T) []journal.Record {
 	e6 := transitions[5]
 	entry := machine.Entry{Seq: 6, Time: e6.Time.Time, Event: machine.Event(e6.Event), From: machine.State(e6.From), To: machine.State(e6.To), Message: e6.Message,
 		Observation: machine.ObservationSummary{Generation: 2, Nodes: []machine.NodeSummary{{Name: "cache-1", Role: machine.Role("primary"), Offset: 120394}}}}
+	obs := machine.Observation{Time: e6.Time.Time, Clock: "op-1", Spec: machine.Spec{Generation: 2, FailureThreshold: 3}, Nodes: []machine.Node{{Name: "cache-1", Reachable: true, Valkey: machine.Valkey{Role: machine.RolePrimary, Offset: 120394}}}}
+	entry.Observed = &obs
 	if err := j.Append(clusterKey, entry); err != nil {
 		t.Fatal(err)
 	}
+	// Then an observation that caused no transition, and one more equal to it but for its
+	// time (a repeat).
+	later := obs
+	later.Time = obs.Time.Add(time.Second)
+	later.Nodes = []machine.Node{{Name: "cache-1", Reachable: true, Valkey: machine.Valkey{Role: machine.RolePrimary, Offset: 120400}}}
+	j.Observe(clusterKey, 6, later)
+	later.Time = later.Time.Add(time.Second)
+	j.Observe(clusterKey, 6, later)
+	j.Flush()
 	records, err := j.Records(clusterKey, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -92,10 +103,10 @@ func TestJournalRecordMirrorsTheOperatorsType(t *testing.T) {
 		}
 		kinds = append(kinds, j.Records[i].Kind)
 	}
-	if got, want := strings.Join(kinds, ","), "gap,backfilled,backfilled,transition"; got != want {
+	if got, want := strings.Join(kinds, ","), "gap,backfilled,backfilled,transition,observation,observation"; got != want {
 		t.Errorf("kinds %s, want %s: the journal package changed how it backfills", got, want)
 	}
-	if string(journal.KindTransition) != KindTransition || string(journal.KindBackfilled) != KindBackfilled || string(journal.KindGap) != KindGap {
+	if string(journal.KindTransition) != KindTransition || string(journal.KindBackfilled) != KindBackfilled || string(journal.KindGap) != KindGap || string(journal.KindObservation) != KindObservation {
 		t.Error("the kinds' names differ from the operator's")
 	}
 }
@@ -144,11 +155,11 @@ func TestEmptyJournalAndUnknownKind(t *testing.T) {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
 	out.Reset()
-	j := &Journal{Cluster: clusterKey, Records: []JournalRecord{{Kind: "observation", Entry: machine.Entry{Seq: 7}}}}
+	j := &Journal{Cluster: clusterKey, Records: []JournalRecord{{Kind: "snapshot", Entry: machine.Entry{Seq: 7}}}}
 	if err := PrintJournal(&out, nil, j, Options{Format: output.Text, Now: clock}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), `... 1 transition in a record of unknown kind "observation" (seq 7) ...`) {
+	if !strings.Contains(out.String(), `... 1 transition in a record of unknown kind "snapshot" (seq 7) ...`) {
 		t.Errorf("a record of a newer kind is not shown:\n%s", out.String())
 	}
 }
@@ -206,7 +217,8 @@ func pagedJournal(t *testing.T, records []journal.Record, pageSize int) *httptes
 			if int(rec.Seq()) < from {
 				continue
 			}
-			if len(page) == pageSize {
+			// As journal.Page: a page never ends among the observations after a transition.
+			if len(page) >= pageSize && rec.Kind != journal.KindObservation {
 				next = strconv.FormatUint(rec.Seq(), 10)
 				break
 			}
