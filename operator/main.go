@@ -1,6 +1,7 @@
 // Command valkey-operator is the Valkey operator binary. It only dispatches subcommands,
 // each registered in subcommands and implemented in its own file (simulate.go: random fault
-// schedules against the state machine in a simulated world, package machine/sim).
+// schedules against the state machine in a simulated world, package machine/sim; replay.go: a
+// recorded journal fed back through the machine, package machine/replay).
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 // subcommands maps a subcommand name to its entry point, which returns the exit code.
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"simulate": simulate,
+	"replay":   replayJournal,
 }
 
 func main() {

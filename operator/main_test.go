@@ -19,6 +19,10 @@ func TestDispatch(t *testing.T) {
 	if code := run([]string{"frobnicate"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown subcommand") {
 		t.Fatalf("unknown subcommand: exit %d, %q", code, errOut.String())
 	}
+	errOut.Reset()
+	if code := run([]string{"replay", "/nonexistent/journal.json"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "replay:") {
+		t.Fatalf("replay of a missing file: exit %d, %q", code, errOut.String())
+	}
 	out.Reset()
 	if code := run([]string{"simulate", "-topology", "single", "-schedules", "3", "-steps", "30"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "simulated 3 schedules") {
 		t.Fatalf("simulate: exit %d\n%s%s", code, out.String(), errOut.String())

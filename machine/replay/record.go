@@ -69,8 +69,12 @@ func Read(r io.Reader) (Journal, error) {
 			}
 			return j, nil
 		}
-		if err != nil {
-			return j, fmt.Errorf("journal document %d: not JSON: %w", doc, err)
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typeErr):
+			return j, fmt.Errorf("journal document %d is not a journal page (a JSON %s): %w", doc, typeErr.Value, err)
+		case err != nil:
+			return j, fmt.Errorf("journal document %d: not JSON, or cut short (a corrupt or truncated file?): %w", doc, err)
 		}
 		switch {
 		case p.Kind == "Status":
@@ -89,4 +93,16 @@ func Read(r io.Reader) (Journal, error) {
 		}
 		j.Records = append(j.Records, recs...)
 	}
+}
+
+// Seq is the sequence number the record is stored under: a transition's, the first of a gap,
+// for an observation that of the state it was decided on.
+func (r Record) Seq() uint64 {
+	switch {
+	case r.Kind == KindGap:
+		return r.GapFrom
+	case r.Kind == KindObservation && r.Observed != nil:
+		return r.Observed.Seq
+	}
+	return r.Entry.Seq
 }
