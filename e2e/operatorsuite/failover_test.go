@@ -11,13 +11,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+	"github.com/valkey-fsm/valkey-operator/machine/replay"
 )
 
 // TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites stops the node under the primary
 // (its process dies, its pod stops answering): the operator promotes a replica, moves the
-// client Service, and every write that WAIT confirmed on a replica is still there.
+// client Service, and every write that WAIT confirmed on a replica is still there. The
+// journal the operator wrote meanwhile replays through the machine: every decision, the
+// failover's included, is taken again the same.
 func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
-	ns, ctx, vc := steadyReplication(t, "fo", 4*time.Minute)
+	ns := cl.Namespace(t)
+	op := startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	if err := k.Create(ctx, newCluster(ns, "fo", v1alpha1.TopologyReplication, 3)); err != nil {
+		t.Fatal(err)
+	}
+	vc := waitFor(t, ns, "fo", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
 	c := writable(t, vc)
 	const n = 200
 	if err := setAndWait(ctx, c, "acked-", n, 1); err != nil {
@@ -80,4 +90,28 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 			return meta.IsStatusConditionPresentAndEqual(vc.Status.Conditions, want.typ, want.status)
 		})
 	}
+	checkReplaysTheSame(t, op, ns, "fo", machine.EventPrimaryLost)
+}
+
+// checkReplaysTheSame replays the journal the operator wrote for a cluster: every recorded
+// decision (transitions and the observations that caused none) is taken again the same, none
+// is unreplayable, and the event want is among them. A what-if with ten detection probes is
+// logged, to show what it says about the same run.
+func checkReplaysTheSame(t *testing.T, op *operator, ns, name string, want machine.Event) {
+	t.Helper()
+	rep := journalReplay(t, op, ns, name)
+	var out strings.Builder
+	_ = rep.Write(&out, false)
+	seen := false
+	for _, s := range rep.Steps {
+		seen = seen || (s.Recorded.Event == want && s.Verdict == replay.Same)
+	}
+	if rep.Differed != 0 || rep.NotReplayable != 0 || rep.Same < 10 || !seen {
+		t.Fatalf("the journal of %s/%s does not replay the same (%d same, %d differed, %d not replayable, %s replayed: %v):\n%s", ns, name, rep.Same, rep.Differed, rep.NotReplayable, want, seen, out.String())
+	}
+	t.Logf("replay of the operator's journal:\n%s", out.String())
+	whatIf := journalReplay(t, op, ns, name, "detectionProbes=10")
+	out.Reset()
+	_ = whatIf.Write(&out, false)
+	t.Logf("what-if:\n%s", out.String())
 }

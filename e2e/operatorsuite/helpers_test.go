@@ -1,6 +1,7 @@
 package operatorsuite
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
+	"github.com/valkey-fsm/valkey-operator/machine/replay"
 )
 
 func ctxFor(t testing.TB, d time.Duration) context.Context {
@@ -203,7 +205,54 @@ func journalRecords(t *testing.T, op *operator, ns, name string) []journalRecord
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return doc.Records
+	// The observations that caused no transition are kept for replays (journalReplay); the
+	// tests that read records count transitions.
+	var out []journalRecord
+	for _, r := range doc.Records {
+		if r.Kind != "observation" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// journalReplay reads every page of a cluster's journal from an in-process operator's
+// endpoint, as `kubectl get --raw` would (the pages appended, the export format of
+// valkey-operator replay), and replays it through the machine with the overrides sets.
+func journalReplay(t *testing.T, op *operator, ns, name string, sets ...string) replay.Report {
+	t.Helper()
+	var exported bytes.Buffer
+	for next := ""; ; {
+		path := "/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/" + ns + "/journals/" + name + "?limit=50"
+		if next != "" {
+			path += "&continue=" + next
+		}
+		code, body := journalGet(t, op.addr, path, "localcluster-admin", "system:masters")
+		if code != http.StatusOK {
+			t.Fatalf("reading the journal of %s/%s: %d %s", ns, name, code, body)
+		}
+		exported.Write(body)
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		if next = page.Metadata.Continue; next == "" {
+			break
+		}
+	}
+	j, err := replay.Read(&exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overrides, err := replay.ParseOverrides(sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replay.Replay(j, overrides)
 }
 
 // journalGet sends GET path to the operator's journal endpoint at addr as the API server's

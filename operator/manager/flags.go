@@ -24,7 +24,8 @@ type Config struct {
 	// JournalCertDir holds tls.crt and tls.key of the journal endpoint (empty: self-signed).
 	JournalCertDir string
 	// JournalObservations is how many observations without a transition the journal keeps
-	// per cluster, for replays (0: none).
+	// per cluster, for replays: 0 is the default (journal.DefaultObservationLimit), so that a
+	// Config written in code keeps them; negative keeps none (the flag's 0).
 	JournalObservations     int
 	LeaderElect             bool
 	LeaderElectionNamespace string
@@ -84,6 +85,9 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info or error")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.JournalObservations <= 0 {
+		c.JournalObservations = -1 // the flag's 0: none
 	}
 	c.PodName, c.PodNamespace = os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE")
 	if c.SourceIP != "" {

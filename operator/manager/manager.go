@@ -95,8 +95,8 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		if journalErr = os.MkdirAll(filepath.Dir(c.JournalPath), 0o755); journalErr == nil {
 			j, journalErr = journal.Open(c.JournalPath, 30*time.Second)
 		}
-		if journalErr == nil {
-			j.SetObservationLimit(c.JournalObservations)
+		if journalErr == nil && c.JournalObservations != 0 {
+			j.SetObservationLimit(c.JournalObservations) // negative: none
 		}
 	}
 	if journalErr != nil {
