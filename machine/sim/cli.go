@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/valkey-fsm/valkey-operator/machine/replay"
 )
 
 // Main is the simulate command: `valkey-operator simulate [flags]`. It returns the exit
@@ -20,6 +22,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	sabotage := fs.String("sabotage", "", "break one rule on purpose to see the checks catch it: "+sabotageNames())
 	failures := fs.Int("failures", 1, "stop after this many failing schedules")
 	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
+	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as valkey-operator replay reads it; - for standard input); replaces -topology")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
 		fmt.Fprintln(stderr, "Runs random fault schedules against the state machine in a simulated world and checks the safety")
@@ -34,7 +37,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var topos []Topology
-	if *topology == "all" {
+	if *fromJournal != "" {
+		t, desc, err := topologyFromJournalFile(*fromJournal)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate:", err)
+			return 2
+		}
+		fmt.Fprintln(stdout, desc)
+		topos = []Topology{t}
+		*topology = t.Name
+	} else if *topology == "all" {
 		for _, n := range TopologyNames() {
 			topos = append(topos, Topologies[n])
 		}
@@ -52,7 +64,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *replay != "" {
-		return replaySchedule(*replay, *topology, sab, stdout, stderr)
+		return replaySchedule(*replay, *topology, topos, sab, stdout, stderr)
 	}
 	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures})
 	rep.Write(stdout)
@@ -64,7 +76,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // replaySchedule plays a schedule file (its "# topology:" line, else -topology) and prints
 // the history and the violations.
-func replaySchedule(path, topology string, sab Sabotage, stdout, stderr io.Writer) int {
+func replaySchedule(path, topology string, topos []Topology, sab Sabotage, stdout, stderr io.Writer) int {
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "simulate:", err)
@@ -80,6 +92,9 @@ func replaySchedule(path, topology string, sab Sabotage, stdout, stderr io.Write
 		name = topology
 	}
 	t, err := LookupTopology(name)
+	if len(topos) == 1 && topos[0].Name == name {
+		t, err = topos[0], nil // a journal's
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "simulate:", err)
 		return 2
@@ -97,6 +112,24 @@ func replaySchedule(path, topology string, sab Sabotage, stdout, stderr io.Write
 		fmt.Fprintln(stdout, "VIOLATION", v)
 	}
 	return 1
+}
+
+// topologyFromJournalFile reads an exported journal and builds the topology to continue it.
+func topologyFromJournalFile(path string) (Topology, string, error) {
+	in := io.Reader(os.Stdin)
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return Topology{}, "", err
+		}
+		defer f.Close()
+		in = f
+	}
+	j, err := replay.Read(in)
+	if err != nil {
+		return Topology{}, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return FromJournal(j)
 }
 
 func knownSabotage(s Sabotage) bool {

@@ -353,6 +353,9 @@ type Result struct {
 // Run plays a schedule, then Converge.
 func Run(t Topology, schedule []Step, opts Options) Result {
 	s := New(t, opts)
+	for _, st := range t.Start {
+		s.Step(st)
+	}
 	for _, st := range schedule {
 		s.Step(st)
 	}

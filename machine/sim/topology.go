@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,6 +29,11 @@ type Topology struct {
 	// and scale-down change the count by one within them; both 0: no scaling). Below
 	// MinSyncReplicas replicas a primary refuses every write (min-replicas-to-write).
 	MinReplicas, MaxReplicas int
+	// FailureThreshold is the machine's detection probes (0: the simulator's default).
+	FailureThreshold int
+	// Start are steps every run plays before its schedule (a cluster brought to a journal's
+	// last state: FromJournal); they are not part of the schedule, so shrinking keeps them.
+	Start []Step
 }
 
 // Topologies are the presets the simulate command and the tests use.
@@ -99,7 +105,7 @@ func (t Topology) initialSpec() machine.Spec {
 		Persistence:      t.Persistence,
 		FsyncAlways:      t.FsyncAlways,
 		MinSyncReplicas:  t.MinSyncReplicas,
-		FailureThreshold: failureThreshold,
+		FailureThreshold: cmp.Or(t.FailureThreshold, failureThreshold),
 		FenceTimeout:     fenceTimeout,
 		StorageBytes:     1 << 30,
 		RotationGrace:    rotationGrace,
