@@ -36,6 +36,18 @@ func TestMachineImportsOnlyStdlibAndLooplab(t *testing.T) {
 	}
 }
 
+// The replay is as pure as the machine it replays (the plugin runs it too): the standard
+// library, the machine and looplab/fsm.
+func TestReplayIsPure(t *testing.T) {
+	for _, dep := range goList(t, false, "./replay") {
+		switch dep {
+		case "github.com/valkey-fsm/valkey-operator/machine", "github.com/valkey-fsm/valkey-operator/machine/replay", "github.com/looplab/fsm":
+		default:
+			t.Errorf("machine/replay depends on %s", dep)
+		}
+	}
+}
+
 // The simulator may add rapid (tests) but never Kubernetes or a Valkey client: the world is
 // a model.
 func TestSimImportsNoKubernetesNorValkeyClient(t *testing.T) {
