@@ -194,7 +194,9 @@ func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
 // limit records (0: no limit), except that it never ends among the observations that follow a
 // transition: it holds the whole group (a transition and the observations decided on the
 // state it wrote, at most the observation limit), so that a page boundary is always a
-// sequence number, as the continue token of the journal endpoint needs.
+// sequence number, as the continue token of the journal endpoint needs; and it holds at least
+// one record that is not an observation (those of a new cluster, before its first transition,
+// are on the first transition's page).
 func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64, error) {
 	var out []Record
 	var next uint64
@@ -211,6 +213,7 @@ func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64
 			oc = ob.Cursor()
 			ok, ov = oc.Seek(key(from))
 		}
+		transitions := 0
 		for tk != nil || ok != nil {
 			// An observation first when it was decided on an earlier state than the next
 			// transition's number: it follows the transition before that.
@@ -224,7 +227,7 @@ func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64
 				continue
 			}
 			seq := binary.BigEndian.Uint64(tk)
-			if limit > 0 && len(out) >= limit {
+			if limit > 0 && len(out) >= limit && transitions > 0 {
 				next = seq
 				return nil
 			}
@@ -233,6 +236,7 @@ func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64
 				return err
 			}
 			out = append(out, r)
+			transitions++
 			tk, tv = c.Next()
 		}
 		return nil

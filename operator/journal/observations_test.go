@@ -115,6 +115,9 @@ func TestObservationsAreBounded(t *testing.T) {
 func TestPagesKeepObservationsWithTheirTransition(t *testing.T) {
 	j, _ := open(t)
 	const c = "ns/a/uid-1"
+	// Observations of a new cluster, before its first transition: on the first page with it.
+	j.Observe(c, 0, observation(1, 0))
+	j.Observe(c, 0, observation(2, 1))
 	from := machine.Bootstrapping
 	for seq := uint64(1); seq <= 4; seq++ {
 		if err := j.Append(c, entry(seq, from, machine.Steady)); err != nil {
@@ -127,7 +130,7 @@ func TestPagesKeepObservationsWithTheirTransition(t *testing.T) {
 	}
 	j.Flush()
 	all, _ := j.Records(c, 0)
-	if len(all) != 4+1+2+3+4 {
+	if len(all) != 2+4+1+2+3+4 {
 		t.Fatalf("%d records", len(all))
 	}
 	var paged []Record
@@ -137,7 +140,7 @@ func TestPagesKeepObservationsWithTheirTransition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(recs) == 0 || recs[0].Kind != KindTransition {
+		if len(recs) == 0 || (pages > 0 && recs[0].Kind != KindTransition) {
 			t.Fatalf("page %d starts with %+v", pages, recs)
 		}
 		starts = append(starts, recs[0].Seq())
@@ -150,8 +153,11 @@ func TestPagesKeepObservationsWithTheirTransition(t *testing.T) {
 	if !reflect.DeepEqual(paged, all) {
 		t.Fatalf("the pages are not the journal")
 	}
-	if !reflect.DeepEqual(starts, []uint64{1, 3, 4}) {
-		t.Fatalf("pages start at %v, want 1 3 4 (groups of 2, 3, 4 and 5 records in pages of 3)", starts)
+	if !reflect.DeepEqual(starts, []uint64{0, 2, 3, 4}) {
+		t.Fatalf("pages start at %v, want 0 2 3 4 (2 observations before the first transition, then groups of 2, 3, 4 and 5 records, in pages of 3)", starts)
+	}
+	if recs, _, _ := j.Page(c, 0, 1); len(recs) != 2+2 || recs[2].Kind != KindTransition {
+		t.Fatalf("a first page of 1 holds %d records: it must hold the first transition and its group", len(recs))
 	}
 }
 
