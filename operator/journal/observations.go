@@ -108,23 +108,35 @@ func (j *Journal) Observe(cluster string, seq uint64, obs machine.Observation) {
 	o := &j.obs
 	fp, ok := machine.Fingerprint(obs)
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed || o.limit.Load() == 0 {
+	prev, known := o.last[cluster]
+	off := o.closed || o.limit.Load() == 0
+	o.mu.Unlock()
+	if off {
 		return
 	}
+	// Marshalled here, outside the lock (reconciles of other clusters go on meanwhile; the
+	// same cluster is never reconciled twice at once).
 	rec := machine.JournaledObservation{Seq: seq, Time: obs.Time}
-	if prev, known := o.last[cluster]; !ok || !known || prev != fp {
+	if !ok || !known || prev != fp {
 		rec.Observation = &obs
 	}
 	data, err := json.Marshal(Record{Kind: KindObservation, Observed: &rec, Recorded: j.now()})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
 	if err != nil {
 		o.dropped++
+		delete(o.last, cluster)
 		return
 	}
 	select {
 	case o.queue <- queued{cluster: cluster, seq: seq, data: data}:
 		if ok {
 			o.last[cluster] = fp
+		} else {
+			delete(o.last, cluster)
 		}
 	default:
 		o.dropped++

@@ -3,7 +3,9 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -208,5 +210,47 @@ func TestReplayRecordMirrorsRecord(t *testing.T) {
 	}
 	if replay.KindTransition != string(KindTransition) || replay.KindBackfilled != string(KindBackfilled) || replay.KindGap != string(KindGap) || replay.KindObservation != string(KindObservation) {
 		t.Error("the kinds' names differ")
+	}
+}
+
+// Observations of many clusters queued at once are all written by Close (or counted as
+// dropped), each cluster within its bound, and Observe after Close is harmless.
+func TestObservationsOfManyClustersAndClose(t *testing.T) {
+	j, path := open(t)
+	j.SetObservationLimit(50)
+	var wg sync.WaitGroup
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				j.Observe(fmt.Sprintf("ns/c%d/uid", c), 0, observation(i, int64(i)))
+			}
+		}(c)
+	}
+	wg.Wait()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j.Observe("ns/c0/uid", 0, observation(999, 1))
+	dropped := j.Dropped()
+	j2, err := Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = j2.Close() }()
+	total := 0
+	for c := 0; c < 8; c++ {
+		recs, err := j2.Records(fmt.Sprintf("ns/c%d/uid", c), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) > 50 {
+			t.Fatalf("cluster %d kept %d observations, the bound is 50", c, len(recs))
+		}
+		total += len(recs)
+	}
+	if total == 0 || (dropped == 0 && total != 8*50) {
+		t.Fatalf("%d observations kept, %d dropped", total, dropped)
 	}
 }
