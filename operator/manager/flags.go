@@ -69,7 +69,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", host+":8081", "address of /healthz and /readyz")
 	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint, an aggregated API the API server proxies to (kubectl valkey history --full); empty disables it")
 	fs.StringVar(&c.JournalCertDir, "journal-cert-dir", "", "directory with tls.crt and tls.key for the journal endpoint, whose CA the APIService names (default: a self-signed certificate)")
-	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; each at most a few KiB, a repeat about 100 bytes), so that valkey-operator replay --set can show decisions taken earlier or later; 0 keeps none")
+	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; 1-1.5 KB a node each, a repeat about 100 bytes), so that valkey-operator replay --set can show decisions taken earlier or later; 0 keeps none")
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so that only one replica of the operator acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")
