@@ -98,6 +98,55 @@ func (r *Report) FirstDifference() *Step {
 	return nil
 }
 
+// Timing is when a transition was taken in the record and when the what-if took it, from the
+// first divergence on: the "when" of a what-if.
+type Timing struct {
+	Event machine.Event
+	// Recorded and Replayed are the times of its first occurrence from the first divergence
+	// on (zero: not taken), RecordedSeq the recorded transition's number.
+	Recorded, Replayed time.Time
+	RecordedSeq        uint64
+}
+
+// Timings lists, for every transition event that took part in a divergence, when the record
+// and the what-if first took it from the first divergence on; nil when nothing differed.
+func (r *Report) Timings() []Timing {
+	first := -1
+	for i, s := range r.Steps {
+		if s.Verdict == Differed {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	var out []Timing
+	seen := map[machine.Event]bool{}
+	for _, s := range r.Steps[first:] {
+		if s.Verdict != Differed {
+			continue
+		}
+		for _, e := range []machine.Event{s.Recorded.Event, s.Replayed.Event} {
+			if e == "" || seen[e] {
+				continue
+			}
+			seen[e] = true
+			t := Timing{Event: e}
+			for _, x := range r.Steps[first:] {
+				if x.Recorded.Event == e && t.Recorded.IsZero() {
+					t.Recorded, t.RecordedSeq = x.Time, x.Seq
+				}
+				if x.Replayed.Event == e && x.Verdict != NotReplayable && t.Replayed.IsZero() {
+					t.Replayed = x.Time
+				}
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // decision is one decision a journal holds, in the form a replay needs.
 type decision struct {
 	step Step
@@ -223,7 +272,7 @@ func Replay(j Journal, overrides []Override) Report {
 				s.Verdict = Same
 			} else {
 				s.Verdict = Differed
-				s.Detail = fmt.Sprintf("recorded %s, with %s: %s", s.Recorded, overridesString(overrides), s.Replayed)
+				s.Detail = fmt.Sprintf("recorded %s, would have been %s", s.Recorded, s.Replayed)
 				if !s.Replayed.None() && s.Replayed.Message != "" {
 					s.Detail += ": " + s.Replayed.Message
 				}

@@ -94,7 +94,10 @@ func TestReplayOfChaosJournalsIsTheSame(t *testing.T) {
 
 // pausedPrimary is a recorded run in which the primary hangs (SIGSTOP) for a while: the
 // operator fails over after the simulator's detection probes.
-func pausedPrimary(t *testing.T) replay.Journal {
+func pausedPrimary(t *testing.T) replay.Journal { return pausedFor(t, 6) }
+
+// pausedFor is pausedPrimary with the hang lasting ticks (seconds).
+func pausedFor(t *testing.T, ticks int) replay.Journal {
 	t.Helper()
 	s := sim.New(sim.Topologies["replication"], sim.Options{Journal: true})
 	op := sim.Step{Kind: sim.StepOperator}
@@ -104,7 +107,7 @@ func pausedPrimary(t *testing.T) replay.Journal {
 	if s.State().State != machine.Steady {
 		t.Fatalf("not Steady before the fault: %s", s.State().State)
 	}
-	s.Step(sim.Step{Kind: sim.StepFault, Fault: sim.Fault{Kind: sim.FaultPause, Node: sim.NodeRef{Primary: true}, Ticks: 6}})
+	s.Step(sim.Step{Kind: sim.StepFault, Fault: sim.Fault{Kind: sim.FaultPause, Node: sim.NodeRef{Primary: true}, Ticks: ticks}})
 	for i := 0; i < 60; i++ {
 		s.Step(op)
 	}
@@ -160,16 +163,62 @@ func TestWhatIfMoreDetectionProbes(t *testing.T) {
 	if later := indexOf(rep, true, machine.EventPrimaryLost); later >= 0 && later <= recorded {
 		t.Fatalf("with five probes primary-lost came at step %d, the record's at %d", later, recorded)
 	}
+	timings := rep.Timings()
+	if len(timings) == 0 || timings[0].Event != machine.EventPrimaryLost || timings[0].Recorded.IsZero() || (!timings[0].Replayed.IsZero() && !timings[0].Replayed.After(timings[0].Recorded)) {
+		t.Fatalf("timings %+v: want primary-lost first, recorded, and later or not at all with five probes", timings)
+	}
 	var out bytes.Buffer
 	if err := rep.Write(&out, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"What-if replay of sim/replication with detectionProbes=5", "would have differed; the first at seq", "Steady -> FailingOver (primary-lost)"} {
+	for _, want := range []string{"What-if replay of sim/replication with detectionProbes=5", "When, from the first divergence on", "  primary-lost: ", "would have differed; the first at seq", "Steady -> FailingOver (primary-lost)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}
 	}
 	t.Logf("\n%s", out.String())
+}
+
+// A primary that hangs long enough for five probes too: with five, the failover comes later,
+// by the probes the record did not wait for.
+func TestWhatIfMoreDetectionProbesFailsOverLater(t *testing.T) {
+	j := pausedFor(t, 30)
+	more, err := replay.ParseOverrides([]string{"detectionProbes=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := replay.Replay(j, more)
+	timings := rep.Timings()
+	if len(timings) == 0 || timings[0].Event != machine.EventPrimaryLost || timings[0].Replayed.IsZero() || !timings[0].Replayed.After(timings[0].Recorded) {
+		var out bytes.Buffer
+		_ = rep.Write(&out, false)
+		t.Fatalf("timings %+v: want primary-lost later with five probes\n%s", timings, out.String())
+	}
+	t.Logf("primary-lost recorded at %s, with five probes at %s", timings[0].Recorded, timings[0].Replayed)
+}
+
+// Another fence bound: a longer one opens the promoted replica later than the record did (the
+// hung primary is not known dead, so the fence's wait is what the promotion waits for), or not
+// within the recorded run.
+func TestWhatIfLongerFence(t *testing.T) {
+	j := pausedFor(t, 30)
+	longer, err := replay.ParseOverrides([]string{"fenceTimeout=40s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := replay.Replay(j, longer)
+	f := rep.FirstDifference()
+	if f == nil || f.Recorded.None() || f.Recorded.Event == machine.EventPrimaryLost || f.Recorded.Event == machine.EventCandidateElected {
+		var out bytes.Buffer
+		_ = rep.Write(&out, false)
+		t.Fatalf("first difference %+v: want the detection and election as recorded, then a later step\n%s", f, out.String())
+	}
+	for _, tm := range rep.Timings() {
+		if tm.Event == f.Recorded.Event && !tm.Replayed.IsZero() && !tm.Replayed.After(tm.Recorded) {
+			t.Fatalf("%s came earlier with a longer fence: %+v", tm.Event, tm)
+		}
+	}
+	t.Logf("with fenceTimeout=40s: first difference at seq %d: %s", f.Seq, f.Detail)
 }
 
 // A plain replay that decides otherwise than recorded is a determinism failure, reported at

@@ -71,6 +71,22 @@ func (r *Report) Write(w io.Writer, every bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if timings := r.Timings(); r.WhatIf() && len(timings) > 0 {
+		fmt.Fprintf(&b, "When, from the first divergence on (recorded / with %s):\n", overridesString(r.Overrides))
+		for _, t := range timings {
+			rec, with := "not taken", "not taken"
+			if !t.Recorded.IsZero() {
+				rec = fmt.Sprintf("%s (seq %d)", stamp(t.Recorded), t.RecordedSeq)
+			}
+			if !t.Replayed.IsZero() {
+				with = stamp(t.Replayed)
+				if !t.Recorded.IsZero() {
+					with += fmt.Sprintf(" (%+.3fs)", t.Replayed.Sub(t.Recorded).Seconds())
+				}
+			}
+			fmt.Fprintf(&b, "  %s: %s / %s\n", t.Event, rec, with)
+		}
+	}
 	total := len(r.Steps)
 	switch {
 	case total == 0:
