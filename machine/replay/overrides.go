@@ -13,8 +13,8 @@ import (
 // Override is one changed setting of a what-if replay: every recorded observation's spec is
 // given Value for Key before the machine decides on it.
 type Override struct {
-	Key   string
-	Value string
+	Key   string `json:"key"`
+	Value string `json:"value"`
 	set   func(*machine.Spec)
 }
 

@@ -28,9 +28,10 @@ const (
 
 // Outcome is the transition a decision took; the zero Outcome is none.
 type Outcome struct {
-	Event    machine.Event
-	From, To machine.State
-	Message  string
+	Event   machine.Event `json:"event,omitempty"`
+	From    machine.State `json:"from,omitempty"`
+	To      machine.State `json:"to,omitempty"`
+	Message string        `json:"message,omitempty"`
 }
 
 // None is true when the decision took no transition.
@@ -58,31 +59,34 @@ func outcomeOf(t *machine.Transition) Outcome {
 // Step is one recorded decision and what the replay made of it.
 type Step struct {
 	// Record is the index of the journal record the decision is in.
-	Record int
+	Record int `json:"record"`
 	// Kind is the record's kind.
-	Kind string
+	Kind string `json:"kind"`
 	// Seq is the recorded transition's sequence number; for an observation that caused none,
 	// the number of the last transition before it (the state it was decided on); for a gap,
 	// its first missing number.
-	Seq uint64
+	Seq uint64 `json:"seq"`
 	// Time is the observation's time (zero when the record has none).
-	Time time.Time
+	Time time.Time `json:"time"`
 	// Recorded is the transition the journal recorded, Replayed the one the machine took now
 	// (zero when not replayed).
-	Recorded, Replayed Outcome
-	Verdict            Verdict
+	Recorded Outcome `json:"recorded"`
+	Replayed Outcome `json:"replayed"`
+	Verdict  Verdict `json:"verdict"`
 	// Detail says what differed, or why the step is not replayable.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 }
 
 // Report is the result of a replay.
 type Report struct {
-	Cluster string
+	Cluster string `json:"cluster"`
 	// Overrides are the changed settings of a what-if replay; none for a plain replay.
-	Overrides []Override
-	Steps     []Step
+	Overrides []Override `json:"overrides,omitempty"`
+	Steps     []Step     `json:"steps"`
 	// Same, Differed and NotReplayable count the steps of each verdict.
-	Same, Differed, NotReplayable int
+	Same          int `json:"same"`
+	Differed      int `json:"differed"`
+	NotReplayable int `json:"notReplayable"`
 }
 
 // WhatIf is true for a replay with changed settings.
@@ -101,11 +105,12 @@ func (r *Report) FirstDifference() *Step {
 // Timing is when a transition was taken in the record and when the what-if took it, from the
 // first divergence on: the "when" of a what-if.
 type Timing struct {
-	Event machine.Event
+	Event machine.Event `json:"event"`
 	// Recorded and Replayed are the times of its first occurrence from the first divergence
 	// on (zero: not taken), RecordedSeq the recorded transition's number.
-	Recorded, Replayed time.Time
-	RecordedSeq        uint64
+	Recorded    time.Time `json:"recorded"`
+	Replayed    time.Time `json:"replayed"`
+	RecordedSeq uint64    `json:"recordedSeq,omitempty"`
 }
 
 // Timings lists, for every transition event that took part in a divergence, when the record

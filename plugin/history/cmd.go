@@ -58,7 +58,7 @@ observations as the world, and the report shows which decisions would have diffe
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if replay {
-				return runReplay(cmd.Context(), flags, name, ro, out)
+				return runReplay(cmd.Context(), flags, name, ro, opts.Format, out)
 			}
 			if full {
 				return runFull(cmd.Context(), flags, name, out, opts)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
 
 // ReplayOptions are history --replay's flags.
@@ -34,7 +35,7 @@ func (e errNotDeterministic) Error() string {
 
 // runReplay is history --replay: the journal (from the operator through the API server, or
 // from a file) replayed through the machine, as `valkey-operator replay` does.
-func runReplay(ctx context.Context, flags *kube.Flags, name string, o ReplayOptions, w io.Writer) error {
+func runReplay(ctx context.Context, flags *kube.Flags, name string, o ReplayOptions, format output.Format, w io.Writer) error {
 	overrides, err := replay.ParseOverrides(o.Sets)
 	if err != nil {
 		return err
@@ -74,7 +75,16 @@ func runReplay(ctx context.Context, flags *kube.Flags, name string, o ReplayOpti
 		return fmt.Errorf("the journal is the one of %s/%s, not of %s", parts[0], parts[1], name)
 	}
 	rep := replay.Replay(j, overrides)
-	if err := rep.Write(w, o.Every); err != nil {
+	if format == output.Text {
+		err = rep.Write(w, o.Every)
+	} else {
+		// Every step, whatever --every-step says, and the timings of a what-if.
+		err = output.Encode(w, struct {
+			*replay.Report
+			Timings []replay.Timing `json:"timings,omitempty"`
+		}{&rep, rep.Timings()}, format)
+	}
+	if err != nil {
 		return err
 	}
 	if !rep.WhatIf() && rep.Differed > 0 {

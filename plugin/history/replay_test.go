@@ -69,6 +69,19 @@ func TestReplayFromFile(t *testing.T) {
 	if err != nil || !strings.Contains(out, "With detectionProbes=5 ") || !strings.Contains(out, "would have differed") {
 		t.Fatalf("what-if: err %v:\n%s", err, out)
 	}
+	out, err = runHistory(t, "cache", "--replay", "--from-file", path, "--set", "detectionProbes=5", "-o", "json")
+	var doc struct {
+		Overrides []struct{ Key, Value string }
+		Steps     []struct {
+			Verdict  string
+			Recorded struct{ Event string }
+		}
+		Differed int
+		Timings  []struct{ Event string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Overrides) != 1 || doc.Overrides[0].Value != "5" || doc.Differed == 0 || len(doc.Timings) == 0 || doc.Timings[0].Event != "primary-lost" {
+		t.Fatalf("-o json: err %v, %+v:\n%s", err, doc, out)
+	}
 	if _, err := runHistory(t, "cache", "--replay", "--from-file", path, "--set", "detectionprobes=5"); err == nil || !strings.Contains(err.Error(), `unknown setting "detectionprobes"`) || !strings.Contains(err.Error(), "fenceTimeout") {
 		t.Fatalf("an unknown setting: %v", err)
 	}
