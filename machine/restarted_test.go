@@ -38,7 +38,7 @@ func TestAKeyCountTieGoesToTheWriter(t *testing.T) {
 		n.Valkey.RunID, n.Valkey.Keys = run, keys
 		return n
 	}
-	old := restarted(0, "run-0b", "fresh-a", 2)   // an old primary's forked data
+	old := restarted(0, "run-0b", "fresh-a", 2)    // an old primary's forked data
 	writer := restarted(1, "run-1b", "fresh-b", 2) // the recorded primary, back from its file
 	empty := restarted(2, "run-2", "fresh-c", 0)
 	d := Decide(p, obsAt(5, spec, old, writer, empty))
