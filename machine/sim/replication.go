@@ -37,7 +37,7 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 	if r.linkUp && (r.linkRun != m.runID || r.linkGen != m.gen) {
 		r.linkUp = false
 	}
-	if !r.linkUp && !(down && up) {
+	if !r.linkUp && (!down || !up) {
 		return // a handshake needs both ways
 	}
 	if r.linkUp && down {
