@@ -555,3 +555,31 @@ func TestARollDoesNotDeleteAPodTwice(t *testing.T) {
 		t.Fatalf("want the roll to wait for s0-1 to stop, got %s", d)
 	}
 }
+
+// TestAnOldPrimaryWithOtherUsersIsNotObservedFenced: the old primary answers again with the
+// application user off, but it has users of ValkeyACLs, whom that fence does not stop: it is
+// no evidence that it takes no writes, so the new primary opens only after FenceTimeout. With
+// no other users the same observation completes the failover at once.
+func TestAnOldPrimaryWithOtherUsersIsNotObservedFenced(t *testing.T) {
+	_, d := failingOver(t, replica(1, 5), replica(2, 7))
+	p := d.Next // elected s0-2
+	spec := testSpec(2)
+	promoted := detached(replica(2, 7))
+	promoted.Valkey.Role, promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = RolePrimary, "h2", "h1", 8
+	promoted.Valkey.SyncFenced = false
+	follower := replica(1, 5)
+	follower.Valkey.PrimaryHost = promoted.Pod.IP
+	d = Decide(p, obsAt(8, spec, unreachable(primary(0), 8), follower, promoted))
+	p = d.Next // candidate-promoted
+	old := primary(9)
+	old.Valkey.WritesFenced, old.Valkey.OtherUsers = true, true
+	d = Decide(p, obsAt(9, spec, old, follower, promoted))
+	if d.Transition != nil && d.Transition.Event == EventFailoverComplete {
+		t.Fatalf("the application user off does not fence ValkeyACL users: %s", d)
+	}
+	old.Valkey.OtherUsers = false
+	d = Decide(p, obsAt(9, spec, old, follower, promoted))
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || !strings.Contains(d.Transition.Message, "observed fenced") {
+		t.Fatalf("without other users the fenced old primary is evidence: %s", d)
+	}
+}

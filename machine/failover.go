@@ -174,6 +174,25 @@ func (d *decider) handOverUnresolved(p Persisted) bool {
 	return d.handOverHalfWay(p, p.Op.Shard, d.v.node(p.Op.HandOver))
 }
 
+// handOverInFlight reports whether p's recorded hand-over is seen in the middle of FAILOVER
+// TO from the other side: the recorded primary, the same process, already follows the
+// hand-over target, which this observation still shows as its replica (the two were surveyed
+// a moment apart; found on the real cluster, where the primary then counted as lost and a
+// hand-over became a failover: 353 ms of write gap instead of 150). Neither takes writes (both
+// say replica); the next observation shows the target promoted, and the hand-over is recorded.
+func (d *decider) handOverInFlight(p Persisted) bool {
+	op := p.Op
+	if op.HandOver == "" || op.Shard >= len(p.Shards) {
+		return false
+	}
+	rec := p.Shards[op.Shard]
+	old, t := d.v.node(rec.Primary), d.v.node(op.HandOver)
+	if !alive(old, rec.RunID) || old.Valkey.Role != RoleReplica || t == nil || !usable(t) || t.Pod.IP == "" || old.Valkey.PrimaryHost != t.Pod.IP {
+		return false
+	}
+	return t.Valkey.Role == RoleReplica && old.Pod.IP != "" && t.Valkey.PrimaryHost == old.Pod.IP
+}
+
 // handOverHalfWay reports whether n is the target of shard s's recorded hand-over seen
 // half-way through FAILOVER TO: it promoted itself on the recorded history (which it now
 // names as its previous one) while the old primary, finishing the FAILOVER, still says

@@ -73,3 +73,28 @@ func TestAHandOverBeforeADeletionIsAbandonedWhenItsTargetGoes(t *testing.T) {
 		t.Fatalf("want a hand-over to s0-2 next, got %s", d)
 	}
 }
+
+// TestAHandOverSeenFromTheOldPrimaryFirstIsNoLoss: the two nodes of a hand-over are surveyed a
+// moment apart, so an observation may show the old primary already following its target
+// while the target still says replica of it. That is FAILOVER TO under way, not a lost
+// primary: no failover starts, and the next observation records the hand-over.
+func TestAHandOverSeenFromTheOldPrimaryFirstIsNoLoss(t *testing.T) {
+	spec := testSpec(2)
+	p := steadyState()
+	p.State = FailingOver
+	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}, Planned: true, Leaving: true, Target: "s0-1", HandOver: "s0-1"}
+	old := node(0, RoleReplica, "h1", 100)
+	old.Valkey.PrimaryHost, old.Valkey.LinkUp, old.Pod.Terminating = "10.0.0.2", false, true
+	target := replica(1, 100) // still follows s0-0 (10.0.0.1) in this survey
+	d := Decide(p, obsAt(5, spec, old, target, replica(2, 100)))
+	if d.Transition != nil {
+		t.Fatalf("a hand-over under way taken for a lost primary: %s", d)
+	}
+	promoted := node(1, RolePrimary, "h2", 100)
+	promoted.Valkey.ReplID2, promoted.Valkey.WritesFenced, promoted.Valkey.SyncFenced = "h1", false, false
+	old.Valkey.LinkUp = true
+	d = Decide(p, obsAt(6, spec, old, promoted, replica(2, 100)))
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("want the hand-over recorded, got %s", d)
+	}
+}

@@ -217,7 +217,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		}
 		isTrusted := slices.Contains(trusted, n)
 		if l.contains(n.Valkey) || isTrusted {
-			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unseeded.unmeasured(n.Valkey)}
+			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unseeded.unmeasured(n.Valkey), writer: n.Name == op.Writer}
 			c.complete = c.unmeasured && d.completeWriter(op, n)
 			out = append(out, c)
 		}
@@ -256,6 +256,12 @@ type candidate struct {
 	removed    bool
 	unmeasured bool
 	complete   bool
+	// writer marks the node of the last process that may have accepted writes (restarted
+	// or not): among candidates no evidence tells apart (key counts equal), its data is the
+	// shard's newest, where the lowest ordinal is anyone's (found by the simulator: an old
+	// primary holding writes the shard gave up, never resynced, won such a tie against the
+	// restarted writer and its WAIT-acknowledged writes were lost).
+	writer bool
 }
 
 // holds reports whether c's data contains o's.
@@ -477,6 +483,9 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		// IP with its data lost the election to an equal primary without slots, for good).
 		if as, bs := len(a.Valkey.Slots) > 0, len(b.Valkey.Slots) > 0; as != bs {
 			return as
+		}
+		if a.writer != b.writer {
+			return a.writer
 		}
 		return a.Ordinal < b.Ordinal
 	})

@@ -244,6 +244,10 @@ type Valkey struct {
 	Loading          bool
 	// WritesFenced: clients cannot write (the application ACL user is off). Nodes start so.
 	WritesFenced bool
+	// OtherUsers: the node has users besides the operator's own (ValkeyACL users), or did not
+	// say (ACL USERS refused). The application user off does not stop them, so on a primary
+	// WritesFenced is then no proof that it takes no writes.
+	OtherUsers bool
 	// SyncFenced: replicas cannot sync from it (the replication ACL user is off). Nodes start
 	// so, which is what keeps a restarted, empty node from wiping its replicas.
 	SyncFenced bool

@@ -30,6 +30,9 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	case Rolling, Resharding:
 		preempted = p.State
 	}
+	if d.handOverInFlight(p) {
+		return outcome{}, false
+	}
 	op, why, ok := d.lostShard(p, only, writer)
 	if !ok {
 		return outcome{}, false

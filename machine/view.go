@@ -139,7 +139,7 @@ func servesReplicas(n *Node) bool {
 
 // fenced reports whether a node observed now cannot accept client writes.
 func fenced(n *Node) bool {
-	return n.Valkey.Role != RolePrimary || n.Valkey.WritesFenced
+	return n.Valkey.Role != RolePrimary || n.Valkey.WritesFenced && !n.Valkey.OtherUsers
 }
 
 // follows reports whether n is a replica pointed at primary's current IP.

@@ -32,8 +32,21 @@ func TestValkeyACLUsersAreCheckedAppliedAndDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if v.OtherUsers {
+		t.Fatal("the survey reports users besides the operator's own on a node that has none")
+	}
 	if err := p.Promote(ctx, s.ip, v.RunID); err != nil { // it starts as a replica of nothing
 		t.Fatal(err)
+	}
+	// otherUsers is what the survey says: a ValkeyACL user writes whatever the application
+	// user's fence says, so the machine must know one is there.
+	otherUsers := func() bool {
+		t.Helper()
+		v, err := p.Survey(ctx, s.ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.OtherUsers
 	}
 	app := ACLUser{Name: "app", Enabled: true, Hashes: []string{PasswordRule("app-secret")}, Rules: []string{"~app:*", "+@read", "+@write", "+ping", "+hello"}}
 
@@ -87,6 +100,9 @@ func TestValkeyACLUsersAreCheckedAppliedAndDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("applied", "app-secret", true, true, false)
+	if !otherUsers() {
+		t.Error("the survey does not report the ValkeyACL user")
+	}
 
 	readOnly := app
 	readOnly.Rules = []string{"~app:*", "+@read", "+ping", "+hello"}
@@ -110,6 +126,9 @@ func TestValkeyACLUsersAreCheckedAppliedAndDeleted(t *testing.T) {
 	}
 	if got := users(); slices.Contains(got, "app") || len(got) != 3 {
 		t.Fatalf("users after the deletion: %v", got)
+	}
+	if otherUsers() {
+		t.Error("the survey reports a ValkeyACL user after its deletion")
 	}
 
 	// A process started from the users' file has the user before the operator looks at it.

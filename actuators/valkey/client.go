@@ -93,6 +93,9 @@ func (p *Pool) client(addr string) (vk.Client, error) {
 	return c, nil
 }
 
+// connBuffer is the read and write buffer of each connection to a node.
+const connBuffer = 16 << 10
+
 func (p *Pool) dial(addr string) (vk.Client, error) {
 	d := net.Dialer{Timeout: p.opts.Timeout, LocalAddr: p.opts.LocalAddr()}
 	o := vk.ClientOption{
@@ -105,6 +108,14 @@ func (p *Pool) dial(addr string) (vk.Client, error) {
 		ConnWriteTimeout:  p.opts.Timeout,
 		BlockingPoolSize:  1,
 		ForceSingleClient: true,
+		// The operator sends a few small commands per node and turn, not a stream: valkey-go's
+		// defaults (0.5 MiB read and write buffers and a ring of 1024 per connection) cost
+		// about 2 MiB of the operator's memory per node, most of what 50 clusters cost
+		// (BenchmarkFiftyClusters). Larger replies and payloads (CLUSTER NODES of a big
+		// cluster, a RESTORE) pass through in several reads and writes.
+		ReadBufferEachConn:  connBuffer,
+		WriteBufferEachConn: connBuffer,
+		RingScaleEachConn:   8,
 	}
 	p.tlsOption(addr, &o)
 	c, err := vk.NewClient(o)

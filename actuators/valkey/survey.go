@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 				Section("clients").Section("memory").Section("stats").Build(),
 			c.B().AclGetuser().Username(UserClient).Build(),
 			c.B().AclGetuser().Username(UserReplication).Build(),
+			c.B().AclUsers().Build(),
 		)
 		text, err := resps[0].ToString()
 		if err != nil {
@@ -87,6 +89,12 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 					v.ReplicationWidened = strings.Contains(cmds, "+@all")
 				}
 			}
+		}
+		// Users of ValkeyACLs write whatever the application user's fence says; unknown counts
+		// as some (a node started by an older operator may refuse ACL USERS).
+		v.OtherUsers = true
+		if users, err := resps[3].AsStrSlice(); err == nil {
+			v.OtherUsers = slices.ContainsFunc(users, func(u string) bool { return !Reserved(u) })
 		}
 		if info["cluster_enabled"] == "1" {
 			// Cluster mode: which slots it serves, and whether it has met anyone yet.

@@ -45,7 +45,8 @@ func (w *World) wait(primary *node, id int32) int {
 			continue
 		}
 		w.pumpReplica(r, true)
-		if r.linkUp && r.linkRun == primary.runID && r.has.get(id) {
+		// WAIT counts the acknowledgements that reach the primary.
+		if r.linkUp && r.linkRun == primary.runID && r.has.get(id) && w.reaches(r, primary) {
 			n++
 		}
 	}

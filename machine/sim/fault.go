@@ -21,6 +21,10 @@ const (
 	// FaultPartition splits the network in two: Nodes (and the operator and the client when
 	// Operator / Client say so) on side B, everything else on side A.
 	FaultPartition FaultKind = "partition"
+	// FaultPartitionOneWay is a partition that drops the messages one way only: from side B to
+	// the rest when Outbound, else from the rest to side B (a firewall rule on one side, an
+	// asymmetric route). The operator and the client need both ways.
+	FaultPartitionOneWay FaultKind = "partition-one-way"
 	// FaultPartitionOperator cuts the operator from one node only.
 	FaultPartitionOperator FaultKind = "partition-operator"
 	// FaultDeletePod deletes a node's pod; the StatefulSet recreates it with a new IP and its
@@ -61,7 +65,7 @@ var FaultKinds = []FaultKind{
 	FaultKillPrimary, FaultKillNode, FaultPause, FaultPartition, FaultPartitionOperator,
 	FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultLinkLag, FaultOperatorCrash,
 	FaultAPIConflict, FaultActuatorFailure, FaultSlowActuator, FaultManualFailover, FaultHeal,
-	FaultEvictPod,
+	FaultEvictPod, FaultPartitionOneWay,
 }
 
 // EvictHoldTicks bounds how long an evicted primary's preStop hook holds its pod (the pod
@@ -92,10 +96,12 @@ type Fault struct {
 	Kind FaultKind
 	// Node is the target of node faults.
 	Node NodeRef
-	// Nodes, Operator and Client describe side B of a partition.
+	// Nodes, Operator and Client describe side B of a partition; Outbound says which way a
+	// one-way partition drops.
 	Nodes    []NodeRef
 	Operator bool
 	Client   bool
+	Outbound bool
 	Ticks    int
 	Count    int
 	InFlight bool
@@ -106,7 +112,7 @@ type Fault struct {
 
 func (f Fault) String() string {
 	switch f.Kind {
-	case FaultPartition:
+	case FaultPartition, FaultPartitionOneWay:
 		var side []string
 		for _, n := range f.Nodes {
 			side = append(side, n.String())
@@ -117,7 +123,14 @@ func (f Fault) String() string {
 		if f.Client {
 			side = append(side, "client")
 		}
-		return fmt.Sprintf("partition {%s} | rest", strings.Join(side, ","))
+		switch {
+		case f.Kind == FaultPartition:
+			return fmt.Sprintf("partition {%s} | rest", strings.Join(side, ","))
+		case f.Outbound:
+			return fmt.Sprintf("partition-one-way {%s} -x> rest", strings.Join(side, ","))
+		default:
+			return fmt.Sprintf("partition-one-way {%s} <x- rest", strings.Join(side, ","))
+		}
 	case FaultPause, FaultLinkLag:
 		return fmt.Sprintf("%s %s %d ticks", f.Kind, f.Node, f.Ticks)
 	case FaultOperatorCrash:

@@ -81,7 +81,10 @@ func GenFault(src Source, t Topology) Fault {
 		f.Ticks = 1 + src.Intn(4, "ticks")
 	case FaultManualFailover:
 		f.Node = genRef(src, t)
-	case FaultPartition:
+	case FaultPartition, FaultPartitionOneWay:
+		if f.Kind == FaultPartitionOneWay {
+			f.Outbound = src.Intn(2, "outbound") == 1
+		}
 		for s := 0; s < maxShards(t); s++ {
 			for o := 0; o <= t.maxReplicas(); o++ {
 				if src.Intn(2, "side") == 1 {

@@ -88,13 +88,24 @@ func parseFault(s string) (Fault, error) {
 			}
 		}
 		return f, nil
-	case strings.HasPrefix(s, "partition {"):
+	case strings.HasPrefix(s, "partition {"), strings.HasPrefix(s, "partition-one-way {"):
 		f := Fault{Kind: FaultPartition}
+		prefix := "partition {"
 		end := strings.Index(s, "}")
 		if end < 0 {
 			return f, fmt.Errorf("partition without side")
 		}
-		for _, name := range strings.Split(s[len("partition {"):end], ",") {
+		if strings.HasPrefix(s, "partition-one-way {") {
+			f.Kind, prefix = FaultPartitionOneWay, "partition-one-way {"
+			switch s[end+1:] {
+			case " -x> rest":
+				f.Outbound = true
+			case " <x- rest":
+			default:
+				return f, fmt.Errorf("a one-way partition says -x> rest or <x- rest: %q", s)
+			}
+		}
+		for _, name := range strings.Split(s[len(prefix):end], ",") {
 			switch name {
 			case "":
 			case "operator":

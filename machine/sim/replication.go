@@ -25,14 +25,22 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 		return
 	}
 	m := w.byIP(r.masterIP)
-	if m == nil || m == r || !w.talk(r, m) || m.syncFenced {
+	// down: the master's data and pings reach the replica; up: the replica's
+	// acknowledgements reach the master. An established link survives one of them lost (a
+	// one-way partition): the replica notices nothing but silence (its link stays "up" until
+	// repl-timeout), the master nothing but missing acknowledgements.
+	down, up := m != nil && w.reaches(m, r), m != nil && w.reaches(r, m)
+	if m == nil || m == r || !down && !up || m.syncFenced {
 		r.linkUp = false
 		return
 	}
 	if r.linkUp && (r.linkRun != m.runID || r.linkGen != m.gen) {
 		r.linkUp = false
 	}
-	if r.linkUp {
+	if !r.linkUp && (!down || !up) {
+		return // a handshake needs both ways
+	}
+	if r.linkUp && down {
 		r.heardAt = w.tick // the master's pings arrive even when the data lags
 	}
 	if r.lagTicks > 0 && (forWait || w.tick%int64(r.lagTicks+1) != 0) {
@@ -44,11 +52,15 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 		}
 		w.handshake(r, m)
 	}
-	for i := len(r.log); i < len(m.log); i++ {
-		r.appendWrite(m.log[i])
+	if down {
+		for i := len(r.log); i < len(m.log); i++ {
+			r.appendWrite(m.log[i])
+		}
+		r.snapshot = m.snapshot
 	}
-	r.snapshot = m.snapshot
-	m.setAck(r.name, w.tick)
+	if up {
+		m.setAck(r.name, w.tick)
+	}
 }
 
 // handshake establishes r's link to m by partial or full resync.
@@ -113,7 +125,8 @@ func (w *World) goodReplicas(m *node) int {
 		}
 		r := w.byName(a.replica)
 		stillFollows := r != nil && r.exists && r.role == machine.RoleReplica && r.masterIP == m.ip && r.linkRun == m.runID
-		if stillFollows || (r != nil && !w.talk(r, m)) {
+		// A replica whose messages do not reach the primary cannot tell it that it left.
+		if stillFollows || (r != nil && !w.reaches(r, m)) {
 			good++
 		}
 	}

@@ -108,8 +108,9 @@ func TestRapidFindsAndShrinksABrokenRule(t *testing.T) {
 	setFlag(t, "rapid.shrinktime", "4s")
 	setFlag(t, "rapid.checks", "3000")
 	// The seed picks one schedule among the generator's; a new kind of step (a new user action)
-	// draws other schedules, and this one shrinks well within the time (32 steps).
-	setFlag(t, "rapid.seed", "1")
+	// draws other schedules, and this one shrinks well within the time (14 steps with the kinds
+	// of partition-one-way's day).
+	setFlag(t, "rapid.seed", "2")
 	tb := &recordingTB{name: "sabotage-promote-lowest"}
 	rapid.Check(tb, scheduleProperty(Topologies["replication"], Options{Sabotage: SabotagePromoteLowest}))
 	if !tb.failed {

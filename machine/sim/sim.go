@@ -83,7 +83,7 @@ func (s *Sim) fault(f Fault) {
 	w := s.w
 	w.stats.Faults[f.Kind]++
 	var n *node
-	if f.Kind != FaultPartition {
+	if f.Kind != FaultPartition && f.Kind != FaultPartitionOneWay {
 		n = w.resolve(f.Node)
 	}
 	switch f.Kind {
@@ -95,8 +95,12 @@ func (s *Sim) fault(f Fault) {
 		if n != nil {
 			n.pausedUntil = w.tick + int64(f.Ticks)
 		}
-	case FaultPartition:
+	case FaultPartition, FaultPartitionOneWay:
 		w.operatorSide, w.clientSide = 0, 0
+		w.oneWay, w.dropFrom = f.Kind == FaultPartitionOneWay, 0
+		if f.Outbound {
+			w.dropFrom = 1
+		}
 		for _, m := range w.nodes {
 			m.side = 0
 		}
@@ -164,6 +168,7 @@ func (s *Sim) fault(f Fault) {
 func (s *Sim) heal() {
 	w := s.w
 	w.operatorSide, w.clientSide = 0, 0
+	w.oneWay = false
 	for _, n := range w.nodes {
 		n.side, n.operatorCut, n.lagTicks = 0, false, 0
 		if n.pausedUntil > w.tick {

@@ -21,6 +21,11 @@ type World struct {
 
 	// Sides of the current partition: two endpoints talk only when on the same side.
 	operatorSide, clientSide int
+	// oneWay: the partition drops only the messages sent from side dropFrom to the other
+	// (FaultPartitionOneWay); messages the other way arrive. The operator and the client need
+	// both ways (a request and its answer), so for them it is a partition all the same.
+	oneWay   bool
+	dropFrom int
 
 	objects machine.Objects
 	spec    machine.Spec
@@ -247,9 +252,14 @@ func (w *World) responsive(n *node) bool {
 	return n.exists && n.running && w.tick >= n.startsAt && w.tick >= n.pausedUntil
 }
 
-// talk: two nodes can exchange messages.
+// talk: two nodes can exchange messages (both ways: a connection, a request and its answer).
 func (w *World) talk(a, b *node) bool {
-	return w.responsive(a) && w.responsive(b) && a.side == b.side
+	return w.reaches(a, b) && w.reaches(b, a)
+}
+
+// reaches: what a sends arrives at b (with a one-way partition, maybe not the reverse).
+func (w *World) reaches(a, b *node) bool {
+	return w.responsive(a) && w.responsive(b) && (a.side == b.side || w.oneWay && a.side != w.dropFrom)
 }
 
 // operatorTalks: the operator's survey and actions reach the node.
