@@ -31,7 +31,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "state the journal says was current and compared with the record (exit 1 when one differs).")
 		fmt.Fprintln(stderr, "With --set the machine runs on its own decisions, the recorded observations as the world, and")
 		fmt.Fprintln(stderr, "the report shows which decisions would have differed and when. FILE is what the journal API")
-		fmt.Fprintln(stderr, "answers (kubectl get --raw /apis/journal.valkey.fsm.dev/v1alpha1/namespaces/NS/journals/NAME,")
+		fmt.Fprintln(stderr, "answers (kubectl get --raw '/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/NS/journals/NAME?observations=true',")
 		fmt.Fprintln(stderr, "pages appended one after the other) or kubectl valkey history NAME --full -o json.")
 		fs.PrintDefaults()
 	}

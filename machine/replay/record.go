@@ -52,8 +52,8 @@ type page struct {
 }
 
 // Read reads an exported journal: one or more JSON documents, one after the other, each a
-// page as the journal endpoint answers it (so `kubectl get --raw .../journals/NAME?continue=N`
-// appended to one file works) or a whole journal (`kubectl valkey history NAME --full -o
+// page as the journal endpoint answers it (so `kubectl get --raw
+// .../journals/NAME?observations=true&continue=N` appended to one file works) or a whole journal (`kubectl valkey history NAME --full -o
 // json`). Pages of another cluster, a Status instead of a page, or a document that is no
 // journal are refused with what is wrong; records of kinds it does not know are kept (Replay
 // reports them as not replayable).
@@ -80,7 +80,7 @@ func Read(r io.Reader) (Journal, error) {
 		case p.Kind == "Status":
 			return j, fmt.Errorf("journal document %d is an error the API server answered, not a page: %s", doc, p.Message)
 		case p.Records == nil || bytes.Equal(p.Records, []byte("null")) && p.Cluster == "":
-			return j, fmt.Errorf("journal document %d is not a journal page (no \"records\"): export one with kubectl get --raw /apis/journal.valkey.fsm.dev/v1alpha1/namespaces/NS/journals/NAME, or kubectl valkey history NAME --full -o json", doc)
+			return j, fmt.Errorf("journal document %d is not a journal page (no \"records\"): export one with kubectl get --raw '/apis/journal.valkey.fsm.dev/v1alpha1/namespaces/NS/journals/NAME?observations=true', or kubectl valkey history NAME --full -o json", doc)
 		case j.Cluster != "" && p.Cluster != "" && p.Cluster != j.Cluster:
 			return j, fmt.Errorf("journal document %d is of cluster %s, the ones before of %s: one journal at a time", doc, p.Cluster, j.Cluster)
 		}

@@ -183,21 +183,24 @@ func (j *Journal) Backfill(cluster string, history []machine.HistoryRecord) (int
 	return written, err
 }
 
-// Records returns the records of cluster with sequence numbers from from on, oldest first.
+// Records returns the records of cluster with sequence numbers from from on, oldest first,
+// observations included.
 func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
-	out, _, err := j.Page(cluster, from, 0)
+	out, _, err := j.Page(cluster, from, 0, true)
 	return out, err
 }
 
 // Page returns the records of cluster from sequence number from on, oldest first, and the
-// sequence number the next page starts at (0 when there is no more). A page holds at most
+// sequence number the next page starts at (0 when there is no more); the observations that
+// caused no transition only when observations is true (readers that know nothing of them are
+// not given them). A page holds at most
 // limit records (0: no limit), except that it never ends among the observations that follow a
 // transition: it holds the whole group (a transition and the observations decided on the
 // state it wrote, at most the observation limit), so that a page boundary is always a
 // sequence number, as the continue token of the journal endpoint needs; and it holds at least
 // one record that is not an observation (those of a new cluster, before its first transition,
 // are on the first transition's page).
-func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64, error) {
+func (j *Journal) Page(cluster string, from uint64, limit int, observations bool) ([]Record, uint64, error) {
 	var out []Record
 	var next uint64
 	err := j.db.View(func(tx *bolt.Tx) error {
@@ -209,7 +212,7 @@ func (j *Journal) Page(cluster string, from uint64, limit int) ([]Record, uint64
 		tk, tv := c.Seek(key(from))
 		var oc *bolt.Cursor
 		var ok, ov []byte
-		if ob := b.Bucket(observationsBucket); ob != nil {
+		if ob := b.Bucket(observationsBucket); ob != nil && observations {
 			oc = ob.Cursor()
 			ok, ov = oc.Seek(key(from))
 		}

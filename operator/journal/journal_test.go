@@ -123,7 +123,7 @@ func TestPagesCoverTheJournalOnceInOrder(t *testing.T) {
 		var got []uint64
 		from, pages := uint64(0), 0
 		for {
-			recs, next, err := j.Page(c, from, limit)
+			recs, next, err := j.Page(c, from, limit, false)
 			if err != nil {
 				t.Fatal(err)
 			}

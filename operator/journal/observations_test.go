@@ -138,7 +138,7 @@ func TestPagesKeepObservationsWithTheirTransition(t *testing.T) {
 	var paged []Record
 	var starts []uint64
 	for next, pages := uint64(0), 0; ; pages++ {
-		recs, n, err := j.Page(c, next, 3)
+		recs, n, err := j.Page(c, next, 3, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,8 +158,14 @@ func TestPagesKeepObservationsWithTheirTransition(t *testing.T) {
 	if !reflect.DeepEqual(starts, []uint64{0, 2, 3, 4}) {
 		t.Fatalf("pages start at %v, want 0 2 3 4 (2 observations before the first transition, then groups of 2, 3, 4 and 5 records, in pages of 3)", starts)
 	}
-	if recs, _, _ := j.Page(c, 0, 1); len(recs) != 2+2 || recs[2].Kind != KindTransition {
+	if recs, _, _ := j.Page(c, 0, 1, true); len(recs) != 2+2 || recs[2].Kind != KindTransition {
 		t.Fatalf("a first page of 1 holds %d records: it must hold the first transition and its group", len(recs))
+	}
+	// Without observations (a reader that does not ask for them): the transitions only, one
+	// per page of 1.
+	recs, next, _ := j.Page(c, 0, 1, false)
+	if len(recs) != 1 || recs[0].Kind != KindTransition || next != 2 {
+		t.Fatalf("a page without observations: %d records, next %d", len(recs), next)
 	}
 }
 

@@ -47,7 +47,9 @@ const (
 )
 
 // JournalPage is the answer to GET .../namespaces/{namespace}/journals/{name}: up to limit
-// records from seq `continue` on, oldest first, and where the next page starts.
+// records from seq `continue` on, oldest first, and where the next page starts; with
+// `observations=true` also the observations that caused no transition (valkey-operator
+// replay), a page then never ending among those that follow a transition.
 type JournalPage struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        JournalPageMeta  `json:"metadata"`
@@ -365,7 +367,10 @@ func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 		fail(w, http.StatusNotFound, "no journal for "+ns+"/"+name)
 		return
 	}
-	recs, next, err := s.j.Page(key, from, limit)
+	// Observations that caused no transition (for replays) only for a reader that asks:
+	// an older plugin would show each as a record of a kind it does not know.
+	observations := req.URL.Query().Get("observations") == "true"
+	recs, next, err := s.j.Page(key, from, limit, observations)
 	if err != nil {
 		fail(w, http.StatusInternalServerError, err.Error())
 		return

@@ -199,11 +199,12 @@ func TestJournalJSONAndYAML(t *testing.T) {
 
 // pagedJournal serves a cluster's journal in pages of at most pageSize at the journal's API
 // path, as the operator does behind the API server (this stands in for both: the paging
-// itself is the operator's journal.Page), and 404 elsewhere.
+// itself is the operator's journal.Page), and 404 elsewhere, or when the plugin does not ask
+// for the observations (history --replay needs them).
 func pagedJournal(t *testing.T, records []journal.Record, pageSize int) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.EscapedPath() != journalPath("prod", "cache") {
+		if r.Method != http.MethodGet || r.URL.EscapedPath() != journalPath("prod", "cache") || r.URL.Query().Get("observations") != "true" {
 			http.Error(w, "404 page not found", http.StatusNotFound)
 			return
 		}

@@ -73,7 +73,9 @@ func readJournal(ctx context.Context, rc rest.Interface, namespace, name string)
 	var all journalPage
 	var last uint64
 	for pages := 0; ; pages++ {
-		req := rc.Get().AbsPath(journalPath(namespace, name)).Param("limit", strconv.Itoa(journalPageSize))
+		// With the observations that caused no transition: --replay needs them, the table
+		// counts them, -o json keeps them (an export that replays).
+		req := rc.Get().AbsPath(journalPath(namespace, name)).Param("limit", strconv.Itoa(journalPageSize)).Param("observations", "true")
 		if last != 0 {
 			req = req.Param("continue", strconv.FormatUint(last, 10))
 		}

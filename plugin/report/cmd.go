@@ -29,7 +29,8 @@ func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
   cluster.yaml               the ValkeyCluster: spec, status, metadata
   history.txt                status.history (kubectl valkey history)
   journal.txt, journal.json  every transition the operator journaled (history --full; needs get
-                             on journals.journal.valkey.fsm.dev)
+                             on journals.journal.valkey.fsm.dev); journal.json with the
+                             observations kept for replay: valkey-operator replay journal.json
   events.txt                 the Events of the cluster, its pods, StatefulSets and claims
   pods/POD.yaml              each pod
   logs/POD/CONTAINER.log     each container's log (the last 20000 lines), and
