@@ -333,14 +333,16 @@ func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
 		t.Errorf("the request annotation is still there once recorded")
 	}
 
-	// The operator restarts, and the primary's pod is deleted while the old passwords still work.
+	// The operator restarts, and the primary's pod is deleted while the old passwords still work,
+	// with no grace period: a crash, so a failover (a deletion with its grace period is a
+	// hand-over now, primary-leaving).
 	op.stop(t)
 	startOperator(t, op.journal)
 	var primary corev1.Pod
 	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: vc.Status.Primary}, &primary); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Delete(ctx, &primary); err != nil {
+	if err := k.Delete(ctx, &primary, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
 	vc = waitFor(t, ns, "rot", 3*time.Minute, "Steady with 3 ready after the failover", func(v *v1alpha1.ValkeyCluster) bool {
