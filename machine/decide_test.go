@@ -196,18 +196,24 @@ func TestReseedOnlyWhenEveryNodeIsSeenEmpty(t *testing.T) {
 	}
 }
 
-func TestFenceTimeoutBeforeOpeningWrites(t *testing.T) {
+// electedAndPromoted is a failover of s0-0 whose elected s0-2 was promoted (history h2
+// continuing h1) and is followed by s0-1, before the election is recorded as promoted.
+func electedAndPromoted(t *testing.T) (p Persisted, spec Spec, follower, promoted Node) {
+	t.Helper()
 	_, d := failingOver(t, replica(1, 5), replica(2, 7))
-	p := d.Next // elected s0-2
-	spec := testSpec(2)
-	promoted := detached(replica(2, 7))
+	promoted = detached(replica(2, 7))
 	promoted.Valkey.Role, promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = RolePrimary, "h2", "h1", 8
 	promoted.Valkey.SyncFenced = false
-	follower := replica(1, 5)
+	follower = replica(1, 5)
 	follower.Valkey.PrimaryHost = promoted.Pod.IP
+	return d.Next, testSpec(2), follower, promoted
+}
+
+func TestFenceTimeoutBeforeOpeningWrites(t *testing.T) {
+	p, spec, follower, promoted := electedAndPromoted(t)
 	// The old primary is unreachable, not known dead: the new one stays fenced until
 	// FenceTimeout after the election (t=6 + 10s).
-	d = Decide(p, obsAt(8, spec, unreachable(primary(0), 8), follower, promoted))
+	d := Decide(p, obsAt(8, spec, unreachable(primary(0), 8), follower, promoted))
 	if d.Transition == nil || d.Transition.Event != EventCandidatePromoted {
 		t.Fatalf("want candidate-promoted recording h2, got %s", d)
 	}
@@ -561,15 +567,8 @@ func TestARollDoesNotDeleteAPodTwice(t *testing.T) {
 // no evidence that it takes no writes, so the new primary opens only after FenceTimeout. With
 // no other users the same observation completes the failover at once.
 func TestAnOldPrimaryWithOtherUsersIsNotObservedFenced(t *testing.T) {
-	_, d := failingOver(t, replica(1, 5), replica(2, 7))
-	p := d.Next // elected s0-2
-	spec := testSpec(2)
-	promoted := detached(replica(2, 7))
-	promoted.Valkey.Role, promoted.Valkey.ReplID, promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset = RolePrimary, "h2", "h1", 8
-	promoted.Valkey.SyncFenced = false
-	follower := replica(1, 5)
-	follower.Valkey.PrimaryHost = promoted.Pod.IP
-	d = Decide(p, obsAt(8, spec, unreachable(primary(0), 8), follower, promoted))
+	p, spec, follower, promoted := electedAndPromoted(t)
+	d := Decide(p, obsAt(8, spec, unreachable(primary(0), 8), follower, promoted))
 	p = d.Next // candidate-promoted
 	old := primary(9)
 	old.Valkey.WritesFenced, old.Valkey.OtherUsers = true, true

@@ -46,21 +46,27 @@ type journalPage struct {
 	Records []json.RawMessage `json:"records"`
 }
 
-// runFull is history --full: read the journal through the API server, print it.
-func runFull(ctx context.Context, flags *kube.Flags, name string, w io.Writer, opts Options) error {
+// journalOf reads cluster name's journal through the API server: the raw pages and the parsed
+// journal.
+func journalOf(ctx context.Context, flags *kube.Flags, name string) ([]byte, *Journal, error) {
 	namespace, err := flags.Namespace()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cfg, err := flags.RESTConfig()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	raw, j, err := readJournal(ctx, cs.Discovery().RESTClient(), namespace, name)
+	return readJournal(ctx, cs.Discovery().RESTClient(), namespace, name)
+}
+
+// runFull is history --full: read the journal through the API server, print it.
+func runFull(ctx context.Context, flags *kube.Flags, name string, w io.Writer, opts Options) error {
+	raw, j, err := journalOf(ctx, flags, name)
 	if err != nil {
 		return err
 	}

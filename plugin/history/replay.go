@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
@@ -50,22 +49,8 @@ func runReplay(ctx context.Context, flags *kube.Flags, name string, o ReplayOpti
 		if err != nil {
 			return fmt.Errorf("reading the journal: %w", err)
 		}
-	} else {
-		namespace, err := flags.Namespace()
-		if err != nil {
-			return err
-		}
-		cfg, err := flags.RESTConfig()
-		if err != nil {
-			return err
-		}
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		if raw, _, err = readJournal(ctx, cs.Discovery().RESTClient(), namespace, name); err != nil {
-			return err
-		}
+	} else if raw, _, err = journalOf(ctx, flags, name); err != nil {
+		return err
 	}
 	j, err := replay.Read(bytes.NewReader(raw))
 	if err != nil {
