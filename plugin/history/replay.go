@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
