@@ -56,9 +56,16 @@ func guardHibernateCancelled(d *decider) (outcome, bool) {
 // wakes from: its primary, if it serves as the recorded process (its client writes closed and
 // every replica that follows it caught up, its data contains every other node's; Valkey saves
 // it as it shuts down). A primary that no longer serves is not recorded ("-"): it may have
-// crashed and lost its last second of writes, which its replicas hold.
+// crashed and lost its last second of writes, which its replicas hold. For the same reason a
+// recorded node seen restarted before its pod stopped loses its record again.
 func guardHibernateCaughtUp(d *decider) (outcome, bool) {
-	if !d.v.spec.Hibernate || d.p.Op.WakeFrom != "" || !d.caughtUp(d.p, &actionList{}) {
+	if !d.v.spec.Hibernate {
+		return outcome{}, false
+	}
+	if d.p.Op.WakeFrom != "" {
+		return d.wakeFromRestarted()
+	}
+	if !d.caughtUp(d.p, &actionList{}) {
 		return outcome{}, false
 	}
 	from := make([]string, len(d.p.Shards))
@@ -75,6 +82,30 @@ func guardHibernateCaughtUp(d *decider) (outcome, bool) {
 	next := d.p.Clone()
 	next.Op.WakeFrom = strings.Join(from, " ")
 	return outcome{next: next, message: "replicas caught up with their primaries: every pod stops; the wake starts " + strings.Join(said, ", ")}, true
+}
+
+// wakeFromRestarted drops from the record the nodes seen running as another process than
+// the recorded primary's: a crash after the record (a container restarted before the stop
+// reached it) may have lost writes that its replicas hold (appendfsync everysec), which a wake
+// from it would wipe on them.
+func (d *decider) wakeFromRestarted() (outcome, bool) {
+	from := strings.Fields(d.p.Op.WakeFrom)
+	var said []string
+	for s, name := range from {
+		if name == "-" || s >= len(d.p.Shards) {
+			continue
+		}
+		if n := d.v.node(name); n != nil && n.Reachable && n.Valkey.RunID != d.p.Shards[s].RunID {
+			from[s] = "-"
+			said = append(said, fmt.Sprintf("shard %d by its nodes' data (%s restarted before it stopped: a crash may have lost writes its replicas hold)", s, name))
+		}
+	}
+	if len(said) == 0 {
+		return outcome{}, false
+	}
+	next := d.p.Clone()
+	next.Op.WakeFrom = strings.Join(from, " ")
+	return outcome{next: next, message: "the wake starts " + strings.Join(said, ", ")}, true
 }
 
 // wakeFrom is the node recorded to wake shard s from ("": none).

@@ -180,3 +180,26 @@ func TestAPrimaryLostWhileHibernatingIsNotRecordedToWakeFrom(t *testing.T) {
 		t.Fatalf("want shard 0 recorded without a node to wake from, got %s (next %+v)", d, d.Next.Op)
 	}
 }
+
+// TestARecordedNodeThatRestartsBeforeTheStopIsNoLongerWokenFrom: the record is made while the
+// primary serves; if it is then seen as another process before its pod stopped (a crash, its
+// container restarted), its append-only file may lack the last writes its replicas hold, so
+// the record of that shard is dropped and the wake elects it by its nodes' data.
+func TestARecordedNodeThatRestartsBeforeTheStopIsNoLongerWokenFrom(t *testing.T) {
+	spec := testSpec(2)
+	spec.Persistence, spec.Hibernate = true, true
+	p := steadyState()
+	p.State, p.PodsPerShard = Hibernated, 3
+	p.Op = Operation{WakeFrom: "s0-0"}
+	prim := primary(120)
+	prim.Valkey.WritesFenced = true
+	if d := Decide(p, obsAt(6, spec, prim, replica(1, 120), replica(2, 120))); d.Transition != nil {
+		t.Fatalf("the recorded primary still serves: nothing to record again, got %s", d)
+	}
+	restarted := node(0, RoleReplica, "fresh", 0)
+	restarted.Valkey.RunID, restarted.Valkey.Keys = "run-0-again", 100
+	d := Decide(p, obsAt(7, spec, restarted, replica(1, 120), replica(2, 120)))
+	if d.Transition == nil || d.Transition.Event != EventHibernateCaughtUp || d.Next.Op.WakeFrom != "-" || !strings.Contains(d.Transition.Message, "restarted before it stopped") {
+		t.Fatalf("want the record of s0-0 dropped, got %s (next %+v)", d, d.Next.Op)
+	}
+}

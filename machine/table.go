@@ -91,7 +91,7 @@ var table = []rule{
 	{EventRestoreComplete, []State{Restoring}, Steady, guardRestoreComplete,
 		"every shard's recorded primary holds the snapshot and its replicas follow it"},
 	{EventHibernateCaughtUp, []State{Hibernated}, Hibernated, guardHibernateCaughtUp,
-		"every recorded primary that serves has its client writes closed and every replica that follows it holds all it wrote: record, per shard, the node the wake starts from (the primary that served), before the pods are asked to stop"},
+		"every recorded primary that serves has its client writes closed and every replica that follows it holds all it wrote: record, per shard, the node the wake starts from (the primary that served), before the pods are asked to stop; again, without it, when a recorded node is seen restarted before its pod stopped (a crash may have lost writes its replicas hold)"},
 	{EventHibernateCancelled, []State{Hibernated}, Steady, guardHibernateCancelled,
 		"the spec no longer asks to hibernate before the pods were stopped, and every shard's recorded primary still serves as the recorded process: keep the records and open writes again (a bootstrap would elect by data, and a primary's data cannot always be told from a replica's)"},
 	{EventWakeRequested, []State{Hibernated}, Bootstrapping, guardWakeRequested,
