@@ -17,8 +17,7 @@ import "fmt"
 func guardPrimaryLeaving(d *decider) (outcome, bool) {
 	p := d.p
 	for s, rec := range p.Shards {
-		prim := d.v.node(rec.Primary)
-		if prim == nil || !prim.Pod.Terminating || !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+		if !d.podLeaving(rec) || !d.primaryServes(rec) {
 			continue
 		}
 		t := d.handOverTarget(p, s)
@@ -32,12 +31,18 @@ func guardPrimaryLeaving(d *decider) (outcome, bool) {
 	return outcome{}, false
 }
 
+// podLeaving reports whether the recorded process of rec still runs in a pod whose deletion was
+// asked for.
+func (d *decider) podLeaving(rec ShardRecord) bool {
+	prim := d.v.node(rec.Primary)
+	return alive(prim, rec.RunID) && prim.Pod.Terminating
+}
+
 // leavingWaits says why a primary whose pod is being deleted is not handed over ("": none
 // is, or it is), for Steady's waiting message.
 func (d *decider) leavingWaits(p Persisted) string {
 	for s, rec := range p.Shards {
-		prim := d.v.node(rec.Primary)
-		if prim == nil || !prim.Pod.Terminating || !alive(prim, rec.RunID) || d.handOverTarget(p, s) != nil {
+		if !d.podLeaving(rec) || d.handOverTarget(p, s) != nil {
 			continue
 		}
 		return fmt.Sprintf("shard %d: %s's pod is being deleted and no caught-up replica can take over: it stops as the primary, and a failover follows", s, rec.Primary)

@@ -137,12 +137,7 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 				continue
 			}
 			if n.Pod.Revision != p.Op.Target {
-				if n.Pod.Terminating {
-					// Asked already: a second deletion would only be another API write.
-					b.wait(fmt.Sprintf("rolling: %s stopping", n.Name))
-					return
-				}
-				b.add(RollPod{Shard: s, Node: n.Name, Revision: p.Op.Target})
+				rollPod(b, RollPod{Shard: s, Node: n.Name, Revision: p.Op.Target}, n)
 				return
 			}
 		}
@@ -161,13 +156,19 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 			b.wait(fmt.Sprintf("shard %d: no caught-up replica to hand %s over to", s, prim.Name))
 			return
 		}
-		if prim.Pod.Terminating {
-			b.wait(fmt.Sprintf("rolling: %s stopping", prim.Name))
-			return
-		}
-		b.add(RollPod{Shard: s, Node: prim.Name, Revision: p.Op.Target, WithoutHandOver: true})
+		rollPod(b, RollPod{Shard: s, Node: prim.Name, Revision: p.Op.Target, WithoutHandOver: true}, prim)
 		return
 	}
+}
+
+// rollPod asks for n's pod to be rolled, unless its deletion was asked for already: a second
+// one would only be another API write; the roll waits for it to stop.
+func rollPod(b *actionList, a RollPod, n *Node) {
+	if n.Pod.Terminating {
+		b.wait(fmt.Sprintf("rolling: %s stopping", n.Name))
+		return
+	}
+	b.add(a)
 }
 
 // handOverTarget is the replica of shard s a primary hands over to: linked, in the same
