@@ -512,7 +512,8 @@ func (w *World) deletePod(n *node, keepData bool) {
 	if !n.exists {
 		return
 	}
-	n.exists, n.running, n.terminating = false, false, false
+	// Whatever deleted it, a preStop hold is over with the pod.
+	n.exists, n.running, n.terminating, n.held, n.lingerUntil = false, false, false, false, 0
 	n.keepData = keepData
 	if !keepData && w.topo.Mode != machine.ModeCluster {
 		// Without persistence the claim holds nothing a process starts from: the model treats
@@ -549,7 +550,6 @@ func (w *World) evictions() {
 			}
 		}
 		w.note("kube: %s stops (its preStop hook returned: %s)", n.name, map[bool]string{true: "hold over", false: "no primary with a replica"}[w.tick >= n.terminateBy])
-		n.terminating, n.held, n.lingerUntil = false, false, 0
 		w.deletePod(n, w.topo.Persistence)
 	}
 }
