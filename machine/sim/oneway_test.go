@@ -31,15 +31,7 @@ func TestOneWayPartitionsAroundThePrimaryLoseNoAcknowledgedWrite(t *testing.T) {
 			for i := 0; i < 40; i++ {
 				lines = append(lines, "operator", "write+WAIT key 2 (from ordinal 0)")
 			}
-			topo, steps, err := ReadSchedule(strings.NewReader(strings.Join(lines, "\n")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tp, err := LookupTopology(topo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := Run(tp, steps, Options{Trace: true})
+			res := runSchedule(t, strings.NewReader(strings.Join(lines, "\n")))
 			trace := strings.Join(res.Trace, "\n")
 			if len(res.Violations) > 0 {
 				t.Fatalf("%v\n%s", res.Violations, trace)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,20 +27,27 @@ func TestRegressionSchedules(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			topo, steps, err := ReadSchedule(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tp, err := LookupTopology(topo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := Run(tp, steps, Options{Trace: true})
+			res := runSchedule(t, f)
 			if len(res.Violations) > 0 {
 				t.Fatalf("%v\n%s", res.Violations, strings.Join(res.Trace, "\n"))
 			}
 		})
 	}
+}
+
+// runSchedule reads a schedule (a "# topology:" line, then one step per line) and runs it
+// with its history traced.
+func runSchedule(t *testing.T, r io.Reader) Result {
+	t.Helper()
+	topo, steps, err := ReadSchedule(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := LookupTopology(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(tp, steps, Options{Trace: true})
 }
 
 // Every step the generator draws prints as a line ParseStep reads back exactly.
