@@ -128,11 +128,16 @@ func appClient(t *testing.T, s *server) vk.Client {
 	return c
 }
 
-func eventually(t testing.TB, what string, f func() bool) {
+// eventually waits up to 10 s for f. detail, when given, is what f last found (f writes it),
+// added to the failure message.
+func eventually(t testing.TB, what string, f func() bool, detail ...*string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !f() {
 		if time.Now().After(deadline) {
+			for _, d := range detail {
+				what += "; last seen: " + *d
+			}
 			t.Fatalf("timed out waiting: %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)

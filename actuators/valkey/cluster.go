@@ -212,7 +212,9 @@ func (p *Pool) Meet(ctx context.Context, podIP, runID string, peerIPs ...string)
 // AssignSlots makes the node at podIP serve ranges (CLUSTER ADDSLOTSRANGE), the part it does not
 // serve yet. A slot another node serves is refused, not taken: slots move only by migration.
 // "Serves" is as the asked node knows it, which gossip may not have reached yet: the machine
-// assigns only slots no node of its whole observation serves.
+// assigns only slots no node of its whole observation serves. A slot whose owner, as the asked
+// node's view names it, says itself that it does not serve it and holds no key in it is taken
+// back (an overruled hand-over, disclaimed.go).
 func (p *Pool) AssignSlots(ctx context.Context, podIP, runID string, ranges []machine.SlotRange) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
@@ -228,6 +230,7 @@ func (p *Pool) AssignSlots(ctx context.Context, podIP, runID string, ranges []ma
 			}
 		}
 		var missing []int
+		elsewhere := map[string][]int{} // by the ID of the node this view names
 		for _, r := range ranges {
 			for s := r.Start; s <= r.End; s++ {
 				o, owned := owner[s]
@@ -235,8 +238,22 @@ func (p *Pool) AssignSlots(ctx context.Context, podIP, runID string, ranges []ma
 				case !owned:
 					missing = append(missing, s)
 				case !o.Myself:
-					return fmt.Errorf("slot %d is served by %s (%s), not %s: slots move only by migration", s, o.ID, o.IP, podIP)
+					elsewhere[o.ID] = append(elsewhere[o.ID], s)
 				}
+			}
+		}
+		var taken []int
+		for id, slots := range elsewhere {
+			o := owner[slots[0]]
+			if err := p.disclaims(ctx, o.IP, slots); err != nil {
+				return fmt.Errorf("slot %d is served by %s (%s), not %s: slots move only by migration (asked, %s: %w)", slots[0], id, o.IP, podIP, o.IP, err)
+			}
+			taken = append(taken, slots...)
+		}
+		if len(taken) > 0 {
+			me, _ := v.Myself()
+			if err := takeBack(ctx, c, me.ID, taken); err != nil {
+				return fmt.Errorf("taking back slots %v, which the node its view names disclaims: %w", rangesOf(taken), err)
 			}
 		}
 		if len(missing) == 0 {

@@ -427,5 +427,32 @@ func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcID, dstID stri
 			_ = setslots(ip, "NODE", dstID, slots)
 		}
 	}
-	return moved, nil
+	return moved, p.keepHandedOver(ctx, fromIP, toIP, slots)
+}
+
+// keepHandedOver checks that the target still serves the slots just handed over, and takes back
+// those its view gives to the source again, which disclaims them now: the source's claim, sent
+// before it was told and carrying an epoch bumped by a collision, overruled the target's
+// (disclaimed.go). Left alone the slots would be served by nobody.
+func (p *Pool) keepHandedOver(ctx context.Context, fromIP, toIP string, slots []int) error {
+	return p.run(ctx, Addr(toIP), func(ctx context.Context, c vk.Client) error {
+		v, err := clusterView(ctx, c)
+		if err != nil {
+			return err
+		}
+		var lost []int
+		for _, s := range slots {
+			if o, _ := v.OwnerOf(s); !o.Myself && o.IP == fromIP {
+				lost = append(lost, s)
+			}
+		}
+		if len(lost) == 0 {
+			return nil
+		}
+		if err := p.disclaims(ctx, fromIP, lost); err != nil {
+			return fmt.Errorf("the target's view gives slots %v back to the source: %w", rangesOf(lost), err)
+		}
+		me, _ := v.Myself()
+		return takeBack(ctx, c, me.ID, lost)
+	})
 }

@@ -42,20 +42,23 @@ func TestARemovedPrimaryRedirectsItsClientsUntilTheyMovedOn(t *testing.T) {
 			}
 		}
 	}
+	var seen string // what the last look found, for the failure message
 	eventually(t, "every node sees shard 0 serve every slot", func() bool {
 		for _, s := range c.nodes {
 			v, err := c.p.ClusterNodes(ctx, s.ip)
 			if err != nil {
+				seen = fmt.Sprintf("%s: %v", s.ip, err)
 				return false
 			}
 			for _, n := range v.Nodes {
 				if n.IP == c.nodes[0].ip && machine.SlotCount(n.Slots) != machine.NumSlots {
+					seen = fmt.Sprintf("%s's view: %+v", s.ip, v.Nodes)
 					return false
 				}
 			}
 		}
 		return true
-	})
+	}, &seen)
 	peers := func(except string) []string {
 		var out []string
 		for _, ip := range primaries {
