@@ -69,6 +69,7 @@ func (d *decider) transition() (*Transition, Persisted) {
 			return nil, d.p
 		}
 		next := out.next
+		next.Shards = d.recordClaims(next.Shards)
 		next.State = to
 		next.Seq = d.p.Seq + 1
 		next.Since = d.obs.Time

@@ -57,6 +57,9 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 	if !ok {
 		return outcome{}, false
 	}
+	if _, newest := d.claimNewest(p, s, c); !newest {
+		return outcome{}, false
+	}
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
 	next.Shards[s].History = historyOf(c).continuing(rec.History)
 	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Writer, fencedBy)
@@ -390,6 +393,12 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		}
 		// Steps 3 and 4: converge the shard to it, writes stay fenced until Steady.
 		d.converge(p, s, false, b)
+		if why, newest := d.claimNewest(p, s, c); !newest {
+			// A new epoch, if its node has heard of a newer one than its own (claims.go).
+			b.add(Promote{Shard: s, Node: c.Name, RunID: c.Valkey.RunID})
+			b.wait(why)
+			return
+		}
 		if _, ok := d.oldPrimaryFenced(op); !ok {
 			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Writer, op.ElectedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05")))
 		}

@@ -25,8 +25,10 @@ type ghostNode struct {
 	// live: some node has a bus link to it (a process answers as that ID: a node outside
 	// the operator's pods, never a ghost); open: a slot is open towards its address.
 	live, open bool
-	// ranges are the slots of the view that gives it the most.
+	// ranges are the slots of the view that gives it the most; epoch the newest claim any
+	// view gives it.
 	ranges []SlotRange
+	epoch  uint64
 	// followed: some node is its replica (CLUSTER NODES names it as that node's primary),
 	// which can take its slots over.
 	followed bool
@@ -81,6 +83,9 @@ func (d *decider) ghosts() []ghostNode {
 			if k.Slots > g.slots {
 				g.slots, g.ranges = k.Slots, k.Ranges
 			}
+			if k.Slots > 0 {
+				g.epoch = max(g.epoch, k.ConfigEpoch)
+			}
 			g.live = g.live || k.Connected
 			g.open = g.open || (k.IP != "" && openTo[k.IP])
 			g.knownBy = append(g.knownBy, n.Name)
@@ -91,6 +96,39 @@ func (d *decider) ghosts() []ghostNode {
 		out = append(out, *g)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// claimedAsNew reports whether an answering primary serves every slot some view gives the
+// ghost, with a claim at least as new. Views that give them to the ghost are then stale, or hold
+// a tie that nothing else breaks: Valkey settles equal epochs between nodes that talk (the
+// smaller ID takes the next one), but a ghost never talks, and a slot whose owner's claim is
+// only as new as another's stays where each view has it. Claims made with the same epoch on
+// both sides of a partition, one side's node since started on an empty volume, left a shard
+// served by its primary in some views and by the dead ID in others for good (found by the
+// simulator once epochs were per node). Forgotten, the ghost's slots go to the live claim.
+func (d *decider) claimedAsNew(g ghostNode) bool {
+	if g.epoch == 0 {
+		return false
+	}
+	for _, n := range d.obs.Nodes {
+		if n.Reachable && n.Valkey.Role == RolePrimary && n.Valkey.ConfigEpoch >= g.epoch && SlotCount(intersect(n.Valkey.Slots, g.ranges)) == SlotCount(g.ranges) {
+			return true
+		}
+	}
+	return false
+}
+
+// intersect is the slots two lists of ranges share.
+func intersect(a, b []SlotRange) []SlotRange {
+	var out []SlotRange
+	for _, x := range a {
+		for _, y := range b {
+			if lo, hi := max(x.Start, y.Start), min(x.End, y.End); lo <= hi {
+				out = append(out, SlotRange{Start: lo, End: hi})
+			}
+		}
+	}
 	return out
 }
 
@@ -145,7 +183,7 @@ func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 			// be: the open-slots wait names it).
 			continue
 		}
-		if g.slots == 0 {
+		if g.slots == 0 || d.claimedAsNew(g) {
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			continue
 		}

@@ -266,6 +266,11 @@ type Valkey struct {
 	// nodes.conf on its volume: a pod re-created on its claim is the same node, one started on
 	// an empty volume a new one.
 	NodeID string
+	// ConfigEpoch is the epoch of the node's claim on the slots it serves (cluster mode; its
+	// own line of CLUSTER NODES). Where two nodes claim a slot the higher epoch wins, wherever
+	// and whenever the two claims meet: a failover in cluster mode opens its candidate only
+	// once its claim is newer than any other the operator has seen for the shard.
+	ConfigEpoch uint64
 	// Known are the other nodes in the node's own view of the cluster bus (cluster mode; nodes
 	// still in handshake left out). The operator's observer compares their addresses with the
 	// pods' (a node that knows a pod only at an address it no longer has is not joined: it
@@ -296,6 +301,8 @@ type KnownNode struct {
 	Ranges []SlotRange
 	// Connected: that node has a live cluster-bus link to it (a process answers as that ID).
 	Connected bool
+	// ConfigEpoch is the epoch of that node's claim as this view has it.
+	ConfigEpoch uint64
 }
 
 // OpenSlot is a slot a node has open: Importing from the node at Peer (an IP), or migrating to

@@ -55,6 +55,11 @@ type ShardRecord struct {
 	History History
 	// Epoch counts primary changes of the shard, for messages and fencing tokens.
 	Epoch uint64
+	// ClaimEpoch and ClaimNode are the newest claim on the shard's slots the machine has seen
+	// (cluster mode): its config epoch and the cluster-bus ID of the node that made it. Kept
+	// because the node may be out of sight when it matters (claims.go).
+	ClaimEpoch uint64
+	ClaimNode  string
 }
 
 // History identifies a replication history: its ID (master_replid) and the chain of

@@ -72,6 +72,18 @@ func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 		promote := c.B().Replicaof().No().One().Build()
 		if info["cluster_enabled"] == "1" {
 			if info["role"] == "master" {
+				// A primary elected in place keeps the claim it had, which may be older than
+				// one a node it has not heard from since made on the same slots (a takeover
+				// behind a partition): the newer claim would win the slots back when heard.
+				// A new epoch, newer than any this node knows; the machine opens it only once
+				// the epoch is newer than every claim it has seen (machine/claims.go).
+				if v, err := clusterView(ctx, c); err != nil {
+					return err
+				} else if me, _ := v.Myself(); len(me.Slots) > 0 {
+					if err := doAll(ctx, c, bumpEpoch(c)...); err != nil {
+						return err
+					}
+				}
 				return doAll(ctx, c, setUser(c, UserReplication, true))
 			}
 			promote = c.B().ClusterFailover().Takeover().Build()

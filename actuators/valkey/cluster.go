@@ -34,7 +34,9 @@ type ClusterNode struct {
 	Connected bool
 	// Handshake: a node being met, under a random ID until it answers with its own.
 	Handshake bool
-	Slots     []machine.SlotRange
+	// ConfigEpoch is the epoch of its claim on its slots: the higher claim on a slot wins.
+	ConfigEpoch uint64
+	Slots       []machine.SlotRange
 	// Migrating and Importing are the node's open slots (only its own line lists them): slot
 	// to the ID of the node it migrates to, or imports from.
 	Migrating, Importing map[int]string
@@ -108,6 +110,9 @@ func ParseClusterNodes(text string) (ClusterView, error) {
 		}
 		n := ClusterNode{ID: f[0], IP: host, Connected: f[7] == "connected"}
 		n.Port, _ = strconv.Atoi(port)
+		if n.ConfigEpoch, err = strconv.ParseUint(f[6], 10, 64); err != nil {
+			return v, fmt.Errorf("CLUSTER NODES: config epoch %q: %w", f[6], err)
+		}
 		for _, flag := range strings.Split(f[2], ",") {
 			switch flag {
 			case "myself":

@@ -59,12 +59,19 @@ func takeBack(ctx context.Context, c vk.Client, myID string, slots []int) error 
 	if len(slots) == 0 {
 		return nil
 	}
-	// A node started from an older users' file lacks BUMPEPOCH: given first (taking back is rare).
 	cmds := make(vk.Commands, 0, len(slots)+2)
-	cmds = append(cmds, c.B().AclSetuser().Username(UserOperator).Rule("+cluster|bumpepoch").Build())
 	for _, s := range slots {
 		cmds = append(cmds, c.B().Arbitrary("CLUSTER", "SETSLOT", strconv.Itoa(s), "NODE", myID).Build())
 	}
-	cmds = append(cmds, c.B().Arbitrary("CLUSTER", "BUMPEPOCH").Build())
-	return doAll(ctx, c, cmds...)
+	return doAll(ctx, c, append(cmds, bumpEpoch(c)...)...)
+}
+
+// bumpEpoch gives the node on c a config epoch newer than any it knows, unless its own is the
+// newest already (CLUSTER BUMPEPOCH answers STILL then). A node started from an older users'
+// file lacks BUMPEPOCH: it is granted first (bumps are rare).
+func bumpEpoch(c vk.Client) vk.Commands {
+	return vk.Commands{
+		c.B().AclSetuser().Username(UserOperator).Rule("+cluster|bumpepoch").Build(),
+		c.B().Arbitrary("CLUSTER", "BUMPEPOCH").Build(),
+	}
 }

@@ -105,6 +105,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 			if me, ok := view.Myself(); ok {
 				v.NodeID = me.ID
 				v.PrimaryID = me.PrimaryID
+				v.ConfigEpoch = me.ConfigEpoch
 				v.Slots = me.Slots
 				v.OpenSlots = openSlots(view, me)
 			}
@@ -115,7 +116,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 			for _, n := range view.Nodes {
 				v.Joined = v.Joined || (!n.Myself && n.Connected)
 				if !n.Myself && !n.Handshake {
-					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots), Ranges: n.Slots, Connected: n.Connected})
+					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots), Ranges: n.Slots, Connected: n.Connected, ConfigEpoch: n.ConfigEpoch})
 				}
 			}
 			if v.Role == machine.RoleReplica {

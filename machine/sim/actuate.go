@@ -60,12 +60,15 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			return err
 		}
 		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
-		// a new epoch); a node that is a primary already is only opened to replicas.
+		// a new epoch); a node that is a primary already gets a new epoch if it has heard of a
+		// higher one than its own, and is opened to replicas.
 		if w.topo.Mode == machine.ModeCluster && n.role == machine.RoleReplica {
 			if _, claim, _ := w.claimOf(n.masterID); claim > 0 {
 				w.giveClaim(n)
 				n.tookFrom = n.masterID
 			}
+		} else if w.topo.Mode == machine.ModeCluster {
+			w.bumpEpoch(n) // a primary elected in place (CLUSTER BUMPEPOCH)
 		}
 		w.promote(n)
 		n.writesFenced, n.syncFenced = true, false

@@ -33,10 +33,21 @@ type ghost struct {
 
 func (w *World) newNodeID() string { w.idSeq++; return fmt.Sprintf("id%04d", w.idSeq) }
 
-// giveClaim gives n a claim on its shard's slots with a new epoch, made at its current address.
+// giveClaim gives n a claim on its shard's slots with a new epoch, made at its current address:
+// one above the highest it has heard of, which behind a partition may be no higher than a claim
+// made on the other side.
 func (w *World) giveClaim(n *node) {
-	w.epoch++
-	n.claim, n.claimIP, n.tookFrom = w.epoch, n.ip, ""
+	n.current = max(n.current, n.claim) + 1
+	n.claim, n.claimIP, n.tookFrom = n.current, n.ip, ""
+}
+
+// bumpEpoch is CLUSTER BUMPEPOCH on a primary that claims slots: a new epoch unless its own is
+// the highest it has heard of already (Valkey answers STILL).
+func (w *World) bumpEpoch(n *node) {
+	if n.claim > 0 && n.claim < n.current {
+		n.current++
+		n.claim = n.current
+	}
 }
 
 func (w *World) byID(id string) *node {
@@ -71,7 +82,7 @@ func (w *World) freshIdentity(n *node) {
 		w.note("%s starts on an empty volume as a new node; its old ID %s stays in the others' views", n.name, n.id)
 	}
 	n.id = w.newNodeID()
-	n.claim, n.masterID, n.peersAt, n.detached, n.lostTo = 0, "", nil, false, ""
+	n.claim, n.current, n.masterID, n.peersAt, n.detached, n.lostTo = 0, 0, "", nil, false, ""
 	n.role = machine.RolePrimary
 }
 
@@ -191,13 +202,38 @@ func (w *World) share(group []*node) {
 	// heard from a node that no longer runs). A live node outside the group is not heard.
 	best := map[int]int{}    // shard -> highest claim heard of
 	owner := map[int]*node{} // shard -> the live member holding it
+	current := 0             // the highest epoch the group has heard of
 	for _, n := range group {
 		best[n.shard] = max(best[n.shard], n.claim)
+		current = max(current, n.current, n.claim)
 	}
 	for id := range known {
 		if g, ok := w.ghosts[id]; ok && g.claim > best[g.shard] {
 			best[g.shard] = g.claim
 		}
+		if g, ok := w.ghosts[id]; ok {
+			current = max(current, g.claim)
+		}
+	}
+	// Two live members claiming a shard's slots with the same epoch: Valkey's collision
+	// handling gives the one with the smaller ID the next epoch, and its claim wins.
+	for s, e := range best {
+		var tied []*node
+		for _, n := range group {
+			if n.shard == s && n.claim > 0 && n.claim == e {
+				tied = append(tied, n)
+			}
+		}
+		if len(tied) > 1 {
+			sort.Slice(tied, func(i, j int) bool { return tied[i].id < tied[j].id })
+			current++
+			tied[0].claim = current
+			best[s] = current
+			w.note("%s and %s claim shard %d's slots with the same epoch; %s, the smaller ID, takes epoch %d", tied[0].name, tied[1].name, s, tied[0].name, current)
+		}
+	}
+	for _, n := range group {
+		n.current = current
 	}
 	for _, n := range group {
 		if n.claim > 0 && n.claim == best[n.shard] {
@@ -278,6 +314,7 @@ func (w *World) knownView(n *node) []machine.KnownNode {
 			if p := w.byID(id); p == nil || p.role == machine.RolePrimary {
 				k.Slots = count(w.slots[shard])
 				k.Ranges = append([]machine.SlotRange(nil), w.slots[shard]...)
+				k.ConfigEpoch = uint64(claim)
 			}
 		}
 		if p := w.byID(id); p != nil && p.ip == k.IP && w.talk(n, p) {

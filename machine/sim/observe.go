@@ -83,6 +83,7 @@ func (w *World) observeBus(n *node, v *machine.Valkey) {
 	}
 	if n.role == machine.RolePrimary && n.claim > 0 && n.shard < len(w.slots) {
 		v.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
+		v.ConfigEpoch = uint64(n.claim)
 	}
 	v.Joined = n.linked
 	v.Known = w.knownView(n)

@@ -53,10 +53,10 @@ type World struct {
 	// incarnations counts the operator processes so far (each reads a clock of its own).
 	incarnations int
 
-	// The cluster bus (bus.go): node IDs and claim epochs handed out so far, and the IDs no
-	// process has any more.
-	idSeq, epoch int
-	ghosts       map[string]ghost
+	// The cluster bus (bus.go): node IDs handed out so far, and the IDs no process has any
+	// more.
+	idSeq  int
+	ghosts map[string]ghost
 
 	violations []Violation
 	trace      *trace
@@ -200,6 +200,7 @@ type node struct {
 	// what follows from it. volumeLost: the next start finds an empty volume (a new node).
 	id         string
 	claim      int
+	current    int // the highest epoch it has heard of (currentEpoch): a new claim is one above
 	masterID   string
 	peersAt    map[string]string
 	detached   bool   // Detach in cluster mode: its replication password is refused
