@@ -50,7 +50,10 @@ func (a EnsureObjects) Objects() Objects {
 }
 
 // Promote makes Node the primary of its shard: REPLICAOF NO ONE, then let replicas sync from
-// it (replication ACL user on). Client writes stay fenced until OpenWrites.
+// it (replication ACL user on). Client writes stay fenced until OpenWrites. In cluster mode a
+// replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER, a new epoch); a primary
+// that serves slots gets an epoch above every one it has heard of (CLUSTER BUMPEPOCH, nothing
+// when its own is the highest), so that its claim is newer than any made behind its back.
 type Promote struct {
 	Shard int
 	Node  string

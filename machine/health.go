@@ -115,8 +115,8 @@ func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, st
 // machine does: it then reseeds a new history (Reseed) on the node holding the most data (a
 // node of an older, forked history still holds more than an empty one), lowest ordinal among
 // equals. In cluster mode, among equals, a node that serves the shard's slots comes first,
-// then a replica: Promote gives a replica its primary's slots (TAKEOVER) and only opens a node
-// that is a primary already, so a primary without slots would be promoted to serve nothing
+// then a replica: Promote gives a replica its primary's slots (TAKEOVER) and gives no slots to a
+// node that is a primary already, so a primary without slots would be promoted to serve nothing
 // while the node that serves them (restarted empty, back from nodes.conf) refuses to follow it.
 func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
 	l, cands := d.candidates(op)

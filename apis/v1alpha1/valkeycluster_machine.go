@@ -71,6 +71,11 @@ type ShardRecord struct {
 	History ReplicationHistory `json:"history,omitempty"`
 	// Epoch counts primary changes of the shard.
 	Epoch int64 `json:"epoch,omitempty"`
+	// ClaimEpoch is the newest config epoch seen on a claim of the shard's slots (topology
+	// Cluster), and ClaimNode the cluster-bus ID of the node that made it: a failover opens its
+	// candidate only once the candidate's claim is newer (docs/cluster.md).
+	ClaimEpoch int64  `json:"claimEpoch,omitempty"`
+	ClaimNode  string `json:"claimNode,omitempty"`
 }
 
 // ReplicationHistory identifies a replication history.

@@ -27,7 +27,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 		p.Rotation = machine.Rotation{ID: r.ID, Users: r.Users, Phase: machine.RotationPhase(r.Phase), PublishedAt: microTime(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}
 	for _, s := range m.Shards {
-		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch)})
+		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch), ClaimEpoch: uint64(s.ClaimEpoch), ClaimNode: s.ClaimNode})
 	}
 	if o := m.Operation; o != nil {
 		p.Op = machine.Operation{
@@ -47,7 +47,7 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 		m.Rotation = &v1alpha1.RotationRecord{ID: r.ID, Users: r.Users, Phase: string(r.Phase), PublishedAt: toMicro(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}
 	for _, s := range p.Shards {
-		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch)})
+		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch), ClaimEpoch: int64(s.ClaimEpoch), ClaimNode: s.ClaimNode})
 	}
 	if p.Op != (machine.Operation{}) {
 		o := p.Op

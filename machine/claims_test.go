@@ -1,0 +1,86 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+)
+
+// electedInPlace is a cluster shard failing over from s0-0, out of sight, to s0-1, a primary
+// already (elected in place: it kept its claim), promoted and serving replicas, writes still
+// fenced; the old primary is known unable to write. The record says s0-0 claimed the shard's
+// slots with epoch 7, which s0-1 never heard of (it was behind a partition when s0-0 took them
+// over). claim is s0-1's config epoch.
+func electedInPlace(claim uint64) (Persisted, Observation) {
+	spec := testSpec(1)
+	spec.Mode = ModeCluster
+	old := unreachable(node(0, RolePrimary, "h0", 0), 5)
+	c := node(1, RolePrimary, "h1", 10)
+	c.Valkey.WritesFenced, c.Valkey.SyncFenced = true, false
+	c.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	c.Valkey.NodeID, c.Valkey.ConfigEpoch, c.Valkey.Joined = "id-s0-1", claim, true
+	p := Persisted{State: FailingOver, Seq: 3, Since: at(0), Shards: []ShardRecord{{
+		Primary: "s0-1", RunID: "run-1", History: History{ID: "h1"}, Epoch: 3, ClaimEpoch: 7, ClaimNode: "id-s0-0",
+	}}, Op: Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h0"},
+		Candidate: "s0-1", ElectedAt: at(0), KnownFenced: true}}
+	return p, obsAt(5, spec, old, c)
+}
+
+// TestACandidateWithAnOlderClaimIsNotOpened: opened, s0-1 would take writes, and when s0-0's
+// newer claim is heard again (the partition heals) it wins the slots back: those writes are lost
+// (found by the simulator, regressions/cluster-promote-stale-claim.sched). The failover waits,
+// says why, and asks s0-1 for a new epoch (Promote of a primary is CLUSTER BUMPEPOCH), which it
+// gets above 7 only once it has heard of 7. With a claim above the recorded one the failover
+// completes.
+func TestACandidateWithAnOlderClaimIsNotOpened(t *testing.T) {
+	for _, claim := range []uint64{5, 7} {
+		p, obs := electedInPlace(claim)
+		d := Decide(p, obs)
+		if d.Transition != nil {
+			t.Fatalf("claim %d: %s fired with a claim not newer than the recorded epoch 7", claim, d.Transition)
+		}
+		if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-1" {
+			t.Fatalf("claim %d: promote %v, want s0-1 asked for a new epoch (actions %v)", claim, got, d.Actions)
+		}
+		if len(actionsOf(d, "open-writes")) > 0 {
+			t.Fatalf("claim %d: writes opened on a claim that would lose", claim)
+		}
+		if !strings.Contains(d.Waiting, "(epoch 7, recorded)") || !strings.Contains(d.Waiting, "is not newer") {
+			t.Fatalf("claim %d: waiting %q, want the recorded claim named", claim, d.Waiting)
+		}
+	}
+	p, obs := electedInPlace(8)
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete {
+		t.Fatalf("with epoch 8 want failover-complete, got %s", d)
+	}
+	if r := d.Next.Shards[0]; r.ClaimEpoch != 8 || r.ClaimNode != "id-s0-1" {
+		t.Fatalf("the record keeps claim %d by %q, want s0-1's epoch 8", r.ClaimEpoch, r.ClaimNode)
+	}
+}
+
+// TestANewerClaimInAViewHoldsTheCandidate: the record knows nothing newer, but a node that
+// answers still has, in its view, another node claiming some of the candidate's slots with a
+// newer epoch. That claim wins wherever it is heard: the candidate waits for its own newer one.
+func TestANewerClaimInAViewHoldsTheCandidate(t *testing.T) {
+	p, obs := electedInPlace(8)
+	p.Shards[0].ClaimEpoch, p.Shards[0].ClaimNode = 0, ""
+	other := node(0, RoleReplica, "h1", 10)
+	other.Name, other.Shard, other.Pod.IP = "s1-0", 1, "10.0.1.1"
+	other.Valkey.Known = []KnownNode{{ID: "id-elsewhere", IP: "10.0.9.9", Slots: 10, Ranges: []SlotRange{{Start: 100, End: 109}}, ConfigEpoch: 9}}
+	obs.Nodes = append(obs.Nodes, other)
+	d := Decide(p, obs)
+	if d.Transition != nil || !strings.Contains(d.Waiting, "node id-elsew's on some of them (epoch 9, in s1-0's view)") {
+		t.Fatalf("want the failover held by the newer claim in s1-0's view, got %s (waiting %q)", d, d.Waiting)
+	}
+}
+
+// TestReplicationIgnoresClaimEpochs: outside cluster mode there are no claims; the record stays
+// without one.
+func TestReplicationIgnoresClaimEpochs(t *testing.T) {
+	p, obs := electedInPlace(5)
+	obs.Spec.Mode = ModeReplication
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete {
+		t.Fatalf("replication: want failover-complete whatever the epochs, got %s", d)
+	}
+}
