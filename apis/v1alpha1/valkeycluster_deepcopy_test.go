@@ -97,7 +97,7 @@ func fullCluster() *ValkeyCluster {
 				PodsPerShard: 3,
 				Since:        &micro, Clock: "operator-0/1",
 				Shards: []ShardRecord{{
-					Primary: "vk-1", RunID: "run-1", Epoch: 2,
+					Primary: "vk-1", RunID: "run-1", Epoch: 2, ClaimEpoch: 5, ClaimNode: "node-1",
 					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900, Older: []HistoryLink{{ID: "id-0", End: 10}}},
 				}},
 				Operation: &OperationRecord{
