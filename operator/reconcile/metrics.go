@@ -42,6 +42,11 @@ type Metrics struct {
 	CertificateExpiry *prometheus.GaugeVec
 	// Nodes are the data-plane metrics, from each turn's survey.
 	Nodes *NodeMetrics
+	// Probes counts the prober's surveys by cluster and outcome (answered, failed), and
+	// ProbeCadence is the time between the starts of a cluster's consecutive probe rounds as a
+	// ratio of its configured interval (1 on time; no cluster label: bounded cardinality).
+	Probes       *prometheus.CounterVec
+	ProbeCadence prometheus.Histogram
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -113,6 +118,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Unix time at which the certificate each TLS pod served on the operator's last handshake expires.",
 		}, []string{"namespace", "name", "pod"}),
 		Nodes: &NodeMetrics{},
+		Probes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_probes_total",
+			Help: "Surveys of the nodes by the prober, by cluster and outcome (answered, failed).",
+		}, []string{"namespace", "name", "outcome"}),
+		ProbeCadence: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "valkey_operator_probe_round_interval_ratio",
+			Help:    "Time between the starts of a cluster's consecutive probe rounds, as a ratio of its probe interval (1: on time).",
+			Buckets: []float64{0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.5, 2, 3, 5},
+		}),
 	}
 	m.Ready = register(reg, m.Ready)
 	m.Progressing = register(reg, m.Progressing)
@@ -122,6 +136,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Failovers = register(reg, m.Failovers)
 	m.FailoverSeconds = register(reg, m.FailoverSeconds)
 	m.Nodes = register(reg, m.Nodes)
+	m.Probes = register(reg, m.Probes)
+	m.ProbeCadence = register(reg, m.ProbeCadence)
 	m.Backups = register(reg, m.Backups)
 	m.BackupLastCompleted = register(reg, m.BackupLastCompleted)
 	m.BackupLastSize = register(reg, m.BackupLastSize)
@@ -178,4 +194,5 @@ func (m *Metrics) forget(ns, name string) {
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.FailoverSeconds.DeleteLabelValues(ns, name)
 	m.Nodes.forget(types.NamespacedName{Namespace: ns, Name: name})
+	m.Probes.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 }

@@ -189,8 +189,28 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		go func() {
 			defer wg.Done()
 			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
-				v, st, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
 				container := valkeyContainerID(pod)
+				if res, ok := r.prober.latest(vc.UID, name, n.Pod.IP, container, r.acted.get(vc.UID, "")); ok {
+					// The prober's survey of this very process, recent enough: not again (a
+					// node that does not answer costs its prober the timeout, not this turn).
+					if res.err == nil {
+						n.Reachable, n.Valkey = true, res.v
+					} else {
+						last := r.answered.get(vc.UID, name)
+						n.Pod.Restarted = last != "" && container != "" && container != last
+					}
+					n.FailedProbes = r.probes.get(vc.UID, name)
+					mu.Lock()
+					if res.err == nil {
+						w.stats[name] = res.st
+					} else {
+						w.surveyErrs[name] = res.err.Error()
+					}
+					nodes = append(nodes, n)
+					mu.Unlock()
+					return
+				}
+				v, st, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
 				if err == nil {
 					n.Reachable, n.Valkey = true, v
 					r.answered.update(vc.UID, name, func(string, bool) (string, bool) { return container, container != "" })

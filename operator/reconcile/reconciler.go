@@ -25,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -99,6 +101,10 @@ type Reconciler struct {
 	clock string
 
 	probes probeCounters
+	// prober surveys every cluster's nodes apart from the turns (prober.go); acted remembers
+	// when each cluster's turn last acted (a survey from before then does not show its work).
+	prober *prober
+	acted  nodeMemory[time.Time]
 	// answered remembers, per node, the container whose process last answered a survey: a
 	// failed survey of another container means that process is gone (Pod.Restarted).
 	answered nodeMemory[string]
@@ -122,6 +128,7 @@ type Reconciler struct {
 func (r *Reconciler) defaults() {
 	r.optionsOnce.Do(func() {
 		r.Options = r.Options.withDefaults()
+		r.prober = newProber(r)
 		host, _ := os.Hostname()
 		r.clock = fmt.Sprintf("%s/%d", host, time.Now().UnixNano())
 	})
@@ -263,6 +270,9 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	if supportErr != nil {
 		r.event(vc, corev1.EventTypeWarning, "SupportObjectsFailed", "%v", supportErr)
 	}
+	if d.Transition != nil || len(d.Actions) > 0 {
+		r.acted.set(vc.UID, "", time.Now())
+	}
 	actErr := r.act(ctx, vc, w, d.Actions)
 	if d.Next.State != machine.Resharding {
 		actErr = errors.Join(actErr, narrowReplicationUsers(ctx, w))
@@ -280,11 +290,17 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		log.Info("not everything was done; deciding again on the next observation", "error", failed.Error())
 		return ctrl.Result{RequeueAfter: r.Options.RetryInterval}, nil
 	}
-	// Valkey's own state changes (a primary dying) produce no Kubernetes event: the next
-	// survey comes from the clock, at the cluster's probe interval. Faster while something
-	// is in progress.
+	// Valkey's own state changes (a primary dying) produce no Kubernetes event: the prober
+	// surveys every interval and wakes the cluster when a survey finds something new; an idle
+	// cluster is reconciled again at idleResync. Otherwise the next turn comes from the clock,
+	// at the cluster's probe interval, and faster while something is in progress.
 	// Probes are due every interval from the start of this one: a turn that waited for a
 	// survey timeout has used that time already.
+	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{})
+	r.prober.track(vc, w, idle)
+	if idle {
+		return ctrl.Result{RequeueAfter: idleResync}, nil
+	}
 	after := w.interval - time.Since(start)
 	if d.Transition != nil || len(d.Actions) > 0 || after < 50*time.Millisecond {
 		// Something was just done (a hand-over, a promotion): look again soon, so that the
@@ -379,6 +395,8 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 	r.pools.forget(vc.UID)
 	r.passwords.forget(vc.UID)
 	r.probes.forget(vc.UID)
+	r.prober.forget(vc.UID)
+	r.acted.forget(vc.UID)
 	r.answered.forget(vc.UID)
 	r.live.forget(vc.UID)
 	r.looks.forget(vc.UID)
@@ -406,6 +424,15 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) e
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.defaults()
 	r.pools.opts = r.Options.Valkey
+	// The probers stop with the manager: a stopped operator (or one that lost its lease) no
+	// longer surveys anything.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.prober.stopAll()
+		return nil
+	})); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ValkeyCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -416,6 +443,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster), builder.WithPredicates(podChanged{})).
 		Watches(&v1alpha1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(aclToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Channel(r.prober.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Complete(r)
 }
