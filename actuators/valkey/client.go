@@ -111,7 +111,7 @@ func (p *Pool) dial(addr string) (vk.Client, error) {
 		// The operator sends a few small commands per node and turn, not a stream: valkey-go's
 		// defaults (0.5 MiB read and write buffers and a ring of 1024 per connection) cost
 		// about 2 MiB of the operator's memory per node, most of what 50 clusters cost
-		// (BenchmarkFiftyClusters). Larger replies and payloads (CLUSTER NODES of a big
+		// (BenchmarkManyClusters). Larger replies and payloads (CLUSTER NODES of a big
 		// cluster, a RESTORE) pass through in several reads and writes.
 		ReadBufferEachConn:  connBuffer,
 		WriteBufferEachConn: connBuffer,

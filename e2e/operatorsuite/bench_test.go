@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -78,15 +79,22 @@ func BenchmarkApplyToSteady(b *testing.B) {
 	b.ReportMetric(float64(m)/float64(r), "steady/pods-ready")
 }
 
-// BenchmarkFiftyClusters runs the operator as a Pod (from the chart) with 50 Standalone
-// clusters: time for all to reach Steady, reconcile latency p50/p99 from the operator's own
-// controller-runtime histogram, API writes per minute per idle cluster, and the operator's
-// resident memory against its own baseline with no cluster (measured in the same run).
-func BenchmarkFiftyClusters(b *testing.B) {
+// BenchmarkManyClusters runs the operator as a Pod (from the chart) with many Standalone
+// clusters (VKFSM_BENCH_CLUSTERS, default 50; issue 16's goal is 1000): time for all to reach
+// Steady, reconcile latency p50/p99 from the operator's own controller-runtime histogram, API
+// writes per minute per idle cluster, the operator's resident memory against its own baseline
+// with no cluster (measured in the same run), and the probe cadence: the share of probe rounds
+// that started within ±10 % of the interval, idle and then with one cluster in twenty cut off
+// (its node blackholed: every survey of it waits for its timeout), with the operator's CPU per
+// survey.
+func BenchmarkManyClusters(b *testing.B) {
 	if cl == nil {
 		b.Skip("no local cluster")
 	}
-	const n = 50
+	n := 50
+	if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_CLUSTERS")); err == nil && v > 0 {
+		n = v
+	}
 	for i := 0; i < b.N; i++ {
 		opIP, opPID := installBenchOperator(b)
 		token := serviceAccountToken(b, "vo-bench", "prometheus", "valkey-operator-metrics-reader")
@@ -95,12 +103,12 @@ func BenchmarkFiftyClusters(b *testing.B) {
 		ns := benchNamespace(b)
 		start := time.Now()
 		for j := 0; j < n; j++ {
-			if err := k.Create(context.Background(), newCluster(ns, fmt.Sprintf("c%02d", j), v1alpha1.TopologyStandalone, 1)); err != nil {
+			if err := k.Create(context.Background(), newCluster(ns, fmt.Sprintf("c%04d", j), v1alpha1.TopologyStandalone, 1)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		pollUntil(b, 5*time.Minute, func() bool {
-			var list v1alpha1.ValkeyClusterList
+		var list v1alpha1.ValkeyClusterList
+		pollUntil(b, time.Duration(5+n/20)*time.Minute, func() bool {
 			if k.List(context.Background(), &list, client.InNamespace(ns)) != nil {
 				return false
 			}
@@ -114,22 +122,96 @@ func BenchmarkFiftyClusters(b *testing.B) {
 		})
 		allSteady := time.Since(start)
 		time.Sleep(5 * time.Second)
-		before := scrapeAs(b, opIP+":8080", token)
 		const idle = 30 * time.Second
+		before := scrapeAs(b, opIP+":8080", token)
+		cpu0 := cpuSeconds(b, opPID)
 		time.Sleep(idle)
 		after := scrapeAs(b, opIP+":8080", token)
+		cpu := cpuSeconds(b, opPID) - cpu0
 		writes := sumMetric(after, "valkey_operator_api_writes_total", ns) - sumMetric(before, "valkey_operator_api_writes_total", ns)
-		p50, p99 := histogramQuantiles(after, "controller_runtime_reconcile_time_seconds", `controller="valkeycluster"`)
+		probes := sumMetric(after, "valkey_operator_probes_total", ns) - sumMetric(before, "valkey_operator_probes_total", ns)
+		onTime := cadenceOnTime(before, after)
 		rss := rssBytes(b, opPID)
+
+		// One cluster in twenty loses its node to a blackhole.
+		dead := 0
+		for j := range list.Items {
+			if j%20 != 0 {
+				continue
+			}
+			for _, nd := range list.Items[j].Status.Nodes {
+				if ip, err := netip.ParseAddr(nd.IP); err == nil {
+					if err := cl.IsolatePod(ip); err != nil {
+						b.Fatal(err)
+					}
+					dead++
+				}
+			}
+		}
+		time.Sleep(5 * time.Second)
+		before = scrapeAs(b, opIP+":8080", token)
+		time.Sleep(idle)
+		after = scrapeAs(b, opIP+":8080", token)
+		onTimeDead := cadenceOnTime(before, after)
+		_ = cl.Heal()
+		p50, p99 := histogramQuantiles(after, "controller_runtime_reconcile_time_seconds", `controller="valkeycluster"`)
+
+		b.ReportMetric(float64(n), "clusters")
 		b.ReportMetric(allSteady.Seconds(), "all-steady-s")
 		b.ReportMetric(p50*1000, "reconcile-p50-ms")
 		b.ReportMetric(p99*1000, "reconcile-p99-ms")
 		b.ReportMetric(writes/float64(n)/idle.Minutes(), "idle-writes/min/cluster")
 		b.ReportMetric(float64(rss)/(1<<20), "operator-rss-MiB")
+		b.ReportMetric(float64(rss-baseRSS)/float64(n)/(1<<20), "MiB/cluster")
 		b.ReportMetric(float64(rss)/float64(baseRSS), "rss/baseline")
+		b.ReportMetric(probes/idle.Seconds(), "probes/s")
+		b.ReportMetric(cpu/probes*1e6, "cpu-us/survey")
+		b.ReportMetric(onTime*100, "cadence-within-10%-idle-%")
+		b.ReportMetric(onTimeDead*100, "cadence-within-10%-dead-%")
+		b.ReportMetric(float64(dead), "dead-nodes")
 		helm(b, "uninstall", "valkey-operator", "--namespace", "vo-bench", "--wait")
 		_ = cl.Clientset().CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	}
+}
+
+// cadenceOnTime is the share of the probe rounds between two scrapes that started within ±10 %
+// of their interval (valkey_operator_probe_round_interval_ratio in (0.9, 1.1]).
+func cadenceOnTime(before, after string) float64 {
+	const name = "valkey_operator_probe_round_interval_ratio"
+	d := func(le string) float64 { return bucketCount(after, name, le) - bucketCount(before, name, le) }
+	total := d("+Inf")
+	if total == 0 {
+		return math.NaN()
+	}
+	return (d("1.1") - d("0.9")) / total
+}
+
+// bucketCount is a histogram's cumulative count up to le, summed over its series.
+func bucketCount(text, name, le string) float64 {
+	total := 0.0
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name+"_bucket{") || !strings.Contains(line, `le="`+le+`"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		total += v
+	}
+	return total
+}
+
+// cpuSeconds is the user and system CPU time the process has used (/proc/PID/stat).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // clock ticks (USER_HZ)
 }
 
 func benchNamespace(b *testing.B) string {

@@ -76,10 +76,10 @@ func TestProbingKeepsItsCadenceWhileANodeDoesNotAnswer(t *testing.T) {
 	time.Sleep(3 * time.Second) // the last reports land; both clusters idle
 
 	const window = 8 * time.Second
-	turns0 := metricValue(t, "controller_runtime_reconcile_total", 0, "controller", "valkeycluster")
+	turns0 := metricValue(t, "valkey_operator_turns_total", 0, "namespace", ns)
 	quiet0 := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "quiet", "outcome", "answered")
 	time.Sleep(window)
-	turns := metricValue(t, "controller_runtime_reconcile_total", 0, "controller", "valkeycluster") - turns0
+	turns := metricValue(t, "valkey_operator_turns_total", 0, "namespace", ns) - turns0
 	quiet := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "quiet", "outcome", "answered") - quiet0
 	t.Logf("idle, %s: %.0f probes of quiet, %.0f turns of both clusters", window, quiet, turns)
 	if quiet < 7 || quiet > 9 {

@@ -47,6 +47,9 @@ type Metrics struct {
 	// ratio of its configured interval (1 on time; no cluster label: bounded cardinality).
 	Probes       *prometheus.CounterVec
 	ProbeCadence prometheus.Histogram
+	// Turns counts each cluster's turns (observe, decide, act): an idle cluster has few, its
+	// probes are the prober's.
+	Turns *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -122,6 +125,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_probes_total",
 			Help: "Surveys of the nodes by the prober, by cluster and outcome (answered, failed).",
 		}, []string{"namespace", "name", "outcome"}),
+		Turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "valkey_operator_turns_total",
+			Help: "Turns of the loop (observe, decide, act), by cluster.",
+		}, []string{"namespace", "name"}),
 		ProbeCadence: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "valkey_operator_probe_round_interval_ratio",
 			Help:    "Time between the starts of a cluster's consecutive probe rounds, as a ratio of its probe interval (1: on time).",
@@ -137,6 +144,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.FailoverSeconds = register(reg, m.FailoverSeconds)
 	m.Nodes = register(reg, m.Nodes)
 	m.Probes = register(reg, m.Probes)
+	m.Turns = register(reg, m.Turns)
 	m.ProbeCadence = register(reg, m.ProbeCadence)
 	m.Backups = register(reg, m.Backups)
 	m.BackupLastCompleted = register(reg, m.BackupLastCompleted)
@@ -195,4 +203,5 @@ func (m *Metrics) forget(ns, name string) {
 	m.FailoverSeconds.DeleteLabelValues(ns, name)
 	m.Nodes.forget(types.NamespacedName{Namespace: ns, Name: name})
 	m.Probes.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.Turns.DeleteLabelValues(ns, name)
 }

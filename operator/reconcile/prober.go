@@ -24,7 +24,7 @@ import (
 // answer, or answered differently apart from offsets and key counts), not at every interval.
 // An idle cluster's turn otherwise runs every idleResync. With 1000 clusters on one operator,
 // probing then costs surveys, not turns, and probe cadence does not depend on how busy the
-// workers are (BenchmarkManyClustersProbeCadence).
+// workers are (BenchmarkManyClusters).
 
 // idleResync is how often an idle cluster (Steady, nothing to do or wait for) whose nodes the
 // prober surveys is reconciled anyway: objects changed behind the watches' backs, clocks the
@@ -103,6 +103,15 @@ func (p *prober) track(vc *v1alpha1.ValkeyCluster, w *world, idle bool) {
 	defer c.mu.Unlock()
 	c.interval, c.pool, c.targets, c.idle = w.interval, w.pool, targets, idle
 	c.nodes = append(c.nodes[:0], w.obs.Nodes...)
+}
+
+// poke wakes a cluster's turn (a background check finished), unless the queue is full: the
+// cluster is then reconciled at its next probe or resync anyway.
+func (p *prober) poke(vc *v1alpha1.ValkeyCluster) {
+	select {
+	case p.wake <- event.GenericEvent{Object: &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: vc.Namespace, Name: vc.Name}}}:
+	default:
+	}
 }
 
 // stopAll stops every prober: the operator stops (or lost its lease).

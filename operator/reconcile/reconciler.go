@@ -226,6 +226,7 @@ func (r *Reconciler) retry(ctx context.Context, vc *v1alpha1.ValkeyCluster, err 
 func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl.Result, error) {
 	log := logFrom(ctx)
 	start := time.Now()
+	r.Metrics.Turns.WithLabelValues(vc.Namespace, vc.Name).Inc()
 	w, err := r.look(ctx, vc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -296,7 +297,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// at the cluster's probe interval, and faster while something is in progress.
 	// Probes are due every interval from the start of this one: a turn that waited for a
 	// survey timeout has used that time already.
-	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{})
+	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{}) && w.restorePhase == ""
 	r.prober.track(vc, w, idle)
 	if idle {
 		return ctrl.Result{RequeueAfter: idleResync}, nil

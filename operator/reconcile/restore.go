@@ -175,7 +175,7 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 }
 
 // verifyRestore checks a backup before anything is touched and records the outcome (and an
-// Event); the cluster is reconciled again by its next probe.
+// Event), then wakes the cluster's turn.
 func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyCluster, ch restoreCheck, spec machine.Spec) {
 	// Bounded, generously: reading a large backup takes a while (50 MB/s is 20 minutes for
 	// 60 GB), and the check reads all of it.
@@ -189,6 +189,7 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 	if !r.restores.finish(vc.UID, ch) {
 		return // restoreFrom changed meanwhile
 	}
+	defer r.prober.poke(vc) // its outcome goes to status now
 	if ch.err != nil {
 		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving (checked again in %s)", ch.id, ch.err, refusedRecheck)
 		return
