@@ -37,10 +37,10 @@ type probeResult struct {
 	// node that does not answer is known to have failed only at the end of its timeout).
 	started, done time.Time
 	ip            string
-	container string // the pod's valkey container at the time
-	v         machine.Valkey
-	st        valkey.Stats
-	err       error
+	container     string // the pod's valkey container at the time
+	v             machine.Valkey
+	st            valkey.Stats
+	err           error
 }
 
 // probeTarget is a node to survey, as the cluster's last turn saw its pod.
