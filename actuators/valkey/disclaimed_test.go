@@ -24,28 +24,10 @@ import (
 // still serves stays refused. A migration checks for the state after each hand-over and
 // mends it the same way (slot 70). The oracle is valkey-cli --cluster check.
 func TestASlotItsApparentOwnerDisclaimsIsTakenByAssign(t *testing.T) {
-	p := newTestPool(t)
-	a, b := startClusterServer(t, "127.78.13.1", ""), startClusterServer(t, "127.78.13.2", "")
+	half := machine.NumSlots / 2
+	p, a, b := twoNodes(t, "127.78.13", machine.SlotRange{Start: 0, End: half - 1}, machine.SlotRange{Start: half, End: machine.NumSlots - 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := p.Meet(ctx, b.ip, survey(t, p, b).RunID, a.ip); err != nil {
-		t.Fatal(err)
-	}
-	half := machine.NumSlots / 2
-	if err := p.AssignSlots(ctx, a.ip, survey(t, p, a).RunID, []machine.SlotRange{{Start: 0, End: half - 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AssignSlots(ctx, b.ip, survey(t, p, b).RunID, []machine.SlotRange{{Start: half, End: machine.NumSlots - 1}}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "both nodes see every slot served", func() bool {
-		for _, s := range []*server{a, b} {
-			if v, err := p.Survey(ctx, s.ip); err != nil || v.SlotsSeen != machine.NumSlots {
-				return false
-			}
-		}
-		return true
-	})
 	bID := myID(t, ctx, p, b)
 	// The source's side of a hand-over whose target side was overruled: a gives slot 50 to b,
 	// b is never told.
@@ -104,6 +86,41 @@ func TestASlotItsApparentOwnerDisclaimsIsTakenByAssign(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// twoNodes starts two cluster nodes at subnet.1 and subnet.2, meets them, gives them aSlots
+// and bSlots (an empty range: none) and waits until both see them served.
+func twoNodes(t *testing.T, subnet string, aSlots, bSlots machine.SlotRange) (*Pool, *server, *server) {
+	t.Helper()
+	p := newTestPool(t)
+	a, b := startClusterServer(t, subnet+".1", ""), startClusterServer(t, subnet+".2", "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Meet(ctx, b.ip, survey(t, p, b).RunID, a.ip); err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	for _, n := range []struct {
+		s *server
+		r machine.SlotRange
+	}{{a, aSlots}, {b, bSlots}} {
+		if n.r.End < n.r.Start {
+			continue
+		}
+		served += n.r.End - n.r.Start + 1
+		if err := p.AssignSlots(ctx, n.s.ip, survey(t, p, n.s).RunID, []machine.SlotRange{n.r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "both nodes see their slots served", func() bool {
+		for _, s := range []*server{a, b} {
+			if v, err := p.Survey(ctx, s.ip); err != nil || v.SlotsSeen != served {
+				return false
+			}
+		}
+		return true
+	})
+	return p, a, b
 }
 
 // myID is the node's cluster ID (CLUSTER MYID).

@@ -17,24 +17,9 @@ import (
 // epoch, its own and in the others' views, as CLUSTER NODES has them. Promoted again while its
 // epoch is the newest, it keeps it (BUMPEPOCH answers STILL).
 func TestPromotingAPrimaryInPlaceGivesItANewerClaim(t *testing.T) {
-	p := newTestPool(t)
-	a, b := startClusterServer(t, "127.78.14.1", ""), startClusterServer(t, "127.78.14.2", "")
+	p, a, b := twoNodes(t, "127.78.14", machine.SlotRange{Start: 0, End: machine.NumSlots - 1}, machine.SlotRange{Start: 1, End: 0})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := p.Meet(ctx, b.ip, survey(t, p, b).RunID, a.ip); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.AssignSlots(ctx, a.ip, survey(t, p, a).RunID, []machine.SlotRange{{Start: 0, End: machine.NumSlots - 1}}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "both nodes see every slot served", func() bool {
-		for _, s := range []*server{a, b} {
-			if v, err := p.Survey(ctx, s.ip); err != nil || v.SlotsSeen != machine.NumSlots {
-				return false
-			}
-		}
-		return true
-	})
 	if err := p.run(ctx, Addr(b.ip), func(ctx context.Context, c vk.Client) error {
 		return doAll(ctx, c, bumpEpoch(c)...)
 	}); err != nil {

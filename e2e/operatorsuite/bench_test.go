@@ -188,16 +188,7 @@ func cadenceOnTime(before, after string) float64 {
 
 // bucketCount is a histogram's cumulative count up to le, summed over its series.
 func bucketCount(text, name, le string) float64 {
-	total := 0.0
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, name+"_bucket{") || !strings.Contains(line, `le="`+le+`"`) {
-			continue
-		}
-		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		total += v
-	}
-	return total
+	return sumSamples(text, name+"_bucket{", `le="`+le+`"`)
 }
 
 // cpuSeconds is the user and system CPU time the process has used (/proc/PID/stat).
@@ -288,9 +279,15 @@ func rssBytes(b *testing.B, pid int) int64 {
 
 // sumMetric adds up the samples of a counter whose labels mention namespace ns.
 func sumMetric(text, name, ns string) float64 {
+	return sumSamples(text, name+"{", `namespace="`+ns+`"`)
+}
+
+// sumSamples adds up the values of the lines of a scrape that start with series and contain
+// label.
+func sumSamples(text, series, label string) float64 {
 	total := 0.0
 	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, name+"{") || !strings.Contains(line, `namespace="`+ns+`"`) {
+		if !strings.HasPrefix(line, series) || !strings.Contains(line, label) {
 			continue
 		}
 		f := strings.Fields(line)
