@@ -100,6 +100,7 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	holder := map[string]string{}
 	checks := map[string]aclCheck{}
 	var users []valkey.ACLUser
+	w.readsSecrets = w.readsSecrets || len(acls) > 0 // their password Secrets are the user's
 	for _, a := range acls {
 		if valkey.Reserved(a.Spec.User) {
 			// The API refuses these names; a resource made before a name was reserved (the

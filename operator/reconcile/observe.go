@@ -41,6 +41,10 @@ type world struct {
 	// tlsErr is why the nodes that serve TLS cannot be reached with verification (nil: they
 	// can, or none serves TLS).
 	tlsErr error
+	// readsSecrets: the turn reads Secrets the operator does not own (the user's application
+	// password, spec.tls's, ValkeyACL passwords), whose changes no watch reports: such a
+	// cluster is never left to the idle resync (prober.go).
+	readsSecrets bool
 	// tlsLeaf is the certificate in spec.tls's Secret, nodeCerts what each TLS node served.
 	tlsLeaf   *x509.Certificate
 	nodeCerts []v1alpha1.NodeCertificate

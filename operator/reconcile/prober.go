@@ -27,9 +27,12 @@ import (
 // probing then costs surveys, not turns, and probe cadence does not depend on how busy the
 // workers are (BenchmarkManyClusters).
 
-// idleResync is how often an idle cluster (Steady, nothing to do or wait for) whose nodes the
-// prober surveys is reconciled anyway: objects changed behind the watches' backs, clocks the
-// machine reads (none in an idle Steady today).
+// idleResync is how often an idle cluster (Steady, nothing to do or wait for, no Secret of the
+// user's to read) whose nodes the prober surveys is reconciled anyway: objects changed behind
+// the watches' backs, clocks the machine reads (none in an idle Steady today). A cluster that
+// reads the user's Secrets (its application password, spec.tls, ValkeyACL passwords) keeps a
+// turn every interval: nothing reports their changes (found by
+// TestARotationSurvivesAnOperatorRestartAndAFailover).
 const idleResync = 30 * time.Second
 
 // probeResult is one survey of one node by the prober.

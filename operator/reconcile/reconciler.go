@@ -297,7 +297,8 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// at the cluster's probe interval, and faster while something is in progress.
 	// Probes are due every interval from the start of this one: a turn that waited for a
 	// survey timeout has used that time already.
-	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{}) && w.restorePhase == ""
+	w.readsSecrets = w.readsSecrets || vc.Spec.Auth.ExistingSecret != nil || w.tlsLeaf != nil || w.tlsErr != nil
+	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{}) && w.restorePhase == "" && !w.readsSecrets
 	r.prober.track(vc, w, idle)
 	if idle {
 		return ctrl.Result{RequeueAfter: idleResync}, nil
