@@ -192,44 +192,34 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cached := false // the prober surveyed, and counted, this probe
 			if n.Pod.Exists && n.Pod.IP != "" && n.Pod.Running {
 				container := valkeyContainerID(pod)
-				if res, ok := r.prober.latest(vc.UID, name, n.Pod.IP, container, r.acted.get(vc.UID, "")); ok {
-					// The prober's survey of this very process, recent enough: not again (a
-					// node that does not answer costs its prober the timeout, not this turn).
-					if res.err == nil {
-						n.Reachable, n.Valkey = true, res.v
-					} else {
-						last := r.answered.get(vc.UID, name)
-						n.Pod.Restarted = last != "" && container != "" && container != last
-					}
-					n.FailedProbes = r.probes.get(vc.UID, name)
-					mu.Lock()
-					if res.err == nil {
-						w.stats[name] = res.st
-					} else {
-						w.surveyErrs[name] = res.err.Error()
-					}
-					nodes = append(nodes, n)
-					mu.Unlock()
-					return
+				// The prober's survey of this very process, recent enough, is not sent again
+				// (a node that does not answer costs its prober the timeout, not this turn).
+				var res probeResult
+				if res, cached = r.prober.latest(vc.UID, name, n.Pod.IP, container, r.acted.get(vc.UID, "")); !cached {
+					res.v, res.st, res.err = surveyWithin(ctx, pool, n.Pod.IP, w.interval)
 				}
-				v, st, err := surveyWithin(ctx, pool, n.Pod.IP, w.interval)
-				if err == nil {
-					n.Reachable, n.Valkey = true, v
+				if res.err == nil {
+					n.Reachable, n.Valkey = true, res.v
 					r.answered.update(vc.UID, name, func(string, bool) (string, bool) { return container, container != "" })
 					mu.Lock()
-					w.stats[name] = st
+					w.stats[name] = res.st
 					mu.Unlock()
 				} else {
 					last := r.answered.get(vc.UID, name)
 					n.Pod.Restarted = last != "" && container != "" && container != last
 					mu.Lock()
-					w.surveyErrs[name] = err.Error()
+					w.surveyErrs[name] = res.err.Error()
 					mu.Unlock()
 				}
 			}
-			n.FailedProbes = r.probes.count(vc.UID, name, n.Reachable)
+			if cached {
+				n.FailedProbes = r.probes.get(vc.UID, name)
+			} else {
+				n.FailedProbes = r.probes.count(vc.UID, name, n.Reachable)
+			}
 			mu.Lock()
 			nodes = append(nodes, n)
 			mu.Unlock()

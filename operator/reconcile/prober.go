@@ -113,7 +113,7 @@ func (p *prober) track(vc *v1alpha1.ValkeyCluster, w *world, idle bool) {
 // cluster is then reconciled at its next probe or resync anyway.
 func (p *prober) poke(vc *v1alpha1.ValkeyCluster) {
 	select {
-	case p.wake <- event.GenericEvent{Object: &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: vc.Namespace, Name: vc.Name}}}:
+	case p.wake <- wakeEvent(types.NamespacedName{Namespace: vc.Namespace, Name: vc.Name}):
 	default:
 	}
 }
@@ -122,6 +122,11 @@ func (c *clusterProbe) isIdle() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.idle
+}
+
+// wakeEvent asks the controller for a turn of the cluster key.
+func wakeEvent(key types.NamespacedName) event.GenericEvent {
+	return event.GenericEvent{Object: &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 }
 
 // stopAll stops every prober: the operator stops (or lost its lease).
@@ -179,7 +184,7 @@ func (p *prober) run(ctx context.Context, c *clusterProbe) {
 		// (TestOneWriterThroughShards3To5To3AndReplicas2To3To2, 2 runs in 3).
 		if p.round(ctx, c) && c.isIdle() {
 			select {
-			case p.wake <- event.GenericEvent{Object: &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: c.key.Namespace, Name: c.key.Name}}}:
+			case p.wake <- wakeEvent(c.key):
 			case <-ctx.Done():
 				return
 			}
