@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,6 +121,21 @@ func (o *operator) stop(t testing.TB) {
 			t.Logf("operator stopped with: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("the operator did not stop within 30s")
+		t.Fatalf("the operator did not stop within 30s; goroutines of ours still running:\n%s", ourGoroutines())
 	}
+}
+
+// ourGoroutines is the stacks of the test process's goroutines that run the operator's code
+// (the whole dump goes to the operator's log): what kept an operator from stopping.
+func ourGoroutines() string {
+	buf := make([]byte, 16<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	_, _ = fmt.Fprintf(operatorLog(), "goroutines at a stop that did not end:\n%s\n", buf)
+	var ours []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "valkey-operator/operator/") || strings.Contains(g, "valkey-operator/actuators/") {
+			ours = append(ours, g)
+		}
+	}
+	return strings.Join(ours, "\n\n")
 }

@@ -79,6 +79,9 @@ type prober struct {
 
 	mu       sync.Mutex
 	clusters map[types.UID]*clusterProbe
+	// stopped: the manager stopped; a turn still finishing must not start a prober that
+	// nothing would stop (it would survey, and wake a controller that is gone, for ever).
+	stopped bool
 }
 
 func newProber(r *Reconciler) *prober {
@@ -95,6 +98,10 @@ func (p *prober) track(vc *v1alpha1.ValkeyCluster, w *world, idle bool) {
 		}
 	}
 	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
 	c := p.clusters[vc.UID]
 	if c == nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -133,6 +140,7 @@ func wakeEvent(key types.NamespacedName) event.GenericEvent {
 func (p *prober) stopAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.stopped = true
 	for uid, c := range p.clusters {
 		c.stop()
 		delete(p.clusters, uid)
