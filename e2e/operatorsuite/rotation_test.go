@@ -385,8 +385,16 @@ func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	rotationPhase(t, ns, "rot", machine.RotationPublished)
-	if got := secretKey(t, vc, kube.KeyClientPassword); got != "second-password" {
-		t.Errorf("published application password %q, want the user's new one", got)
+	// The machine records the phase before its action writes the Secret (transitions are
+	// persisted before anything is touched): the Secret follows within a turn.
+	published := ""
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if published = secretKey(t, vc, kube.KeyClientPassword); published == "second-password" {
+			break
+		}
+	}
+	if published != "second-password" {
+		t.Errorf("published application password %q 30 s after the rotation was recorded published, want the user's new one", published)
 	}
 	for _, n := range get(t, ns, "rot").Status.Nodes {
 		for _, pw := range []string{"first-password", "second-password"} {
