@@ -69,6 +69,25 @@ type Detach struct {
 	RunID string
 }
 
+// Seal replaces a replica's replication password with one no primary accepts, without
+// touching its link, its data or whom it follows, and records when (Valkey.Sealed): from then
+// on it can start no new link, so an unreachable primary it lost its link to gets no
+// acknowledgement from it after the seal. Decided while a shard's primary does not answer,
+// for the replicas whose link is down; the fence wait of a failover can then start at the
+// seal instead of the election. Unseal (or a ReplicaOf, which sets the password) undoes it.
+type Seal struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
+// Unseal gives a sealed replica its replication password back (its primary answers again).
+type Unseal struct {
+	Shard int
+	Node  string
+	RunID string
+}
+
 // Fence stops a node from accepting client writes and from serving replicas (both ACL users
 // off). Used on a returning old primary and on any master that is not the recorded primary.
 type Fence struct {
@@ -190,6 +209,8 @@ func (EnsureObjects) Kind() string   { return "ensure-objects" }
 func (Promote) Kind() string         { return "promote" }
 func (Detach) Kind() string          { return "detach" }
 func (Fence) Kind() string           { return "fence" }
+func (Seal) Kind() string            { return "seal" }
+func (Unseal) Kind() string          { return "unseal" }
 func (OpenWrites) Kind() string      { return "open-writes" }
 func (CloseWrites) Kind() string     { return "close-writes" }
 func (ReplicaOf) Kind() string       { return "replica-of" }
@@ -212,6 +233,8 @@ func (a EnsureObjects) String() string {
 func (a Promote) String() string    { return fmt.Sprintf("promote %s", a.Node) }
 func (a Detach) String() string     { return fmt.Sprintf("detach %s", a.Node) }
 func (a Fence) String() string      { return fmt.Sprintf("fence %s", a.Node) }
+func (a Seal) String() string       { return fmt.Sprintf("seal %s", a.Node) }
+func (a Unseal) String() string     { return fmt.Sprintf("unseal %s", a.Node) }
 func (a OpenWrites) String() string { return fmt.Sprintf("open-writes %s", a.Node) }
 func (a CloseWrites) String() string {
 	return fmt.Sprintf("close-writes %s", a.Node)

@@ -27,6 +27,10 @@ func Involved(a Action) []string {
 		return []string{a.Node}
 	case Fence:
 		return []string{a.Node}
+	case Seal:
+		return []string{a.Node}
+	case Unseal:
+		return []string{a.Node}
 	case OpenWrites:
 		return []string{a.Node}
 	case CloseWrites:

@@ -1,6 +1,9 @@
 package machine
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // FailingOver replaces the primary of one shard (Op.Shard). Unplanned, in steps that each
 // survive an operator restart because each is either recorded or visible in the world:
@@ -82,10 +85,64 @@ func (d *decider) oldPrimaryFenced(op Operation) (string, bool) {
 		return why, true
 	}
 	// FenceTimeout 0 means none is configured: only evidence counts then.
-	if d.v.spec.FenceTimeout > 0 && !op.ElectedAt.IsZero() && op.ElectedClock == d.obs.Clock && !d.obs.Time.Before(op.ElectedAt.Add(d.v.spec.FenceTimeout)) {
+	if d.v.spec.FenceTimeout > 0 && !op.ElectedAt.IsZero() && op.ElectedClock == d.obs.Clock && !d.obs.Time.Before(op.fenceStart().Add(d.v.spec.FenceTimeout)) {
+		if op.fenceStart().Before(op.ElectedAt) {
+			return fmt.Sprintf("fence timeout %s passed since its replicas were sealed, the last at %s", d.v.spec.FenceTimeout, op.fenceStart().Format("15:04:05.000")), true
+		}
 		return fmt.Sprintf("fence timeout %s passed", d.v.spec.FenceTimeout), true
 	}
 	return "", false
+}
+
+// fenceStart is the moment an isolated writer's FenceTimeout runs from: the seal of the last
+// replica when FenceFrom says every visible one was sealed unlinked, otherwise the election.
+func (op Operation) fenceStart() time.Time {
+	if !op.FenceFrom.IsZero() && op.FenceFrom.Before(op.ElectedAt) {
+		return op.FenceFrom
+	}
+	return op.ElectedAt
+}
+
+// fenceFrom is the last moment a node of the shard visible now may have given the writer an
+// acknowledgement, when that is before now: each was sealed, on this operator's clock, while it
+// had no connection to any primary, so it gave none after its seal (Seal). Any other node may
+// have until it was detached, which is before this election but not known when: the result is
+// then zero (the fence runs from the election). Nodes not visible are the quorum's business:
+// fewer of them than min-replicas-to-write can keep an isolated writer writable on their own.
+func (d *decider) fenceFrom(op Operation) time.Time {
+	var from time.Time
+	for _, n := range d.v.shard(op.Shard) {
+		if n.Name == op.Writer || !n.Reachable {
+			continue
+		}
+		seal := n.Valkey.Sealed
+		if !seal.Unlinked || seal.Clock != d.obs.Clock || seal.At.IsZero() || seal.At.After(d.obs.Time) {
+			return time.Time{}
+		}
+		if seal.At.After(from) {
+			from = seal.At
+		}
+	}
+	return from
+}
+
+// sealReplicas seals the replicas of shard s that lost their link to prim, the recorded
+// primary that does not answer (see Seal): if it is isolated rather than dead, none of them
+// can link to it again and be counted by it, and a failover's fence can run from the seal.
+// A node sealed while it still had a connection is sealed again once it has none.
+func (d *decider) sealReplicas(s int, prim *Node, b *actionList) {
+	if prim == nil || prim.Pod.IP == "" {
+		return
+	}
+	for _, n := range d.v.shard(s) {
+		if n == prim || !usable(n) || n.Valkey.Role != RoleReplica || n.Valkey.PrimaryHost != prim.Pod.IP || n.Valkey.LinkUp {
+			continue
+		}
+		if seal := n.Valkey.Sealed; seal.Unlinked && seal.Clock == d.obs.Clock {
+			continue
+		}
+		b.add(Seal{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+	}
 }
 
 // oldPrimaryGone reports evidence, in this observation, that the writer process cannot
@@ -267,6 +324,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	next.Op.Candidate = c.Name
 	next.Op.ElectedAt = d.obs.Time
 	next.Op.ElectedClock = d.obs.Clock
+	next.Op.FenceFrom = d.fenceFrom(op)
 	next.Op.Reseed = reseed
 	if _, gone := d.oldPrimaryGone(op); gone {
 		next.Op.KnownFenced = true
@@ -400,7 +458,7 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 			return
 		}
 		if _, ok := d.oldPrimaryFenced(op); !ok {
-			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Writer, op.ElectedAt.Add(d.v.spec.FenceTimeout).Format("15:04:05")))
+			b.wait(fmt.Sprintf("old primary %s may accept writes until %s", op.Writer, op.fenceStart().Add(d.v.spec.FenceTimeout).Format("15:04:05.000")))
 		}
 		return
 	}
@@ -438,5 +496,6 @@ func guardFenceClockRestarted(d *decider) (outcome, bool) {
 	next := d.p
 	next.Op.ElectedAt = d.obs.Time
 	next.Op.ElectedClock = d.obs.Clock
+	next.Op.FenceFrom = time.Time{}
 	return outcome{next: next, message: fmt.Sprintf("shard %d: the fence wait for %s restarts on this operator's clock: the election was timed by another operator incarnation, whose clock cannot be compared", op.Shard, op.Writer)}, true
 }

@@ -290,6 +290,21 @@ type Valkey struct {
 	// CertificateSerial is the serial of the certificate the node serves on a fresh TLS
 	// handshake ("": it serves no TLS, or was not asked).
 	CertificateSerial string
+	// Sealed: the operator replaced the node's replication password (Seal), so that it can
+	// start no new link to any primary. Zero when it is not sealed.
+	Sealed SealRecord
+}
+
+// SealRecord is when a node was sealed and what it was doing then (see Seal).
+type SealRecord struct {
+	// At is a moment at or after the seal took effect on the node, read on Clock (the
+	// operator incarnation that sealed it).
+	At    time.Time
+	Clock string
+	// Unlinked: at the seal the node had no connection to any primary, neither a link nor a
+	// handshake in flight (ROLE said "connect"). No primary has had an acknowledgement from it
+	// since, nor can a handshake started before the seal be counted by one after.
+	Unlinked bool
 }
 
 // KnownNode is another node as one node's view of the cluster bus lists it.

@@ -167,6 +167,12 @@ type Operation struct {
 	// new operator incarnation) cannot measure the fence timeout from it: the wait restarts
 	// on the new clock (fence-clock-restarted).
 	ElectedClock string
+	// FenceFrom, when set, is before ElectedAt: every node of the shard visible at the
+	// election had been sealed while it had no connection to any primary (Valkey.Sealed), the
+	// last of them at FenceFrom, so the writer has had no acknowledgement from any of them
+	// since and an isolated writer stops accepting writes FenceTimeout after it. On
+	// ElectedClock.
+	FenceFrom time.Time
 	// KnownFenced is true when the writer cannot accept writes any more (it restarted, its
 	// pod is gone, or it was observed demoted), so no fence timeout is needed.
 	KnownFenced bool

@@ -385,8 +385,19 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 		if why == "" {
 			why = fmt.Sprintf("shard %d: primary %s not answering", s, rec.Primary)
 		}
+		if h, _ := d.primaryHealth(p, s); h == primaryUnreachable || h == primarySuspected {
+			d.sealReplicas(s, prim, b)
+		}
 		b.wait(why)
 		return
+	}
+	for _, n := range d.v.shard(s) {
+		// The primary answers: a seal has done its part (a replica sealed while it did not
+		// must be able to link again; a sealed node promoted since keeps its password for the
+		// day it follows again).
+		if usable(n) && !n.Valkey.Sealed.At.IsZero() {
+			b.add(Unseal{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+		}
 	}
 	if open && (prim.Valkey.WritesFenced || prim.Valkey.SyncFenced) {
 		b.add(OpenWrites{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID})

@@ -77,15 +77,50 @@ var Table = []Row{
 		},
 	},
 	{
+		Name: "seal takes a replica's replication password away and records when, leaving whom it follows",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.Seal{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}, nil
+		},
+		Effect: "node 2 sealed at or after the observation before, on the observer's clock, still a replica of nothing",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, 2)
+			return n != nil && n.Valkey.Role == machine.RoleReplica && n.Valkey.PrimaryHost == "" &&
+				!n.Valkey.Sealed.At.IsZero() && !n.Valkey.Sealed.At.Before(b.Time) && !a.Time.Before(n.Valkey.Sealed.At) && n.Valkey.Sealed.Clock == a.Clock
+		},
+	},
+	{
+		Name: "a linked replica sealed keeps its link, and is not recorded as unlinked",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.Seal{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}, nil
+		},
+		Effect: "node 1 sealed, not unlinked, still linked to the primary",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, 1)
+			return n != nil && !n.Valkey.Sealed.At.IsZero() && !n.Valkey.Sealed.Unlinked &&
+				n.Valkey.PrimaryHost == ip(b, primaryOf(b)) && n.Valkey.LinkUp
+		},
+	},
+	{
+		Name: "unseal gives a replica its replication password back",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.Unseal{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}, nil
+		},
+		Effect: "node 1 not sealed, still linked to the primary",
+		Expect: func(b, a machine.Observation) bool {
+			n := node(a, 1)
+			return n != nil && n.Valkey.Sealed.At.IsZero() && n.Valkey.PrimaryHost == ip(b, primaryOf(b)) && n.Valkey.LinkUp
+		},
+	},
+	{
 		Name: "replica-of points a replica at the primary, and its link comes up",
 		Action: func(b machine.Observation) (machine.Action, error) {
 			p := primaryOf(b)
 			return machine.ReplicaOf{Shard: 0, Node: name(b, 2), RunID: runID(b, 2), PrimaryIP: ip(b, p), PrimaryRunID: runID(b, p)}, nil
 		},
-		Effect: "node 2 linked to the primary",
+		Effect: "node 2 linked to the primary (its seal undone: replica-of sets the replication password)",
 		Expect: func(b, a machine.Observation) bool {
 			n := node(a, 2)
-			return n != nil && n.Valkey.PrimaryHost == ip(b, primaryOf(b)) && n.Valkey.LinkUp
+			return n != nil && n.Valkey.PrimaryHost == ip(b, primaryOf(b)) && n.Valkey.LinkUp && n.Valkey.Sealed.At.IsZero()
 		},
 	},
 	{

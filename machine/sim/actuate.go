@@ -73,11 +73,14 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		w.promote(n)
 		n.writesFenced, n.syncFenced = true, false
 		return nil
+	case machine.Seal, machine.Unseal:
+		return w.applySeal(a)
 	case machine.Detach:
 		n, err := w.target(a.Node, a.RunID)
 		if err != nil {
 			return err
 		}
+		n.handshakeTo, n.handshakeRun = "", "" // the handshake's connection is closed
 		if n.role == machine.RoleReplica && w.topo.Mode == machine.ModeCluster {
 			// Its primary stays what nodes.conf says; the replication password it is given
 			// instead is refused, and its link is closed.
@@ -116,6 +119,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
+		n.seal = machine.SealRecord{} // the replication password is set again
 		if w.topo.Mode == machine.ModeCluster {
 			return w.replicate(n, a.PrimaryIP, a.PrimaryRunID)
 		}

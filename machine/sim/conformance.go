@@ -25,6 +25,8 @@ func NewConformanceWorld(t Topology) (*ConformanceWorld, error) {
 
 // Apply carries out a through the simulated actuators.
 func (c *ConformanceWorld) Apply(ctx context.Context, a machine.Action) error {
+	// On the clock of Observe's observations (no operator incarnation: "").
+	c.s.w.actingClock, c.s.w.actingSkew = "", 0
 	return c.s.w.Apply(ctx, a)
 }
 

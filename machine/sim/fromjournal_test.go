@@ -21,7 +21,7 @@ func TestSimulationStartsFromAJournal(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		s.Step(op)
 	}
-	s.Step(Step{Kind: StepFault, Fault: Fault{Kind: FaultPause, Node: NodeRef{Primary: true}, Ticks: 6}})
+	s.Step(Step{Kind: StepFault, Fault: Fault{Kind: FaultPause, Node: NodeRef{Primary: true}, Ticks: 10}})
 	for i := 0; i < 60; i++ {
 		s.Step(op)
 	}

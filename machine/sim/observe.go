@@ -53,6 +53,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 				Snapshot:          n.snapshot,
 				Passwords:         w.observePasswords(n),
 				CertificateSerial: n.served,
+				Sealed:            n.seal,
 			}
 			if w.topo.Mode == machine.ModeCluster {
 				w.observeBus(n, &mn.Valkey)

@@ -113,6 +113,7 @@ func (o *Operator) step() {
 func (o *Operator) act(a machine.Action) {
 	w := o.w
 	w.stats.Actions++
+	w.actingClock, w.actingSkew = o.clock, o.skew
 	if err := w.Apply(context.Background(), a); err != nil {
 		w.stats.ActionsRefused++
 		o.failed = append(o.failed, a)

@@ -37,6 +37,10 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 	if r.linkUp && (r.linkRun != m.runID || r.linkGen != m.gen) {
 		r.linkUp = false
 	}
+	if !r.linkUp && up && !down {
+		w.halfHandshake(r, m)
+		return
+	}
 	if !r.linkUp && (!down || !up) {
 		return // a handshake needs both ways
 	}
@@ -47,7 +51,9 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 		return
 	}
 	if !r.linkUp {
-		if !authAccepted(r, m) {
+		// A handshake in flight finishes whatever the replica's password is now (it was
+		// accepted before the seal); a new one needs the password.
+		if !w.handshakeInFlight(r, m) && (!r.seal.At.IsZero() || !authAccepted(r, m)) {
 			return // refused: Valkey retries the handshake
 		}
 		w.handshake(r, m)
@@ -98,6 +104,7 @@ func (w *World) handshake(r, m *node) {
 	}
 	r.replID, r.replID2, r.secondOffset = m.replID, m.replID2, m.secondOffset
 	r.linkUp, r.linkRun, r.linkGen = true, m.runID, m.gen
+	r.handshakeTo, r.handshakeRun = "", ""
 	r.backlog = true
 	r.heardAt = w.tick
 	r.tainted = m.tainted
@@ -124,7 +131,7 @@ func (w *World) goodReplicas(m *node) int {
 			continue
 		}
 		r := w.byName(a.replica)
-		stillFollows := r != nil && r.exists && r.role == machine.RoleReplica && r.masterIP == m.ip && r.linkRun == m.runID
+		stillFollows := r != nil && r.exists && r.role == machine.RoleReplica && r.masterIP == m.ip && (r.linkRun == m.runID || w.handshakeInFlight(r, m))
 		// A replica whose messages do not reach the primary cannot tell it that it left.
 		if stillFollows || (r != nil && !w.reaches(r, m)) {
 			good++

@@ -12,6 +12,10 @@ import (
 // slot owners, and the record of every client write.
 type World struct {
 	topo Topology
+	// actingClock and actingSkew: the clock of the operator incarnation whose action is being
+	// applied (a seal records its time on it).
+	actingClock string
+	actingSkew  int64
 	// journaling: the operator keeps a journal with observations (Options.Journal).
 	journaling bool
 	tick       int64
@@ -185,6 +189,12 @@ type node struct {
 	linkRun  string // master's run id when the link was established
 	linkGen  int    // master's gen when the link was established
 	lagTicks int    // slow link: receives only every lagTicks+1 ticks
+	// handshakeTo and handshakeRun: a handshake in flight to the master at that IP, running that
+	// process, which already counts this replica (it answered the replica's PSYNC and marked it
+	// online) while its reply has not reached the replica, whose link is still down (seal.go).
+	handshakeTo, handshakeRun string
+	// seal is what the operator's Seal left on the process (seal.go).
+	seal machine.SealRecord
 	// demoteTo and demoteAt: a primary finishing FAILOVER TO, whose target already promoted
 	// itself, still says primary (taking no writes: FAILOVER pauses them) and follows the
 	// target at IP demoteTo from tick demoteAt on, as Valkey does a moment later.
@@ -421,6 +431,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	n.pausedUntil = 0
 	n.role = machine.RoleReplica
 	n.masterIP, n.linkUp, n.linkRun, n.linkGen, n.lagTicks = "", false, "", 0, 0
+	n.handshakeTo, n.handshakeRun, n.seal = "", "", machine.SealRecord{}
 	n.demoteTo, n.demoteAt = "", 0
 	// The start-up fence: the pod template makes every process start with the application
 	// and replication users off, until the operator opens them.
