@@ -39,6 +39,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 			c.B().AclGetuser().Username(UserClient).Build(),
 			c.B().AclGetuser().Username(UserReplication).Build(),
 			c.B().AclUsers().Build(),
+			c.B().ConfigGet().Parameter("masterauth").Build(),
 		)
 		text, err := resps[0].ToString()
 		if err != nil {
@@ -95,6 +96,11 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 		v.OtherUsers = true
 		if users, err := resps[3].AsStrSlice(); err == nil {
 			v.OtherUsers = slices.ContainsFunc(users, func(u string) bool { return !Reserved(u) })
+		}
+		if conf, err := resps[4].AsStrMap(); err == nil {
+			v.Sealed = parseSeal(conf["masterauth"])
+		} else {
+			return fmt.Errorf("CONFIG GET masterauth: %w", err)
 		}
 		if info["cluster_enabled"] == "1" {
 			// Cluster mode: which slots it serves, and whether it has met anyone yet.

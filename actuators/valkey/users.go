@@ -40,7 +40,7 @@ const (
 // channels; the replication user what a replica sends to its primary.
 const (
 	clientRules      = "~* &* +@all -@admin"
-	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover +cluster|nodes +cluster|info +cluster|myid +cluster|meet +cluster|addslotsrange +cluster|replicate +cluster|failover +cluster|forget +cluster|reset +cluster|setslot +cluster|getkeysinslot +cluster|bumpepoch ~* +migrate +restore-asking +asking"
+	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover +cluster|nodes +cluster|info +cluster|myid +cluster|meet +cluster|addslotsrange +cluster|replicate +cluster|failover +cluster|forget +cluster|reset +cluster|setslot +cluster|getkeysinslot +cluster|bumpepoch +multi +exec ~* +migrate +restore-asking +asking"
 	replicationRules = "+psync +sync +replconf +ping"
 	probeRules       = "resetkeys resetchannels -@all +ping +role"
 )

@@ -133,6 +133,11 @@ type OperationRecord struct {
 	// incarnation restarts the fence wait on its own clock.
 	// +optional
 	ElectedClock string `json:"electedClock,omitempty"`
+	// FenceFrom, when set, is the seal of the last replica, before the election: every node
+	// visible at the election had been sealed with no connection to any primary, so the fence
+	// timeout runs from it (on ElectedClock).
+	// +optional
+	FenceFrom *metav1.MicroTime `json:"fenceFrom,omitempty"`
 	// KnownFenced is true when the old primary can no longer accept writes, so no fence
 	// timeout is needed.
 	KnownFenced bool `json:"knownFenced,omitempty"`

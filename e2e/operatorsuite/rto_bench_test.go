@@ -91,6 +91,7 @@ type ack struct {
 type loadWriter struct {
 	prefix string
 	dial   func() (*resp.Conn, error)
+	pace   time.Duration
 
 	mu       sync.Mutex
 	acks     []ack
@@ -102,7 +103,13 @@ type loadWriter struct {
 }
 
 func startLoadWriter(tb testing.TB, prefix string, dial func() (*resp.Conn, error)) *loadWriter {
-	w := &loadWriter{prefix: prefix, dial: dial, stop: make(chan struct{}), done: make(chan struct{})}
+	return startPacedWriter(tb, prefix, dial, benchPace)
+}
+
+// startPacedWriter is startLoadWriter with at most one write per pace (many writers at once
+// must not take the machine away from what they measure).
+func startPacedWriter(tb testing.TB, prefix string, dial func() (*resp.Conn, error), pace time.Duration) *loadWriter {
+	w := &loadWriter{prefix: prefix, dial: dial, pace: pace, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
 	tb.Cleanup(w.halt)
 	return w
@@ -152,7 +159,7 @@ func (w *loadWriter) run() {
 		w.mu.Lock()
 		w.acks = append(w.acks, ack{key: key, start: start, end: end, conn: c.Made})
 		w.mu.Unlock()
-		if d := time.Until(start.Add(benchPace)); d > 0 {
+		if d := time.Until(start.Add(w.pace)); d > 0 {
 			time.Sleep(d)
 		}
 	}

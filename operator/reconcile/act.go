@@ -386,6 +386,18 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		return w.pool.Detach(ctx, addr, a.RunID)
+	case machine.Seal:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.Seal(ctx, addr, a.RunID, w.obs.Clock)
+	case machine.Unseal:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		return w.pool.Unseal(ctx, addr, a.RunID, w.passwords.Replication)
 	case machine.Fence:
 		addr, err := ip(a.Node)
 		if err != nil {

@@ -1,0 +1,243 @@
+package operatorsuite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/resp"
+)
+
+// massPace: one write per 50 ms per cluster. A hundred writers at the single-cluster
+// benchmark's pace (1 ms) would be 100k writes a second through the service proxy, which
+// would take the 2-core machine away from the operator whose recovery they time; 50 ms still
+// resolves each recovery to 50 ms.
+const massPace = 50 * time.Millisecond
+
+// BenchmarkMassFailover (issue 16, item 6): one node is lost that carries the primaries of
+// many Replication clusters (VKFSM_BENCH_MASS_CLUSTERS, default 100; 3 pods each, one per
+// node), and every cluster must fail over in parallel, none waiting behind another's
+// timeouts. Each cluster has a client writing through its client Service (plain SET, 100 ms
+// per step, one per massPace, reconnecting); a cluster's RTO is the time from the node's stop
+// to its client's first write accepted on a connection made afterwards.
+//
+// The reference, measured first in the same run on the same operator: one Replication cluster
+// alone, its primary's node stopped (operatorRTORun's "node" fault, VKFSM_BENCH_RUNS times,
+// default 3). The goal: every cluster's RTO p99 ≤ 2× the single cluster's median. Acknowledged
+// writes lost are counted per cluster (read back through the Service once all are Steady).
+func BenchmarkMassFailover(b *testing.B) {
+	if cl == nil {
+		b.Skip("no local cluster")
+	}
+	n := 100
+	if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_MASS_CLUSTERS")); err == nil && v > 0 {
+		n = v
+	}
+	spec := func(vc *v1alpha1.ValkeyCluster) {
+		vc.Spec.Failover = v1alpha1.FailoverSpec{ProbeIntervalSeconds: int32(rtoProbeInterval / time.Second), FailureThreshold: rtoFailureThreshold}
+	}
+	for i := 0; i < b.N; i++ {
+		ns := cl.Namespace(b)
+		_, tap := startTappedOperator(b)
+		b.Logf("load average at the start: %s (%d CPUs)", loadAvg(), runtime.NumCPU())
+		createReplication(b, ns, "solo", 3, spec)
+		tapWorks(b, tap, ns, "solo")
+		var solo []rtoRun
+		for r := 0; r < benchRuns(3); r++ {
+			solo = append(solo, operatorRTORun(b, ns, "solo", tap, "node", r))
+		}
+		soloP50 := pct(rtosOf(solo), 0.5)
+		deleteCluster(b, ns, "solo")
+
+		names := make([]string, n)
+		start := time.Now()
+		for j := range names {
+			names[j] = fmt.Sprintf("m%03d", j)
+			vc := newCluster(ns, names[j], v1alpha1.TopologyReplication, 3)
+			spec(vc)
+			if err := k.Create(context.Background(), vc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		waitAll(b, ns, names, time.Duration(5+n/10)*time.Minute, "Steady with 3 ready", steadyWith(3))
+		b.Logf("%d clusters Steady in %s; load average %s", n, time.Since(start).Round(time.Second), loadAvg())
+		target := cl.NodeNames()[0]
+		affected := primariesOnto(b, ns, names, target)
+		b.Logf("%d of %d primaries on %s; load average %s", len(affected), n, target, loadAvg())
+
+		writers := make([]*loadWriter, len(affected))
+		dials := make([]func() (*resp.Conn, error), len(affected))
+		seqs := make([]int64, len(affected))
+		for j, name := range affected {
+			vc, addr, pass := readyForRun(b, ns, name)
+			seqs[j] = lastHistorySeq(vc)
+			dials[j] = serviceDialer(addr, pass, 2*time.Second)
+			writers[j] = startPacedWriter(b, fmt.Sprintf("mass-%s-%d", name, time.Now().UnixNano()), serviceDialer(addr, pass, benchOpTimeout), massPace)
+		}
+		for _, w := range writers {
+			w.waitFlowing(b, 20, time.Minute)
+		}
+
+		t0 := time.Now()
+		if err := cl.StopNode(context.Background(), target); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = cl.StartNode(context.Background(), target) })
+		t1 := time.Now()
+		rtos := make([]time.Duration, len(affected))
+		for j, w := range writers {
+			rtos[j] = w.firstAckOn(b, t1, 3*time.Minute).end.Sub(t0)
+		}
+		// The node stays down until every cluster has recorded its failover on its own (a
+		// process coming back would be evidence that cuts the fence wait short).
+		for j, name := range affected {
+			waitVC(b, ns, name, 3*time.Minute, "failover-complete recorded with the node down", func(vc *v1alpha1.ValkeyCluster) bool {
+				return recordedSince(vc, seqs[j], "failover-complete")
+			})
+		}
+		if err := cl.StartNode(context.Background(), target); err != nil {
+			b.Fatal(err)
+		}
+		waitAll(b, ns, affected, 5*time.Minute, "Steady with 3 ready after the node came back", steadyWith(3))
+		time.Sleep(300 * time.Millisecond)
+		lost, acked := 0, 0
+		var detected, completed []time.Duration
+		for j, w := range writers {
+			w.halt()
+			acks := w.snapshot()
+			acked += len(acks)
+			lost += len(missingKeys(b, dials[j], acks))
+			recs := tap.since(ns, affected[j], t0)
+			if at, ok := firstTransition(recs, "primary-lost"); ok {
+				detected = append(detected, at.Sub(t0))
+			}
+			if at, ok := firstTransition(recs, "failover-complete"); ok {
+				completed = append(completed, at.Sub(t0))
+			}
+		}
+		p50, p99 := pct(rtos, 0.5), pct(rtos, 0.99)
+		b.Logf("single cluster, node stopped: %d runs, RTO %s", len(solo), durs(rtosOf(solo)))
+		b.Logf("%d clusters, one node stopped: RTO p50 %s p99 %s max %s; primary-lost p50 %s p99 %s; failover-complete p50 %s p99 %s; %d of %d acknowledged writes lost; load average %s",
+			len(affected), p50.Round(time.Millisecond), p99.Round(time.Millisecond), maxDur(rtos).Round(time.Millisecond),
+			pct(detected, 0.5).Round(time.Millisecond), pct(detected, 0.99).Round(time.Millisecond),
+			pct(completed, 0.5).Round(time.Millisecond), pct(completed, 0.99).Round(time.Millisecond), lost, acked, loadAvg())
+		b.ReportMetric(float64(len(affected)), "clusters")
+		b.ReportMetric(secs(soloP50), "single-rto-p50-s")
+		b.ReportMetric(secs(p50), "mass-rto-p50-s")
+		b.ReportMetric(secs(p99), "mass-rto-p99-s")
+		b.ReportMetric(secs(maxDur(rtos)), "mass-rto-max-s")
+		b.ReportMetric(float64(p99)/float64(soloP50), "mass-p99/single-p50")
+		b.ReportMetric(secs(pct(detected, 0.99)), "mass-primary-lost-p99-s")
+		b.ReportMetric(secs(pct(completed, 0.99)), "mass-failover-complete-p99-s")
+		b.ReportMetric(float64(lost), "lost-writes")
+		for _, name := range affected {
+			deleteCluster(b, ns, name)
+		}
+	}
+}
+
+// waitAll waits until cond holds for every named cluster of ns, listing them (one request a
+// poll, not one per cluster), and names the ones it did not hold for.
+func waitAll(tb testing.TB, ns string, names []string, timeout time.Duration, what string, cond func(*v1alpha1.ValkeyCluster) bool) {
+	tb.Helper()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		var list v1alpha1.ValkeyClusterList
+		var missing []string
+		if err := k.List(context.Background(), &list, client.InNamespace(ns)); err == nil {
+			held := map[string]bool{}
+			for i := range list.Items {
+				if want[list.Items[i].Name] && cond(&list.Items[i]) {
+					held[list.Items[i].Name] = true
+				}
+			}
+			for _, n := range names {
+				if !held[n] {
+					missing = append(missing, n)
+				}
+			}
+			if len(missing) == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(missing)
+			tb.Fatalf("%s: not within %s for %d of %d clusters: %s", what, timeout, len(missing), len(names), strings.Join(missing, " "))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// primariesOnto switches each cluster's primary over to its pod on node (a planned,
+// lossless hand-over, as kubectl valkey failover --to asks for), and returns the clusters
+// whose primary is on node afterwards.
+func primariesOnto(tb testing.TB, ns string, names []string, node string) []string {
+	tb.Helper()
+	onNode := map[string]bool{}
+	for pod, nd := range podsOn(tb, ns) {
+		onNode[pod] = nd == node
+	}
+	var moved, affected []string
+	for _, name := range names {
+		var vc v1alpha1.ValkeyCluster
+		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &vc); err != nil {
+			tb.Fatal(err)
+		}
+		if onNode[vc.Status.Primary] {
+			affected = append(affected, name)
+			continue
+		}
+		for o := 0; o < 3; o++ {
+			pod := fmt.Sprintf("%s-%d", name, o)
+			if !onNode[pod] {
+				continue
+			}
+			patch := client.MergeFrom(vc.DeepCopy())
+			if vc.Annotations == nil {
+				vc.Annotations = map[string]string{}
+			}
+			vc.Annotations[v1alpha1.AnnotationSwitchoverTo] = pod
+			if err := k.Patch(context.Background(), &vc, patch); err != nil {
+				tb.Fatal(err)
+			}
+			moved = append(moved, name)
+			affected = append(affected, name)
+			break
+		}
+	}
+	waitAll(tb, ns, moved, 5*time.Minute, "switched over onto "+node, func(vc *v1alpha1.ValkeyCluster) bool {
+		return steadyWith(3)(vc) && onNode[vc.Status.Primary] && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+	})
+	return affected
+}
+
+// deleteCluster deletes a cluster and does not wait (its pods stop in the background).
+func deleteCluster(tb testing.TB, ns, name string) {
+	tb.Helper()
+	vc := &v1alpha1.ValkeyCluster{}
+	vc.Namespace, vc.Name = ns, name
+	if err := k.Delete(context.Background(), vc); err != nil {
+		tb.Logf("deleting %s/%s: %v", ns, name, err)
+	}
+}
+
+func maxDur(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
