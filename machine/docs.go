@@ -265,7 +265,10 @@ Resharding. Until the elected node is promoted, every master of the shard open f
 A promoted node serves replicas at once but is opened for writes only after failover-complete, which
 requires the old primary to be unable to accept writes: known dead (pod gone, restarted), observed
 fenced or demoted, or FenceTimeout (min-replicas-max-lag plus a margin) after the election, by which
-time every visible replica had been detached from it. Any other master is fenced and then demoted.
+time every visible replica had been detached from it; or FenceTimeout after the last seal, when every
+node visible at the election had been sealed while it had no connection to any primary (replicas
+whose link is down are sealed from the primary's first failed probe: their replication password is
+replaced, so no primary can count them from then on). Any other master is fenced and then demoted.
 A restore loads a snapshot into a shard only once its recorded primary is observed fenced or known
 dead.
 
