@@ -301,9 +301,9 @@ type SealRecord struct {
 	// operator incarnation that sealed it).
 	At    time.Time
 	Clock string
-	// Unlinked: at the seal the node had no connection to any primary, neither a link nor a
-	// handshake in flight (ROLE said "connect"). No primary has had an acknowledgement from it
-	// since, nor can a handshake started before the seal be counted by one after.
+	// Unlinked: at the seal the node had no link to any primary and no handshake past the
+	// password (ROLE said "connect" or "connecting"). No primary has had an acknowledgement
+	// from it since, nor can a handshake started before the seal be counted by one after.
 	Unlinked bool
 }
 

@@ -21,8 +21,8 @@ import (
 const sealPrefix = "valkey-operator-seal;"
 
 // Seal replaces the node's replication password with a seal, in one transaction with ROLE:
-// "connect" (or a primary) means it had no connection to any primary, not even a handshake in
-// flight, when the seal took effect. Then the seal is written again with a time read after
+// "connect" or "connecting" (or a primary) means no handshake of it had got past the password
+// when the seal took effect (see unlinked). Then the seal is written again with a time read after
 // the transaction, which bounds the moment of the seal from above: no primary can have counted
 // this node after it (machine.Seal).
 func (p *Pool) Seal(ctx context.Context, podIP, runID, clock string) error {
@@ -65,7 +65,9 @@ func (p *Pool) Seal(ctx context.Context, podIP, runID, clock string) error {
 }
 
 // unlinked reads a ROLE reply: a primary, or a replica whose state is "connect" (it must
-// connect, and is not connecting, in a handshake, syncing or connected).
+// connect) or "connecting" (its TCP connect is in progress): no handshake has got as far as
+// AUTH, which reads masterauth when it is sent (valkey's replication.c), so none can be
+// counted by a primary after the seal. "handshake", "sync" and "connected" are not.
 func unlinked(role []vk.ValkeyMessage) bool {
 	kind, _ := role[0].ToString()
 	if kind == "master" {
@@ -75,7 +77,7 @@ func unlinked(role []vk.ValkeyMessage) bool {
 		return false
 	}
 	state, _ := role[3].ToString()
-	return state == "connect"
+	return state == "connect" || state == "connecting"
 }
 
 // Unseal gives the node its replication password back.
