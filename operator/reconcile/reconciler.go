@@ -473,6 +473,9 @@ func observedNodes(obs machine.Observation) string {
 		}
 		v := n.Valkey
 		fmt.Fprintf(&b, "%s %s run=%.8s repl=%.8s/%.8s@%d off=%d from=%q link=%v fenced=%v/%v", n.Name, v.Role, v.RunID, v.ReplID, v.ReplID2, v.SecondOffset, v.Offset, v.PrimaryHost, v.LinkUp, v.WritesFenced, v.SyncFenced)
+		if s := v.Sealed; !s.At.IsZero() {
+			fmt.Fprintf(&b, " sealed=%s unlinked=%v", s.At.Format("15:04:05.000"), s.Unlinked)
+		}
 	}
 	return b.String()
 }
