@@ -15,6 +15,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
+	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
 // massPace: one write per 50 ms per cluster. A hundred writers at the single-cluster
@@ -24,9 +25,12 @@ import (
 const massPace = 50 * time.Millisecond
 
 // BenchmarkMassFailover (issue 16, item 6): one node is lost that carries the primaries of
-// many Replication clusters (VKFSM_BENCH_MASS_CLUSTERS, default 100; 3 pods each, one per
+// many Replication clusters (VKFSM_BENCH_MASS_CLUSTERS, default 50; 3 pods each, one per
 // node), and every cluster must fail over in parallel, none waiting behind another's
-// timeouts. Each cluster has a client writing through its client Service (plain SET, 100 ms
+// timeouts. The issue asks for 100: on a 2-core machine 300 pods' readiness probes (an exec
+// every 2 s each) starve everything, and the 100 clusters did not all bootstrap within 15
+// minutes (docs/failover-measurements.md). VKFSM_BENCH_WORKERS sets the operator's reconcile
+// workers (default 4, the chart's). Each cluster has a client writing through its client Service (plain SET, 100 ms
 // per step, one per massPace, reconnecting); a cluster's RTO is the time from the node's stop
 // to its client's first write accepted on a connection made afterwards.
 //
@@ -38,7 +42,7 @@ func BenchmarkMassFailover(b *testing.B) {
 	if cl == nil {
 		b.Skip("no local cluster")
 	}
-	n := 100
+	n := 50
 	if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_MASS_CLUSTERS")); err == nil && v > 0 {
 		n = v
 	}
@@ -47,7 +51,12 @@ func BenchmarkMassFailover(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		ns := cl.Namespace(b)
-		_, tap := startTappedOperator(b)
+		workers := 4
+		if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_WORKERS")); err == nil && v > 0 {
+			workers = v
+		}
+		_, tap := startTappedOperator(b, func(c *manager.Config) { c.MaxConcurrentReconciles = workers })
+		b.Logf("%d reconcile workers", workers)
 		b.Logf("load average at the start: %s (%d CPUs)", loadAvg(), runtime.NumCPU())
 		createReplication(b, ns, "solo", 3, spec)
 		tapWorks(b, tap, ns, "solo")
@@ -131,6 +140,7 @@ func BenchmarkMassFailover(b *testing.B) {
 			pct(detected, 0.5).Round(time.Millisecond), pct(detected, 0.99).Round(time.Millisecond),
 			pct(completed, 0.5).Round(time.Millisecond), pct(completed, 0.99).Round(time.Millisecond), lost, acked, loadAvg())
 		b.ReportMetric(float64(len(affected)), "clusters")
+		b.ReportMetric(float64(workers), "workers")
 		b.ReportMetric(secs(soloP50), "single-rto-p50-s")
 		b.ReportMetric(secs(p50), "mass-rto-p50-s")
 		b.ReportMetric(secs(p99), "mass-rto-p99-s")
