@@ -91,10 +91,7 @@ func BenchmarkManyClusters(b *testing.B) {
 	if cl == nil {
 		b.Skip("no local cluster")
 	}
-	n := 50
-	if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_CLUSTERS")); err == nil && v > 0 {
-		n = v
-	}
+	n := envInt("VKFSM_BENCH_CLUSTERS", 50)
 	for i := 0; i < b.N; i++ {
 		opIP, opPID := installBenchOperator(b)
 		token := serviceAccountToken(b, "vo-bench", "prometheus", "valkey-operator-metrics-reader")

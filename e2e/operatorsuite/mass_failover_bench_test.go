@@ -3,10 +3,8 @@ package operatorsuite
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,19 +40,13 @@ func BenchmarkMassFailover(b *testing.B) {
 	if cl == nil {
 		b.Skip("no local cluster")
 	}
-	n := 50
-	if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_MASS_CLUSTERS")); err == nil && v > 0 {
-		n = v
-	}
+	n := envInt("VKFSM_BENCH_MASS_CLUSTERS", 50)
 	spec := func(vc *v1alpha1.ValkeyCluster) {
 		vc.Spec.Failover = v1alpha1.FailoverSpec{ProbeIntervalSeconds: int32(rtoProbeInterval / time.Second), FailureThreshold: rtoFailureThreshold}
 	}
 	for i := 0; i < b.N; i++ {
 		ns := cl.Namespace(b)
-		workers := 4
-		if v, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_WORKERS")); err == nil && v > 0 {
-			workers = v
-		}
+		workers := envInt("VKFSM_BENCH_WORKERS", 4)
 		_, tap := startTappedOperator(b, func(c *manager.Config) { c.MaxConcurrentReconciles = workers })
 		b.Logf("%d reconcile workers", workers)
 		b.Logf("load average at the start: %s (%d CPUs)", loadAvg(), runtime.NumCPU())

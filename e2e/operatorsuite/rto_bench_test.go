@@ -48,8 +48,11 @@ const (
 
 // benchRuns is how many repetitions a scenario runs inside one benchmark iteration;
 // VKFSM_BENCH_RUNS overrides def (for a quick look; the documented figures use def).
-func benchRuns(def int) int {
-	if n, err := strconv.Atoi(os.Getenv("VKFSM_BENCH_RUNS")); err == nil && n > 0 {
+func benchRuns(def int) int { return envInt("VKFSM_BENCH_RUNS", def) }
+
+// envInt is the positive number in the environment variable name, or def.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
 	return def
