@@ -131,11 +131,11 @@ func (d *decider) fenceFrom(op Operation) time.Time {
 // can link to it again and be counted by it, and a failover's fence can run from the seal.
 // A node sealed while it still had a connection is sealed again once it has none.
 func (d *decider) sealReplicas(s int, prim *Node, b *actionList) {
-	if prim == nil || prim.Pod.IP == "" {
+	if prim == nil {
 		return
 	}
 	for _, n := range d.v.shard(s) {
-		if n == prim || !usable(n) || n.Valkey.Role != RoleReplica || n.Valkey.PrimaryHost != prim.Pod.IP || n.Valkey.LinkUp {
+		if n == prim || !usable(n) || !follows(n, prim) || n.Valkey.LinkUp {
 			continue
 		}
 		if seal := n.Valkey.Sealed; seal.Unlinked && seal.Clock == d.obs.Clock {

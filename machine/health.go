@@ -55,7 +55,7 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 func (d *decider) hearPrimary(s int, n *Node) []*Node {
 	var out []*Node
 	for _, r := range d.v.shard(s) {
-		if r != n && usable(r) && r.Valkey.Role == RoleReplica && r.Valkey.HeardFromPrimary && n.Pod.IP != "" && r.Valkey.PrimaryHost == n.Pod.IP {
+		if r != n && usable(r) && r.Valkey.HeardFromPrimary && follows(r, n) {
 			out = append(out, r)
 		}
 	}
