@@ -52,8 +52,12 @@ func (w *World) prepareRotation(p machine.Persisted) string {
 	return ""
 }
 
-// authAccepted reports whether master m lets replica r's handshake in.
+// authAccepted reports whether master m lets replica r's handshake in. A sealed replica's
+// password is the seal, which no master accepts (seal.go).
 func authAccepted(r, m *node) bool {
+	if !r.seal.At.IsZero() {
+		return false
+	}
 	if r.pw.masterAuthNext {
 		return m.pw.next
 	}

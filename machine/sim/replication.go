@@ -53,7 +53,7 @@ func (w *World) pumpReplica(r *node, forWait bool) {
 	if !r.linkUp {
 		// A handshake in flight finishes whatever the replica's password is now (it was
 		// accepted before the seal); a new one needs the password.
-		if !w.handshakeInFlight(r, m) && (!r.seal.At.IsZero() || !authAccepted(r, m)) {
+		if !w.handshakeInFlight(r, m) && !authAccepted(r, m) {
 			return // refused: Valkey retries the handshake
 		}
 		w.handshake(r, m)

@@ -14,7 +14,7 @@ import "github.com/valkey-fsm/valkey-operator/machine"
 // halfHandshake is a handshake whose requests reach m but whose replies do not reach r: m
 // counts r from now on; r waits for the reply, its link still down.
 func (w *World) halfHandshake(r, m *node) {
-	if w.handshakeInFlight(r, m) || !r.seal.At.IsZero() || !authAccepted(r, m) {
+	if w.handshakeInFlight(r, m) || !authAccepted(r, m) {
 		return
 	}
 	r.handshakeTo, r.handshakeRun = m.ip, m.runID
