@@ -97,11 +97,12 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 		if users, err := resps[3].AsStrSlice(); err == nil {
 			v.OtherUsers = slices.ContainsFunc(users, func(u string) bool { return !Reserved(u) })
 		}
-		if conf, err := resps[4].AsStrMap(); err == nil {
-			v.Sealed = parseSeal(conf["masterauth"])
-		} else {
+		conf, err := resps[4].AsStrMap()
+		if err != nil {
 			return fmt.Errorf("CONFIG GET masterauth: %w", err)
 		}
+		masterauth := conf["masterauth"]
+		v.Sealed = parseSeal(masterauth)
 		if info["cluster_enabled"] == "1" {
 			// Cluster mode: which slots it serves, and whether it has met anyone yet.
 			view, err := clusterView(ctx, c)
@@ -125,16 +126,10 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 					v.Known = append(v.Known, machine.KnownNode{ID: n.ID, IP: n.IP, Slots: machine.SlotCount(n.Slots), Ranges: n.Slots, Connected: n.Connected, ConfigEpoch: n.ConfigEpoch})
 				}
 			}
-			if v.Role == machine.RoleReplica {
-				// A detached replica (see Detach) still names its old primary; it follows
-				// nothing as far as the machine is concerned.
-				detached, err := isDetached(ctx, c)
-				if err != nil {
-					return err
-				}
-				if detached {
-					v.PrimaryHost, v.LinkUp, v.HeardFromPrimary = "", false, false
-				}
+			if v.Role == machine.RoleReplica && masterauth == detachedPassword {
+				// A detached replica (see Detach: its replication password is replaced) still
+				// names its old primary; it follows nothing as far as the machine is concerned.
+				v.PrimaryHost, v.LinkUp, v.HeardFromPrimary = "", false, false
 			}
 			for _, n := range view.Nodes {
 				for _, r := range n.Slots {
@@ -154,16 +149,6 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 		return nil
 	})
 	return v, st, err
-}
-
-// isDetached reports whether the cluster-mode replica on c was detached: its replication
-// password is the one Detach sets.
-func isDetached(ctx context.Context, c vk.Client) (bool, error) {
-	m, err := c.Do(ctx, c.B().ConfigGet().Parameter("masterauth").Build()).AsStrMap()
-	if err != nil {
-		return false, fmt.Errorf("CONFIG GET masterauth: %w", err)
-	}
-	return m["masterauth"] == detachedPassword, nil
 }
 
 // historyID maps Valkey's "no history" (forty zeros) to "": reported as an id, it made every
