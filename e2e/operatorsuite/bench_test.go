@@ -99,25 +99,19 @@ func BenchmarkManyClusters(b *testing.B) {
 		baseRSS := rssBytes(b, opPID)
 		ns := benchNamespace(b)
 		start := time.Now()
-		for j := 0; j < n; j++ {
-			if err := k.Create(context.Background(), newCluster(ns, fmt.Sprintf("c%04d", j), v1alpha1.TopologyStandalone, 1)); err != nil {
+		names := make([]string, n)
+		for j := range names {
+			names[j] = fmt.Sprintf("c%04d", j)
+			if err := k.Create(context.Background(), newCluster(ns, names[j], v1alpha1.TopologyStandalone, 1)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		var list v1alpha1.ValkeyClusterList
-		pollUntil(b, time.Duration(5+n/20)*time.Minute, func() bool {
-			if k.List(context.Background(), &list, client.InNamespace(ns)) != nil {
-				return false
-			}
-			steady := 0
-			for i := range list.Items {
-				if steadyWith(1)(&list.Items[i]) {
-					steady++
-				}
-			}
-			return steady == n
-		})
+		waitAll(b, ns, names, time.Duration(5+n/20)*time.Minute, "Steady with 1 ready", steadyWith(1))
 		allSteady := time.Since(start)
+		var list v1alpha1.ValkeyClusterList
+		if err := k.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			b.Fatal(err)
+		}
 		time.Sleep(5 * time.Second)
 		const idle = 30 * time.Second
 		before := scrapeAs(b, opIP+":8080", token)
