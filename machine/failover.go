@@ -369,7 +369,7 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 	case me != nil && me.complete:
 		// The writer restarted from its append-only file holds all of the lost history,
 		// however far a node of it got.
-		h.PrevID, h.PrevEnd = op.LostHistory.ID, WholeHistory
+		h.PrevID, h.PrevEnd, h.PrevRestarted = op.LostHistory.ID, WholeHistory, true
 	case me != nil && me.unmeasured:
 		// Elected by key count over the nodes of the lost history: the election says its
 		// data holds theirs, up to the furthest of them. Without that link a node of the
@@ -378,10 +378,10 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 		// append-only file elected by key count, lost again, then a replica with one write
 		// promoted over a detached node with two). Its own offset (0 after the restart)
 		// and the link the lineage seeded from it say nothing.
-		h.PrevID, h.PrevEnd = op.LostHistory.ID, max(lostHistoryReach(op, cands), c.Valkey.Offset+1)
+		h.PrevID, h.PrevEnd, h.PrevRestarted = op.LostHistory.ID, max(lostHistoryReach(op, cands), c.Valkey.Offset+1), true
 	default:
 		if parent, ok := l.parents[h.ID]; ok {
-			h.PrevID, h.PrevEnd = parent.id, parent.end
+			h.PrevID, h.PrevEnd, h.PrevRestarted = parent.id, parent.end, parent.restarted
 		} else if me != nil && me.byOffset {
 			h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
 		}

@@ -49,6 +49,8 @@ type lineage struct {
 type parentRef struct {
 	id  string
 	end int64
+	// restarted: the child's offsets started again at 0 (HistoryLink.Restarted).
+	restarted bool
 }
 
 // WholeHistory is the End of a link whose child holds all of the parent history from its
@@ -59,10 +61,14 @@ type parentRef struct {
 const WholeHistory = int64(1) << 62
 
 // linkBound is how far into a parent history a node reaches when it reaches the child up to
-// bound (exclusive) and the link between them ends at end.
-func linkBound(bound, end int64) int64 {
-	if end == WholeHistory {
-		return WholeHistory
+// bound (exclusive) and the link between them ends at end. Across a link whose child's
+// offsets started again (restarted), the child's bound says nothing about the parent: every
+// node of the child holds the parent up to end (found by the simulator: clamped by a later
+// promotion's offset, a key-count link's reach shrank, a detached node holding more writes
+// fell out of the candidates, and one holding fewer was promoted alone).
+func linkBound(bound, end int64, restarted bool) int64 {
+	if end == WholeHistory || restarted {
+		return end
 	}
 	return min(bound, end)
 }
@@ -76,14 +82,14 @@ func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
 	}
 	child, bound := h.ID, WholeHistory
 	for _, link := range h.links() {
-		bound = linkBound(bound, link.End)
+		bound = linkBound(bound, link.End, link.Restarted)
 		l.prefixes = append(l.prefixes, HistoryLink{ID: link.ID, End: bound})
-		l.parents[child] = parentRef{link.ID, link.End}
+		l.parents[child] = parentRef{link.ID, link.End, link.Restarted}
 		child = link.ID
 	}
 	for _, n := range d.v.shard(shard) {
 		if v := n.Valkey; n.Reachable && v.ReplID2 != "" && v.ReplID != "" {
-			l.parents[v.ReplID] = parentRef{v.ReplID2, v.SecondOffset}
+			l.parents[v.ReplID] = parentRef{id: v.ReplID2, end: v.SecondOffset}
 		}
 	}
 	for grew := true; grew; {
@@ -335,7 +341,7 @@ func (l lineage) reaches(b Valkey, id string, pos int64) bool {
 		}
 		var up parentRef
 		if depth == 0 && b.ReplID2 != "" {
-			up = parentRef{b.ReplID2, b.SecondOffset}
+			up = parentRef{id: b.ReplID2, end: b.SecondOffset}
 		} else {
 			p, ok := l.parents[cur]
 			if !ok {
@@ -343,7 +349,7 @@ func (l lineage) reaches(b Valkey, id string, pos int64) bool {
 			}
 			up = p
 		}
-		cur, limit = up.id, linkBound(limit+1, up.end)-1
+		cur, limit = up.id, linkBound(limit+1, up.end, up.restarted)-1
 	}
 	return false
 }

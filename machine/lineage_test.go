@@ -186,3 +186,42 @@ func TestTwiceHandedOverNodeIsComparedByOffset(t *testing.T) {
 		t.Fatalf("want s0-1, which holds the newest writes, got %s", d)
 	}
 }
+
+// A key-count link (an append-only restart elected by key count) starts its history's offsets
+// again at 0, so a later link's offset must not clamp how far it reaches into the history it
+// continues (found by the simulator, regressions/key-count-link-not-clamped-by-a-later-promotion: clamped to
+// 1, a detached node at offset 2 of the older history fell out of the candidates and a node
+// holding one write was promoted alone over its two).
+func TestAKeyCountLinkIsNotClampedByALaterPromotion(t *testing.T) {
+	// The record: h3, promoted from h2 at 1; h2 is a restarted node's fresh history elected
+	// by key count over nodes of h1 that reached offset 2 (so h2 holds h1 below 3).
+	rec := History{ID: "h3", PrevID: "h2", PrevEnd: 1, Older: [maxOlderLinks]HistoryLink{{ID: "h1", End: 3, Restarted: true}}}
+	detachedNode := node(2, RoleReplica, "h1", 2)
+	d := &decider{v: newView(obsAt(1, testSpec(2), detachedNode))}
+	l := d.lineage(0, rec)
+	if !l.contains(detachedNode.Valkey) {
+		t.Fatalf("h1 below 3 is the shard's line: prefixes %+v", l.prefixes)
+	}
+	if l.contains(Valkey{ReplID: "h1", Offset: 3}) {
+		t.Fatal("h1 from 3 on is not: the election saw no node of it there")
+	}
+	if !l.covers(Valkey{ReplID: "h3", Offset: 0}, detachedNode.Valkey) {
+		t.Fatal("every node of h3 holds h2's starting data, so h1 below 3")
+	}
+	// Across a promotion's link offsets run on: the same chain without the mark holds h1
+	// only as far as h3's offset reached h2.
+	rec.Older[0].Restarted = false
+	if (&decider{v: newView(obsAt(1, testSpec(2), detachedNode))}).lineage(0, rec).contains(detachedNode.Valkey) {
+		t.Fatal("without the mark the link is a promotion's, clamped at 1")
+	}
+}
+
+// The restarted mark survives the record's chain being extended.
+func TestTheChainKeepsTheRestartedMark(t *testing.T) {
+	prior := History{ID: "h2", PrevID: "h1", PrevEnd: 3, PrevRestarted: true}
+	h := History{ID: "h3", PrevID: "h2", PrevEnd: 1}.continuing(prior)
+	links := h.links()
+	if len(links) != 2 || links[0].Restarted || !links[1].Restarted {
+		t.Fatalf("chain = %+v", links)
+	}
+}

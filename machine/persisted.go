@@ -72,6 +72,8 @@ type History struct {
 	ID      string
 	PrevID  string
 	PrevEnd int64
+	// PrevRestarted is the link to PrevID's Restarted (HistoryLink).
+	PrevRestarted bool
 	// Older continues the chain beyond PrevID, nearest first; unused entries are zero.
 	Older [maxOlderLinks]HistoryLink
 }
@@ -81,6 +83,13 @@ type History struct {
 type HistoryLink struct {
 	ID  string
 	End int64
+	// Restarted marks a continuing history whose offsets started again at 0 from data that
+	// held this one up to End: a node restarted from its append-only file, elected by key
+	// count (its fresh ID at offset 0 already held those writes). Every node of the
+	// continuing history then holds this one up to End, whatever its own offset; across any
+	// other link (a promotion, a rename) offsets run on, and a node at offset x of the
+	// continuing history holds this one only up to min(x+1, End).
+	Restarted bool
 }
 
 // maxOlderLinks bounds the chain kept in the record beyond PrevID.
@@ -91,7 +100,7 @@ func (h History) links() []HistoryLink {
 	if h.PrevID == "" {
 		return nil
 	}
-	out := []HistoryLink{{ID: h.PrevID, End: h.PrevEnd}}
+	out := []HistoryLink{{ID: h.PrevID, End: h.PrevEnd, Restarted: h.PrevRestarted}}
 	for _, l := range h.Older {
 		if l.ID == "" {
 			break
@@ -107,7 +116,7 @@ func (h History) withLinks(links []HistoryLink) History {
 	if len(links) == 0 {
 		return out
 	}
-	out.PrevID, out.PrevEnd = links[0].ID, links[0].End
+	out.PrevID, out.PrevEnd, out.PrevRestarted = links[0].ID, links[0].End, links[0].Restarted
 	copy(out.Older[:], links[1:])
 	return out
 }

@@ -86,6 +86,11 @@ type ReplicationHistory struct {
 	PrevID string `json:"prevID,omitempty"`
 	// PrevEnd is the offset up to which PrevID is continued (second_repl_offset).
 	PrevEnd int64 `json:"prevEnd,omitempty"`
+	// PrevRestarted: this history's offsets started again at 0 from data holding prevID up to
+	// prevEnd (a node restarted from its append-only file, elected by key count), so every
+	// node of it holds prevID up to prevEnd whatever its own offset.
+	// +optional
+	PrevRestarted bool `json:"prevRestarted,omitempty"`
 	// Older continues the chain beyond prevID, nearest first: the histories this data
 	// continued, which Valkey itself forgets when a node restarts.
 	// +optional
@@ -97,6 +102,10 @@ type ReplicationHistory struct {
 type HistoryLink struct {
 	ID  string `json:"id"`
 	End int64  `json:"end"`
+	// Restarted: the history continuing this one started its offsets again at 0 (see
+	// prevRestarted).
+	// +optional
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // OperationRecord is what the machine must remember about the operation in progress because

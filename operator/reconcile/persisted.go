@@ -62,10 +62,10 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 }
 
 func historyOf(h v1alpha1.ReplicationHistory) machine.History {
-	out := machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+	out := machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd, PrevRestarted: h.PrevRestarted}
 	for i, l := range h.Older {
 		if i < len(out.Older) {
-			out.Older[i] = machine.HistoryLink{ID: l.ID, End: l.End}
+			out.Older[i] = machine.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
 		}
 	}
 	return out
@@ -73,7 +73,7 @@ func historyOf(h v1alpha1.ReplicationHistory) machine.History {
 
 // apiHistory keeps the used links of the machine's fixed-size chain (unused ones are zero).
 func apiHistory(h machine.History) v1alpha1.ReplicationHistory {
-	out := v1alpha1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd}
+	out := v1alpha1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd, PrevRestarted: h.PrevRestarted}
 	used := 0
 	for i, l := range h.Older {
 		if l != (machine.HistoryLink{}) {
@@ -81,7 +81,7 @@ func apiHistory(h machine.History) v1alpha1.ReplicationHistory {
 		}
 	}
 	for _, l := range h.Older[:used] {
-		out.Older = append(out.Older, v1alpha1.HistoryLink{ID: l.ID, End: l.End})
+		out.Older = append(out.Older, v1alpha1.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted})
 	}
 	return out
 }
