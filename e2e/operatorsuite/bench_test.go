@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,10 +97,11 @@ func BenchmarkManyClusters(b *testing.B) {
 	}
 	n := envInt("VKFSM_BENCH_CLUSTERS", 50)
 	for i := 0; i < b.N; i++ {
-		opIP, opPID := installBenchOperator(b)
+		opIP, opPID := installBenchOperator(b, "pprof.enabled=true")
 		token := serviceAccountToken(b, "vo-bench", "prometheus", "valkey-operator-metrics-reader")
 		time.Sleep(2 * time.Second)
 		baseRSS := rssBytes(b, opPID)
+		baseHeap := liveHeap(b, opIP, "")
 		ns := benchNamespace(b)
 		start := time.Now()
 		names := make([]string, n)
@@ -123,6 +128,7 @@ func BenchmarkManyClusters(b *testing.B) {
 		probes := sumMetric(after, "valkey_operator_probes_total", ns) - sumMetric(before, "valkey_operator_probes_total", ns)
 		onTime := cadenceOnTime(before, after)
 		rss := rssBytes(b, opPID)
+		heap := liveHeap(b, opIP, fmt.Sprintf("BenchmarkManyClusters-%d-heap.pb.gz", n))
 
 		// One cluster in twenty loses its node to a blackhole.
 		dead := 0
@@ -155,6 +161,8 @@ func BenchmarkManyClusters(b *testing.B) {
 		b.ReportMetric(float64(rss)/(1<<20), "operator-rss-MiB")
 		b.ReportMetric(float64(rss-baseRSS)/float64(n)/(1<<20), "MiB/cluster")
 		b.ReportMetric(float64(rss)/float64(baseRSS), "rss/baseline")
+		b.ReportMetric(float64(heap)/(1<<20), "live-heap-MiB")
+		b.ReportMetric(float64(heap-baseHeap)/float64(n)/(1<<10), "live-heap-KiB/cluster")
 		b.ReportMetric(probes/idle.Seconds(), "probes/s")
 		b.ReportMetric(cpu/probes*1e6, "cpu-us/survey")
 		b.ReportMetric(onTime*100, "cadence-within-10%-idle-%")
@@ -227,10 +235,14 @@ func median(d []time.Duration) time.Duration {
 
 // installBenchOperator installs the chart with one operator replica into vo-bench and returns
 // its pod's IP and process (see operatorPod).
-func installBenchOperator(b *testing.B) (string, int) {
+func installBenchOperator(b *testing.B, values ...string) (string, int) {
 	b.Helper()
-	helm(b, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
-		"--set", "replicas=1", "--wait", "--timeout", "3m")
+	args := []string{"install", "valkey-operator", "../../charts/valkey-operator", "--namespace", "vo-bench", "--create-namespace",
+		"--set", "replicas=1", "--wait", "--timeout", "3m"}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	helm(b, args...)
 	return operatorPod(b, "vo-bench")
 }
 
@@ -248,6 +260,45 @@ func operatorPod(b *testing.B, ns string) (string, int) {
 		b.Fatal(err)
 	}
 	return p.Status.PodIP, pid
+}
+
+// liveHeap is the operator's live heap just after a collection (HeapAlloc of a heap profile
+// taken with gc=1, from the chart's pprof endpoint on :8083): the part of its memory that grows
+// with what it holds, where RSS also counts garbage not yet collected and memory the runtime
+// has not returned. With save, the profile (binary) is kept under .cache/logs for
+// `go tool pprof -top`.
+func liveHeap(b *testing.B, opIP, save string) int64 {
+	b.Helper()
+	get := func(query string) []byte {
+		resp, err := http.Get("http://" + net.JoinHostPort(opIP, "8083") + "/debug/pprof/heap?gc=1" + query)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("heap profile: %v (HTTP %d)", err, resp.StatusCode)
+		}
+		return data
+	}
+	if save != "" {
+		path := filepath.Join("..", "..", ".cache", "logs", save)
+		if err := os.WriteFile(path, get(""), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("heap profile: %s", path)
+	}
+	for _, line := range strings.Split(string(get("&debug=1")), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			v, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return v
+		}
+	}
+	b.Fatal("no HeapAlloc in the heap profile")
+	return 0
 }
 
 func rssBytes(b *testing.B, pid int) int64 {

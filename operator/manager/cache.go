@@ -20,14 +20,16 @@ import (
 // (thousands, in a shared cluster) are neither listed, watched nor held. Objects the operator
 // reads that it did not make (a user's existing password Secret, an object in the way of one
 // of its own) are read from the API server directly (Reconciler.APIReader). ValkeyClusters are
-// cached whole. namespaces limits everything to those namespaces (none: all).
+// cached whole, but for their managedFields. namespaces limits everything to those namespaces (none: all).
 func cacheOptions(namespaces []string) cache.Options {
 	ours, err := labels.NewRequirement(kube.LabelCluster, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant label key
 	}
 	selector := labels.NewSelector().Add(*ours)
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	// Nothing reads managedFields (every write is an update or a merge patch, which leave
+	// them to the API server), and they are a large part of each cached object.
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}, DefaultTransform: cache.TransformStripManagedFields()}
 	for _, o := range []client.Object{
 		&corev1.Secret{}, &corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
 		&corev1.PersistentVolumeClaim{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},

@@ -19,8 +19,11 @@ type Config struct {
 	MetricsSecure  bool
 	MetricsCertDir string
 	ProbeAddr      string
-	JournalAddr    string
-	JournalPath    string
+	// PprofAddr serves Go's profiles (/debug/pprof/) when set: off by default, since heap
+	// dumps show what the operator holds, Secrets included.
+	PprofAddr   string
+	JournalAddr string
+	JournalPath string
 	// JournalCertDir holds tls.crt and tls.key of the journal endpoint (empty: self-signed).
 	JournalCertDir string
 	// JournalObservations is how many observations without a transition the journal keeps
@@ -67,6 +70,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to callers allowed to get /metrics (TokenReview and SubjectAccessReview)")
 	fs.StringVar(&c.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", host+":8081", "address of /healthz and /readyz")
+	fs.StringVar(&c.PprofAddr, "pprof-bind-address", "", "address of Go's profiling endpoint /debug/pprof/ (empty: off); profiles hold what the operator holds, Secrets included, so bind it only where nobody else reaches")
 	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint, an aggregated API the API server proxies to (kubectl valkey history --full); empty disables it")
 	fs.StringVar(&c.JournalCertDir, "journal-cert-dir", "", "directory with tls.crt and tls.key for the journal endpoint, whose CA the APIService names (default: a self-signed certificate)")
 	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; 1-1.5 KB a node each, a repeat about 100 bytes), so that valkey-operator replay --set can show decisions taken earlier or later; 0 keeps none")

@@ -63,6 +63,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		Scheme:                  Scheme(),
 		Metrics:                 metricsOptions(c),
 		HealthProbeBindAddress:  c.ProbeAddr,
+		PprofBindAddress:        c.PprofAddr,
 		LeaderElection:          c.LeaderElect,
 		LeaderElectionID:        "valkey-operator.valkey.fsm.dev",
 		LeaderElectionNamespace: c.LeaderElectionNamespace,
