@@ -93,8 +93,12 @@ func (p *Pool) client(addr string) (vk.Client, error) {
 	return c, nil
 }
 
-// connBuffer is the read and write buffer of each connection to a node.
-const connBuffer = 16 << 10
+// connBuffer is the read and write buffer of each connection to a node, and ringScale the
+// log2 of its ring of commands in flight (more wait for a free slot; they are not refused).
+const (
+	connBuffer = 4 << 10
+	ringScale  = 5
+)
 
 func (p *Pool) dial(addr string) (vk.Client, error) {
 	d := net.Dialer{Timeout: p.opts.Timeout, LocalAddr: p.opts.LocalAddr()}
@@ -108,14 +112,17 @@ func (p *Pool) dial(addr string) (vk.Client, error) {
 		ConnWriteTimeout:  p.opts.Timeout,
 		BlockingPoolSize:  1,
 		ForceSingleClient: true,
-		// The operator sends a few small commands per node and turn, not a stream: valkey-go's
+		// The operator sends a few small commands per node and turn, not a stream, and
+		// rarely more than a handful at once (a survey, a turn's actions): valkey-go's
 		// defaults (0.5 MiB read and write buffers and a ring of 1024 per connection) cost
-		// about 2 MiB of the operator's memory per node, most of what 50 clusters cost
-		// (BenchmarkManyClusters). Larger replies and payloads (CLUSTER NODES of a big
-		// cluster, a RESTORE) pass through in several reads and writes.
+		// about 2 MiB of the operator's memory per node, most of what 50 clusters cost, and
+		// with 16 KiB buffers and a ring of 256 the ring and buffers were still 40 % of the
+		// live heap (BenchmarkManyClusters' heap profile). Larger replies and payloads
+		// (INFO, CLUSTER NODES of a big cluster, a RESTORE) pass through in several reads
+		// and writes.
 		ReadBufferEachConn:  connBuffer,
 		WriteBufferEachConn: connBuffer,
-		RingScaleEachConn:   8,
+		RingScaleEachConn:   ringScale,
 	}
 	p.tlsOption(addr, &o)
 	c, err := vk.NewClient(o)

@@ -86,13 +86,13 @@ func statsFrom(info, clusterInfo map[string]string) Stats {
 		s.PrimaryLastIO, _ = strconv.ParseInt(v, 10, 64)
 	}
 	for k, v := range info {
-		if n, err := strconv.Atoi(strings.TrimPrefix(k, "db")); err == nil && strings.HasPrefix(k, "db") && n >= 0 {
+		if numbered(k, "db") {
 			f := fields(v)
 			keys, _ := strconv.ParseInt(f["keys"], 10, 64)
 			exp, _ := strconv.ParseInt(f["expires"], 10, 64)
 			s.DBs = append(s.DBs, DBKeys{DB: k, Keys: keys, Expiring: exp})
 		}
-		if n, err := strconv.Atoi(strings.TrimPrefix(k, "slave")); err == nil && strings.HasPrefix(k, "slave") && n >= 0 {
+		if numbered(k, "slave") {
 			f := fields(v)
 			off, _ := strconv.ParseInt(f["offset"], 10, 64)
 			lag, _ := strconv.ParseInt(f["lag"], 10, 64)

@@ -118,3 +118,17 @@ func TestSplitKeepsOnlyRestartDirectivesInTheRevision(t *testing.T) {
 		t.Fatal("a changed value must change the hash")
 	}
 }
+
+// INFO names numbered fields (db0, slave1) beside others that share the prefix
+// (slave_repl_offset, slave_read_only): only the first are databases and replicas.
+func TestNumberedFieldsAreThePrefixAndDigitsOnly(t *testing.T) {
+	for k, want := range map[string]bool{"db0": true, "db15": true, "slave1": true, "db": false, "dbx": false, "db1x": false, "slave_repl_offset": false, "slave_read_only": false, "slaves": false} {
+		prefix := "db"
+		if k[0] == 's' {
+			prefix = "slave"
+		}
+		if got := numbered(k, prefix); got != want {
+			t.Errorf("numbered(%q, %q) = %v, want %v", k, prefix, got, want)
+		}
+	}
+}
