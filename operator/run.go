@@ -19,6 +19,7 @@ func runOperator(args []string, _, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	manager.SetMemoryLimit()
 	if err := manager.Run(ctrl.SetupSignalHandler(), nil, cfg); err != nil {
 		fmt.Fprintln(stderr, "valkey-operator:", err)
 		return 1
