@@ -71,8 +71,12 @@ func (r *podRunner) probeLoop(ctx context.Context, c *container) {
 				*pc = probeCounter{generation: gen}
 			}
 			now := time.Now()
+			period := seconds(p.PeriodSeconds, 10)
+			if p.Exec != nil && pc.successes > 0 {
+				period = max(period, r.cluster.opts.ExecProbeMinPeriod)
+			}
 			if now.Sub(startedAt) < time.Duration(p.InitialDelaySeconds)*time.Second ||
-				now.Sub(pc.lastRun) < seconds(p.PeriodSeconds, 10) {
+				now.Sub(pc.lastRun) < period {
 				continue
 			}
 			pc.lastRun = now

@@ -168,6 +168,7 @@ func BenchmarkManyClusters(b *testing.B) {
 		b.ReportMetric(onTime*100, "cadence-within-10%-idle-%")
 		b.ReportMetric(onTimeDead*100, "cadence-within-10%-dead-%")
 		b.ReportMetric(float64(dead), "dead-nodes")
+		b.ReportMetric(execProbeMinPeriod().Seconds(), "pod-exec-probe-min-period-s")
 		helm(b, "uninstall", "valkey-operator", "--namespace", "vo-bench", "--wait")
 		_ = cl.Clientset().CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	}
