@@ -301,6 +301,8 @@ func (l lineage) compare(c, o candidate) (holds, estimate bool) {
 		return c.Valkey.Keys >= o.Valkey.Keys, true
 	case l.covers(c.Valkey, o.Valkey):
 		return true, false
+	case l.unmeasuredBetween(c.Valkey, o.Valkey):
+		return c.Valkey.Keys >= o.Valkey.Keys, true
 	case !c.byOffset && !o.byOffset:
 		return false, false
 	case l.offsetsRestart && c.Valkey.ReplID != o.Valkey.ReplID:
@@ -334,24 +336,106 @@ func (l lineage) covers(b, a Valkey) bool {
 // reaches reports whether b's data contains history id up to offset pos, walking up from
 // b's history through the histories each continued.
 func (l lineage) reaches(b Valkey, id string, pos int64) bool {
-	cur, limit := b.ReplID, b.Offset
-	for depth := 0; depth < 16 && cur != ""; depth++ {
-		if cur == id {
-			return pos <= limit
-		}
+	if s, ok := l.line(b).find(id); ok {
+		return pos <= s.limit
+	}
+	return false
+}
+
+// lineStep is one history on a node's line: the last offset of it the node holds, the
+// history the walk came up from ("" for the node's own) and the link it took.
+type lineStep struct {
+	id    string
+	limit int64
+	from  string
+	link  parentRef
+}
+
+type nodeLine []lineStep
+
+// line lists the histories b's data belongs to, its own first, then each one the previous
+// continued, as far as b's own report and the lineage's parents say.
+func (l lineage) line(b Valkey) nodeLine {
+	var out nodeLine
+	step := lineStep{id: b.ReplID, limit: b.Offset}
+	for depth := 0; depth < 16 && step.id != ""; depth++ {
+		out = append(out, step)
 		var up parentRef
 		if depth == 0 && b.ReplID2 != "" {
 			up = parentRef{id: b.ReplID2, end: b.SecondOffset}
 		} else {
-			p, ok := l.parents[cur]
+			p, ok := l.parents[step.id]
 			if !ok {
-				return false
+				break
 			}
 			up = p
 		}
-		cur, limit = up.id, linkBound(limit+1, up.end, up.restarted)-1
+		step = lineStep{id: up.id, limit: linkBound(step.limit+1, up.end, up.restarted) - 1, from: step.id, link: up}
+	}
+	return out
+}
+
+func (ln nodeLine) find(id string) (lineStep, bool) {
+	for _, s := range ln {
+		if s.id == id {
+			return s, true
+		}
+	}
+	return lineStep{}, false
+}
+
+// unmeasuredBetween reports whether what one of c and o holds beyond the other's data may lie
+// in the unmeasured start of a key-count link (HistoryLink.Restarted, not the complete
+// writer's): the link says its child's data at offset 0 held the parent up to End, and beyond
+// that an unknown further part of the shard's line. So for a node that left the parent at End
+// or later by another way (a hand-over behind the machine's back), or is still in it, ahead:
+//   - a node whose line crosses the link may hold it (found by the simulator: a node elected
+//     by key count had, before its restart, followed the replica of a hand-over target and
+//     held that target's write; the link could not say so, and the replica that went on from
+//     it, holding the target's write and a WAIT-acknowledged one, was taken for a fork of the
+//     other node of the target's history, and the shard waited for good);
+//   - a node of the child's line that holds nothing measured beyond the child's start (each
+//     stretch of its line since a restart at offset 0) may be held by it.
+//
+// Only key counts can then tell, as with an unmeasured node. A node that left the parent
+// before End and wrote on its own way is a fork (the child's data holds the parent's writes
+// past that point), and so is a node with writes of the child's line that the other lacks.
+func (l lineage) unmeasuredBetween(c, o Valkey) bool {
+	cl, ol := l.line(c), l.line(o)
+	// beside: other reaches the history s entered by a key-count link, by another way, at
+	// the link's end or beyond.
+	beside := func(s lineStep, other nodeLine) bool {
+		t, ok := other.find(s.id)
+		return ok && t.from != s.from && t.limit >= s.link.end-1
+	}
+	for _, s := range cl {
+		if keyCountLink(s.link) && beside(s, ol) {
+			return true
+		}
+	}
+	// Offsets run on across every other link, so the offset a stretch starts at counts the
+	// writes it holds since the restart below it.
+	written := o.Offset
+	for _, s := range ol {
+		if !keyCountLink(s.link) {
+			continue
+		}
+		if written > 0 {
+			break
+		}
+		if beside(s, cl) {
+			return true
+		}
+		written = s.limit
 	}
 	return false
+}
+
+// keyCountLink reports whether a link is a key-count election's: its child restarted from
+// data the election weighed by key count against the parent (the complete writer's link
+// holds the whole parent and is measured).
+func keyCountLink(p parentRef) bool {
+	return p.restarted && p.end != WholeHistory
 }
 
 // unknown lists the nodes of a shard, other than except, whose data the operator cannot see

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -223,5 +224,74 @@ func TestTheChainKeepsTheRestartedMark(t *testing.T) {
 	links := h.links()
 	if len(links) != 2 || links[0].Restarted || !links[1].Restarted {
 		t.Fatalf("chain = %+v", links)
+	}
+}
+
+// A key-count link's child held, at offset 0, the parent up to End and an unmeasured part of
+// the shard's line beyond it: a node that left the parent at End by a hand-over behind the
+// machine's back may have its writes there, and only key counts can say (found by the
+// simulator, regressions/hand-over-beside-a-key-count-link: the node elected by key count had
+// held the hand-over target's write; the replica that went on from it with a WAIT-acknowledged
+// write was taken for a fork of a node of the target's history, and the shard waited for good).
+func TestAHandOverBesideAKeyCountLinkIsWeighedByKeys(t *testing.T) {
+	// The record: h9, promoted from h8 at 0; h8 is a restarted node's fresh history elected
+	// by key count, holding h5 below 3. h6 is a hand-over target's history, which left h5 at 3.
+	rec := History{ID: "h9", PrevID: "h8", PrevEnd: 1, Older: [maxOlderLinks]HistoryLink{{ID: "h5", End: 3, Restarted: true}}}
+	p := steadyState()
+	p.Shards[0] = ShardRecord{Primary: "s0-0", RunID: "run-0", History: rec, Epoch: 3}
+	lost := node(0, RoleReplica, "h11", 0) // the primary, back from its append-only file
+	lost.Valkey.RunID, lost.Valkey.Keys = "run-0-again", 3
+	target := detached(node(1, RoleReplica, "h6", 4)) // one write of the hand-over target
+	target.Valkey.ReplID2, target.Valkey.SecondOffset, target.Valkey.Keys = "h5", 3, 4
+	ahead := detached(node(2, RoleReplica, "h9", 2)) // two writes of h9 (WAIT-acknowledged)
+	ahead.Valkey.Keys = 5
+	spec := testSpec(2)
+	spec.Persistence = true
+	d := Decide(p, obsAt(5, spec, lost, target, ahead))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, lost, target, ahead))
+	if d.Next.Op.Candidate != "s0-2" || !strings.Contains(d.Transition.Message, "s0-1 by key count") {
+		t.Fatalf("want s0-2, which holds the most keys, elected over s0-1 by key count, got %s", d)
+	}
+
+	l := (&decider{v: newView(obsAt(6, spec, lost, target, ahead))}).lineage(0, rec)
+	holds := func(c, o Valkey) (bool, bool) {
+		return l.compare(candidate{Node: &Node{Valkey: c}}, candidate{Node: &Node{Valkey: o}})
+	}
+	// Fewer keys than the hand-over's node: h9 cannot be said to hold it.
+	fewer := ahead.Valkey
+	fewer.Keys = 3
+	if h, est := holds(fewer, target.Valkey); h || !est {
+		t.Fatalf("fewer keys: holds %v (by key count %v), want not, by key count", h, est)
+	}
+	// Nothing written in h9 since its start: the hand-over's node may hold all of it.
+	start := ahead.Valkey
+	start.Offset, start.Keys = 0, 3
+	if h, est := holds(target.Valkey, start); !h || !est {
+		t.Fatalf("h9 at its start: held %v (by key count %v), want held, by key count", h, est)
+	}
+	// Written since: those writes are in h9 only, whatever the key counts.
+	if h, _ := holds(target.Valkey, ahead.Valkey); h {
+		t.Fatal("a node beside h9 cannot hold what h9 wrote after its start")
+	}
+	// A node that left h5 before 3 and wrote on its own way is a fork: h8 holds h5's writes
+	// past that point.
+	early := target.Valkey
+	early.SecondOffset = 2
+	if h, _ := holds(ahead.Valkey, early); h {
+		t.Fatal("a node that left h5 before the link's end is a fork")
+	}
+
+	// Every key-count link on the line counts, not only the nearest: h8 elected by key count
+	// again after a restart of h7's node at its start (regressions/hand-over-beside-two-key-count-links).
+	rec.Older = [maxOlderLinks]HistoryLink{{ID: "h7", End: 1, Restarted: true}, {ID: "h5", End: 3, Restarted: true}}
+	l = (&decider{v: newView(obsAt(6, spec, lost, target, ahead))}).lineage(0, rec)
+	if h, est := holds(ahead.Valkey, target.Valkey); !h || !est {
+		t.Fatalf("two links up: holds %v (by key count %v), want held, by key count", h, est)
+	}
+	if h, est := holds(target.Valkey, start); !h || !est {
+		t.Fatalf("two links up, h9 at its start: held %v (by key count %v), want held, by key count", h, est)
 	}
 }
