@@ -133,6 +133,7 @@ func BenchmarkMassFailover(b *testing.B) {
 			pct(completed, 0.5).Round(time.Millisecond), pct(completed, 0.99).Round(time.Millisecond), lost, acked, loadAvg())
 		b.ReportMetric(float64(len(affected)), "clusters")
 		b.ReportMetric(float64(workers), "workers")
+		b.ReportMetric(execProbeMinPeriod().Seconds(), "pod-exec-probe-min-period-s")
 		b.ReportMetric(secs(soloP50), "single-rto-p50-s")
 		b.ReportMetric(secs(p50), "mass-rto-p50-s")
 		b.ReportMetric(secs(p99), "mass-rto-p99-s")
