@@ -60,7 +60,7 @@ func TestChaos(t *testing.T) {
 		if hasDeadline {
 			defer budgetShrinking(deadline) // after this run, failed or not
 		}
-		s := scheduleGen(drawn, menu, minSteps, maxSteps).Draw(rt, "schedule")
+		s := scheduleGen(drawn, replicationMenu, minSteps, maxSteps).Draw(rt, "schedule")
 		h.run(rt, s)
 	})
 }

@@ -40,6 +40,12 @@ var menu = []sim.FaultKind{
 	faultRollingRestart, sim.FaultHeal, sim.FaultEvictPod,
 }
 
+// replicationMenu adds one-way partitions, against which the fence clock's seals are built
+// (docs/failover.md, "The fence clock: seals"): a primary whose stream no longer reaches its
+// replicas while their acknowledgements still reach it, or the reverse. It is TestChaos's;
+// TestChaosCluster keeps the menu its recorded failure (testdata/rapid) was drawn from.
+var replicationMenu = append(append([]sim.FaultKind(nil), menu...), sim.FaultPartitionOneWay)
+
 // Moments an operator crash waits for.
 const (
 	crashAtOnce   = ""
@@ -81,7 +87,7 @@ func (s step) String() string {
 		d = string(f.Kind)
 	case sim.FaultPause, faultNodeDown:
 		d = fmt.Sprintf("%s %s for %ds", f.Kind, refString(f.Node), f.Ticks)
-	case sim.FaultPartition:
+	case sim.FaultPartition, sim.FaultPartitionOneWay:
 		var side []string
 		for _, n := range f.Nodes {
 			side = append(side, refString(n))
@@ -92,7 +98,14 @@ func (s step) String() string {
 		if f.Client {
 			side = append(side, "client")
 		}
-		d = fmt.Sprintf("partition {%s} | {the rest}", strings.Join(side, ","))
+		switch {
+		case f.Kind == sim.FaultPartition:
+			d = fmt.Sprintf("partition {%s} | {the rest}", strings.Join(side, ","))
+		case f.Outbound:
+			d = fmt.Sprintf("partition-one-way {%s} -/-> {the rest}", strings.Join(side, ","))
+		default:
+			d = fmt.Sprintf("partition-one-way {the rest} -/-> {%s}", strings.Join(side, ","))
+		}
 	case sim.FaultOperatorCrash:
 		switch s.During {
 		case crashFailover:
@@ -138,7 +151,10 @@ func stepGen(kinds []sim.FaultKind) *rapid.Generator[step] {
 		s := step{Fault: sim.Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind")}}
 		switch s.Kind {
 		case sim.FaultKillPrimary, faultRollingRestart, faultReshard, sim.FaultHeal:
-		case sim.FaultPartition:
+		case sim.FaultPartition, sim.FaultPartitionOneWay:
+			if s.Kind == sim.FaultPartitionOneWay {
+				s.Outbound = rapid.Bool().Draw(t, "outbound")
+			}
 			if !rapid.Bool().Draw(t, "primary-stays") {
 				s.Nodes = append(s.Nodes, sim.NodeRef{Primary: true})
 			}
@@ -258,7 +274,7 @@ func (h *harness) apply(name string, profile v1alpha1.Profile, s step) (string, 
 		h.mu.Unlock()
 		return fmt.Sprintf("froze %s for %ds", pod, f.Ticks), nil
 
-	case sim.FaultPartition:
+	case sim.FaultPartition, sim.FaultPartitionOneWay:
 		return h.partition(name, f)
 
 	case sim.FaultPartitionOperator:
@@ -441,16 +457,30 @@ func (h *harness) partition(name string, f sim.Fault) (string, error) {
 			h.hit(e.name, false, 0)
 		}
 	}
+	// One way (as the simulator's partition-one-way): between two pods only what one side
+	// sends is dropped, B's when Outbound; the operator and the client need both ways (a
+	// request and its answer), so their pairs are cut whole.
 	var cut []string
 	for _, x := range a {
 		for _, y := range b {
 			if !x.pod && !y.pod {
 				continue // the operator and the client never talk to each other
 			}
-			if err := cl.Partition(x.ip, y.ip); err != nil {
+			var err error
+			switch {
+			case f.Kind != sim.FaultPartitionOneWay || !x.pod || !y.pod:
+				err = cl.Partition(x.ip, y.ip)
+				cut = append(cut, x.name+"/"+y.name)
+			case f.Outbound:
+				err = cl.DropOneWay(y.ip, x.ip)
+				cut = append(cut, y.name+"->"+x.name)
+			default:
+				err = cl.DropOneWay(x.ip, y.ip)
+				cut = append(cut, x.name+"->"+y.name)
+			}
+			if err != nil {
 				return "", err
 			}
-			cut = append(cut, x.name+"/"+y.name)
 		}
 	}
 	names := func(es []endpoint) string {
@@ -460,6 +490,9 @@ func (h *harness) partition(name string, f sim.Fault) (string, error) {
 		}
 		sort.Strings(s)
 		return strings.Join(s, ",")
+	}
+	if f.Kind == sim.FaultPartitionOneWay {
+		return fmt.Sprintf("partitioned one way {%s} | {%s}: %s", names(b), names(a), strings.Join(cut, " ")), nil
 	}
 	return fmt.Sprintf("partitioned {%s} | {%s} (%d pairs cut)", names(b), names(a), len(cut)), nil
 }

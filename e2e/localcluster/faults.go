@@ -111,6 +111,15 @@ func (c *Cluster) Partition(a, b netip.Addr) error {
 	return c.net.PartitionEndpoints(c.endpoint(a), c.endpoint(b))
 }
 
+// DropOneWay drops what Pod (or address) from sends to to, and nothing the other way: a
+// one-way partition. Like Partition it matches from's cgroup as well as its address.
+func (c *Cluster) DropOneWay(from, to netip.Addr) error {
+	if c.net == nil {
+		return ErrNoPartitions
+	}
+	return c.net.DropEndpoints(c.endpoint(from), c.endpoint(to))
+}
+
 // IsolatePod drops all traffic between a Pod and every other address except the given
 // ones (for example an operator that should still see it).
 func (c *Cluster) IsolatePod(a netip.Addr, except ...netip.Addr) error {

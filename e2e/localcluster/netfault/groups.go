@@ -42,6 +42,28 @@ func (t *Table) PartitionEndpoints(a, b Endpoint) error {
 	return t.applyWithCgroups(rules.String())
 }
 
+// DropEndpoints drops what from sends to to, one way only: by address, and every packet a
+// socket of from's cgroup sends to to's address. What to sends to from still arrives, so a
+// connection either side opens half-works (a SYN arrives, its answer does not) and an
+// established one carries only to's data: an asymmetric route or a firewall rule on one side.
+func (t *Table) DropEndpoints(from, to Endpoint) error {
+	from.Addr, to.Addr = from.Addr.Unmap(), to.Addr.Unmap()
+	if err := checkAddrs(from.Addr, to.Addr); err != nil {
+		return err
+	}
+	fam := family(from.Addr)
+	var rules strings.Builder
+	fmt.Fprintf(&rules, "add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr %[5]s drop\n", t.name, chain, fam, from.Addr, to.Addr)
+	if from.Cgroup != "" {
+		m, err := cgroupMatch(from.Cgroup)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&rules, "add rule inet %s %s %s %s daddr %s drop\n", t.name, chain, m, fam, to.Addr)
+	}
+	return t.applyWithCgroups(rules.String())
+}
+
 // IsolateEndpoint cuts a off from every other address as Isolate does, and also drops
 // whatever a's cgroup sends to any address but its own and those in except.
 func (t *Table) IsolateEndpoint(a Endpoint, except ...netip.Addr) error {

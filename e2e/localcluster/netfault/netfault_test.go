@@ -265,3 +265,48 @@ func countDrops(listing string) int {
 	}
 	return n
 }
+
+// DropEndpoints is one way: what a sends to b is lost, what b sends to a arrives (datagrams,
+// so that each direction is seen on its own; a TCP connection needs both).
+func TestDropEndpointsDropsOneWayOnly(t *testing.T) {
+	tb := newTable(t, t.Name())
+	const a, b = "127.251.5.1", "127.251.5.2"
+	arrives := func(from, to string) bool {
+		t.Helper()
+		ln, err := net.ListenPacket("udp", net.JoinHostPort(to, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = ln.Close() }()
+		c, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)}, ln.LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		// A datagram the output hook drops fails its write with EPERM: it did not arrive.
+		if _, err := c.Write([]byte("x")); err != nil {
+			return false
+		}
+		_ = ln.SetReadDeadline(time.Now().Add(blockedAfter))
+		_, _, err = ln.ReadFrom(make([]byte, 8))
+		return err == nil
+	}
+	if !arrives(a, b) || !arrives(b, a) {
+		t.Fatal("no datagram arrives before the fault")
+	}
+	if err := tb.DropEndpoints(Endpoint{Addr: netip.MustParseAddr(a)}, Endpoint{Addr: netip.MustParseAddr(b)}); err != nil {
+		t.Fatal(err)
+	}
+	if arrives(a, b) {
+		t.Error("a -> b arrived across the drop")
+	}
+	if !arrives(b, a) {
+		t.Error("b -> a was dropped: the drop must be one way")
+	}
+	if err := tb.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if !arrives(a, b) {
+		t.Error("a -> b still dropped after Heal")
+	}
+}
