@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -55,12 +56,13 @@ func TestChaos(t *testing.T) {
 			t.Fatalf("-chaos.profiles: unknown profile %q (Durable, Cache)", p)
 		}
 	}
+	drawnKinds := onlyKinds(t, replicationMenu)
 	deadline, hasDeadline := t.Deadline()
 	rapid.Check(t, func(rt *rapid.T) {
 		if hasDeadline {
 			defer budgetShrinking(deadline) // after this run, failed or not
 		}
-		s := scheduleGen(drawn, replicationMenu, minSteps, maxSteps).Draw(rt, "schedule")
+		s := scheduleGen(drawn, drawnKinds, minSteps, maxSteps).Draw(rt, "schedule")
 		h.run(rt, s)
 	})
 }
@@ -365,4 +367,20 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// onlyKinds is the menu cut to -chaos.kinds (the whole menu without it).
+func onlyKinds(t *testing.T, menu []sim.FaultKind) []sim.FaultKind {
+	if *kinds == "" {
+		return menu
+	}
+	var out []sim.FaultKind
+	for _, k := range strings.Split(*kinds, ",") {
+		k := sim.FaultKind(strings.TrimSpace(k))
+		if !slices.Contains(menu, k) {
+			t.Fatalf("-chaos.kinds: %q is not on the menu (%v)", k, menu)
+		}
+		out = append(out, k)
+	}
+	return out
 }

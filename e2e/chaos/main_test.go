@@ -29,6 +29,7 @@ var (
 
 	long     = flag.Bool("chaos.long", false, "longer schedules (3-8 faults) and, unless -rapid.checks is given, 25 of them; give go test a -timeout to match (e.g. -timeout 3h)")
 	profiles = flag.String("chaos.profiles", "Durable,Cache", "the profiles schedules are drawn from, comma-separated")
+	kinds    = flag.String("chaos.kinds", "", "draw only these fault kinds, comma-separated (e.g. partition-one-way,kill-primary,heal): to explore around one kind; default the whole menu")
 	sabotage = flag.String("chaos.sabotage", "", "break an invariant on purpose to see the checks catch it (the test must then fail): "+
 		sabotageLoseWrite+" (delete a WAIT-acknowledged key before reading back), "+sabotageNoOperator+" (after the schedule, stop the operator for good and SIGKILL the primary)")
 )
