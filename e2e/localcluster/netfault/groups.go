@@ -21,25 +21,7 @@ type Endpoint struct {
 // Partition does, and every packet that a socket of a's cgroup sends to b's address (and the
 // reverse).
 func (t *Table) PartitionEndpoints(a, b Endpoint) error {
-	a.Addr, b.Addr = a.Addr.Unmap(), b.Addr.Unmap()
-	if err := checkAddrs(a.Addr, b.Addr); err != nil {
-		return err
-	}
-	fam := family(a.Addr)
-	var rules strings.Builder
-	fmt.Fprintf(&rules, "add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr %[5]s drop\n", t.name, chain, fam, a.Addr, b.Addr)
-	fmt.Fprintf(&rules, "add rule inet %[1]s %[2]s %[3]s saddr %[5]s %[3]s daddr %[4]s drop\n", t.name, chain, fam, a.Addr, b.Addr)
-	for _, p := range [][2]Endpoint{{a, b}, {b, a}} {
-		if p[0].Cgroup == "" {
-			continue
-		}
-		m, err := cgroupMatch(p[0].Cgroup)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&rules, "add rule inet %s %s %s %s daddr %s drop\n", t.name, chain, m, fam, p[1].Addr)
-	}
-	return t.applyWithCgroups(rules.String())
+	return t.drop([2]Endpoint{a, b}, [2]Endpoint{b, a})
 }
 
 // DropEndpoints drops what from sends to to, one way only: by address, and every packet a
@@ -47,14 +29,24 @@ func (t *Table) PartitionEndpoints(a, b Endpoint) error {
 // connection either side opens half-works (a SYN arrives, its answer does not) and an
 // established one carries only to's data: an asymmetric route or a firewall rule on one side.
 func (t *Table) DropEndpoints(from, to Endpoint) error {
-	from.Addr, to.Addr = from.Addr.Unmap(), to.Addr.Unmap()
-	if err := checkAddrs(from.Addr, to.Addr); err != nil {
-		return err
-	}
-	fam := family(from.Addr)
+	return t.drop([2]Endpoint{from, to})
+}
+
+// drop adds, in one script, the rules that drop what each pair's first endpoint sends to its
+// second.
+func (t *Table) drop(pairs ...[2]Endpoint) error {
 	var rules strings.Builder
-	fmt.Fprintf(&rules, "add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr %[5]s drop\n", t.name, chain, fam, from.Addr, to.Addr)
-	if from.Cgroup != "" {
+	for _, p := range pairs {
+		from, to := p[0], p[1]
+		from.Addr, to.Addr = from.Addr.Unmap(), to.Addr.Unmap()
+		if err := checkAddrs(from.Addr, to.Addr); err != nil {
+			return err
+		}
+		fam := family(from.Addr)
+		fmt.Fprintf(&rules, "add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr %[5]s drop\n", t.name, chain, fam, from.Addr, to.Addr)
+		if from.Cgroup == "" {
+			continue
+		}
 		m, err := cgroupMatch(from.Cgroup)
 		if err != nil {
 			return err
