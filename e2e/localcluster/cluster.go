@@ -96,7 +96,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	cl.agent = &agent{cl: cl, nodes: map[string]*node{}, runners: map[types.UID]*podRunner{}, newIPs: opts.NewIPOnRecreate}
 	for i := 0; i < opts.Nodes; i++ {
-		n := &node{name: fmt.Sprintf("node-%d", i), zone: opts.Zones[i%len(opts.Zones)], ip: s.nodeIP(i)}
+		n := &node{name: fmt.Sprintf("node-%d", i), zone: opts.Zones[i%len(opts.Zones)], ip: s.nodeIP(i), maxPods: opts.MaxPodsPerNode}
 		if err := cl.serveKubelet(n); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -23,6 +24,8 @@ type node struct {
 	name string
 	zone string
 	ip   netip.Addr
+	// maxPods is the Pods the node takes (kubelet's --max-pods; 0: kubelet's default, 110).
+	maxPods int
 	// kubeletPort is where the agent serves this node's kubelet API on ip (kubeletserver.go).
 	kubeletPort int32
 
@@ -43,7 +46,7 @@ func nodeObject(n *node) *corev1.Node {
 	alloc := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("4"),
 		corev1.ResourceMemory:           resource.MustParse("8Gi"),
-		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(cmp.Or(n.maxPods, 110)), resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: resource.MustParse("50Gi"),
 	}
 	return &corev1.Node{

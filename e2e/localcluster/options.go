@@ -20,6 +20,9 @@ type Options struct {
 	// so that tests of crash loops finish.
 	RestartBackoff    time.Duration
 	MaxRestartBackoff time.Duration
+	// MaxPodsPerNode is the Pods each Node takes (kubelet's --max-pods), default 110 as
+	// kubelet's: 1000 single-pod clusters on 3 Nodes need more.
+	MaxPodsPerNode int
 	// ExecProbeMinPeriod, when set, stretches every exec probe's period to at least this
 	// long. Kubelet has no such knob: it is for benchmarks of many pods on a small machine,
 	// where each exec probe is a few process starts (1000 pods probed every 2 s would be

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the operator's image:", err)
 		os.Exit(1)
 	}
-	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorLayout: layoutDir, AfterTests: checkOperatorRequests, ExecProbeMinPeriod: execProbeMinPeriod()}, &cl, setUp))
+	os.Exit(localcluster.RunTests(m, "operatorsuite", localcluster.Options{OperatorLayout: layoutDir, AfterTests: checkOperatorRequests, ExecProbeMinPeriod: execProbeMinPeriod(), MaxPodsPerNode: envInt("VKFSM_BENCH_MAX_PODS_PER_NODE", 0)}, &cl, setUp))
 }
 
 func buildOperatorImage() (string, error) {
