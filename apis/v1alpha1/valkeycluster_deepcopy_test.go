@@ -98,12 +98,12 @@ func fullCluster() *ValkeyCluster {
 				Since:        &micro, Clock: "operator-0/1",
 				Shards: []ShardRecord{{
 					Primary: "vk-1", RunID: "run-1", Epoch: 2, ClaimEpoch: 5, ClaimNode: "node-1",
-					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900, Older: []HistoryLink{{ID: "id-0", End: 10}}},
+					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900, PrevRestarted: true, Older: []HistoryLink{{ID: "id-0", End: 10, Restarted: true}}},
 				}},
 				Operation: &OperationRecord{
 					Shard: 1, Lost: "vk-0", LostRunID: "run-0", Planned: true, Candidate: "vk-1",
 					Writer: "vk-0", WriterRunID: "run-0", HandOver: "vk-2", TargetPods: 2,
-					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10, Older: []HistoryLink{{ID: "id-a", End: 5}}},
+					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10, PrevRestarted: true, Older: []HistoryLink{{ID: "id-a", End: 5, Restarted: true}}},
 					ElectedAt:   &micro, ElectedClock: "operator-0/1", FenceFrom: &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling, Wake: true, WakeFrom: "vk-0 -", Leaving: true,
 					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1",
 				},
