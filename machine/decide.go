@@ -70,6 +70,11 @@ func (d *decider) transition() (*Transition, Persisted) {
 		}
 		next := out.next
 		next.Shards = d.recordClaims(next.Shards)
+		var resyncs string
+		next.Shards, resyncs = d.resyncDeposed(next.Shards)
+		if resyncs != "" {
+			out.message += "; " + resyncs
+		}
 		next.State = to
 		next.Seq = d.p.Seq + 1
 		next.Since = d.obs.Time

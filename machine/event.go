@@ -44,6 +44,8 @@ const (
 	EventWakeRequested       Event = "wake-requested"
 	EventHibernateCaughtUp   Event = "hibernate-caught-up"
 	EventHibernateCancelled  Event = "hibernate-cancelled"
+	EventDeposedResync       Event = "deposed-resync"
+	EventDeposedResynced     Event = "deposed-resynced"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

@@ -317,6 +317,16 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	next := p
 	next.Shards = recordPrimary(p.Shards, op.Shard, c)
 	next.Shards[op.Shard].History = d.electedHistory(op, c)
+	if op.Writer != "" && op.Writer != c.Name {
+		// The writer may accept writes until it is fenced, and may hold writes its replicas
+		// never got: from now on they are off the line (deposed.go). The line starts from
+		// the elected node's data: its history up to its offset, its key count.
+		m := DeposedPod{Pod: op.Writer, Keys: c.Valkey.Keys}
+		if !c.Valkey.empty() {
+			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
+		}
+		next.Shards[op.Shard].Deposed = withDeposed(next.Shards[op.Shard].Deposed, m)
+	}
 	if op.Candidate != "" {
 		// A re-election replaces the record, it does not add a primary change.
 		next.Shards[op.Shard].Epoch--

@@ -174,7 +174,7 @@ func (d *decider) hibernatePending(p Persisted) string {
 	if p.PodsPerShard > 0 && d.specPods() != p.PodsPerShard {
 		return fmt.Sprintf("the scaling to %d pod(s) per shard first", d.specPods())
 	}
-	return ""
+	return d.deposedPending(p)
 }
 
 // hibernateActions: close writes, let the replicas catch up, then stop every pod.

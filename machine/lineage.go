@@ -225,6 +225,14 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		if l.contains(n.Valkey) || isTrusted {
 			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unseeded.unmeasured(n.Valkey), writer: n.Name == op.Writer}
 			c.complete = c.unmeasured && d.completeWriter(op, n)
+			// A deposed pod counts as what it was deposed with unless it is on the line (its
+			// history is the record's or continues it) or synced since (deposed.go): measured
+			// in a history beside the line, its writes there may be the ones off the line
+			// (found by the simulator: a deposed primary still in its own history, which a
+			// key-count link put beside the line, was elected by key count).
+			if m, ok := d.p.Shards[op.Shard].deposedOf(n.Name); ok && !c.complete && !m.synced(n.Valkey) && (c.unmeasured || !unseeded.has(n.Valkey.ReplID)) {
+				c.mark = &m
+			}
 			out = append(out, c)
 		}
 	}
@@ -262,6 +270,9 @@ type candidate struct {
 	removed    bool
 	unmeasured bool
 	complete   bool
+	// mark is the record's entry for a deposed pod restarted from its append-only file
+	// (deposed.go): its key count may include writes off the line.
+	mark *DeposedPod
 	// writer marks the node of the last process that may have accepted writes (restarted
 	// or not): among candidates no evidence tells apart (key counts equal), its data is the
 	// shard's newest, where the lowest ordinal is anyone's (found by the simulator: an old
@@ -297,6 +308,8 @@ func (l lineage) compare(c, o candidate) (holds, estimate bool) {
 		return false, false
 	case c.Valkey.empty():
 		return false, false
+	case c.mark != nil || o.mark != nil:
+		return l.compareDeposed(c, o)
 	case c.unmeasured || o.unmeasured:
 		return c.Valkey.Keys >= o.Valkey.Keys, true
 	case l.covers(c.Valkey, o.Valkey):

@@ -60,6 +60,31 @@ type ShardRecord struct {
 	// because the node may be out of sight when it matters (claims.go).
 	ClaimEpoch uint64
 	ClaimNode  string
+	// Deposed lists the pods of the shard whose volumes may hold writes off its line: the
+	// primary an unplanned failover replaced (an isolated old primary accepts writes until it
+	// is fenced, and a crash leaves on its volume writes its replicas never got), until it is
+	// seen holding the line's data (resynced) or none. A restart from an append-only file
+	// hides where its data forked (a fresh ID at offset 0), so its key count would count the
+	// writes off the line as the line's (deposed.go).
+	Deposed []DeposedPod
+}
+
+// DeposedPod is a pod whose volume may hold writes off its shard's line (ShardRecord.Deposed).
+type DeposedPod struct {
+	Pod string
+	// Keys is the key count of the node elected to replace it, at the election: how far into
+	// the line the deposed pod's data can reach; the rest of it is off the line.
+	Keys int64
+	// Left is where the line left the deposed pod's data: the elected node's history and its
+	// offset + 1 at the election (End is exclusive). A node that reaches Left.ID up to
+	// Left.End-1 holds every write of the line the deposed pod may hold.
+	Left HistoryLink
+	// Resyncing: the machine asked the pod to follow the recorded primary (a full sync
+	// replaces its data) and has not seen it on the line yet.
+	Resyncing bool
+	// ResyncKeys is its key count when its resync was recorded. Fenced and following nothing,
+	// only a sync from the line gives it more: with more keys it holds a prefix of the line.
+	ResyncKeys int64
 }
 
 // History identifies a replication history: its ID (master_replid) and the chain of

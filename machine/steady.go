@@ -91,7 +91,7 @@ func recordPrimary(shards []ShardRecord, s int, n *Node) []ShardRecord {
 	for len(out) <= s {
 		out = append(out, ShardRecord{})
 	}
-	out[s] = ShardRecord{Primary: n.Name, RunID: n.Valkey.RunID, History: historyOf(n).continuing(out[s].History), Epoch: out[s].Epoch + 1}
+	out[s] = ShardRecord{Primary: n.Name, RunID: n.Valkey.RunID, History: historyOf(n).continuing(out[s].History), Epoch: out[s].Epoch + 1, Deposed: withoutDeposed(out[s].Deposed, n.Name)}
 	return out
 }
 
@@ -417,6 +417,10 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 			if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
 				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 			}
+			if rec.awaitsResync(n.Name) {
+				b.wait(deposedWaits(s, n))
+				continue
+			}
 			if d.v.spec.Mode == ModeCluster && len(n.Valkey.Slots) > 0 {
 				d.strayOwner(s, n, prim, b)
 				continue
@@ -429,6 +433,10 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 		// nothing when it already follows) turns it on, so that it serves reads and lets clients
 		// (valkey-cli --cluster, cluster clients) authenticate (found on real Valkey).
 		if !follows(n, prim) || (d.v.spec.Mode == ModeCluster && n.Valkey.WritesFenced) {
+			if rec.awaitsResync(n.Name) {
+				b.wait(deposedWaits(s, n))
+				continue
+			}
 			b.add(d.replicaOf(s, n, prim))
 		}
 	}

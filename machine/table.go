@@ -102,6 +102,10 @@ var table = []rule{
 		"a new cluster is to be restored from a snapshot and is wired as bootstrap-complete asks: record the primaries and restore before any client write is let in"},
 	{EventBootstrapComplete, []State{Bootstrapping}, Steady, guardBootstrapComplete,
 		"every pod exists, each shard's first node serves replicas, the others follow it, slots are assigned: record the primaries"},
+	{EventDeposedResynced, []State{Steady, Rolling, Resharding, Restoring, FailingOver}, "", guardDeposedResynced,
+		"a pod recorded as deposed (the primary an unplanned failover replaced, whose volume may hold writes off the shard's line) answers with the line's data or none: it no longer holds writes off the line; forget it"},
+	{EventDeposedResync, []State{Steady, Rolling, Resharding, Restoring, FailingOver}, "", guardDeposedResync,
+		"a pod recorded as deposed answers, off the line, while the shard's recorded primary serves: record that it resyncs, with its key count, before it is asked to follow (restarted before it is seen on the line, it counts as what it was deposed with unless it holds more keys: only a sync gives it more)"},
 }
 
 // rulesFrom lists the rows that may fire from state, in priority order. Precomputed: Decide

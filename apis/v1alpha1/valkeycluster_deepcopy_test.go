@@ -99,6 +99,7 @@ func fullCluster() *ValkeyCluster {
 				Shards: []ShardRecord{{
 					Primary: "vk-1", RunID: "run-1", Epoch: 2, ClaimEpoch: 5, ClaimNode: "node-1",
 					History: ReplicationHistory{ID: "id-2", PrevID: "id-1", PrevEnd: 900, PrevRestarted: true, Older: []HistoryLink{{ID: "id-0", End: 10, Restarted: true}}},
+					Deposed: []DeposedPod{{Pod: "vk-0", Keys: 7, Left: &HistoryLink{ID: "id-1", End: 900, Restarted: true}, Resyncing: true, ResyncKeys: 3}},
 				}},
 				Operation: &OperationRecord{
 					Shard: 1, Lost: "vk-0", LostRunID: "run-0", Planned: true, Candidate: "vk-1",

@@ -76,6 +76,30 @@ type ShardRecord struct {
 	// candidate only once the candidate's claim is newer (docs/cluster.md).
 	ClaimEpoch int64  `json:"claimEpoch,omitempty"`
 	ClaimNode  string `json:"claimNode,omitempty"`
+	// Deposed lists the pods of the shard whose volumes may hold writes off its line: the
+	// primary an unplanned failover replaced, until it is seen resynced (docs/failover.md).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Deposed []DeposedPod `json:"deposed,omitempty"`
+}
+
+// DeposedPod is a pod whose volume may hold writes off its shard's line.
+type DeposedPod struct {
+	Pod string `json:"pod"`
+	// Keys is the key count of the node elected to replace it: how far into the line its
+	// data can reach.
+	// +optional
+	Keys int64 `json:"keys,omitempty"`
+	// Left is where the line left its data: the elected node's history and its offset + 1 at
+	// the election.
+	// +optional
+	Left *HistoryLink `json:"left,omitempty"`
+	// Resyncing: it was asked to follow the recorded primary and is not yet seen on the line.
+	// +optional
+	Resyncing bool `json:"resyncing,omitempty"`
+	// ResyncKeys is its key count when it was asked to follow: with more it holds the line.
+	// +optional
+	ResyncKeys int64 `json:"resyncKeys,omitempty"`
 }
 
 // ReplicationHistory identifies a replication history.

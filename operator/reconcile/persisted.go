@@ -27,7 +27,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 		p.Rotation = machine.Rotation{ID: r.ID, Users: r.Users, Phase: machine.RotationPhase(r.Phase), PublishedAt: microTime(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}
 	for _, s := range m.Shards {
-		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch), ClaimEpoch: uint64(s.ClaimEpoch), ClaimNode: s.ClaimNode})
+		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch), ClaimEpoch: uint64(s.ClaimEpoch), ClaimNode: s.ClaimNode, Deposed: deposedOf(s.Deposed)})
 	}
 	if o := m.Operation; o != nil {
 		p.Op = machine.Operation{
@@ -47,7 +47,7 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 		m.Rotation = &v1alpha1.RotationRecord{ID: r.ID, Users: r.Users, Phase: string(r.Phase), PublishedAt: toMicro(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}
 	for _, s := range p.Shards {
-		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch), ClaimEpoch: int64(s.ClaimEpoch), ClaimNode: s.ClaimNode})
+		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch), ClaimEpoch: int64(s.ClaimEpoch), ClaimNode: s.ClaimNode, Deposed: apiDeposed(s.Deposed)})
 	}
 	if p.Op != (machine.Operation{}) {
 		o := p.Op
@@ -140,6 +140,30 @@ func apiConditions(conds []machine.Condition, generation int64) []metav1.Conditi
 			Type: c.Type, Status: metav1.ConditionStatus(c.Status), Reason: reason, Message: c.Message,
 			LastTransitionTime: metav1.NewTime(c.LastTransitionTime), ObservedGeneration: generation,
 		})
+	}
+	return out
+}
+
+func deposedOf(ds []v1alpha1.DeposedPod) []machine.DeposedPod {
+	var out []machine.DeposedPod
+	for _, d := range ds {
+		m := machine.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
+		if d.Left != nil {
+			m.Left = machine.HistoryLink{ID: d.Left.ID, End: d.Left.End, Restarted: d.Left.Restarted}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func apiDeposed(ds []machine.DeposedPod) []v1alpha1.DeposedPod {
+	var out []v1alpha1.DeposedPod
+	for _, d := range ds {
+		a := v1alpha1.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
+		if d.Left != (machine.HistoryLink{}) {
+			a.Left = &v1alpha1.HistoryLink{ID: d.Left.ID, End: d.Left.End, Restarted: d.Left.Restarted}
+		}
+		out = append(out, a)
 	}
 	return out
 }

@@ -1,0 +1,225 @@
+package machine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Deposed pods (ShardRecord.Deposed). An unplanned failover replaces a primary that may go on
+// accepting writes until it is fenced (isolated, it counts its replicas for a while), and one
+// that crashed leaves on its volume writes its replicas never got. Those writes are off the
+// shard's line: the elected node's data is the line from then on. While the old primary
+// reports its place (its old replication ID beyond where the new history left it) the
+// lineage keeps it out of every election. Restarted from its append-only file it reports a
+// fresh ID at offset 0 with all its keys (docs/failover.md, "Telling data from no data"), and
+// a comparison by key count would take the writes off the line for the line's: the
+// simulator found a deposed primary, restarted before it was resynced, elected over a replica
+// holding a WAIT-acknowledged write (2 keys against 1), and a hibernation stopping before the
+// deposed primary was resynced, whose wake elected it by key count (5 keys of its own against
+// 1).
+//
+// So the record keeps, per shard, each deposed pod with how far into the line its data can
+// reach: the elected node's key count and place (history, offset) at the election. Against a
+// node of the line that reaches that place, a deposed pod holds nothing it lacks;
+// against an unmeasured one, only its line part counts (at most the elected node's keys).
+// Before the machine asks a deposed pod to follow (a full sync then replaces its data), it
+// records that it resyncs (deposed-resync) with its key count then: restarted before the
+// machine saw it on the line, with more keys it synced (it is compared as any node restarted
+// from its file), else it counts as what it was deposed with. Once it answers with the line's
+// data (or none), deposed-resynced forgets it. A hibernation waits for that: the wake starts
+// from the nodes' data alone.
+
+// deposedOf is the record's entry for pod, if any.
+func (rec ShardRecord) deposedOf(pod string) (DeposedPod, bool) {
+	for _, m := range rec.Deposed {
+		if m.Pod == pod {
+			return m, true
+		}
+	}
+	return DeposedPod{}, false
+}
+
+// withoutDeposed returns ms without pod's entry (a new slice: records share theirs).
+func withoutDeposed(ms []DeposedPod, pod string) []DeposedPod {
+	var out []DeposedPod
+	for _, m := range ms {
+		if m.Pod != pod {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// withDeposed returns ms with pod's entry replaced by m (a new slice).
+func withDeposed(ms []DeposedPod, m DeposedPod) []DeposedPod {
+	return append(withoutDeposed(ms, m.Pod), m)
+}
+
+// synced reports whether v, the deposed pod's node now, holds a prefix of the line for sure:
+// it resyncs and holds more keys than when its resync was recorded (found by the simulator: a
+// deposed pod that synced, acknowledged WAIT writes as the only replica that got them and
+// restarted before the machine saw it on the line held more than every other node; taken for
+// what it was deposed with, no node held everything and the shard waited for good).
+func (m DeposedPod) synced(v Valkey) bool {
+	return m.Resyncing && v.Keys > m.ResyncKeys
+}
+
+// awaitsResync reports whether pod is deposed and not yet recorded as resyncing: the machine
+// does not ask it to follow before deposed-resync is recorded.
+func (rec ShardRecord) awaitsResync(pod string) bool {
+	m, ok := rec.deposedOf(pod)
+	return ok && !m.Resyncing
+}
+
+// onTheLine reports whether n answers holding the shard's line (a prefix of it, in a history
+// of the record's lineage) or no data at all.
+func (d *decider) onTheLine(s int, rec ShardRecord, n *Node) bool {
+	if !usable(n) {
+		return false
+	}
+	if n.Valkey.empty() {
+		return true
+	}
+	l := d.lineage(s, rec.History)
+	return !l.unmeasured(n.Valkey) && l.contains(n.Valkey)
+}
+
+func guardDeposedResynced(d *decider) (outcome, bool) {
+	for s, rec := range d.p.Shards {
+		for _, m := range rec.Deposed {
+			n := d.v.node(m.Pod)
+			if n == nil || n.Shard != s || !d.onTheLine(s, rec, n) {
+				continue
+			}
+			next := d.p.Clone()
+			next.Shards[s].Deposed = withoutDeposed(rec.Deposed, m.Pod)
+			held := fmt.Sprintf("holds the line's data (%s at offset %d)", short(n.Valkey.ReplID), n.Valkey.Offset)
+			if n.Valkey.empty() {
+				held = "holds no data"
+			}
+			return outcome{next: next, message: fmt.Sprintf("shard %d: %s, deposed by a failover, %s: no writes off the line are left on its volume", s, m.Pod, held)}, true
+		}
+	}
+	return outcome{}, false
+}
+
+// toResync reports whether the deposed pod m of shard s (record rec) is to be recorded as
+// resyncing now: it answers off the line while the recorded primary serves, so converge
+// would ask it to follow. It returns the primary, for messages.
+func (d *decider) toResync(s int, rec ShardRecord, m DeposedPod) (*Node, bool) {
+	prim := d.v.node(rec.Primary)
+	if m.Resyncing || !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+		return nil, false
+	}
+	n := d.v.node(m.Pod)
+	if n == nil || n.Shard != s || n == prim || !usable(n) || d.onTheLine(s, rec, n) {
+		return nil, false
+	}
+	return prim, true
+}
+
+func resyncMessage(s int, m DeposedPod, n, prim *Node) string {
+	return fmt.Sprintf("shard %d: %s, deposed by a failover, resyncs from %s (%d keys, its volume may hold writes off the line)", s, m.Pod, prim.Name, n.Valkey.Keys)
+}
+
+func guardDeposedResync(d *decider) (outcome, bool) {
+	for s, rec := range d.p.Shards {
+		for i, m := range rec.Deposed {
+			prim, ok := d.toResync(s, rec, m)
+			if !ok {
+				continue
+			}
+			next := d.p.Clone()
+			ms := append([]DeposedPod(nil), rec.Deposed...)
+			ms[i].Resyncing, ms[i].ResyncKeys = true, d.v.node(m.Pod).Valkey.Keys
+			next.Shards[s].Deposed = ms
+			return outcome{next: next, message: resyncMessage(s, m, d.v.node(m.Pod), prim)}, true
+		}
+	}
+	return outcome{}, false
+}
+
+// resyncDeposed records, with any transition taken, the resync of the deposed pods that its
+// decision's converge asks to follow (deposed-resync does it when no other transition fires):
+// a failover's completion re-points the old primary back from its volume in the same decision,
+// as it did before deposed pods were recorded (found by the simulator: waiting for the next
+// decision, the old primary missed a WAIT-acknowledged write that the next failover needed).
+func (d *decider) resyncDeposed(shards []ShardRecord) ([]ShardRecord, string) {
+	var said []string
+	out := shards
+	for s, rec := range shards {
+		for i, m := range rec.Deposed {
+			prim, ok := d.toResync(s, rec, m)
+			if !ok {
+				continue
+			}
+			if len(said) == 0 {
+				out = append([]ShardRecord(nil), shards...)
+			}
+			ms := append([]DeposedPod(nil), out[s].Deposed...)
+			ms[i].Resyncing, ms[i].ResyncKeys = true, d.v.node(m.Pod).Valkey.Keys
+			out[s].Deposed = ms
+			said = append(said, resyncMessage(s, m, d.v.node(m.Pod), prim))
+		}
+	}
+	return out, strings.Join(said, "; ")
+}
+
+// deposedPending says which deposed pods a hibernation waits for ("": none): the wake elects
+// by the nodes' data, where a deposed pod's writes off the line could not be told from the
+// line's. Pods the spec no longer asks for do not hold it back (their volumes do not wake).
+func (d *decider) deposedPending(p Persisted) string {
+	var pods []string
+	for _, rec := range p.Shards {
+		for _, m := range rec.Deposed {
+			if n := d.v.node(m.Pod); n == nil || n.Ordinal >= d.specPods() {
+				continue
+			}
+			pods = append(pods, m.Pod)
+		}
+	}
+	if len(pods) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, deposed by a failover, to resync first (the wake elects by the nodes' data, and writes off the line on its volume could not be told from the line's)", strings.Join(pods, ", "))
+}
+
+// compareDeposed is compare (lineage.go) when c or o is a deposed pod restarted from its
+// append-only file (candidate.mark): its data is the line up to where the line left it (at
+// most the elected node's keys, Keys) and writes off the line. A deposed pod that resyncs and
+// holds more keys than when it was asked to follow synced from the line and is no such
+// candidate (DeposedPod.synced). One that holds no more may still have synced, from a line
+// that held no more keys than it did, and restarted before the machine saw it on the line:
+// it is taken for what it was deposed with (the alternative, waiting for good whenever such
+// a pod holds more keys than the line's nodes, is what the simulator found first). A write
+// of the line that only it held would also have been on the primary it synced from, lost in
+// turn: the third fault.
+func (l lineage) compareDeposed(c, o candidate) (holds, estimate bool) {
+	switch {
+	case c.mark != nil && o.mark != nil:
+		return c.Valkey.Keys >= o.Valkey.Keys, true
+	case o.mark != nil:
+		m := o.mark
+		if l.reachesLeft(c.Valkey, m) {
+			return true, false
+		}
+		return c.Valkey.Keys >= min(o.Valkey.Keys, m.Keys), true
+	}
+	m := c.mark
+	if l.reachesLeft(o.Valkey, m) && !l.covers(Valkey{ReplID: m.Left.ID, Offset: m.Left.End - 1}, o.Valkey) {
+		// o holds all of the line c may hold and writes of the line beyond: c lacks them.
+		return false, false
+	}
+	return o.Valkey.Keys <= min(c.Valkey.Keys, m.Keys), true
+}
+
+// reachesLeft reports whether v's data holds the line up to where it left the deposed pod m.
+func (l lineage) reachesLeft(v Valkey, m *DeposedPod) bool {
+	return m.Left.ID != "" && l.reaches(v, m.Left.ID, m.Left.End-1)
+}
+
+// deposedWaits is why converge does not ask the deposed pod n to follow yet: deposed-resync
+// is recorded first.
+func deposedWaits(s int, n *Node) string {
+	return fmt.Sprintf("shard %d: %s, deposed by a failover, resyncs once its resync is recorded: its volume may hold writes off the line", s, n.Name)
+}

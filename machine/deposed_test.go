@@ -1,0 +1,127 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+)
+
+// deposedRecord is shard 0 led by s0-1 in h2, which continued h1 below 1 when s0-1 replaced
+// s0-0 (elected with no keys), and s0-0 recorded as deposed.
+func deposedRecord(resyncing bool) Persisted {
+	p := steadyState()
+	p.Shards = []ShardRecord{{Primary: "s0-1", RunID: "run-1", History: History{ID: "h2", PrevID: "h1", PrevEnd: 1}, Epoch: 2,
+		Deposed: []DeposedPod{{Pod: "s0-0", Keys: 0, Left: HistoryLink{ID: "h1", End: 1}, Resyncing: resyncing, ResyncKeys: 2}}}}
+	return p
+}
+
+// The simulator's finding (seed 22442 of replication-persistent): s0-0, isolated, took two
+// writes its replicas never got, s0-1 was elected to replace it, and s0-0 restarted from its
+// append-only file before it was resynced: a fresh ID at offset 0 with 2 keys. s0-1 took a WAIT-acknowledged write
+// (s0-2 holds it) and restarted too, with 1 key. By key count s0-0 (2 keys) held everything
+// and was elected: the WAIT-acknowledged write was lost. Recorded as deposed, s0-0's data
+// reaches into the line no further than s0-1's at its election (no key), which s0-2 holds.
+func TestADeposedPrimaryRestartedFromItsFileDoesNotWinByItsWritesOffTheLine(t *testing.T) {
+	deposed := fromAppendOnlyFile(0, 2)
+	writer := fromAppendOnlyFile(1, 1)
+	holder := detached(node(2, RoleReplica, "h2", 1))
+	holder.Valkey.ReplID2, holder.Valkey.SecondOffset, holder.Valkey.Keys = "h1", 1, 1
+	d := electAfterLoss(t, deposedRecord(false), durableSpec(2), deposed, writer, holder)
+	if d.Next.Op.Candidate != "s0-2" {
+		t.Fatalf("want s0-2, which holds the line as far as the deposed s0-0 may, got %s", d)
+	}
+	// Without the record, key counts elect s0-0 (the finding).
+	p := deposedRecord(false)
+	p.Shards[0].Deposed = nil
+	if d := electAfterLoss(t, p, durableSpec(2), deposed, writer, holder); d.Next.Op.Candidate != "s0-0" {
+		t.Fatalf("the finding is no longer reproduced without the record: %s", d)
+	}
+	// Asked to follow and restarted before it was seen on the line, with no more keys than
+	// then: it counts as what it was deposed with.
+	if d := electAfterLoss(t, deposedRecord(true), durableSpec(2), deposed, writer, holder); d.Next.Op.Candidate != "s0-2" {
+		t.Fatalf("want s0-2, s0-0 holding no more keys than when it was asked to follow, got %s", d)
+	}
+	// With more keys than when it was asked to follow it synced from the line (nothing else
+	// gives a fenced node following nothing keys): it is compared as any node restarted from
+	// its file (found by the simulator: it held WAIT-acknowledged writes no other node had).
+	holder.Valkey.Keys = 1
+	deposed.Valkey.Keys = 3
+	if d := electAfterLoss(t, deposedRecord(true), durableSpec(2), deposed, writer, holder); d.Next.Op.Candidate != "s0-0" {
+		t.Fatalf("want s0-0, synced since its resync was recorded and holding the most, got %s", d)
+	}
+}
+
+// The deposed pod is recorded at the election with the elected node's keys, gets where the
+// line left it at the promotion, is recorded as resyncing before it is asked to follow, and
+// is forgotten once it answers with the line's data.
+func TestADeposedPrimaryIsRecordedUntilItIsSeenResynced(t *testing.T) {
+	spec := durableSpec(2)
+	r1, r2 := replica(1, 5), replica(2, 4)
+	r1.Valkey.Keys, r2.Valkey.Keys = 5, 4
+	_, d := failingOver(t, r1, r2)
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1 elected, got %s", d)
+	}
+	want := DeposedPod{Pod: "s0-0", Keys: 5, Left: HistoryLink{ID: "h1", End: 6}}
+	if m, ok := d.Next.Shards[0].deposedOf("s0-0"); !ok || m != want {
+		t.Fatalf("want s0-0 recorded as deposed at the election with s0-1's keys and place, got %+v", d.Next.Shards[0].Deposed)
+	}
+	// Steady, the deposed pod back from its file with writes of its own: its resync is
+	// recorded before it is asked to follow, in the same decision.
+	p := deposedRecord(false)
+	prim := node(1, RolePrimary, "h2", 3)
+	prim.Valkey.WritesFenced, prim.Valkey.SyncFenced = false, false
+	back := fromAppendOnlyFile(0, 5)
+	d = Decide(p, obsAt(20, spec, back, prim))
+	if d.Transition == nil || d.Transition.Event != EventDeposedResync || len(actionsOf(d, "replica-of")) != 1 {
+		t.Fatalf("want deposed-resync with s0-0 asked to follow, got %s", d)
+	}
+	if m, _ := d.Next.Shards[0].deposedOf("s0-0"); !m.Resyncing || m.ResyncKeys != 5 {
+		t.Fatalf("want s0-0 recorded as resyncing, got %+v", d.Next.Shards[0].Deposed)
+	}
+	// Without that record no state asks it to follow.
+	p.State = Rolling
+	if got := converged(p, spec, back, prim); len(got) > 0 {
+		t.Fatalf("asked a deposed pod to follow before its resync was recorded: %v", got)
+	}
+	// Seen on the line: forgotten.
+	p = d.Next
+	synced := node(0, RoleReplica, "h2", 3)
+	synced.Valkey.PrimaryHost, synced.Valkey.LinkUp = prim.Pod.IP, true
+	d = Decide(p, obsAt(21, spec, synced, prim))
+	if d.Transition == nil || d.Transition.Event != EventDeposedResynced || len(d.Next.Shards[0].Deposed) != 0 {
+		t.Fatalf("want deposed-resynced, got %s (%+v)", d, d.Next.Shards[0].Deposed)
+	}
+}
+
+// converged lists the replica-of actions converge asks for in p.
+func converged(p Persisted, spec Spec, nodes ...Node) []string {
+	d := &decider{p: p, obs: obsAt(20, spec, nodes...), v: newView(obsAt(20, spec, nodes...))}
+	var b actionList
+	d.converge(p, 0, true, &b)
+	var out []string
+	for _, a := range b.actions {
+		if a.Kind() == "replica-of" {
+			out = append(out, a.String())
+		}
+	}
+	return out
+}
+
+// The simulator's finding (seed 3906 of replication-persistent): a hibernation requested
+// right after a failover stopped the pods before the deposed s0-0 (5 writes of its own, off
+// the line) was resynced; the wake elected it by key count over the replicas holding a
+// WAIT-acknowledged write. A hibernation waits for the deposed pods to resync.
+func TestHibernationWaitsForADeposedPodToResync(t *testing.T) {
+	spec := durableSpec(2)
+	spec.Hibernate = true
+	p := deposedRecord(true)
+	prim := node(1, RolePrimary, "h2", 1)
+	prim.Valkey.WritesFenced, prim.Valkey.SyncFenced = false, false
+	r := node(2, RoleReplica, "h2", 1)
+	r.Valkey.PrimaryHost, r.Valkey.LinkUp = prim.Pod.IP, true
+	fork := node(0, RolePrimary, "h1", 5)
+	d := Decide(p, obsAt(20, spec, fork, prim, r))
+	if d.Transition != nil || !strings.Contains(d.Waiting, "hibernate waits: s0-0, deposed by a failover, to resync first") {
+		t.Fatalf("want the hibernation to wait for s0-0, got %s", d)
+	}
+}
