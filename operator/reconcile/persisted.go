@@ -65,7 +65,7 @@ func historyOf(h v1alpha1.ReplicationHistory) machine.History {
 	out := machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd, PrevRestarted: h.PrevRestarted}
 	for i, l := range h.Older {
 		if i < len(out.Older) {
-			out.Older[i] = machine.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
+			out.Older[i] = linkOf(l)
 		}
 	}
 	return out
@@ -81,7 +81,7 @@ func apiHistory(h machine.History) v1alpha1.ReplicationHistory {
 		}
 	}
 	for _, l := range h.Older[:used] {
-		out.Older = append(out.Older, v1alpha1.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted})
+		out.Older = append(out.Older, apiLink(l))
 	}
 	return out
 }
@@ -144,12 +144,21 @@ func apiConditions(conds []machine.Condition, generation int64) []metav1.Conditi
 	return out
 }
 
+// linkOf and apiLink convert one history link (the chain's, a deposed pod's Left).
+func linkOf(l v1alpha1.HistoryLink) machine.HistoryLink {
+	return machine.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
+}
+
+func apiLink(l machine.HistoryLink) v1alpha1.HistoryLink {
+	return v1alpha1.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
+}
+
 func deposedOf(ds []v1alpha1.DeposedPod) []machine.DeposedPod {
 	var out []machine.DeposedPod
 	for _, d := range ds {
 		m := machine.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
 		if d.Left != nil {
-			m.Left = machine.HistoryLink{ID: d.Left.ID, End: d.Left.End, Restarted: d.Left.Restarted}
+			m.Left = linkOf(*d.Left)
 		}
 		out = append(out, m)
 	}
@@ -161,7 +170,8 @@ func apiDeposed(ds []machine.DeposedPod) []v1alpha1.DeposedPod {
 	for _, d := range ds {
 		a := v1alpha1.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
 		if d.Left != (machine.HistoryLink{}) {
-			a.Left = &v1alpha1.HistoryLink{ID: d.Left.ID, End: d.Left.End, Restarted: d.Left.Restarted}
+			left := apiLink(d.Left)
+			a.Left = &left
 		}
 		out = append(out, a)
 	}
