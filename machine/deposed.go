@@ -130,13 +130,19 @@ func guardDeposedResync(d *decider) (outcome, bool) {
 				continue
 			}
 			next := d.p.Clone()
-			ms := append([]DeposedPod(nil), rec.Deposed...)
-			ms[i].Resyncing, ms[i].ResyncKeys = true, d.v.node(m.Pod).Valkey.Keys
-			next.Shards[s].Deposed = ms
+			next.Shards[s].Deposed = d.withResync(rec.Deposed, i)
 			return outcome{next: next, message: resyncMessage(s, m, d.v.node(m.Pod), prim)}, true
 		}
 	}
 	return outcome{}, false
+}
+
+// withResync returns ms (a new slice: records share theirs) with its i-th pod recorded as
+// resyncing, with its key count now.
+func (d *decider) withResync(ms []DeposedPod, i int) []DeposedPod {
+	out := append([]DeposedPod(nil), ms...)
+	out[i].Resyncing, out[i].ResyncKeys = true, d.v.node(out[i].Pod).Valkey.Keys
+	return out
 }
 
 // resyncDeposed records, with any transition taken, the resync of the deposed pods that its
@@ -156,9 +162,7 @@ func (d *decider) resyncDeposed(shards []ShardRecord) ([]ShardRecord, string) {
 			if len(said) == 0 {
 				out = append([]ShardRecord(nil), shards...)
 			}
-			ms := append([]DeposedPod(nil), out[s].Deposed...)
-			ms[i].Resyncing, ms[i].ResyncKeys = true, d.v.node(m.Pod).Valkey.Keys
-			out[s].Deposed = ms
+			out[s].Deposed = d.withResync(out[s].Deposed, i)
 			said = append(said, resyncMessage(s, m, d.v.node(m.Pod), prim))
 		}
 	}
