@@ -86,7 +86,11 @@ func (d *decider) bootstrapWired() (outcome, bool) {
 		return outcome{}, false
 	}
 	next.PodsPerShard = d.specPods()
-	return outcome{next: next, message: fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)}, true
+	msg := fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)
+	if pods := d.objectPods(d.p); pods > d.specPods() {
+		msg = fmt.Sprintf("%d shard(s) of %d node(s) wired; %s, beyond the spec, started for the volumes kept there from before this cluster, are removed by a scale-down next", spec.Shards, pods, ordinals(d.specPods(), pods))
+	}
+	return outcome{next: next, message: msg}, true
 }
 
 // SlotCount is how many slots the ranges hold.

@@ -207,3 +207,60 @@ func TestClusterBootstrapChoosesTheNodeThatServesTheShardsSlots(t *testing.T) {
 		t.Fatalf("assigns %v: s0-1 serves every slot already", got)
 	}
 }
+
+// A cluster re-created smaller than the one deleted: the claims of ordinals 2 and 3 were kept
+// and may hold the newest data. The first bootstrap starts their pods, elects among all, says
+// why ordinals beyond the spec run, and once Steady the scale-down hands over first
+// (sim/testdata/regressions/recreate-past-claims-beyond-the-spec.sched plays it through).
+func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
+	spec := durableSpec(1)
+	beyond := []Claim{{Name: "s0-2", Shard: 0, Ordinal: 2}, {Name: "s0-3", Shard: 0, Ordinal: 3}}
+	obs := Observation{Time: at(1), Spec: spec, ClaimsBeyond: beyond}
+	d := Decide(Persisted{}, obs)
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=3") {
+		t.Fatalf("ensure-objects %v, want replicas=3 to start the kept claims of ordinals 2-3", got)
+	}
+
+	// Without persistence a claim holds no data to wait for; a wake is not a first bootstrap.
+	cache := obs
+	cache.Spec.Persistence = false
+	if got := actionsOf(Decide(Persisted{}, cache), "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=1") {
+		t.Errorf("without persistence: ensure-objects %v, want replicas=1", got)
+	}
+	wake := Persisted{State: Bootstrapping, Op: Operation{Wake: true}}
+	if got := actionsOf(Decide(wake, obs), "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=1") {
+		t.Errorf("a wake: ensure-objects %v, want replicas=1", got)
+	}
+
+	// The pods run: the one holding the most is elected, though beyond the spec.
+	obs = obsAt(2, spec, node(0, RoleReplica, "fresh-0", 0), restarted(1, 0), restarted(2, 5), restarted(3, 4))
+	obs.Objects.Replicas = 3
+	d = Decide(Persisted{}, obs)
+	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].Primary != "s0-2" {
+		t.Fatalf("want s0-2 (5 keys) elected: %+v waiting=%q", d.Transition, d.Waiting)
+	}
+	if got := actionsOf(d, "ensure-objects"); len(got) != 0 {
+		t.Fatalf("the objects shrink before the shard is wired: %v", got)
+	}
+
+	// Wired: bootstrap-complete says why four pods run; Steady then hands over before the
+	// scale-down to the spec's two.
+	p := d.Next
+	prim := node(2, RolePrimary, "new", 5)
+	prim.Valkey.RunID, prim.Valkey.Keys = restarted(2, 5).Valkey.RunID, 5
+	nodes := []Node{node(0, RoleReplica, "new", 5), node(1, RoleReplica, "new", 5), prim, node(3, RoleReplica, "new", 5)}
+	for i := range nodes {
+		if i != 2 {
+			nodes[i].Valkey.PrimaryHost, nodes[i].Valkey.LinkUp, nodes[i].Valkey.Keys = prim.Pod.IP, true, 5
+		}
+	}
+	obs = obsAt(3, spec, nodes...)
+	obs.Objects.Replicas = 3
+	d = Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || !strings.Contains(d.Transition.Message, "ordinals 2-3, beyond the spec") {
+		t.Fatalf("bootstrap-complete does not say why ordinals 2-3 run: %+v waiting=%q", d.Transition, d.Waiting)
+	}
+	if d.Next.PodsPerShard != 2 {
+		t.Fatalf("records %d pods per shard, want the spec's 2", d.Next.PodsPerShard)
+	}
+}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -399,12 +400,25 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 	return h.continuing(op.LostHistory)
 }
 
-// lostHistoryReach is one past the furthest offset a candidate in the lost history itself
-// reports (0 when none does).
+// lostHistoryReach is one past the furthest offset a candidate in the lost history reports,
+// in the lost history's offsets (0 when none does): a candidate still in a history the lost
+// one continued by promotion counts too, offsets run on across a promotion (found by the
+// simulator: a replica left in the history before the lost primary's promotion, passed over
+// by key count, fell out of the line when the link's end counted only the lost history's own
+// nodes; a later election then promoted a deposed node holding fewer of the line's writes).
+// Across a link whose offsets started again (a key-count link) they do not compare: the walk
+// stops there.
 func lostHistoryReach(op Operation, cands []candidate) int64 {
+	same := []string{op.LostHistory.ID}
+	for _, link := range op.LostHistory.links() {
+		if link.Restarted {
+			break
+		}
+		same = append(same, link.ID)
+	}
 	var end int64
 	for _, o := range cands {
-		if o.Valkey.ReplID == op.LostHistory.ID {
+		if slices.Contains(same, o.Valkey.ReplID) {
 			end = max(end, o.Valkey.Offset+1)
 		}
 	}

@@ -227,6 +227,37 @@ func TestTheChainKeepsTheRestartedMark(t *testing.T) {
 	}
 }
 
+// A key-count election's link reaches as far as the nodes it was weighed against, those still
+// in a history the lost one continued by promotion too: offsets run on across a promotion.
+// Counting only the lost history's own nodes left a replica in the history before the lost
+// primary's promotion off the line, and a later election promoted a node holding fewer of
+// the line's writes (found by the simulator, regressions/key-count-link-reaches-the-history-before-a-promotion.sched).
+func TestAKeyCountLinkReachesTheNodesOfTheHistoryBeforeAPromotion(t *testing.T) {
+	// h2 is the lost primary's history, promoted from h1 at 2; s0-3 stayed in h1 at 2.
+	lostHistory := History{ID: "h2", PrevID: "h1", PrevEnd: 3}
+	p := steadyState()
+	p.Shards[0] = ShardRecord{Primary: "s0-1", RunID: "run-1", History: lostHistory, Epoch: 2}
+	p.State = FailingOver
+	p.Op = Operation{Shard: 0, Lost: "s0-1", LostRunID: "run-1", LostHistory: lostHistory, Writer: "s0-1", WriterRunID: "run-1"}
+	emptied := node(1, RoleReplica, "h9", 0) // the lost primary, back empty
+	emptied.Valkey.RunID = "run-1-again"
+	elected := node(2, RoleReplica, "h7", 0) // back from its append-only file: 3 keys, no place
+	elected.Valkey.RunID, elected.Valkey.Keys = "run-2-again", 3
+	behind := detached(node(3, RoleReplica, "h1", 2))
+	behind.Valkey.Keys = 2
+	spec := testSpec(3)
+	spec.Persistence = true
+	obs := obsAt(5, spec, node(0, RoleReplica, "h8", 0), emptied, elected, behind)
+	d := &decider{p: p, obs: obs, v: newView(obs)}
+	h := d.electedHistory(p.Op, d.v.node("s0-2"))
+	if h.PrevID != "h2" || !h.PrevRestarted || h.PrevEnd < 3 {
+		t.Fatalf("the key-count link is %+v, want h2 reached to at least 3 (s0-3's offset 2 runs on into h2)", h)
+	}
+	if l := d.lineage(0, History{ID: "h10", PrevID: h.ID, PrevEnd: 1}.continuing(h)); !l.contains(behind.Valkey) {
+		t.Fatalf("s0-3, passed over by key count, fell out of the line: prefixes %+v", l.prefixes)
+	}
+}
+
 // A key-count link's child held, at offset 0, the parent up to End and an unmeasured part of
 // the shard's line beyond it: a node that left the parent at End by a hand-over behind the
 // machine's back may have its writes there, and only key counts can say (found by the

@@ -25,6 +25,19 @@ type Observation struct {
 	// Nodes holds one entry per pod that exists or existed recently, in any order. A pod that
 	// is missing from the list is unknown to the machine.
 	Nodes []Node
+	// ClaimsBeyond lists the data claims older than the cluster (kept from a deleted cluster
+	// of the same name) on places the objects do not ask for: ordinals beyond the spec's pods
+	// per shard, or shards beyond the spec's. Such a claim may hold a shard's newest data (a
+	// cluster re-created smaller than the one deleted); a first bootstrap starts it before it
+	// elects (see keptPods).
+	ClaimsBeyond []Claim `json:",omitempty"`
+}
+
+// Claim is a pod's data claim: the pod it is for, by name and place.
+type Claim struct {
+	Name    string
+	Shard   int
+	Ordinal int
 }
 
 // Objects summarises the owned StatefulSets: how many shards and pods they ask for and the

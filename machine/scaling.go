@@ -40,7 +40,7 @@ func (d *decider) targetPods(p Persisted) int {
 // except that a scale-down is carried out only in Steady, and waits, with the objects as
 // they are, while scaleDownBlocked.
 func (d *decider) objectPods(p Persisted) int {
-	target := d.targetPods(p)
+	target := max(d.targetPods(p), d.keptPods(p))
 	if d.obs.Objects.Shards == 0 {
 		return target
 	}
@@ -55,6 +55,29 @@ func (d *decider) objectPods(p Persisted) int {
 		return cur
 	}
 	return target
+}
+
+// keptPods is how many pods per shard a first bootstrap starts to bring up every claim kept
+// from before the cluster (0: no such claim beyond the spec's pods). A cluster re-created
+// smaller than the one deleted keeps the claims of the ordinals it no longer asks for, and
+// they may hold the newest data (a write acknowledged by WAIT on two replicas, both beyond the
+// new count). Left unstarted, the bootstrap elects among the others and the write is lost;
+// started, the election weighs them like every kept volume, and once Steady the scale-down to
+// the spec's count hands the primary over to an ordinal that stays (found by the simulator:
+// sim/testdata/regressions/recreate-past-claims-beyond-the-spec.sched). A wake is not a first
+// bootstrap: claims older than the cluster beyond its pods were either started by its first
+// bootstrap (their data is on the line since) or had been scaled away before.
+func (d *decider) keptPods(p Persisted) int {
+	if p.State != Bootstrapping || p.Op.Wake || !d.v.spec.Persistence {
+		return 0
+	}
+	pods := 0
+	for _, c := range d.obs.ClaimsBeyond {
+		if c.Shard < d.v.spec.Shards {
+			pods = max(pods, c.Ordinal+1)
+		}
+	}
+	return pods
 }
 
 // scaleDownBlocked says why the objects may not shrink to target pods per shard yet: a

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"sort"
 	"time"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -69,7 +70,22 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 	if w.topo.Mode == machine.ModeCluster {
 		machine.ReadClusterBus(obs.Nodes)
 	}
+	obs.ClaimsBeyond = w.claimsBeyond()
 	return obs
+}
+
+// claimsBeyond lists the claims older than the cluster whose pods the objects do not ask for
+// (the operator lists the cluster's claims by label and compares creation times), in name
+// order: the map's order must not reach the machine.
+func (w *World) claimsBeyond() []machine.Claim {
+	var out []machine.Claim
+	for _, n := range w.retained {
+		if n.volumeFromBefore {
+			out = append(out, machine.Claim{Name: n.name, Shard: n.shard, Ordinal: n.ordinal})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // observeBus is the cluster-mode part of the survey, as CLUSTER MYID, CLUSTER NODES and

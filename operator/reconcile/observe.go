@@ -155,16 +155,15 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
 	}
 	w.obs.Objects = objectsOf(w.sets)
-	type place struct{ shard, ordinal int }
-	names := map[string]place{}
+	names := map[string]podPlace{}
 	for sh := 0; sh < max(shards, w.obs.Objects.Shards); sh++ {
 		for i := 0; i < want; i++ {
-			names[desired.Names.PodName(sh, i)] = place{sh, i}
+			names[desired.Names.PodName(sh, i)] = podPlace{sh, i}
 		}
 	}
 	for name := range w.pods {
 		if sh, ord, ok := desired.Names.ShardAndOrdinal(name); ok {
-			names[name] = place{sh, ord}
+			names[name] = podPlace{sh, ord}
 		}
 	}
 	nodes := make([]machine.Node, 0, len(names))
@@ -236,6 +235,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	if mode == machine.ModeCluster {
 		machine.ReadClusterBus(w.obs.Nodes)
 	}
+	w.obs.ClaimsBeyond = claimsBeyond(w.claims, names, desired.Names, vc)
 	keep := map[string]bool{}
 	for _, n := range nodes {
 		if n.Pod.IP != "" {
@@ -245,6 +245,26 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	pool.Retain(keep)
 	observeCertificates(ctx, w)
 	return w, nil
+}
+
+// podPlace is where a pod sits: its shard and ordinal.
+type podPlace struct{ shard, ordinal int }
+
+// claimsBeyond lists the claims kept from before the cluster (older than it) whose pods are
+// not among the observed nodes: ordinals or shards the spec no longer asks for, whose data a
+// first bootstrap must not go on without. Sorted by name: the machine is given no map order.
+func claimsBeyond(claims map[string]*corev1.PersistentVolumeClaim, observed map[string]podPlace, names kube.Names, vc *v1alpha1.ValkeyCluster) []machine.Claim {
+	var out []machine.Claim
+	for pod, c := range claims {
+		if _, seen := observed[pod]; seen || !c.CreationTimestamp.Before(&vc.CreationTimestamp) {
+			continue
+		}
+		if sh, ord, ok := names.ShardAndOrdinal(pod); ok {
+			out = append(out, machine.Claim{Name: pod, Shard: sh, Ordinal: ord})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // valkeyContainerID is the ID of the pod's valkey container ("" when none runs): a new one
