@@ -185,7 +185,7 @@ func (d *decider) deposedPending(p Persisted) string {
 	if len(pods) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s, deposed by a failover, to resync first (the wake elects by the nodes' data, and writes off the line on its volume could not be told from the line's)", strings.Join(pods, ", "))
+	return fmt.Sprintf("%s, deposed by a failover, to resync first (the wake elects by the nodes' data, and writes off the line on its volume could not be told from the line's; a pod that cannot come back holds the hibernation until its claim and pod are deleted, which gives up what only its volume holds, or spec.hibernate is set to false)", strings.Join(pods, ", "))
 }
 
 // compareDeposed is compare (lineage.go) when c or o is a deposed pod restarted from its

@@ -88,3 +88,48 @@ func TestALeavingShardsStrayIsSettledInItsShardFirst(t *testing.T) {
 		t.Fatalf("migrate-slots %v (waiting %q), want the stray's slots to s1-0 first", got, d.Waiting)
 	}
 }
+
+// TestAPromotedCandidateWithoutSlotsGivesWayToTheNodeServingThem: in FailingOver the elected
+// s0-0 (the old primary, back without slots after s0-1 had taken them over) is promoted; then
+// s0-1, the lost primary cut off at the election, answers again serving the shard's slots with
+// s0-0's data and no more. s0-0 could only be promoted to serve nothing, and s0-1 refuses to
+// follow it: the election changes to s0-1 (found by the simulator,
+// regressions/cluster-re-elect-the-node-serving-the-slots.sched, where the shard waited for good).
+// Against a node holding more than it, or without slots, the promoted candidate stays.
+func TestAPromotedCandidateWithoutSlotsGivesWayToTheNodeServingThem(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode = ModeCluster
+	cand := node(0, RolePrimary, "h1", 1)
+	cand.Valkey.WritesFenced, cand.Valkey.SyncFenced, cand.Valkey.Keys = true, false, 1
+	lost := node(1, RolePrimary, "h2", 1)
+	lost.Valkey.ReplID2, lost.Valkey.SecondOffset, lost.Valkey.Keys = "h1", 2, 1
+	lost.Valkey.WritesFenced, lost.Valkey.SyncFenced = true, true
+	lost.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	// s0-1's takeover claim is the newest: failover-complete cannot open s0-0 (claims.go).
+	cand.Valkey.NodeID, lost.Valkey.NodeID, lost.Valkey.ConfigEpoch = "id-0", "id-1", 3
+	for _, n := range []*Node{&cand, &lost} {
+		n.Valkey.Joined = true
+	}
+	p := Persisted{State: FailingOver, Seq: 7, Shards: []ShardRecord{{Primary: "s0-0", RunID: cand.Valkey.RunID, History: History{ID: "h1"}, Epoch: 4}}, PodsPerShard: 2,
+		Op: Operation{Shard: 0, Lost: "s0-1", LostRunID: lost.Valkey.RunID, LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 2}, Writer: "s0-1", WriterRunID: lost.Valkey.RunID, Candidate: "s0-0", KnownFenced: true, ElectedAt: at(1)}}
+	d := Decide(p, obsAt(5, spec, cand, lost))
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1 elected instead of s0-0, got %s", d)
+	}
+	if !strings.Contains(d.Transition.Message, "serves the shard's slots, which s0-0 does not") {
+		t.Errorf("message %q does not say why", d.Transition.Message)
+	}
+
+	// s0-1 holding less than the promoted s0-0: no change (its slots do not make up for data).
+	behind := cand
+	behind.Valkey.Offset, behind.Valkey.Keys = 3, 3
+	if d := Decide(p, obsAt(5, spec, behind, lost)); d.Transition != nil && d.Transition.Event == EventCandidateElected {
+		t.Fatalf("re-elected a node holding less: %s", d)
+	}
+	// s0-1 without slots: nothing to gain.
+	bare := lost
+	bare.Valkey.Slots = nil
+	if d := Decide(p, obsAt(5, spec, cand, bare)); d.Transition != nil && d.Transition.Event == EventCandidateElected {
+		t.Fatalf("re-elected a node that serves no slots either: %s", d)
+	}
+}
