@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -20,9 +21,20 @@ type agent struct {
 	runners map[types.UID]*podRunner
 	newIPs  bool // Options.NewIPOnRecreate, changeable at run time
 	wg      sync.WaitGroup
+
+	// configMaps and secrets are watch-fed caches that keep API-backed volumes current, as
+	// kubelet's default (Watch) strategy does: two live GETs per Pod every refresh made 300
+	// Pods send 300 requests a second, more than the cluster's client allows, and every other
+	// request of the test (a node stop's status updates among them) waited behind them.
+	configMaps corelisters.ConfigMapLister
+	secrets    corelisters.SecretLister
+	synced     []cache.InformerSynced
 }
 
 func (a *agent) start(factory informers.SharedInformerFactory) error {
+	cms, secs := factory.Core().V1().ConfigMaps(), factory.Core().V1().Secrets()
+	a.configMaps, a.secrets = cms.Lister(), secs.Lister()
+	a.synced = []cache.InformerSynced{cms.Informer().HasSynced, secs.Informer().HasSynced}
 	inf := factory.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { a.sync(obj.(*corev1.Pod)) },
@@ -154,4 +166,14 @@ func (c *Cluster) SetNewIPOnRecreate(on bool) {
 	c.agent.mu.Lock()
 	defer c.agent.mu.Unlock()
 	c.agent.newIPs = on
+}
+
+// cachesSynced reports whether the ConfigMap and Secret caches hold the API server's objects.
+func (a *agent) cachesSynced() bool {
+	for _, ok := range a.synced {
+		if !ok() {
+			return false
+		}
+	}
+	return len(a.synced) > 0
 }

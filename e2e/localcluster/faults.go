@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
 )
 
 // Faults: the ways tests and chaos suites break a local cluster on purpose. Each acts at
@@ -72,13 +75,37 @@ func (c *Cluster) StopNode(ctx context.Context, name string) error {
 			_ = ct.killAll()
 		}
 	}
+	n.mu.Lock()
+	n.killedAt = time.Now()
+	n.mu.Unlock()
 	if err := setNodeReady(ctx, c.cs, n, false, "NodeStatusUnknown", "node stopped by the test (local cluster fault)"); err != nil {
 		return err
 	}
+	// All at once, as the node lifecycle controller marks a lost node's Pods: one after the
+	// other, 100 Pods' updates behind a busy client took minutes (the mass failover
+	// benchmark's clients were measured from when this returned).
+	var wg sync.WaitGroup
 	for _, r := range rs {
-		r.markNodeDown(ctx)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.markNodeDown(ctx)
+		}()
 	}
+	wg.Wait()
 	return nil
+}
+
+// NodeStoppedAt is when StopNode last killed the node's containers (zero: never): the
+// fault's moment, before the API is told (which may take a while on a busy cluster).
+func (c *Cluster) NodeStoppedAt(name string) time.Time {
+	n, ok := c.agent.nodes[name]
+	if !ok {
+		return time.Time{}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.killedAt
 }
 
 // StartNode powers a stopped Node on: its containers start again (each restart counted) and

@@ -29,9 +29,10 @@ type node struct {
 	// kubeletPort is where the agent serves this node's kubelet API on ip (kubeletserver.go).
 	kubeletPort int32
 
-	mu      sync.Mutex
-	stopped bool
-	started chan struct{} // closed when a stopped node starts again
+	mu       sync.Mutex
+	stopped  bool
+	started  chan struct{} // closed when a stopped node starts again
+	killedAt time.Time     // when StopNode last killed its containers
 }
 
 func (n *node) isStopped() bool {

@@ -332,6 +332,9 @@ func (r *podRunner) refreshLoop() {
 		case <-r.ctx.Done():
 			return
 		case <-t.C:
+			if r.node.isStopped() {
+				continue // a stopped node's kubelet refreshes nothing
+			}
 			_ = r.refreshVolumes(r.ctx, false)
 		}
 	}

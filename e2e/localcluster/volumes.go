@@ -85,8 +85,9 @@ func (r *podRunner) volumePath(ctx context.Context, v corev1.Volume) (string, er
 // refreshVolumes (re)writes the API-backed volumes whose content changed. The first call
 // fails on a missing non-optional source, as kubelet keeps such a Pod from starting.
 func (r *podRunner) refreshVolumes(ctx context.Context, first bool) error {
+	from := r.sources(ctx, first)
 	for _, v := range r.currentPod().Spec.Volumes {
-		files, err := r.volumeFiles(ctx, v)
+		files, err := r.volumeFiles(ctx, v, from)
 		if err != nil {
 			if first {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
@@ -115,14 +116,43 @@ func defaultMode(m *int32, def int32) os.FileMode {
 	return os.FileMode(def)
 }
 
+// sources reads the ConfigMaps and Secrets volumes are made of: from the agent's caches once
+// they are synced, except at a container's start (first), which reads the API server so that
+// a Pod created right after its ConfigMap does not start without it.
+type sources struct {
+	ctx   context.Context
+	cs    kubernetes.Interface
+	agent *agent
+	live  bool
+}
+
+func (r *podRunner) sources(ctx context.Context, first bool) sources {
+	a := r.cluster.agent
+	return sources{ctx: ctx, cs: r.cs, agent: a, live: first || a == nil || !a.cachesSynced()}
+}
+
+func (s sources) configMap(ns, name string) (*corev1.ConfigMap, error) {
+	if s.live {
+		return s.cs.CoreV1().ConfigMaps(ns).Get(s.ctx, name, metav1.GetOptions{})
+	}
+	return s.agent.configMaps.ConfigMaps(ns).Get(name)
+}
+
+func (s sources) secret(ns, name string) (*corev1.Secret, error) {
+	if s.live {
+		return s.cs.CoreV1().Secrets(ns).Get(s.ctx, name, metav1.GetOptions{})
+	}
+	return s.agent.secrets.Secrets(ns).Get(name)
+}
+
 // volumeFiles returns the files an API-backed volume should hold, or nil for other volumes.
-func (r *podRunner) volumeFiles(ctx context.Context, v corev1.Volume) (map[string]volumeFile, error) {
+func (r *podRunner) volumeFiles(ctx context.Context, v corev1.Volume, from sources) (map[string]volumeFile, error) {
 	ns := r.currentPod().Namespace
 	switch {
 	case v.ConfigMap != nil:
-		return configMapFiles(ctx, r.cs, ns, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, defaultMode(v.ConfigMap.DefaultMode, 0o644))
+		return configMapFiles(from, ns, v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional, defaultMode(v.ConfigMap.DefaultMode, 0o644))
 	case v.Secret != nil:
-		return secretFiles(ctx, r.cs, ns, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional, defaultMode(v.Secret.DefaultMode, 0o644))
+		return secretFiles(from, ns, v.Secret.SecretName, v.Secret.Items, v.Secret.Optional, defaultMode(v.Secret.DefaultMode, 0o644))
 	case v.DownwardAPI != nil:
 		return r.downwardFiles(v.DownwardAPI.Items, defaultMode(v.DownwardAPI.DefaultMode, 0o644))
 	case v.Projected != nil:
@@ -133,9 +163,9 @@ func (r *podRunner) volumeFiles(ctx context.Context, v corev1.Volume) (map[strin
 			var err error
 			switch {
 			case src.ConfigMap != nil:
-				files, err = configMapFiles(ctx, r.cs, ns, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, mode)
+				files, err = configMapFiles(from, ns, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, mode)
 			case src.Secret != nil:
-				files, err = secretFiles(ctx, r.cs, ns, src.Secret.Name, src.Secret.Items, src.Secret.Optional, mode)
+				files, err = secretFiles(from, ns, src.Secret.Name, src.Secret.Items, src.Secret.Optional, mode)
 			case src.DownwardAPI != nil:
 				files, err = r.downwardFiles(src.DownwardAPI.Items, mode)
 			case src.ServiceAccountToken != nil:
@@ -153,8 +183,8 @@ func (r *podRunner) volumeFiles(ctx context.Context, v corev1.Volume) (map[strin
 	return nil, nil
 }
 
-func configMapFiles(ctx context.Context, cs kubernetes.Interface, ns, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode) (map[string]volumeFile, error) {
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+func configMapFiles(from sources, ns, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode) (map[string]volumeFile, error) {
+	cm, err := from.configMap(ns, name)
 	if err != nil {
 		if isOptional(optional) {
 			return map[string]volumeFile{}, nil
@@ -171,8 +201,8 @@ func configMapFiles(ctx context.Context, cs kubernetes.Interface, ns, name strin
 	return keyFiles(data, items, mode)
 }
 
-func secretFiles(ctx context.Context, cs kubernetes.Interface, ns, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode) (map[string]volumeFile, error) {
-	s, err := cs.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+func secretFiles(from sources, ns, name string, items []corev1.KeyToPath, optional *bool, mode os.FileMode) (map[string]volumeFile, error) {
+	s, err := from.secret(ns, name)
 	if err != nil {
 		if isOptional(optional) {
 			return map[string]volumeFile{}, nil
