@@ -177,6 +177,9 @@ func guardPrimaryRecovered(d *decider) (outcome, bool) {
 	if !alive(old, op.LostRunID) || old.Valkey.Role != RolePrimary || old.Valkey.ReplID != op.LostHistory.ID {
 		return outcome{}, false
 	}
+	if d.servesInsteadOf(op.Shard, d.p.Shards[op.Shard], old) != nil {
+		return outcome{}, false // it was failed over for serving no slot, which it still does not
+	}
 	next := d.p
 	next.Op = Operation{}
 	return outcome{next: next, message: fmt.Sprintf("shard %d: %s answers again as the same process; nothing was promoted", op.Shard, op.Lost)}, true
@@ -295,19 +298,14 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	var cur *Node
-	promoted := false
 	if op.Candidate != "" {
 		// Elected but not promoted yet: a node that was not visible at the election may turn
 		// out to hold more; change the election while nothing was done to the first one. If
 		// the elected node itself restarted or went away, primary-lost starts over from it.
-		// Promoted, it is replaced only by a node serving the slots it cannot serve
-		// (servesInstead); it took no client write yet (failover-complete opens it), so one
-		// that holds its data loses none.
 		cur = d.v.node(op.Candidate)
-		if rec := p.Shards[op.Shard]; !alive(cur, rec.RunID) {
+		if rec := p.Shards[op.Shard]; !alive(cur, rec.RunID) || servesReplicas(cur) {
 			return outcome{}, false
 		}
-		promoted = servesReplicas(cur)
 	}
 	if ok, _ := d.quorum(op); !ok {
 		return outcome{}, false
@@ -318,10 +316,10 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	c, reseed, ok := d.failoverCandidate(op)
 	// The lost primary itself may be elected (it came back, as a replica, or restarted from
 	// its data); had it come back as the primary it was, primary-recovered fired first.
-	if !ok || c.Name == op.Candidate || promoted && !d.servesInstead(c, cur) {
+	if !ok || c.Name == op.Candidate {
 		return outcome{}, false
 	}
-	if l, _ := d.candidates(op); cur != nil && (!l.covers(c.Valkey, cur.Valkey) || c.Valkey.Offset <= cur.Valkey.Offset && !d.servesInstead(c, cur)) {
+	if l, _ := d.candidates(op); cur != nil && (!l.covers(c.Valkey, cur.Valkey) || c.Valkey.Offset <= cur.Valkey.Offset) {
 		return outcome{}, false
 	}
 	next := p
@@ -352,9 +350,6 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	msg := fmt.Sprintf("shard %d: %s elected (offset %d) to replace %s", op.Shard, c.Name, c.Valkey.Offset, op.Lost)
 	if op.Candidate != "" {
 		msg = fmt.Sprintf("shard %d: %s elected (offset %d) instead of %s to replace %s", op.Shard, c.Name, c.Valkey.Offset, op.Candidate, op.Lost)
-		if d.servesInstead(c, cur) {
-			msg += fmt.Sprintf(": it holds %s's data and serves the shard's slots, which %s does not", op.Candidate, op.Candidate)
-		}
 	}
 	if l, cands := d.candidates(op); !reseed {
 		if caveat := electionCaveat(l, cands, c); caveat != "" {
@@ -368,17 +363,6 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		msg += fmt.Sprintf("; WITHOUT %s, unseen, by the user's decision (annotation valkey.fsm.dev/failover-without): writes only they hold are given up", names(g))
 	}
 	return outcome{next: next, message: msg}, true
-}
-
-// servesInstead reports whether, in cluster mode, c serves the shard's slots while cur, the
-// node elected before, serves none: with data that contains cur's, c is the better choice
-// even at an equal offset. cur could only be promoted to serve nothing (Promote gives no slots
-// to a node that is a primary already), and c refuses to follow it while it serves slots
-// (found by the simulator, regressions/cluster-re-elect-the-node-serving-the-slots.sched: the
-// old primary, elected while the node that had taken its slots over was cut off, waited for
-// good once that node came back with the slots and the same data).
-func (d *decider) servesInstead(c, cur *Node) bool {
-	return d.v.spec.Mode == ModeCluster && len(c.Valkey.Slots) > 0 && len(cur.Valkey.Slots) == 0
 }
 
 // electedHistory is the history recorded for the elected node. It is the node's own, plus

@@ -33,6 +33,9 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 	case n.Reachable && n.Valkey.Role != RolePrimary:
 		return primaryGone, fmt.Sprintf("primary %s is no longer a primary", rec.Primary)
 	case n.Reachable:
+		if o := d.servesInsteadOf(s, rec, n); o != nil {
+			return primaryGone, fmt.Sprintf("primary %s serves none of the shard's slots (it takes no write), while %s serves them holding its data", rec.Primary, o.Name)
+		}
 		return primaryHealthy, ""
 	case n.Pod.Restarted:
 		return primaryGone, fmt.Sprintf("primary %s restarted (its container restarted; the new process does not answer yet)", rec.Primary)
@@ -48,6 +51,35 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 	default:
 		return primaryUnreachable, fmt.Sprintf("primary %s unreachable for %d of %d probes", rec.Primary, n.FailedProbes, d.v.spec.FailureThreshold)
 	}
+}
+
+// servesInsteadOf returns, in cluster mode, the node of shard s that serves the shard's slots
+// with keys, and data that contains the recorded primary n's, while n serves no slot (nil:
+// none). n then accepts no client write (every key is another node's), and the other node
+// refuses to follow it while it serves slots: a failover to it loses nothing, where waiting
+// would wait for a user to empty it (found by the simulator: the old primary, opened after
+// the fence timeout while the node that had taken its slots over was cut off, was the record
+// when that node came back with the slots and the same data;
+// regressions/cluster-stray-with-the-data-takes-over.sched). A stray without keys gives its
+// slots to n instead (strayOwner); one holding data n lacks is left to the user.
+func (d *decider) servesInsteadOf(s int, rec ShardRecord, n *Node) *Node {
+	if d.v.spec.Mode != ModeCluster || n.Valkey.Role != RolePrimary || len(n.Valkey.Slots) > 0 {
+		return nil
+	}
+	var l *lineage
+	for _, o := range d.v.shard(s) {
+		if o == n || !usable(o) || o.Valkey.Role != RolePrimary || len(o.Valkey.Slots) == 0 || o.Valkey.Keys == 0 {
+			continue
+		}
+		if l == nil {
+			x := d.lineage(s, rec.History)
+			l = &x
+		}
+		if l.covers(o.Valkey, n.Valkey) {
+			return o
+		}
+	}
+	return nil
 }
 
 // hearPrimary lists the reachable replicas of shard s that follow the primary n (by its pod

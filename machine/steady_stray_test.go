@@ -93,9 +93,9 @@ func TestALeavingShardsStrayIsSettledInItsShardFirst(t *testing.T) {
 // s0-0 (the old primary, back without slots after s0-1 had taken them over) is promoted; then
 // s0-1, the lost primary cut off at the election, answers again serving the shard's slots with
 // s0-0's data and no more. s0-0 could only be promoted to serve nothing, and s0-1 refuses to
-// follow it: the election changes to s0-1 (found by the simulator,
-// regressions/cluster-re-elect-the-node-serving-the-slots.sched, where the shard waited for good).
-// Against a node holding more than it, or without slots, the promoted candidate stays.
+// follow it: s0-0 is lost as a candidate (it takes no write) and s0-1 elected (found by the
+// simulator, regressions/cluster-re-elect-the-node-serving-the-slots.sched, where the shard
+// waited for good). Against a node holding more than it, or without slots, the candidate stays.
 func TestAPromotedCandidateWithoutSlotsGivesWayToTheNodeServingThem(t *testing.T) {
 	spec := testSpec(1)
 	spec.Mode = ModeCluster
@@ -113,23 +113,47 @@ func TestAPromotedCandidateWithoutSlotsGivesWayToTheNodeServingThem(t *testing.T
 	p := Persisted{State: FailingOver, Seq: 7, Shards: []ShardRecord{{Primary: "s0-0", RunID: cand.Valkey.RunID, History: History{ID: "h1"}, Epoch: 4}}, PodsPerShard: 2,
 		Op: Operation{Shard: 0, Lost: "s0-1", LostRunID: lost.Valkey.RunID, LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 2}, Writer: "s0-1", WriterRunID: lost.Valkey.RunID, Candidate: "s0-0", KnownFenced: true, ElectedAt: at(1)}}
 	d := Decide(p, obsAt(5, spec, cand, lost))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
-		t.Fatalf("want s0-1 elected instead of s0-0, got %s", d)
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || !strings.Contains(d.Transition.Message, "s0-1 serves them holding its data") {
+		t.Fatalf("want primary-lost for s0-0, which serves no slot, got %s", d)
 	}
-	if !strings.Contains(d.Transition.Message, "serves the shard's slots, which s0-0 does not") {
-		t.Errorf("message %q does not say why", d.Transition.Message)
+	d = Decide(d.Next, obsAt(6, spec, cand, lost))
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1 elected, got %s", d)
 	}
 
 	// s0-1 holding less than the promoted s0-0: no change (its slots do not make up for data).
 	behind := cand
 	behind.Valkey.Offset, behind.Valkey.Keys = 3, 3
-	if d := Decide(p, obsAt(5, spec, behind, lost)); d.Transition != nil && d.Transition.Event == EventCandidateElected {
-		t.Fatalf("re-elected a node holding less: %s", d)
+	if d := Decide(p, obsAt(5, spec, behind, lost)); d.Transition != nil {
+		t.Fatalf("replaced the candidate by a node holding less: %s", d)
 	}
 	// s0-1 without slots: nothing to gain.
 	bare := lost
 	bare.Valkey.Slots = nil
-	if d := Decide(p, obsAt(5, spec, cand, bare)); d.Transition != nil && d.Transition.Event == EventCandidateElected {
-		t.Fatalf("re-elected a node that serves no slots either: %s", d)
+	if d := Decide(p, obsAt(5, spec, cand, bare)); d.Transition != nil && d.Transition.Event != EventFailoverComplete {
+		t.Fatalf("replaced the candidate by a node that serves no slots either: %s", d)
+	}
+}
+
+// TestAStrayServingTheSlotsWithThePrimarysDataTakesOver: the same shard, but s0-1's history
+// continues s0-0's past everything s0-0 holds. s0-0 serves no slot, so it takes no write, and
+// s0-1 will not follow it: a failover to s0-1 loses nothing, where waiting would wait for a user
+// (found by the simulator, regressions/cluster-stray-with-the-data-takes-over.sched).
+func TestAStrayServingTheSlotsWithThePrimarysDataTakesOver(t *testing.T) {
+	p, obs := strayShard(42)
+	obs.Nodes[1].Valkey.ReplID2, obs.Nodes[1].Valkey.SecondOffset, obs.Nodes[1].Valkey.Offset = "h1", 6, 5
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || !strings.Contains(d.Transition.Message, "s0-1 serves them holding its data") {
+		t.Fatalf("want primary-lost for s0-0, which serves no slot, got %s", d)
+	}
+	// The failover does not end as a recovery of s0-0: it still serves nothing.
+	d2 := Decide(d.Next, obsAt(6, obs.Spec, obs.Nodes...))
+	if d2.Transition != nil && d2.Transition.Event == EventPrimaryRecovered {
+		t.Fatalf("s0-0 recovered while it serves no slot: %s", d2)
+	}
+	// s0-0 holding a write beyond s0-1's: left to the user, as before.
+	obs.Nodes[0].Valkey.Offset = 7
+	if d := Decide(p, obs); d.Transition != nil {
+		t.Fatalf("failed over to a node holding less: %s", d)
 	}
 }
