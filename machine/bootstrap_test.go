@@ -232,6 +232,23 @@ func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
 		t.Errorf("a wake: ensure-objects %v, want replicas=1", got)
 	}
 
+	// Pods 0 and 1 answer with data, 2 and 3 do not exist yet (a quota, a slow informer): no
+	// election passes over their claims.
+	early := obsAt(2, spec, restarted(0, 3), restarted(1, 4))
+	early.Objects.Replicas, early.ClaimsBeyond = 3, beyond
+	if d := Decide(Persisted{}, early); d.Transition != nil || !strings.Contains(d.Waiting, "the claims of s0-2, s0-3, beyond the spec") {
+		t.Fatalf("elected before the claims beyond the spec had pods: %s waiting=%q", d, d.Waiting)
+	}
+	// The user names the pod whose data wins: the pods beyond are not waited for, nor kept.
+	early.Spec.BootstrapFrom = "s0-1"
+	d = Decide(Persisted{}, early)
+	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].Primary != "s0-1" {
+		t.Fatalf("bootstrap-from s0-1 did not elect it: %s waiting=%q", d, d.Waiting)
+	}
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=1") {
+		t.Fatalf("with bootstrap-from: ensure-objects %v, want the spec's replicas=1", got)
+	}
+
 	// The pods run: the one holding the most is elected, though beyond the spec.
 	obs = obsAt(2, spec, node(0, RoleReplica, "fresh-0", 0), restarted(1, 0), restarted(2, 5), restarted(3, 4))
 	obs.Objects.Replicas = 3

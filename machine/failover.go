@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -416,17 +415,21 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 // Across a link whose offsets started again (a key-count link) they do not compare: the walk
 // stops there.
 func lostHistoryReach(op Operation, cands []candidate) int64 {
-	same := []string{op.LostHistory.ID}
+	// Each history's bound: how far into it the lost history's line goes (a node of it
+	// beyond that holds writes off the line, which must not stretch the reach).
+	bounds := map[string]int64{op.LostHistory.ID: WholeHistory}
+	bound := WholeHistory
 	for _, link := range op.LostHistory.links() {
 		if link.Restarted {
 			break
 		}
-		same = append(same, link.ID)
+		bound = min(bound, link.End)
+		bounds[link.ID] = bound
 	}
 	var end int64
 	for _, o := range cands {
-		if slices.Contains(same, o.Valkey.ReplID) {
-			end = max(end, o.Valkey.Offset+1)
+		if b, ok := bounds[o.Valkey.ReplID]; ok {
+			end = max(end, min(o.Valkey.Offset+1, b))
 		}
 	}
 	return end

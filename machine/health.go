@@ -54,8 +54,8 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 }
 
 // servesInsteadOf returns, in cluster mode, the node of shard s that serves the shard's slots
-// with keys, and data that contains the recorded primary n's, while n serves no slot (nil:
-// none). n then accepts no client write (every key is another node's), and the other node
+// with keys, and data that contains the recorded primary n's, while n serves no slot and has
+// none open (nil: none). n then accepts no client write (every key is another node's), and the other node
 // refuses to follow it while it serves slots: a failover to it loses nothing, where waiting
 // would wait for a user to empty it (found by the simulator: the old primary, opened after
 // the fence timeout while the node that had taken its slots over was cut off, was the record
@@ -63,7 +63,9 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 // regressions/cluster-stray-with-the-data-takes-over.sched). A stray without keys gives its
 // slots to n instead (strayOwner); one holding data n lacks is left to the user.
 func (d *decider) servesInsteadOf(s int, rec ShardRecord, n *Node) *Node {
-	if d.v.spec.Mode != ModeCluster || n.Valkey.Role != RolePrimary || len(n.Valkey.Slots) > 0 {
+	// A slot open on n (importing, under ASKING) takes writes: not without them (found by a
+	// review: a resharding's import interrupted on a node that then lost its own slots).
+	if d.v.spec.Mode != ModeCluster || n.Valkey.Role != RolePrimary || len(n.Valkey.Slots) > 0 || len(n.Valkey.OpenSlots) > 0 {
 		return nil
 	}
 	var l *lineage

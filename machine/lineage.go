@@ -343,7 +343,17 @@ func (l lineage) covers(b, a Valkey) bool {
 	if l.reaches(b, a.ReplID, a.Offset) {
 		return true
 	}
-	return a.ReplID2 != "" && a.Offset == a.SecondOffset-1 && l.reaches(b, a.ReplID2, a.Offset)
+	if a.ReplID2 != "" && a.Offset == a.SecondOffset-1 && l.reaches(b, a.ReplID2, a.Offset) {
+		return true
+	}
+	// A node still at the point where its history continued the parent (by promotion: offsets
+	// run on) holds none of its own history's writes, only the parent's up to there, whether
+	// or not it reports the parent (a primary that renamed its history on its first replica's
+	// sync does not; found by the simulator: regressions/cluster-stray-covers-a-renamed-history.sched,
+	// where such a primary without slots waited for good beside a node serving them with the
+	// same data).
+	p, ok := l.parents[a.ReplID]
+	return ok && !p.restarted && p.end != WholeHistory && a.Offset == p.end-1 && l.reaches(b, p.id, a.Offset)
 }
 
 // reaches reports whether b's data contains history id up to offset pos, walking up from

@@ -258,6 +258,20 @@ func TestAKeyCountLinkReachesTheNodesOfTheHistoryBeforeAPromotion(t *testing.T) 
 	}
 }
 
+// A node of the history before the promotion counts only up to where the lost history left
+// it: beyond are writes off the line, which must not stretch the link (found by a review).
+func TestAKeyCountLinksReachStopsWhereTheLineLeftAHistory(t *testing.T) {
+	op := Operation{LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 3}}
+	beyond := node(3, RoleReplica, "h1", 10)
+	onLine := node(2, RoleReplica, "h2", 5)
+	if got := lostHistoryReach(op, []candidate{{Node: &beyond}}); got != 3 {
+		t.Fatalf("reach %d from a node of h1 at 10, want 3 (h2 left h1 at 3)", got)
+	}
+	if got := lostHistoryReach(op, []candidate{{Node: &beyond}, {Node: &onLine}}); got != 6 {
+		t.Fatalf("reach %d, want 6 (the node of h2 at 5)", got)
+	}
+}
+
 // A key-count link's child held, at offset 0, the parent up to End and an unmeasured part of
 // the shard's line beyond it: a node that left the parent at End by a hand-over behind the
 // machine's back may have its writes there, and only key counts can say (found by the

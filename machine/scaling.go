@@ -48,6 +48,9 @@ func (d *decider) objectPods(p Persisted) int {
 	if target >= cur {
 		return target
 	}
+	if p.State == Bootstrapping && d.v.spec.BootstrapFrom != "" && !p.Op.Wake {
+		return target // the user named the data that wins: the pods beyond hold none of it
+	}
 	if p.State != Steady {
 		return cur
 	}
@@ -66,18 +69,37 @@ func (d *decider) objectPods(p Persisted) int {
 // the spec's count hands the primary over to an ordinal that stays (found by the simulator:
 // sim/testdata/regressions/recreate-past-claims-beyond-the-spec.sched). A wake is not a first
 // bootstrap: claims older than the cluster beyond its pods were either started by its first
-// bootstrap (their data is on the line since) or had been scaled away before.
+// bootstrap (their data is on the line since) or had been scaled away before. When the user
+// named the pod to bootstrap from (the others' data is discarded), only that pod must run: a
+// pod beyond the spec that cannot start (its volume on a lost node) must not hold the
+// bootstrap once the user decided (found by a review).
 func (d *decider) keptPods(p Persisted) int {
 	if p.State != Bootstrapping || p.Op.Wake || !d.v.spec.Persistence {
 		return 0
 	}
-	pods := 0
-	for _, c := range d.obs.ClaimsBeyond {
-		if c.Shard < d.v.spec.Shards {
-			pods = max(pods, c.Ordinal+1)
+	if name := d.v.spec.BootstrapFrom; name != "" {
+		if n := d.v.node(name); n != nil {
+			return n.Ordinal + 1
 		}
+		return 0
+	}
+	pods := 0
+	for _, c := range d.claimsBeyond(-1) {
+		pods = max(pods, c.Ordinal+1)
 	}
 	return pods
+}
+
+// claimsBeyond lists the claims kept from before the cluster beyond the spec's pods of shard s
+// (every shard the spec asks for: -1) that have no pod yet.
+func (d *decider) claimsBeyond(s int) []Claim {
+	var out []Claim
+	for _, c := range d.obs.ClaimsBeyond {
+		if c.Shard < d.v.spec.Shards && (s < 0 || c.Shard == s) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // scaleDownBlocked says why the objects may not shrink to target pods per shard yet: a

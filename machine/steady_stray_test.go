@@ -151,6 +151,13 @@ func TestAStrayServingTheSlotsWithThePrimarysDataTakesOver(t *testing.T) {
 	if d2.Transition != nil && d2.Transition.Event == EventPrimaryRecovered {
 		t.Fatalf("s0-0 recovered while it serves no slot: %s", d2)
 	}
+	// s0-0 importing a slot (a resharding's move cut short): it takes writes under ASKING.
+	importing := obs
+	importing.Nodes = append([]Node(nil), obs.Nodes...)
+	importing.Nodes[0].Valkey.OpenSlots = []OpenSlot{{Slot: 42, Peer: "id-other", Importing: true}}
+	if d := Decide(p, importing); d.Transition != nil && d.Transition.Event == EventPrimaryLost {
+		t.Fatalf("failed over a primary with an importing slot: %s", d)
+	}
 	// s0-0 holding a write beyond s0-1's: left to the user, as before.
 	obs.Nodes[0].Valkey.Offset = 7
 	if d := Decide(p, obs); d.Transition != nil {
