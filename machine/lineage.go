@@ -83,7 +83,7 @@ func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
 	child, bound := h.ID, WholeHistory
 	for _, link := range h.links() {
 		bound = linkBound(bound, link.End, link.Restarted)
-		l.prefixes = append(l.prefixes, HistoryLink{ID: link.ID, End: bound})
+		l.prefixes = append(l.prefixes, HistoryLink{ID: link.ID, End: bound, Restarted: link.Restarted})
 		l.parents[child] = parentRef{link.ID, link.End, link.Restarted}
 		child = link.ID
 	}
@@ -96,7 +96,7 @@ func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
 		grew = false
 		for _, n := range d.v.shard(shard) {
 			v := n.Valkey
-			if usable(n) && l.continued(v) && !l.has(v.ReplID) && !l.leftBehind(v.ReplID) {
+			if usable(n) && l.extends(v) && !l.has(v.ReplID) && !l.leftBehind(v.ReplID) {
 				l.ids = append(l.ids, v.ReplID)
 				grew = true
 			}
@@ -124,12 +124,39 @@ func (l lineage) continued(v Valkey) bool {
 	if l.has(v.ReplID2) {
 		return true
 	}
+	p, ok := l.branchPoint(v)
+	return ok && (p.Restarted || v.Offset == v.SecondOffset-1)
+}
+
+// extends reports whether v's history joins the lineage: it continued one of the lineage's
+// histories, or one the recorded history left behind across a key-count link (whose end
+// cannot say how far the line went: helper-16's hand-over beside a key-count link).
+func (l lineage) extends(v Valkey) bool {
+	if v.ReplID2 == "" {
+		return false
+	}
+	if l.has(v.ReplID2) {
+		return true
+	}
+	p, ok := l.branchPoint(v)
+	return ok && p.Restarted
+}
+
+// branchPoint returns the history the recorded one left behind that v's history continued, at
+// or before the point where the line left it: a sibling of the line. Across a promotion's link
+// only the sibling's start is the line's data; its writes are not, and a node holding them is
+// off the line: an old primary's history that a failover passed over (found by the simulator:
+// an old primary promoted from h1, deposed by a failover that elected a node still in h1 and
+// promoted it from there, was taken for a node of the line and forgotten as deposed; its
+// off-line write then made the shard's histories fork for good;
+// regressions/old-line-beside-the-new-one.sched).
+func (l lineage) branchPoint(v Valkey) (HistoryLink, bool) {
 	for _, p := range l.prefixes {
 		if v.ReplID2 == p.ID && v.SecondOffset <= p.End {
-			return true
+			return p, true
 		}
 	}
-	return false
+	return HistoryLink{}, false
 }
 
 // contains reports whether a node's data belongs to the lineage: it is in one of its

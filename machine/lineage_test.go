@@ -272,6 +272,33 @@ func TestAKeyCountLinksReachStopsWhereTheLineLeftAHistory(t *testing.T) {
 	}
 }
 
+// A history that continued one the line left behind, at the point where the line left it (a
+// sibling of the line: the old primary's history that a failover passed over), holds the
+// line's data only at its start: its writes are off the line. Across a key-count link the
+// line's end cannot say so, and the sibling is weighed as before (by key count).
+func TestASiblingOfTheLineIsOnItOnlyAtItsStart(t *testing.T) {
+	rec := History{ID: "h3", PrevID: "h1", PrevEnd: 2}
+	sibling := node(0, RolePrimary, "h2", 2) // promoted from h1 at 1, one write of its own
+	sibling.Valkey.ReplID2, sibling.Valkey.SecondOffset = "h1", 2
+	atStart := sibling
+	atStart.Valkey.Offset = 1
+	d := &decider{v: newView(obsAt(1, testSpec(2), sibling))}
+	l := d.lineage(0, rec)
+	if l.contains(sibling.Valkey) {
+		t.Fatalf("h2's write taken for the line's: prefixes %+v", l.prefixes)
+	}
+	if !l.contains(atStart.Valkey) {
+		t.Fatal("h2 at its start holds h1 below 2, the line's data")
+	}
+	if d.onTheLine(0, ShardRecord{History: rec}, d.v.node("s0-0")) {
+		t.Fatal("a deposed pod holding h2's write would be forgotten as resynced")
+	}
+	rec.PrevRestarted = true
+	if !d.lineage(0, rec).contains(sibling.Valkey) {
+		t.Fatal("beside a key-count link the sibling is weighed, not dropped")
+	}
+}
+
 // A key-count link's child held, at offset 0, the parent up to End and an unmeasured part of
 // the shard's line beyond it: a node that left the parent at End by a hand-over behind the
 // machine's back may have its writes there, and only key counts can say (found by the
