@@ -20,6 +20,9 @@ type World struct {
 	journaling bool
 	tick       int64
 	nodes      []*node // sorted by shard then ordinal
+	// podChanges counts pods created and deleted: a decision with nothing to do is not a
+	// settled cluster when a pod changed after it was observed (see Sim.Converge).
+	podChanges int
 
 	ipSeq, runSeq, replSeq int
 
@@ -407,6 +410,7 @@ func (w *World) kube() {
 
 // createPod gives n a pod on a new IP at the objects' revision and starts its process.
 func (w *World) createPod(n *node, keepData bool) {
+	w.podChanges++
 	if n.volumeBytes == 0 {
 		n.volumeBytes = w.spec.StorageBytes // a new claim, from the claim template
 	}
@@ -524,6 +528,7 @@ func (w *World) deletePod(n *node, keepData bool) {
 	if !n.exists {
 		return
 	}
+	w.podChanges++
 	// Whatever deleted it, a preStop hold is over with the pod.
 	n.exists, n.running, n.terminating, n.held, n.lingerUntil = false, false, false, false, 0
 	n.keepData = keepData
@@ -734,6 +739,18 @@ func (b *bitset) set(i int32) {
 func (b bitset) clone() bitset { return append(bitset(nil), b...) }
 
 // anyPod reports whether any pod of the cluster exists.
+// podStopping reports whether a pod's graceful deletion is under way: the StatefulSet
+// re-creates it once it is gone, so the world is not at rest yet (a decision with nothing to
+// do then is not a settled cluster: the pod's successor will need its role).
+func (w *World) podStopping() bool {
+	for _, n := range w.nodes {
+		if n.exists && n.terminating {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *World) anyPod() bool {
 	for _, n := range w.nodes {
 		if n.exists {
