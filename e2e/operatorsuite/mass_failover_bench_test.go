@@ -3,8 +3,10 @@ package operatorsuite
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +90,7 @@ func BenchmarkMassFailover(b *testing.B) {
 			w.waitFlowing(b, 20, time.Minute)
 		}
 
+		cpu0 := machineCPU()
 		t0 := time.Now()
 		if err := cl.StopNode(context.Background(), target); err != nil {
 			b.Fatal(err)
@@ -103,6 +106,12 @@ func BenchmarkMassFailover(b *testing.B) {
 		for j, w := range writers {
 			rtos[j] = w.firstAckOn(b, t1, 3*time.Minute).end.Sub(t0)
 		}
+		// How busy the machine was from the stop until every client wrote again: on 2 cores
+		// a mass failover competes with the control plane, 200 replicas reconnecting and the
+		// clients themselves (the operator runs in this process).
+		busy := machineCPU().busySince(cpu0)
+		b.Logf("machine CPU busy from the stop until every client wrote again: %.0f%% of %d cores", busy*100, runtime.NumCPU())
+		b.ReportMetric(busy*100, "machine-cpu-busy-%")
 		// The node stays down until every cluster has recorded its failover on its own (a
 		// process coming back would be evidence that cuts the fence wait short).
 		for j, name := range affected {
@@ -248,4 +257,33 @@ func maxDur(ds []time.Duration) time.Duration {
 		m = max(m, d)
 	}
 	return m
+}
+
+// cpuTimes is the machine's CPU time so far (/proc/stat, in clock ticks): busy and total.
+type cpuTimes struct{ busy, total float64 }
+
+func machineCPU() cpuTimes {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	var t cpuTimes
+	for i, v := range f[1:] {
+		x, _ := strconv.ParseFloat(v, 64)
+		t.total += x
+		if i != 3 && i != 4 { // idle, iowait
+			t.busy += x
+		}
+	}
+	return t
+}
+
+// busySince is the busy fraction of the CPU time since t0.
+func (t cpuTimes) busySince(t0 cpuTimes) float64 {
+	if t.total <= t0.total {
+		return 0
+	}
+	return (t.busy - t0.busy) / (t.total - t0.total)
 }
