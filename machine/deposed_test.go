@@ -125,3 +125,35 @@ func TestHibernationWaitsForADeposedPodToResync(t *testing.T) {
 		t.Fatalf("want the hibernation to wait for s0-0, got %s", d)
 	}
 }
+
+// The deposed old primary s0-0 had itself been promoted from h1 (h2, with a write of its own);
+// the failover elected s0-1, still in h1, and promoted it there (h3): h2 is a sibling of the
+// new line. Neither the failover's completion nor the decisions after it may forget s0-0 as
+// holding the line's data (found by the simulator, regressions/old-line-beside-the-new-one.sched;
+// while the failover runs, the record holds the elected node's history as it was before its
+// promotion, and deposed-resynced waits for its end: a review's point, defensive, since
+// failover-complete comes first with the guards as they are).
+func TestADeposedSiblingOfTheLineIsNotForgotten(t *testing.T) {
+	p := steadyState()
+	p.State = FailingOver
+	p.Shards = []ShardRecord{{Primary: "s0-1", RunID: "run-1", History: History{ID: "h1"}, Epoch: 2,
+		Deposed: []DeposedPod{{Pod: "s0-0", Keys: 1, Left: HistoryLink{ID: "h1", End: 2}}}}}
+	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", Candidate: "s0-1", KnownFenced: true, ElectedAt: at(1)}
+	old := node(0, RolePrimary, "h2", 2) // promoted from h1 at 1, one write of its own
+	old.Valkey.ReplID2, old.Valkey.SecondOffset, old.Valkey.Keys, old.Valkey.WritesFenced = "h1", 2, 2, true
+	cand := node(1, RolePrimary, "h3", 1) // promoted: h3 continues h1 at 1
+	cand.Valkey.ReplID2, cand.Valkey.SecondOffset, cand.Valkey.Keys, cand.Valkey.WritesFenced = "h1", 2, 1, true
+	nodes := []Node{old, cand, detached(node(2, RoleReplica, "h1", 1))}
+	for sec := 2; sec < 5; sec++ {
+		d := Decide(p, obsAt(sec, durableSpec(2), nodes...))
+		if d.Transition != nil && d.Transition.Event == EventDeposedResynced {
+			t.Fatalf("forgot the deposed s0-0, a sibling of the line: %s", d)
+		}
+		if d.Transition != nil {
+			p = d.Next
+		}
+	}
+	if p.State != Steady || len(p.Shards[0].Deposed) != 1 {
+		t.Fatalf("want Steady with s0-0 still deposed, got %s %+v", p.State, p.Shards[0].Deposed)
+	}
+}
