@@ -86,13 +86,6 @@ func (d *decider) onTheLine(s int, rec ShardRecord, n *Node) bool {
 
 func guardDeposedResynced(d *decider) (outcome, bool) {
 	for s, rec := range d.p.Shards {
-		if d.p.State == FailingOver && d.p.Op.Shard == s && d.p.Op.Candidate != "" {
-			// The record holds the elected node's history as it was before its promotion:
-			// an old primary promoted from that same history (a sibling of the line to be)
-			// would pass for the line's. It is judged once the failover has ended (found by
-			// a review).
-			continue
-		}
 		for _, m := range rec.Deposed {
 			n := d.v.node(m.Pod)
 			if n == nil || n.Shard != s || !d.onTheLine(s, rec, n) {

@@ -129,10 +129,11 @@ func TestHibernationWaitsForADeposedPodToResync(t *testing.T) {
 // The deposed old primary s0-0 had itself been promoted from h1 (h2, with a write of its own);
 // the failover elected s0-1, still in h1, and promoted it there (h3): h2 is a sibling of the
 // new line. Neither the failover's completion nor the decisions after it may forget s0-0 as
-// holding the line's data (found by the simulator, regressions/old-line-beside-the-new-one.sched;
-// while the failover runs, the record holds the elected node's history as it was before its
-// promotion, and deposed-resynced waits for its end: a review's point, defensive, since
-// failover-complete comes first with the guards as they are).
+// holding the line's data (found by the simulator, regressions/old-line-beside-the-new-one.sched).
+// A review pointed at the moment before candidate-promoted, when the record still holds the
+// elected node's history as it was before its promotion; failover-complete (or primary-lost,
+// should the promotion fail) comes first there. Making deposed-resynced wait for the failover's
+// end instead cost liveness in cluster mode (seed 91000545).
 func TestADeposedSiblingOfTheLineIsNotForgotten(t *testing.T) {
 	p := steadyState()
 	p.State = FailingOver
