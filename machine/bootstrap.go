@@ -88,7 +88,13 @@ func (d *decider) bootstrapWired() (outcome, bool) {
 	next.PodsPerShard = d.specPods()
 	msg := fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)
 	if pods := d.objectPods(d.p); pods > d.specPods() {
-		msg = fmt.Sprintf("%d shard(s) of %d node(s) wired; %s, beyond the spec, started for the volumes kept there from before this cluster, are removed by a scale-down next", spec.Shards, pods, ordinals(d.specPods(), pods))
+		why := "the spec was lowered during the bootstrap"
+		for _, n := range d.v.nodes {
+			if n.Ordinal >= d.specPods() && n.Pod.VolumeFromBefore {
+				why = "started for the volumes kept there from before this cluster"
+			}
+		}
+		msg = fmt.Sprintf("%d shard(s) of %d node(s) wired; %s, beyond the spec (%s), are removed by a scale-down next", spec.Shards, pods, ordinals(d.specPods(), pods), why)
 	}
 	return outcome{next: next, message: msg}, true
 }

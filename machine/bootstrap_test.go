@@ -270,11 +270,12 @@ func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
 		if i != 2 {
 			nodes[i].Valkey.PrimaryHost, nodes[i].Valkey.LinkUp, nodes[i].Valkey.Keys = prim.Pod.IP, true, 5
 		}
+		nodes[i].Pod.VolumeFromBefore = i >= 1
 	}
 	obs = obsAt(3, spec, nodes...)
 	obs.Objects.Replicas = 3
 	d = Decide(p, obs)
-	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || !strings.Contains(d.Transition.Message, "ordinals 2-3, beyond the spec") {
+	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || !strings.Contains(d.Transition.Message, "ordinals 2-3, beyond the spec (started for the volumes kept there") {
 		t.Fatalf("bootstrap-complete does not say why ordinals 2-3 run: %+v waiting=%q", d.Transition, d.Waiting)
 	}
 	if d.Next.PodsPerShard != 2 {

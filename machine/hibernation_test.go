@@ -63,6 +63,30 @@ func TestHibernationClosesWritesLetsReplicasCatchUpThenStopsThePods(t *testing.T
 
 // TestACacheClusterDoesNotHibernate: without persistence a stop loses every key (the API
 // refuses it; the machine refuses it too) and Steady says why.
+// The spec was lowered to 2 pods during the bootstrap (or kept claims were started beyond it):
+// the record says 2 pods per shard, the objects still ask for 4, and the primary may sit on
+// ordinal 3. A hibernation now would wake only the spec's pods: it waits for the scale-down
+// (found by the simulator, regressions/hibernated-before-the-scale-down.sched).
+func TestHibernationWaitsForAScaleDownNotCarriedOut(t *testing.T) {
+	spec := testSpec(1)
+	spec.Persistence, spec.Hibernate = true, true
+	p := steadyState()
+	p.PodsPerShard = 2
+	obs := obsAt(5, spec, primary(100), replica(1, 100), replica(2, 100), replica(3, 100))
+	obs.Objects.Replicas = 3
+	d := Decide(p, obs)
+	if d.Transition != nil && d.Transition.Event == EventHibernateRequested {
+		t.Fatalf("hibernated with the objects still asking for 4 pods: %s", d)
+	}
+	if !strings.Contains(d.Waiting, "the objects still ask for 4") && len(actionsOf(d, "ensure-objects")) == 0 {
+		t.Fatalf("neither the scale-down nor a wait naming it: %s waiting=%q", d, d.Waiting)
+	}
+	obs.Objects.Replicas = 1
+	if d := Decide(p, obsAt(6, spec, primary(100), replica(1, 100))); d.Transition == nil || d.Transition.Event != EventHibernateRequested {
+		t.Fatalf("once scaled down, the hibernation goes on: %s", d)
+	}
+}
+
 func TestACacheClusterDoesNotHibernate(t *testing.T) {
 	spec := testSpec(2)
 	spec.Hibernate = true

@@ -109,7 +109,7 @@ func TestReCreationOnKeptClaimsLosesNoAcknowledgedKey(t *testing.T) {
 				if c.notFromPod0 && strings.Contains(election.Message, name+"-0 (") {
 					t.Fatalf("bootstrapped from %s-0, which held less: %s", name, election.Message)
 				}
-				if again < pods && !historyHas(vc, "beyond the spec, started for the volumes kept there") {
+				if again < pods && !historyHas(vc, "beyond the spec (started for the volumes kept there") {
 					t.Fatalf("bootstrap-complete does not say why pods beyond the spec ran:\n%+v", vc.Status.History)
 				}
 				missing := missingOnEveryNode(t, ctx, vc, keys)
