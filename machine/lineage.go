@@ -118,14 +118,11 @@ func (l lineage) has(id string) bool {
 // from one of its histories, or from the previous history at a point the recorded one also
 // went through.
 func (l lineage) continued(v Valkey) bool {
-	if v.ReplID2 == "" {
-		return false
-	}
-	if l.has(v.ReplID2) {
+	if l.extends(v) {
 		return true
 	}
-	p, ok := l.branchPoint(v)
-	return ok && (p.Restarted || v.Offset == v.SecondOffset-1)
+	_, ok := l.branchPoint(v)
+	return ok && v.Offset == v.SecondOffset-1
 }
 
 // extends reports whether v's history joins the lineage: it continued one of the lineage's
