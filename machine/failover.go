@@ -67,7 +67,8 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 	next.Shards[s].History = historyOf(c).continuing(rec.History)
 	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Writer, fencedBy)
 	if c.Name == op.Writer {
-		// Re-elected (servesInstead): the writer itself holds every write it took.
+		// Elected again (it was lost, then served the slots the elected node could not:
+		// servesInsteadOf): the writer itself holds every write it took.
 		msg = fmt.Sprintf("shard %d: %s, the primary lost before, serves again: elected for its data and the shard's slots", s, c.Name)
 	}
 	if op.Reseed {

@@ -738,7 +738,6 @@ func (b *bitset) set(i int32) {
 
 func (b bitset) clone() bitset { return append(bitset(nil), b...) }
 
-// anyPod reports whether any pod of the cluster exists.
 // podStopping reports whether a pod's graceful deletion is under way: the StatefulSet
 // re-creates it once it is gone, so the world is not at rest yet (a decision with nothing to
 // do then is not a settled cluster: the pod's successor will need its role).
@@ -751,6 +750,7 @@ func (w *World) podStopping() bool {
 	return false
 }
 
+// anyPod reports whether any pod of the cluster exists.
 func (w *World) anyPod() bool {
 	for _, n := range w.nodes {
 		if n.exists {
