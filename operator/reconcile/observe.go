@@ -185,7 +185,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		// A claim older than the cluster was kept from a deleted cluster of the same name
 		// (claims outlive their cluster): the node may start with its data.
 		if c := w.claims[name]; c != nil {
-			n.Pod.VolumeFromBefore = c.CreationTimestamp.Before(&vc.CreationTimestamp)
+			n.Pod.VolumeFromBefore = keptFromBefore(c, vc)
 			n.Pod.VolumeBytes = c.Spec.Resources.Requests.Storage().Value()
 		}
 		wg.Add(1)
@@ -247,6 +247,12 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	return w, nil
 }
 
+// keptFromBefore reports whether claim c is older than the cluster: kept from a deleted cluster
+// of the same name (claims outlive their cluster), so it may hold data.
+func keptFromBefore(c *corev1.PersistentVolumeClaim, vc *v1alpha1.ValkeyCluster) bool {
+	return c.CreationTimestamp.Before(&vc.CreationTimestamp)
+}
+
 // podPlace is where a pod sits: its shard and ordinal.
 type podPlace struct{ shard, ordinal int }
 
@@ -256,7 +262,7 @@ type podPlace struct{ shard, ordinal int }
 func claimsBeyond(claims map[string]*corev1.PersistentVolumeClaim, observed map[string]podPlace, names kube.Names, vc *v1alpha1.ValkeyCluster) []machine.Claim {
 	var out []machine.Claim
 	for pod, c := range claims {
-		if _, seen := observed[pod]; seen || !c.CreationTimestamp.Before(&vc.CreationTimestamp) {
+		if _, seen := observed[pod]; seen || !keptFromBefore(c, vc) {
 			continue
 		}
 		if sh, ord, ok := names.ShardAndOrdinal(pod); ok {
