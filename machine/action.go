@@ -181,11 +181,15 @@ type ForgetNode struct {
 
 // MigrateSlots moves Slots with their keys from the primary of shard From to the primary of
 // shard To (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE). Resumable: a slot left
-// half-migrated is finished by the next MigrateSlots for it.
+// half-migrated is finished by the next MigrateSlots for it. FromRunID and ToRunID are the
+// processes the decision saw: a source restarted since may hold less than the one decided on
+// (found by the simulator: a source started empty after the decision handed its slots to the
+// target without the WAIT-acknowledged write it had held), so the move is refused then.
 type MigrateSlots struct {
-	From, To         int
-	FromNode, ToNode string
-	Slots            SlotRange
+	From, To           int
+	FromNode, ToNode   string
+	FromRunID, ToRunID string
+	Slots              SlotRange
 }
 
 // ExpandVolumes grows the data volumes of Nodes to Bytes (their claims ask for less). It is

@@ -451,7 +451,7 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 		case from == nil:
 			b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
 		default:
-			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
+			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
 		}
 		return
 	}

@@ -31,12 +31,51 @@ import (
 
 // deposedOf is the record's entry for pod, if any.
 func (rec ShardRecord) deposedOf(pod string) (DeposedPod, bool) {
-	for _, m := range rec.Deposed {
+	return deposedIn(rec.Deposed, pod)
+}
+
+// deposedIn is ms's entry for pod, if any.
+func deposedIn(ms []DeposedPod, pod string) (DeposedPod, bool) {
+	for _, m := range ms {
 		if m.Pod == pod {
 			return m, true
 		}
 	}
 	return DeposedPod{}, false
+}
+
+// deposeIdleClaims returns ms (the shard's deposed pods) with the pods of shard s whose
+// claims are idle (Observation.IdleClaims: a scale-down kept them) deposed by the election of
+// c, whose history h is the line from now on. The failover could not weigh them, and their
+// data reaches into the line at most as far as c's: the rest is off it. Started again by a
+// scale-up after an append-only restart, such a volume reports a fresh ID with all its keys,
+// and a later election by key count would take those writes for the line's (found by the
+// simulator: sim/testdata/regressions/scaled-away-volume-back-after-a-failover.sched, a
+// replica scaled away holding two writes a failover then gave up, elected by key count over
+// the node holding a WAIT-acknowledged write). A pod deposed before keeps its mark while the
+// new line reaches where the old one left it (the mark still bounds what it may hold of the
+// line); else the line left it at c, with at most the fewer keys of the two.
+func (d *decider) deposeIdleClaims(s int, c *Node, h History, ms []DeposedPod) ([]DeposedPod, []string) {
+	l := d.lineage(s, h)
+	var deposed []string
+	for _, cl := range d.obs.IdleClaims {
+		if cl.Shard != s || cl.Name == c.Name {
+			continue
+		}
+		m := DeposedPod{Pod: cl.Name, Keys: c.Valkey.Keys}
+		if !c.Valkey.empty() {
+			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
+		}
+		if old, ok := deposedIn(ms, cl.Name); ok {
+			if old.Left.ID == "" || l.reaches(c.Valkey, old.Left.ID, old.Left.End-1) {
+				continue
+			}
+			m.Keys = min(m.Keys, old.Keys)
+		}
+		ms = withDeposed(ms, m)
+		deposed = append(deposed, cl.Name)
+	}
+	return ms, deposed
 }
 
 // withoutDeposed returns ms without pod's entry (a new slice: records share theirs).

@@ -158,3 +158,61 @@ func TestADeposedSiblingOfTheLineIsNotForgotten(t *testing.T) {
 		t.Fatalf("want Steady with s0-0 still deposed, got %s %+v", p.State, p.Shards[0].Deposed)
 	}
 }
+
+// The simulator's finding (seed 92004768 of replication-persistent): a replica scaled away
+// with writes the others lacked, its claim kept, came back after a failover had given those
+// writes up, restarted from its append-only file, and was elected by key count over the
+// node holding a WAIT-acknowledged write of the line. An election now deposes the pods whose
+// claims are idle with the elected node's place and keys; one deposed before keeps its mark
+// while the new line reaches where the old one left it, else takes the new place and the
+// fewer keys.
+func TestAnElectionDeposesThePodsOfIdleClaims(t *testing.T) {
+	spec := testSpec(2)
+	elect := func(p Persisted, idle ...Claim) Decision {
+		t.Helper()
+		r1, r2 := replica(1, 5), replica(2, 4)
+		r1.Valkey.Keys, r2.Valkey.Keys = 5, 4
+		o := obsAt(5, spec, unreachable(primary(0), 5), r1, r2)
+		o.IdleClaims = idle
+		d := Decide(p, o)
+		if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+			t.Fatalf("want primary-lost, got %s", d)
+		}
+		o = obsAt(6, spec, unreachable(primary(0), 6), detached(r1), detached(r2))
+		o.IdleClaims = idle
+		d = Decide(d.Next, o)
+		if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+			t.Fatalf("want s0-1 elected, got %s", d)
+		}
+		return d
+	}
+	away := Claim{Name: "s0-3", Shard: 0, Ordinal: 3}
+	other := Claim{Name: "s1-3", Shard: 1, Ordinal: 3}
+	d := elect(steadyState(), away, other)
+	want := DeposedPod{Pod: "s0-3", Keys: 5, Left: HistoryLink{ID: "h1", End: 6}}
+	if m, ok := d.Next.Shards[0].deposedOf("s0-3"); !ok || m != want {
+		t.Fatalf("want s0-3 deposed with s0-1's keys and place, got %+v", d.Next.Shards[0].Deposed)
+	}
+	if _, ok := d.Next.Shards[0].deposedOf("s1-3"); ok {
+		t.Fatalf("a claim of another shard is deposed: %+v", d.Next.Shards[0].Deposed)
+	}
+	if !strings.Contains(d.Transition.Message, "s0-3, scaled away (claims kept), deposed") {
+		t.Fatalf("the election does not say it deposed s0-3: %s", d.Transition.Message)
+	}
+	if d := elect(steadyState()); len(d.Next.Shards[0].Deposed) != 1 {
+		t.Fatalf("with no idle claim only the old primary is deposed, got %+v", d.Next.Shards[0].Deposed)
+	}
+	// Deposed before, where the new line still reaches: the old, narrower mark stays.
+	p := steadyState()
+	narrow := DeposedPod{Pod: "s0-3", Keys: 2, Left: HistoryLink{ID: "h1", End: 3}}
+	p.Shards[0].Deposed = []DeposedPod{narrow}
+	if m, _ := elect(p, away).Next.Shards[0].deposedOf("s0-3"); m != narrow {
+		t.Fatalf("want the earlier mark %+v kept, got %+v", narrow, m)
+	}
+	// Deposed before in a history the new line does not reach: the new place, fewer keys.
+	p.Shards[0].Deposed = []DeposedPod{{Pod: "s0-3", Keys: 3, Left: HistoryLink{ID: "h0", End: 9}}}
+	want = DeposedPod{Pod: "s0-3", Keys: 3, Left: HistoryLink{ID: "h1", End: 6}}
+	if m, _ := elect(p, away).Next.Shards[0].deposedOf("s0-3"); m != want {
+		t.Fatalf("want %+v, got %+v", want, m)
+	}
+}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -335,6 +336,8 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		}
 		next.Shards[op.Shard].Deposed = withDeposed(next.Shards[op.Shard].Deposed, m)
 	}
+	var idle []string
+	next.Shards[op.Shard].Deposed, idle = d.deposeIdleClaims(op.Shard, c, next.Shards[op.Shard].History, next.Shards[op.Shard].Deposed)
 	if op.Candidate != "" {
 		// A re-election replaces the record, it does not add a primary change.
 		next.Shards[op.Shard].Epoch--
@@ -358,6 +361,9 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	}
 	if reseed {
 		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new history", op.Shard, op.Lost, c.Name)
+	}
+	if len(idle) > 0 {
+		msg += fmt.Sprintf("; %s, scaled away (claims kept), deposed: what their volumes hold beyond %s's data is off the line", strings.Join(idle, ", "), c.Name)
 	}
 	if g := d.givenUp(op); len(g) > 0 {
 		msg += fmt.Sprintf("; WITHOUT %s, unseen, by the user's decision (annotation valkey.fsm.dev/failover-without): writes only they hold are given up", names(g))

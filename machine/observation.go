@@ -31,6 +31,11 @@ type Observation struct {
 	// cluster re-created smaller than the one deleted); a first bootstrap starts it before it
 	// elects (see keptPods).
 	ClaimsBeyond []Claim `json:",omitempty"`
+	// IdleClaims lists the data claims, of any age, whose pods do not exist on places the
+	// objects do not ask for: kept by a scale-down (whenScaled: Retain), to be started again,
+	// data and all, by a scale-up. A failover cannot weigh them, so whatever they hold beyond
+	// the node it elects is off the line from then on (deposeIdleClaims).
+	IdleClaims []Claim `json:",omitempty"`
 }
 
 // Claim is a pod's data claim: the pod it is for, by name and place.

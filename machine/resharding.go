@@ -142,7 +142,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 				b.wait(fmt.Sprintf("slot %d is open between shards %d and %d, and one of them has no primary answering", m.Start, m.from, m.to))
 				continue
 			}
-			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
+			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
 		}
 		return
 	}
@@ -175,7 +175,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		for _, m := range moves {
 			to := d.v.node(p.Shards[m.to].Primary)
 			from := d.v.node(p.Shards[m.from].Primary)
-			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, Slots: m.SlotRange})
+			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
 		}
 		return
 	}

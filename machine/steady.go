@@ -474,7 +474,7 @@ func (d *decider) strayOwner(s int, n, prim *Node, b *actionList) {
 		// Also when prim serves part of them already (a move of several ranges cut short):
 		// gossip never takes from a node slots nobody else claims.
 		for _, r := range n.Valkey.Slots {
-			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, Slots: r})
+			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, FromRunID: n.Valkey.RunID, ToRunID: prim.Valkey.RunID, Slots: r})
 		}
 	default:
 		b.wait(fmt.Sprintf("shard %d: %s serves the shard's slots and holds %d key(s), while %s, its recorded primary elected for its data, serves none; the operator does not empty a node that serves slots (to give them to %s, empty %s by hand: FLUSHALL, then CLUSTER RESET SOFT)", s, n.Name, n.Valkey.Keys, prim.Name, prim.Name, n.Name))

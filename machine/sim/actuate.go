@@ -346,11 +346,11 @@ func subtractRange(ranges []machine.SlotRange, cut machine.SlotRange) []machine.
 // migrate moves a slot range and its keys between two shards' primaries (classic MIGRATE).
 // In this model the move is atomic: it happens in one step or not at all.
 func (w *World) migrate(a machine.MigrateSlots) error {
-	from, err := w.target(a.FromNode, "")
+	from, err := w.target(a.FromNode, a.FromRunID)
 	if err != nil {
 		return err
 	}
-	to, err := w.target(a.ToNode, "")
+	to, err := w.target(a.ToNode, a.ToRunID)
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 		machine.ReadClusterBus(obs.Nodes)
 	}
 	obs.ClaimsBeyond = w.claimsBeyond()
+	obs.IdleClaims = w.idleClaims()
 	return obs
 }
 
@@ -81,6 +82,19 @@ func (w *World) claimsBeyond() []machine.Claim {
 	var out []machine.Claim
 	for _, n := range w.retained {
 		if n.volumeFromBefore {
+			out = append(out, machine.Claim{Name: n.name, Shard: n.shard, Ordinal: n.ordinal})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// idleClaims lists every retained claim (kept by a scale-down, a hibernation or a deleted
+// cluster) on a place the objects do not ask for: no pod runs on it until they do.
+func (w *World) idleClaims() []machine.Claim {
+	var out []machine.Claim
+	for _, n := range w.retained {
+		if n.shard >= w.objects.Shards || n.ordinal > w.objects.Replicas {
 			out = append(out, machine.Claim{Name: n.name, Shard: n.shard, Ordinal: n.ordinal})
 		}
 	}

@@ -450,6 +450,14 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		if err != nil {
 			return err
 		}
+		// The move is for the processes the decision saw: a source restarted since may hold
+		// less than the one decided on (MigrateSlots).
+		if err := w.pool.Alive(ctx, from, a.FromRunID); err != nil {
+			return fmt.Errorf("source %s: %w", a.FromNode, err)
+		}
+		if err := w.pool.Alive(ctx, to, a.ToRunID); err != nil {
+			return fmt.Errorf("target %s: %w", a.ToNode, err)
+		}
 		var primaries []string
 		for _, n := range w.obs.Nodes {
 			if n.Reachable && n.Valkey.Role == machine.RolePrimary {

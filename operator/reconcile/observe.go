@@ -236,6 +236,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		machine.ReadClusterBus(w.obs.Nodes)
 	}
 	w.obs.ClaimsBeyond = claimsBeyond(w.claims, names, desired.Names, vc)
+	w.obs.IdleClaims = idleClaims(w.claims, w.pods, w.obs.Objects, desired.Names)
 	keep := map[string]bool{}
 	for _, n := range nodes {
 		if n.Pod.IP != "" {
@@ -268,6 +269,25 @@ func claimsBeyond(claims map[string]*corev1.PersistentVolumeClaim, observed map[
 		if sh, ord, ok := names.ShardAndOrdinal(pod); ok {
 			out = append(out, machine.Claim{Name: pod, Shard: sh, Ordinal: ord})
 		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// idleClaims lists the claims, of any age, whose pods do not exist on places the StatefulSets
+// do not ask for (objects): a scale-down kept them and a scale-up starts a pod on their data.
+// Sorted by name: the machine is given no map order.
+func idleClaims(claims map[string]*corev1.PersistentVolumeClaim, pods map[string]*corev1.Pod, objects machine.Objects, names kube.Names) []machine.Claim {
+	var out []machine.Claim
+	for pod := range claims {
+		if pods[pod] != nil {
+			continue
+		}
+		sh, ord, ok := names.ShardAndOrdinal(pod)
+		if !ok || (sh < objects.Shards && ord <= objects.Replicas) {
+			continue
+		}
+		out = append(out, machine.Claim{Name: pod, Shard: sh, Ordinal: ord})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -1,10 +1,14 @@
 package reconcile
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // A crash-looping container runs for a moment between back-offs; its reason must stay in
@@ -28,5 +32,24 @@ func TestStartErrorSurvivesTheMomentsACrashLoopRuns(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: startError = %q, want it to contain %q", c.name, got, c.want)
 		}
+	}
+}
+
+// The claims a scale-down kept are idle: no pod, on places the StatefulSets do not ask for.
+// A pod being created (its place asked for) or still running is not, whatever the claim's age.
+func TestIdleClaimsAreTheKeptOnesNoPodRunsOn(t *testing.T) {
+	names := kube.Names{StatefulSet: "c"}
+	claims := map[string]*corev1.PersistentVolumeClaim{}
+	for _, pod := range []string{"c-0", "c-1", "c-2", "c-3", "c-4", "other-5"} {
+		claims[pod] = &corev1.PersistentVolumeClaim{}
+	}
+	pods := map[string]*corev1.Pod{"c-0": {}, "c-3": {}}
+	got := idleClaims(claims, pods, machine.Objects{Shards: 1, Replicas: 1}, names)
+	want := []machine.Claim{{Name: "c-2", Ordinal: 2}, {Name: "c-4", Ordinal: 4}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("idleClaims = %+v, want %+v (c-1 is asked for, c-3 still runs, other-5 is not the cluster's)", got, want)
+	}
+	if got := idleClaims(claims, pods, machine.Objects{Shards: 1, Replicas: 4}, names); len(got) != 0 {
+		t.Fatalf("with every place asked for no claim is idle, got %+v", got)
 	}
 }
