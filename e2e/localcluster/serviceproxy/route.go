@@ -20,6 +20,16 @@ type route struct {
 	selector        labels.Selector // nil: no Pod backends
 	static          netip.AddrPort  // valid: the one backend, Pods are ignored
 	publishNotReady bool
+	// backends memoises the backends as of a Pod generation (Proxy.podGen): listing Pods by
+	// selector for every connection cost a mass-failover benchmark a fifth of its test
+	// process's CPU (100 clients redialling every 50 ms, 300 Pods in one namespace).
+	backends atomic.Pointer[backendsAt]
+}
+
+// backendsAt is a route's backends computed when the Pod cache was at generation gen.
+type backendsAt struct {
+	gen      uint64
+	backends []netip.AddrPort
 }
 
 // pick returns the next backend of r in round-robin order, or false when there is none.
@@ -32,9 +42,25 @@ func (p *Proxy) pick(r *route, next *atomic.Uint64) (netip.AddrPort, bool) {
 	if r.selector == nil {
 		return netip.AddrPort{}, false
 	}
+	// The generation is read before the cache: a Pod event after it makes the memo stale for
+	// the next connection, never hides a change from it.
+	gen := p.podGen.Load()
+	memo := r.backends.Load()
+	if memo == nil || memo.gen != gen {
+		memo = &backendsAt{gen: gen, backends: p.backendsOf(r)}
+		r.backends.Store(memo)
+	}
+	if len(memo.backends) == 0 {
+		return netip.AddrPort{}, false
+	}
+	return memo.backends[(next.Add(1)-1)%uint64(len(memo.backends))], true
+}
+
+// backendsOf lists r's backends from the Pod cache, sorted by Pod name.
+func (p *Proxy) backendsOf(r *route) []netip.AddrPort {
 	pods, err := p.pods.Pods(r.namespace).List(r.selector)
 	if err != nil {
-		return netip.AddrPort{}, false
+		return nil
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	var backends []netip.AddrPort
@@ -54,10 +80,7 @@ func (p *Proxy) pick(r *route, next *atomic.Uint64) (netip.AddrPort, bool) {
 		}
 		backends = append(backends, netip.AddrPortFrom(ip.Unmap(), uint16(port)))
 	}
-	if len(backends) == 0 {
-		return netip.AddrPort{}, false
-	}
-	return backends[(next.Add(1)-1)%uint64(len(backends))], true
+	return backends
 }
 
 // eligible applies the EndpointSlice controller's rules: a Pod serves when it has an IP, is

@@ -30,8 +30,9 @@ func (p *Proxy) Run(ctx context.Context) error {
 	pods := factory.Core().V1().Pods()
 	p.services, p.pods = services.Lister(), pods.Lister()
 
-	// Only Service changes move listeners. Pod changes need no event: every new connection
-	// reads the Pod cache, so it sees a readiness change as soon as the watch delivers it.
+	// Only Service changes move listeners. A Pod event only advances the Pod generation: the
+	// next connection of each route lists its backends again (the informer updates its cache
+	// before it calls handlers, so that list sees the change).
 	trigger := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -46,7 +47,14 @@ func (p *Proxy) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	pods.Informer() // registers the informer before Start
+	bump := func() { p.podGen.Add(1) }
+	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { bump() },
+		UpdateFunc: func(any, any) { bump() },
+		DeleteFunc: func(any) { bump() },
+	}); err != nil {
+		return err
+	}
 
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()

@@ -77,8 +77,27 @@ func TestPickUsesOnlyEligibleLoopbackPods(t *testing.T) {
 		}
 	}
 
-	// Publishing not-ready addresses admits the not-ready Pod, and still nothing else.
-	r.publishNotReady = true
+	// A Pod event (the informer's handler advances the generation) is seen by the next pick:
+	// the not-ready Pod turned ready joins, and leaves again when it is not ready any more.
+	for _, conds := range [][]corev1.PodCondition{ready, notReady} {
+		if err := indexer.Update(pod("not-ready", "127.250.1.2", conds, nil)); err != nil {
+			t.Fatal(err)
+		}
+		p.podGen.Add(1)
+		seen := map[string]bool{}
+		for range 4 {
+			got, _ := p.pick(r, &next)
+			seen[got.String()] = true
+		}
+		if want := len(conds) == 1 && conds[0].Status == corev1.ConditionTrue; seen["127.250.1.2:7000"] != want {
+			t.Fatalf("after the Pod became %v: picked %v", conds[0].Status, seen)
+		}
+	}
+
+	// Publishing not-ready addresses (a Service change: sync swaps in a new route) admits the
+	// not-ready Pod, and still nothing else.
+	r = &route{service: "ns/x", namespace: "ns", port: 80, targetPort: intstr.FromInt32(7000),
+		selector: labels.SelectorFromSet(map[string]string{"app": "x"}), publishNotReady: true}
 	seen := map[string]bool{}
 	for range 4 {
 		got, _ := p.pick(r, &next)
