@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -37,8 +36,6 @@ type Proxy struct {
 	// Set by Run before the first listener starts, read by connection handlers.
 	services corelisters.ServiceLister
 	pods     corelisters.PodLister
-	// podGen counts Pod events: a route's memoised backends hold while it is unchanged.
-	podGen atomic.Uint64
 
 	mu        sync.Mutex
 	listeners map[netip.AddrPort]*listener

@@ -20,13 +20,15 @@ type route struct {
 	selector        labels.Selector // nil: no Pod backends
 	static          netip.AddrPort  // valid: the one backend, Pods are ignored
 	publishNotReady bool
-	// backends memoises the backends as of a Pod generation (Proxy.podGen): listing Pods by
-	// selector for every connection cost a mass-failover benchmark a fifth of its test
-	// process's CPU (100 clients redialling every 50 ms, 300 Pods in one namespace).
+	// backends memoises the backends as of the route's Pod generation (gen, advanced by every
+	// event of a Pod its selector matches): listing Pods by selector for every connection
+	// cost a mass-failover benchmark a fifth of its test process's CPU (100 clients
+	// redialling every 50 ms, 300 Pods in one namespace).
 	backends atomic.Pointer[backendsAt]
+	gen      atomic.Uint64
 }
 
-// backendsAt is a route's backends computed when the Pod cache was at generation gen.
+// backendsAt is a route's backends computed when its Pod generation was gen.
 type backendsAt struct {
 	gen      uint64
 	backends []netip.AddrPort
@@ -44,7 +46,7 @@ func (p *Proxy) pick(r *route, next *atomic.Uint64) (netip.AddrPort, bool) {
 	}
 	// The generation is read before the cache: a Pod event after it makes the memo stale for
 	// the next connection, never hides a change from it.
-	gen := p.podGen.Load()
+	gen := r.gen.Load()
 	memo := r.backends.Load()
 	if memo == nil || memo.gen != gen {
 		memo = &backendsAt{gen: gen, backends: p.backendsOf(r)}
@@ -54,6 +56,25 @@ func (p *Proxy) pick(r *route, next *atomic.Uint64) (netip.AddrPort, bool) {
 		return netip.AddrPort{}, false
 	}
 	return memo.backends[(next.Add(1)-1)%uint64(len(memo.backends))], true
+}
+
+// podChanged advances the Pod generation of every route whose selector matches pod (before
+// or after the change): their next connection lists the backends again.
+func (p *Proxy) podChanged(pods ...*corev1.Pod) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.listeners {
+		r := l.route.Load()
+		if r.selector == nil {
+			continue
+		}
+		for _, pod := range pods {
+			if pod != nil && pod.Namespace == r.namespace && r.selector.Matches(labels.Set(pod.Labels)) {
+				r.gen.Add(1)
+				break
+			}
+		}
+	}
 }
 
 // backendsOf lists r's backends from the Pod cache, sorted by Pod name.

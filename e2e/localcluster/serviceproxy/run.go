@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -30,9 +31,9 @@ func (p *Proxy) Run(ctx context.Context) error {
 	pods := factory.Core().V1().Pods()
 	p.services, p.pods = services.Lister(), pods.Lister()
 
-	// Only Service changes move listeners. A Pod event only advances the Pod generation: the
-	// next connection of each route lists its backends again (the informer updates its cache
-	// before it calls handlers, so that list sees the change).
+	// Only Service changes move listeners. A Pod event advances the Pod generation of the
+	// routes that select it: their next connection lists the backends again (the informer
+	// updates its cache before it calls handlers, so that list sees the change).
 	trigger := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -47,11 +48,17 @@ func (p *Proxy) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	bump := func() { p.podGen.Add(1) }
+	podOf := func(obj any) *corev1.Pod {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		pod, _ := obj.(*corev1.Pod)
+		return pod
+	}
 	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { bump() },
-		UpdateFunc: func(any, any) { bump() },
-		DeleteFunc: func(any) { bump() },
+		AddFunc:    func(obj any) { p.podChanged(podOf(obj)) },
+		UpdateFunc: func(old, obj any) { p.podChanged(podOf(old), podOf(obj)) },
+		DeleteFunc: func(obj any) { p.podChanged(podOf(obj)) },
 	}); err != nil {
 		return err
 	}

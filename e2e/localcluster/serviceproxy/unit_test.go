@@ -1,6 +1,7 @@
 package serviceproxy
 
 import (
+	"net/netip"
 	"sync/atomic"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestPickUsesOnlyEligibleLoopbackPods(t *testing.T) {
 		if err := indexer.Update(pod("not-ready", "127.250.1.2", conds, nil)); err != nil {
 			t.Fatal(err)
 		}
-		p.podGen.Add(1)
+		r.gen.Add(1) // what podChanged does for a route that selects the Pod
 		seen := map[string]bool{}
 		for range 4 {
 			got, _ := p.pick(r, &next)
@@ -121,5 +122,37 @@ func TestNewIgnoresNonLoopbackStatic(t *testing.T) {
 	}})
 	if len(p.static) != 1 || p.static["default/kubernetes"].String() != "127.0.0.1:6443" {
 		t.Fatalf("static backends = %v; want only default/kubernetes", p.static)
+	}
+}
+
+// A Pod event advances the generation of exactly the routes whose selector matches the Pod
+// before or after the change, so only their memoised backends are listed again.
+func TestPodChangedAdvancesOnlyTheRoutesThatSelectThePod(t *testing.T) {
+	p := New(nil, Options{})
+	mk := func(ns string, sel map[string]string) *route {
+		r := &route{namespace: ns}
+		if sel != nil {
+			r.selector = labels.SelectorFromSet(sel)
+		}
+		l := &listener{}
+		l.route.Store(r)
+		p.listeners[netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(len(p.listeners) + 1)}), 80)] = l
+		return r
+	}
+	x, y, other, none := mk("ns", map[string]string{"app": "x"}), mk("ns", map[string]string{"app": "y"}), mk("other", map[string]string{"app": "x"}), mk("ns", nil)
+	pod := func(app string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{"app": app}}}
+	}
+	p.podChanged(pod("x"))
+	p.podChanged(pod("x"), pod("y")) // relabelled: both routes see it
+	p.podChanged(nil)
+	for _, c := range []struct {
+		name string
+		r    *route
+		want uint64
+	}{{"app=x", x, 2}, {"app=y", y, 1}, {"other namespace", other, 0}, {"no selector", none, 0}} {
+		if got := c.r.gen.Load(); got != c.want {
+			t.Errorf("%s: generation %d, want %d", c.name, got, c.want)
+		}
 	}
 }
