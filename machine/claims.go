@@ -3,6 +3,7 @@ package machine
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Slot claims (cluster mode). A node serves slots by claiming them with its config epoch;
@@ -51,7 +52,7 @@ func (d *decider) claimNewest(p Persisted, s int, c *Node) (string, bool) {
 	}
 	mine := c.Valkey.ConfigEpoch
 	newer := func(epoch uint64, id string) bool { return id != c.Valkey.NodeID && epoch >= mine }
-	if rec := p.Shards[s]; rec.ClaimNode != "" && newer(rec.ClaimEpoch, rec.ClaimNode) {
+	if rec := p.Shards[s]; rec.ClaimNode != "" && newer(rec.ClaimEpoch, rec.ClaimNode) && !d.claimGone(rec.ClaimNode) {
 		return fmt.Sprintf("%s's claim on shard %d's slots (epoch %d) is not newer than the one node %s made (epoch %d, recorded): opened now, it would lose the slots, with the writes it took, when that claim is heard again; waiting until %s hears of it (the partition heals) and takes a newer epoch",
 			c.Name, s, mine, short(rec.ClaimNode), rec.ClaimEpoch, c.Name), false
 	}
@@ -71,4 +72,84 @@ func (d *decider) claimNewest(p Persisted, s int, c *Node) (string, bool) {
 		}
 	}
 	return "", true
+}
+
+// A claim whose node is gone for good. A node that restarted on an empty volume is a new node;
+// its old ID stays in the others' views (a ghost, ghosts.go) with its claim. That claim can only
+// be heard again from a view that still holds it: gossip carries no other node's slots, and an
+// UPDATE message names the claiming node, which a view that has forgotten it ignores. So once
+// every pod answers with an ID of its own (none is the claiming node, none is unseen), no idle
+// claim's volume could come back as it, and no view knows the ID any more, the claim is never
+// heard again. Until then the failover settles such claims on its candidate's slots:
+//
+//   - A ghost claiming slots the candidate serves, with an epoch no newer than the candidate's:
+//     a tie that nothing breaks (Valkey's collision handling needs both nodes to talk, and
+//     BUMPEPOCH answers STILL to a node whose epoch is the highest it knows), the rule of
+//     claimedAsNew. It is forgotten everywhere.
+//   - The candidate serves no slots and the shard's recorded claim is a stranded ghost's (no node
+//     follows it, no answering primary serves any of its slots): a takeover by a replica that
+//     followed a node which had lost the slots to that claim already claims nothing (found by
+//     the simulator: sim/testdata/regressions/cluster-claim-epoch-never-heard.sched, where the
+//     failover waited for good for a newer claim nothing could make). The ghost is forgotten
+//     everywhere and the candidate is assigned its slots, in one decision (the assignment is
+//     skipped if the forgetting fails): the slots' keys are the line's, which the candidate
+//     holds, the claim was the shard's.
+//
+// Writes stay fenced until claimNewest says the candidate's claim is the newest: its epoch
+// above every claim a view still shows, and above the recorded one unless that one is gone.
+
+// claimGone reports whether no one can hear the claim of node id again (see above).
+func (d *decider) claimGone(id string) bool {
+	if d.v.spec.Mode != ModeCluster || id == "" || len(d.obs.IdleClaims) > 0 || len(d.obs.ClaimsBeyond) > 0 {
+		return false
+	}
+	ids, ok := d.podIDs()
+	if !ok || ids[id] {
+		return false
+	}
+	for _, n := range d.obs.Nodes {
+		for _, k := range n.Valkey.Known {
+			if k.ID == id {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// settleGhostClaims adds the actions that settle ghost claims on c's slots (see above), and
+// says whether it did.
+func (d *decider) settleGhostClaims(p Persisted, s int, c *Node, b *actionList) bool {
+	if d.v.spec.Mode != ModeCluster || s >= len(p.Shards) || c.Valkey.Role != RolePrimary || len(d.obs.IdleClaims) > 0 || len(d.obs.ClaimsBeyond) > 0 {
+		return false
+	}
+	rec := p.Shards[s]
+	var served []SlotRange
+	for _, n := range d.obs.Nodes {
+		if n.Reachable && n.Valkey.Role == RolePrimary {
+			served = append(served, n.Valkey.Slots...)
+		}
+	}
+	var forgot []string
+	for _, g := range d.ghosts() {
+		if g.live || g.open || g.slots == 0 {
+			continue
+		}
+		switch {
+		case len(c.Valkey.Slots) > 0 && overlaps(g.ranges, c.Valkey.Slots) && c.Valkey.ConfigEpoch >= g.epoch &&
+			SlotCount(intersect(c.Valkey.Slots, g.ranges)) == SlotCount(g.ranges):
+			b.add(ForgetNode{ID: g.id, IP: g.ip})
+			forgot = append(forgot, fmt.Sprintf("%s (epoch %d, no newer than %s's %d)", g.id, g.epoch, c.Name, c.Valkey.ConfigEpoch))
+		case len(c.Valkey.Slots) == 0 && g.id == rec.ClaimNode && g.epoch <= rec.ClaimEpoch && !g.followed &&
+			SlotCount(g.ranges) == g.slots && !overlaps(g.ranges, served):
+			b.add(ForgetNode{ID: g.id, IP: g.ip})
+			b.add(AssignSlots{Shard: s, Node: c.Name, RunID: c.Valkey.RunID, Slots: g.ranges})
+			forgot = append(forgot, fmt.Sprintf("%s (the shard's recorded claim, epoch %d; its slots go to %s)", g.id, g.epoch, c.Name))
+		}
+	}
+	if len(forgot) == 0 {
+		return false
+	}
+	b.wait(fmt.Sprintf("shard %d: claims on %s's slots by node(s) no pod answers as any more are forgotten: %s", s, c.Name, strings.Join(forgot, "; ")))
+	return true
 }

@@ -84,3 +84,82 @@ func TestReplicationIgnoresClaimEpochs(t *testing.T) {
 		t.Fatalf("replication: want failover-complete whatever the epochs, got %s", d)
 	}
 }
+
+// takenOverFromAGhost is electedInPlace after the claim's node is gone for good: s0-0, which
+// claimed the slots with epoch 7, restarted on an empty volume and answers as a new node; s0-1,
+// promoted by a takeover that claimed nothing (it followed a node that had lost the slots
+// already), serves no slots. Every view still gives them to the old ID, which nobody answers as.
+func takenOverFromAGhost() (Persisted, Observation) {
+	p, obs := electedInPlace(0)
+	all := []SlotRange{{Start: 0, End: NumSlots - 1}}
+	fresh := node(0, RolePrimary, "h-new", 0)
+	fresh.Valkey.RunID, fresh.Valkey.NodeID, fresh.Valkey.Joined = "run-new", "id-new", true
+	c := obs.Nodes[1]
+	c.Valkey.Slots = nil
+	ghost := KnownNode{ID: "id-s0-0", IP: "10.0.0.1", Slots: NumSlots, Ranges: all, ConfigEpoch: 7}
+	fresh.Valkey.Known = []KnownNode{ghost, {ID: "id-s0-1", IP: c.Pod.IP, Connected: true}}
+	c.Valkey.Known = []KnownNode{ghost, {ID: "id-new", IP: fresh.Pod.IP, Connected: true}}
+	obs.Nodes = []Node{fresh, c}
+	return p, obs
+}
+
+// TestAStrandedClaimGoesToTheCandidate: nothing will ever tell s0-1 of a claim newer than epoch
+// 7 (found by the simulator: regressions/cluster-claim-epoch-never-heard.sched, which waited for
+// good). Every node forgets the ghost and s0-1 is assigned its slots; writes stay fenced until
+// s0-1's claim is newer than the recorded one.
+func TestAStrandedClaimGoesToTheCandidate(t *testing.T) {
+	p, obs := takenOverFromAGhost()
+	d := Decide(p, obs)
+	if d.Transition != nil || len(actionsOf(d, "open-writes")) > 0 {
+		t.Fatalf("want no transition and writes fenced, got %s", d)
+	}
+	forget, assign := actionsOf(d, "forget-node"), actionsOf(d, "assign-slots")
+	if len(forget) != 1 || !strings.Contains(forget[0], "id-s0-0") || len(assign) != 1 || !strings.Contains(assign[0], "s0-1") {
+		t.Fatalf("forget %v assign %v: want id-s0-0 forgotten and its slots assigned to s0-1 (actions %v)", forget, assign, d.Actions)
+	}
+	// Not while the ghost could still be heard from, or its slots are not only its.
+	for name, change := range map[string]func(*Observation){
+		"a pod unheard":           func(o *Observation) { o.Nodes[0].Reachable, o.Nodes[0].Valkey = false, Valkey{} },
+		"an idle claim":           func(o *Observation) { o.IdleClaims = []Claim{{Name: "s0-2", Shard: 0, Ordinal: 2}} },
+		"a node follows it":       func(o *Observation) { o.Nodes[0].Valkey.Role, o.Nodes[0].Valkey.PrimaryID = RoleReplica, "id-s0-0" },
+		"a process answers as it": func(o *Observation) { o.Nodes[0].Valkey.Known[0].Connected = true },
+		"a newer epoch in a view": func(o *Observation) { o.Nodes[0].Valkey.Known[0].ConfigEpoch = 8 },
+	} {
+		p, obs := takenOverFromAGhost()
+		change(&obs)
+		if d := Decide(p, obs); len(actionsOf(d, "assign-slots")) > 0 || len(actionsOf(d, "forget-node")) > 0 {
+			t.Fatalf("%s: want the ghost kept, got %v", name, d.Actions)
+		}
+	}
+}
+
+// TestATiedGhostClaimIsForgotten: s0-0 claimed the slots with epoch 7 behind a partition, as
+// s0-1 did on the other side, then restarted on an empty volume. The tie is never broken (the
+// ghost does not talk; BUMPEPOCH answers STILL to s0-1, whose epoch is the highest it knows):
+// the ghost is forgotten, and once no view knows it, a recorded claim of its as old as s0-1's
+// no longer holds the failover back. Not while a volume could still come back as it.
+func TestATiedGhostClaimIsForgotten(t *testing.T) {
+	tied := func() (Persisted, Observation) {
+		p, obs := takenOverFromAGhost()
+		obs.Nodes[1].Valkey.Slots, obs.Nodes[1].Valkey.ConfigEpoch = []SlotRange{{Start: 0, End: NumSlots - 1}}, 7
+		p.Shards[0].ClaimNode = "id-s0-1"
+		return p, obs
+	}
+	p, obs := tied()
+	d := Decide(p, obs)
+	if got := actionsOf(d, "forget-node"); d.Transition != nil || len(got) != 1 || !strings.Contains(got[0], "id-s0-0") || len(actionsOf(d, "assign-slots")) > 0 {
+		t.Fatalf("want id-s0-0 forgotten and nothing else done, got %s", d)
+	}
+	p, obs = tied()
+	p.Shards[0].ClaimNode = "id-s0-0"
+	for i := range obs.Nodes {
+		obs.Nodes[i].Valkey.Known = obs.Nodes[i].Valkey.Known[1:]
+	}
+	if d := Decide(p, obs); d.Transition == nil || d.Transition.Event != EventFailoverComplete {
+		t.Fatalf("the tied claim forgotten everywhere: want failover-complete, got %s", d)
+	}
+	obs.IdleClaims = []Claim{{Name: "s0-2", Shard: 0, Ordinal: 2}}
+	if d := Decide(p, obs); d.Transition != nil {
+		t.Fatalf("an idle claim could come back as id-s0-0: want no transition, got %s", d)
+	}
+}

@@ -492,6 +492,9 @@ func (d *decider) failoverActions(p Persisted, b *actionList) {
 		}
 		// Steps 3 and 4: converge the shard to it, writes stay fenced until Steady.
 		d.converge(p, s, false, b)
+		if d.settleGhostClaims(p, s, c, b) {
+			return
+		}
 		if why, newest := d.claimNewest(p, s, c); !newest {
 			// A new epoch, if its node has heard of a newer one than its own (claims.go).
 			b.add(Promote{Shard: s, Node: c.Name, RunID: c.Valkey.RunID})

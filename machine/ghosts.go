@@ -34,15 +34,13 @@ type ghostNode struct {
 	followed bool
 }
 
-func (d *decider) ghosts() []ghostNode {
-	if d.v.spec.Mode != ModeCluster {
-		return nil
-	}
+// podIDs is the node IDs the pods answer with, when every pod answers with one.
+func (d *decider) podIDs() (map[string]bool, bool) {
 	ids := map[string]bool{}
 	seen := map[[2]int]bool{}
 	for _, n := range d.obs.Nodes {
 		if !n.Pod.Exists || !n.Reachable || n.Valkey.NodeID == "" {
-			return nil
+			return nil, false
 		}
 		ids[n.Valkey.NodeID] = true
 		seen[[2]int{n.Shard, n.Ordinal}] = true
@@ -55,9 +53,20 @@ func (d *decider) ghosts() []ghostNode {
 	for s := 0; s < shards; s++ {
 		for o := 0; o <= replicas; o++ {
 			if !seen[[2]int{s, o}] {
-				return nil
+				return nil, false
 			}
 		}
+	}
+	return ids, true
+}
+
+func (d *decider) ghosts() []ghostNode {
+	if d.v.spec.Mode != ModeCluster {
+		return nil
+	}
+	ids, ok := d.podIDs()
+	if !ok {
+		return nil
 	}
 	openTo := map[string]bool{}
 	followed := map[string]bool{}

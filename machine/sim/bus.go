@@ -260,6 +260,12 @@ func (w *World) share(group []*node) {
 				n.role, n.masterID, n.masterIP, n.followedAt = machine.RoleReplica, o.id, o.ip, w.tick
 				n.linkUp = false
 				n.gen++
+				// Its own replicas (a detached one too: nodes.conf still names it) follow o as
+				// well: each of them sees its primary's slots go to o, of the same shard
+				// (clusterUpdateSlotsConfigWith re-points a replica whose primary lost all its
+				// slots to the sender). Without this a replica kept following a node that had
+				// lost its slots, and its takeover claimed nothing.
+				n.lostTo, n.lostAt = o.id, w.tick
 				w.note("%s follows %s, its former replica that took its slots over", n.name, o.name)
 			case o != nil:
 				// Otherwise it stays a primary without slots, keeping its keys (seen on the local
