@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
@@ -91,6 +92,7 @@ func BenchmarkMassFailover(b *testing.B) {
 			w.waitFlowing(b, 20, time.Minute)
 		}
 
+		audit0, _ := cl.AuditEvents(operatorSAUser)
 		cpu0, procs0 := machineCPU(), processCPU()
 		stopProfile := startCPUProfile(b)
 		t0 := time.Now()
@@ -118,6 +120,14 @@ func BenchmarkMassFailover(b *testing.B) {
 		// runs' operator logs take them.
 		fmt.Printf("mass failover: machine CPU busy from the stop until every client wrote again: %.0f%% of %d cores; by process: %s\n", busy*100, runtime.NumCPU(), shares)
 		b.ReportMetric(busy*100, "machine-cpu-busy-%")
+		// The operator's requests from the stop until every client wrote again, as the API
+		// server's audit log has them (its own account of the load the failovers put on it).
+		if audit1, err := cl.AuditEvents(operatorSAUser); err == nil && len(audit1) >= len(audit0) {
+			window := audit1[len(audit0):]
+			fmt.Printf("mass failover: the operator's API requests in that time (audit log): %d, %.1f per cluster: %s\n",
+				len(window), float64(len(window))/float64(len(affected)), requestSummary(window))
+			b.ReportMetric(float64(len(window))/float64(len(affected)), "operator-api-requests-per-cluster")
+		}
 		b.ReportMetric(byName[selfComm()]*100, "test-process-cpu-share-%")
 		// The node stays down until every cluster has recorded its failover on its own (a
 		// process coming back would be evidence that cuts the fence wait short).
@@ -314,4 +324,24 @@ func startCPUProfile(tb testing.TB) func() {
 		_ = f.Close()
 		tb.Logf("CPU profile of the test process written to %s", path)
 	}
+}
+
+// requestSummary counts audit events by verb and resource, most frequent first.
+func requestSummary(events []localcluster.AuditEvent) string {
+	used := map[string]int{}
+	for _, e := range events {
+		if e.ObjectRef != nil {
+			used[e.Verb+" "+e.Resource()]++
+		}
+	}
+	keys := make([]string, 0, len(used))
+	for k := range used {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return used[keys[i]] > used[keys[j]] || (used[keys[i]] == used[keys[j]] && keys[i] < keys[j]) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, used[k])
+	}
+	return strings.Join(parts, ", ")
 }
