@@ -203,14 +203,21 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	// recorded hand-over target. Their histories are the shard's line too: they seed the
 	// lineage, so that nodes that followed them are recognised even when nobody reports
 	// where their ID came from. "Fenced" is: client writes are off, or it is a replica (a
-	// primary a person demoted with FAILOVER TO keeps its writes open but takes none). After
-	// a restore, only data loaded from it or synced since counts: a node still holding data
-	// from before (a volume a scale-down left behind and a scale-up brought back, say) holds
-	// writes the restore discarded, however many.
+	// primary a person demoted with FAILOVER TO keeps its writes open but takes none).
 	onItsOwn := func(n *Node) bool {
 		v := n.Valkey
-		return usable(n) && (v.WritesFenced || v.Role == RoleReplica) && v.PrimaryHost == "" && !v.empty() && (d.p.Restored == "" || v.Snapshot == d.p.Restored)
+		return usable(n) && (v.WritesFenced || v.Role == RoleReplica) && v.PrimaryHost == "" && !v.empty()
 	}
+	// After a restore, a node found on its own otherwise counts only with data loaded from it
+	// or synced since (Valkey.Snapshot): one still holding data from before (a volume a
+	// scale-down left behind and a scale-up brought back, say) holds writes the restore
+	// discarded, however many. The lost primary and the hand-over target need no such mark:
+	// recorded after the restore, their data is the line's since it, and a restart from an
+	// append-only file (a fresh ID, which no restore's history names) or a reseed's new
+	// history (DATA LOST after the restore) carries no mark (found by the simulator:
+	// sim/testdata/regressions/restored-then-reseeded-writer-left-out.sched, the lost primary
+	// left out and resynced from a replica holding less).
+	fromRestore := func(n *Node) bool { return d.p.Restored == "" || n.Valkey.Snapshot == d.p.Restored }
 	var trusted []*Node
 	var seeds []string
 	for _, n := range d.v.shard(op.Shard) {
@@ -236,7 +243,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		v := n.Valkey
 		unplaced := !l.knows(v.ReplID) && !l.knows(v.ReplID2)
 		seeded := slices.Contains(seeds, v.ReplID) && !l.leftBehind(v.ReplID)
-		if onItsOwn(n) && (unplaced || seeded) && !slices.Contains(trusted, n) {
+		if onItsOwn(n) && fromRestore(n) && (unplaced || seeded) && !slices.Contains(trusted, n) {
 			trusted = append(trusted, n)
 		}
 	}

@@ -164,6 +164,35 @@ func TestDataFromBeforeARestoreIsNotTrustedByOffset(t *testing.T) {
 	}
 }
 
+// After a restore, the lost primary back from its append-only file (a fresh ID, which no
+// restore's history names, so the observer marks no snapshot) still holds the line's data:
+// it was recorded after the restore. Left out, a replica holding less was promoted and the
+// old primary resynced from it (the simulator, seed 96007213 of replication-persistent). A
+// node on its own that is not the lost primary still needs the mark.
+func TestTheLostPrimaryBackFromItsFileCountsAfterARestore(t *testing.T) {
+	p := steadyState()
+	p.Restored = "restore-1"
+	spec := durableSpec(2)
+	back := fromAppendOnlyFile(0, 2)
+	line := detached(replica(1, 1))
+	line.Valkey.Keys, line.Valkey.Snapshot = 1, "restore-1"
+	d := Decide(p, obsAt(5, spec, unreachable(primary(0), 5), line))
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost, got %s", d)
+	}
+	d = Decide(d.Next, obsAt(6, spec, back, line))
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-0" {
+		t.Fatalf("want s0-0, the lost primary back with 2 keys against 1, got %s", d)
+	}
+	// The same data on another pod (not the lost primary) is not trusted without the mark.
+	other := fromAppendOnlyFile(2, 2)
+	d = Decide(p, obsAt(5, spec, unreachable(primary(0), 5), line, other))
+	d = Decide(d.Next, obsAt(6, spec, unreachable(primary(0), 6), line, other))
+	if d.Next.Op.Candidate != "s0-1" {
+		t.Fatalf("want s0-1, which holds the restored line, over an unmarked node on its own, got %s", d)
+	}
+}
+
 // A node handed the primary role twice behind the machine's back (FAILOVER TO to it, then
 // back) names only the history in between as its parent, which nobody can place: it holds
 // the shard's newest writes and is compared by offset, even though, demoted by FAILOVER TO,
