@@ -68,9 +68,13 @@ func guardFailoverComplete(d *decider) (outcome, bool) {
 	next.Shards[s].History = historyOf(c).continuing(rec.History)
 	msg := fmt.Sprintf("shard %d: %s replaces %s (%s)", s, c.Name, op.Writer, fencedBy)
 	if c.Name == op.Writer {
-		// Elected again (it was lost, then served the slots the elected node could not:
-		// servesInsteadOf): the writer itself holds every write it took.
-		msg = fmt.Sprintf("shard %d: %s, the primary lost before, serves again: elected for its data and the shard's slots", s, c.Name)
+		// Elected again (back from its volume with the most data; in cluster mode also when
+		// it served the slots the elected node could not: servesInsteadOf): the writer itself
+		// holds every write it took.
+		msg = fmt.Sprintf("shard %d: %s, the primary lost before, serves again: elected for its data", s, c.Name)
+		if d.v.spec.Mode == ModeCluster {
+			msg += " and the shard's slots"
+		}
 	}
 	if op.Reseed {
 		msg += "; DATA LOST, new history"
