@@ -338,7 +338,9 @@ func requestSummary(events []localcluster.AuditEvent) string {
 	for k := range used {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return used[keys[i]] > used[keys[j]] || (used[keys[i]] == used[keys[j]] && keys[i] < keys[j]) })
+	sort.Slice(keys, func(i, j int) bool {
+		return used[keys[i]] > used[keys[j]] || (used[keys[i]] == used[keys[j]] && keys[i] < keys[j])
+	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s ×%d", k, used[k])
