@@ -157,6 +157,18 @@ type AssignSlots struct {
 	Slots []SlotRange
 }
 
+// TakeSlotsOver makes Node, the shard's recorded primary (it serves no slots), claim Slots
+// from From, a deposed node that still serves them with keys, with a config epoch newer than
+// every one it knows (CLUSTER SETSLOT NODE to itself for each slot, then CLUSTER BUMPEPOCH).
+// From's keys there are off the line: on hearing the newer claim it stops serving the slots,
+// and it resyncs from Node. Both run IDs are the processes the decision saw.
+type TakeSlotsOver struct {
+	Shard           int
+	Node, RunID     string
+	From, FromRunID string
+	Slots           []SlotRange
+}
+
 // AddNode joins a node to the cluster bus (CLUSTER MEET).
 type AddNode struct {
 	Shard int
@@ -221,6 +233,7 @@ func (ReplicaOf) Kind() string       { return "replica-of" }
 func (HandOver) Kind() string        { return "hand-over" }
 func (RollPod) Kind() string         { return "roll-pod" }
 func (AssignSlots) Kind() string     { return "assign-slots" }
+func (TakeSlotsOver) Kind() string   { return "take-slots-over" }
 func (AddNode) Kind() string         { return "add-node" }
 func (RemoveNode) Kind() string      { return "remove-node" }
 func (ForgetNode) Kind() string      { return "forget-node" }
@@ -254,8 +267,11 @@ func (a RollPod) String() string {
 	return fmt.Sprintf("roll-pod %s to %s", a.Node, a.Revision)
 }
 func (a AssignSlots) String() string { return fmt.Sprintf("assign-slots %s %v", a.Node, a.Slots) }
-func (a AddNode) String() string     { return fmt.Sprintf("add-node %s", a.Node) }
-func (a RemoveNode) String() string  { return fmt.Sprintf("remove-node %s", a.Node) }
+func (a TakeSlotsOver) String() string {
+	return fmt.Sprintf("take-slots-over %s %v from %s", a.Node, a.Slots, a.From)
+}
+func (a AddNode) String() string    { return fmt.Sprintf("add-node %s", a.Node) }
+func (a RemoveNode) String() string { return fmt.Sprintf("remove-node %s", a.Node) }
 func (a ForgetNode) String() string {
 	if a.IP == "" {
 		return fmt.Sprintf("forget-node %s (no address)", a.ID)

@@ -43,6 +43,8 @@ func Involved(a Action) []string {
 		return []string{a.Node}
 	case AssignSlots:
 		return []string{a.Node}
+	case TakeSlotsOver:
+		return []string{a.Node, a.From}
 	case AddNode:
 		return []string{a.Node}
 	case RemoveNode:

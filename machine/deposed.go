@@ -52,9 +52,10 @@ func deposedIn(ms []DeposedPod, pod string) (DeposedPod, bool) {
 // and a later election by key count would take those writes for the line's (found by the
 // simulator: sim/testdata/regressions/scaled-away-volume-back-after-a-failover.sched, a
 // replica scaled away holding two writes a failover then gave up, elected by key count over
-// the node holding a WAIT-acknowledged write). A pod deposed before keeps its mark while the
-// new line reaches where the old one left it (the mark still bounds what it may hold of the
-// line); else the line left it at c, with at most the fewer keys of the two.
+// the node holding a WAIT-acknowledged write). A pod deposed before (and not recorded as
+// resyncing) keeps its mark while the new line reaches where the old one left it (the mark
+// still bounds what it may hold of the line); else the line left it at c, with at most the
+// fewer keys of the two.
 func (d *decider) deposeIdleClaims(s int, c *Node, h History, ms []DeposedPod) ([]DeposedPod, []string) {
 	l := d.lineage(s, h)
 	var deposed []string
@@ -66,7 +67,11 @@ func (d *decider) deposeIdleClaims(s int, c *Node, h History, ms []DeposedPod) (
 		if !c.Valkey.empty() {
 			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
 		}
-		if old, ok := deposedIn(ms, cl.Name); ok {
+		// A mark recorded as resyncing bounds nothing any more (the pod may have synced past
+		// where any line left it: DeposedPod.synced), so the election's fresh mark replaces it
+		// (found by a review: kept, the returning volume with more keys than its resync count
+		// won a later election by key count).
+		if old, ok := deposedIn(ms, cl.Name); ok && !old.Resyncing {
 			if old.Left.ID == "" || l.reaches(c.Valkey, old.Left.ID, old.Left.End-1) {
 				continue
 			}

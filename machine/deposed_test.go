@@ -209,6 +209,12 @@ func TestAnElectionDeposesThePodsOfIdleClaims(t *testing.T) {
 	if m, _ := elect(p, away).Next.Shards[0].deposedOf("s0-3"); m != narrow {
 		t.Fatalf("want the earlier mark %+v kept, got %+v", narrow, m)
 	}
+	// Deposed before and recorded as resyncing: that mark bounds nothing (the pod may have
+	// synced since), the election's fresh one replaces it.
+	p.Shards[0].Deposed = []DeposedPod{{Pod: "s0-3", Keys: 2, Left: HistoryLink{ID: "h1", End: 3}, Resyncing: true, ResyncKeys: 2}}
+	if m, _ := elect(p, away).Next.Shards[0].deposedOf("s0-3"); m != (DeposedPod{Pod: "s0-3", Keys: 5, Left: HistoryLink{ID: "h1", End: 6}}) {
+		t.Fatalf("want the resyncing mark replaced by the election's, got %+v", m)
+	}
 	// Deposed before in a history the new line does not reach: the new place, fewer keys.
 	p.Shards[0].Deposed = []DeposedPod{{Pod: "s0-3", Keys: 3, Left: HistoryLink{ID: "h0", End: 9}}}
 	want = DeposedPod{Pod: "s0-3", Keys: 3, Left: HistoryLink{ID: "h1", End: 6}}

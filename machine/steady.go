@@ -422,7 +422,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 				continue
 			}
 			if d.v.spec.Mode == ModeCluster && len(n.Valkey.Slots) > 0 {
-				d.strayOwner(s, n, prim, b)
+				d.strayOwner(s, rec, n, prim, b)
 				continue
 			}
 			b.add(d.replicaOf(s, n, prim))
@@ -459,14 +459,20 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 // While prim serves none (it was elected for its data, a primary without slots, say an old
 // primary that came back after a takeover, while the node that took its slots over restarted
 // empty from nodes.conf), an empty stray gives its slots to prim (it then follows prim like any
-// primary without slots); one that holds keys is left to the user, said why. While prim serves slots too, the
-// stray has not heard of prim's newer claim yet: gossip settles it.
+// primary without slots). One that holds keys and is deposed (recorded resyncing: its data was
+// weighed at the election and prim's chosen, and its resync replaces it anyway) loses its slots
+// to prim's newer claim (TakeSlotsOver; found by the simulator: a deposed primary restarted
+// with its nodes.conf kept serving the slots while the elected node served none, and the shard
+// waited for good, sim/testdata/regressions/cluster-deposed-stray-serves-the-slots.sched). Any
+// other stray with keys is left to the user, said why. While prim serves slots too, the stray
+// has not heard of prim's newer claim yet: gossip settles it.
 //
 // The empty stray's slots move to prim by a slot migration within the shard (no key moves:
 // it holds none; SETSLOT NODE on every primary gives prim the newer claim), never by freeing
 // them: free slots carry no trace of the shard whose keys they hold, and a resharding would
 // assign them by its plan, to a shard without those keys (found by the simulator).
-func (d *decider) strayOwner(s int, n, prim *Node, b *actionList) {
+func (d *decider) strayOwner(s int, rec ShardRecord, n, prim *Node, b *actionList) {
+	_, deposed := rec.deposedOf(n.Name)
 	switch {
 	case overlaps(prim.Valkey.Slots, n.Valkey.Slots):
 		b.wait(fmt.Sprintf("shard %d: %s still serves slots in its own view; waiting for gossip to tell it %s's newer claim", s, n.Name, prim.Name))
@@ -476,6 +482,9 @@ func (d *decider) strayOwner(s int, n, prim *Node, b *actionList) {
 		for _, r := range n.Valkey.Slots {
 			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, FromRunID: n.Valkey.RunID, ToRunID: prim.Valkey.RunID, Slots: r})
 		}
+	case deposed && len(prim.Valkey.Slots) == 0:
+		b.add(TakeSlotsOver{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID, From: n.Name, FromRunID: n.Valkey.RunID, Slots: n.Valkey.Slots})
+		b.wait(fmt.Sprintf("shard %d: %s, elected for its data, takes the shard's slots over from %s with a newer epoch: %s, deposed by a failover, holds %d key(s) there off the line, and resyncs from %s once it serves none", s, prim.Name, n.Name, n.Name, n.Valkey.Keys, prim.Name))
 	default:
 		b.wait(fmt.Sprintf("shard %d: %s serves the shard's slots and holds %d key(s), while %s, its recorded primary elected for its data, serves none; the operator does not empty a node that serves slots (to give them to %s, empty %s by hand: FLUSHALL, then CLUSTER RESET SOFT)", s, n.Name, n.Valkey.Keys, prim.Name, prim.Name, n.Name))
 	}

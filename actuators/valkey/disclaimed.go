@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // A hand-over can be overruled by a config-epoch collision: the source, bumped to a newer
@@ -64,6 +66,31 @@ func takeBack(ctx context.Context, c vk.Client, myID string, slots []int) error 
 		cmds = append(cmds, c.B().Arbitrary("CLUSTER", "SETSLOT", strconv.Itoa(s), "NODE", myID).Build())
 	}
 	return doAll(ctx, c, append(cmds, bumpEpoch(c)...)...)
+}
+
+// TakeSlotsOver makes the node at podIP (process runID) claim ranges with a config epoch newer
+// than every one it knows: CLUSTER SETSLOT NODE to itself for each slot, then CLUSTER BUMPEPOCH.
+// The node at fromIP, which serves them, must still be process fromRunID (the machine's
+// TakeSlotsOver: a deposed node whose keys there are off the line); on hearing the newer claim
+// it stops serving them.
+func (p *Pool) TakeSlotsOver(ctx context.Context, podIP, runID, fromIP, fromRunID string, ranges []machine.SlotRange) error {
+	if err := p.Alive(ctx, fromIP, fromRunID); err != nil {
+		return fmt.Errorf("the node the slots are taken from: %w", err)
+	}
+	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+		v, err := clusterView(ctx, c)
+		if err != nil {
+			return err
+		}
+		me, _ := v.Myself()
+		var slots []int
+		for _, r := range ranges {
+			for s := r.Start; s <= r.End; s++ {
+				slots = append(slots, s)
+			}
+		}
+		return takeBack(ctx, c, me.ID, slots)
+	})
 }
 
 // bumpEpoch gives the node on c a config epoch newer than any it knows, unless its own is the

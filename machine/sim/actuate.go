@@ -157,6 +157,22 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			w.moveSlots(r, n.shard)
 		}
 		return nil
+	case machine.TakeSlotsOver:
+		n, err := w.target(a.Node, a.RunID)
+		if err != nil {
+			return err
+		}
+		if _, err := w.target(a.From, a.FromRunID); err != nil {
+			return err
+		}
+		if n.role != machine.RolePrimary {
+			return fmt.Errorf("take-slots-over %s: not a primary", n.name)
+		}
+		// SETSLOT NODE to itself for each slot (the slots are its shard's), then BUMPEPOCH: an
+		// epoch above every one it has heard of. The old owner drops the slots when it hears
+		// the newer claim (gossip), if this one is newer than its own.
+		w.giveClaim(n)
+		return nil
 	case machine.AddNode:
 		n, err := w.target(a.Node, a.RunID)
 		if err != nil {

@@ -470,6 +470,16 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 		logFrom(ctx).Info("slot migration step", "action", a.String(), "asm", res.ASM, "running", res.Running,
 			"slotsMoved", res.SlotsMoved, "keysMoved", res.KeysMoved, "slotsLeft", res.SlotsLeft, "took", time.Since(start).Round(time.Millisecond))
 		return err
+	case machine.TakeSlotsOver:
+		addr, err := ip(a.Node)
+		if err != nil {
+			return err
+		}
+		from, err := ip(a.From)
+		if err != nil {
+			return err
+		}
+		return w.pool.TakeSlotsOver(ctx, addr, a.RunID, from, a.FromRunID, a.Slots)
 	case machine.AssignSlots:
 		addr, err := ip(a.Node)
 		if err != nil {
