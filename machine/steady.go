@@ -422,7 +422,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 				continue
 			}
 			if d.v.spec.Mode == ModeCluster && len(n.Valkey.Slots) > 0 {
-				d.strayOwner(s, rec, n, prim, b)
+				d.strayOwner(s, discarded(p, rec, n), n, prim, b)
 				continue
 			}
 			b.add(d.replicaOf(s, n, prim))
@@ -471,8 +471,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 // it holds none; SETSLOT NODE on every primary gives prim the newer claim), never by freeing
 // them: free slots carry no trace of the shard whose keys they hold, and a resharding would
 // assign them by its plan, to a shard without those keys (found by the simulator).
-func (d *decider) strayOwner(s int, rec ShardRecord, n, prim *Node, b *actionList) {
-	_, deposed := rec.deposedOf(n.Name)
+func (d *decider) strayOwner(s int, discard string, n, prim *Node, b *actionList) {
 	switch {
 	case overlaps(prim.Valkey.Slots, n.Valkey.Slots):
 		b.wait(fmt.Sprintf("shard %d: %s still serves slots in its own view; waiting for gossip to tell it %s's newer claim", s, n.Name, prim.Name))
@@ -482,12 +481,26 @@ func (d *decider) strayOwner(s int, rec ShardRecord, n, prim *Node, b *actionLis
 		for _, r := range n.Valkey.Slots {
 			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, FromRunID: n.Valkey.RunID, ToRunID: prim.Valkey.RunID, Slots: r})
 		}
-	case deposed && len(prim.Valkey.Slots) == 0:
+	case discard != "" && len(prim.Valkey.Slots) == 0:
 		b.add(TakeSlotsOver{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID, From: n.Name, FromRunID: n.Valkey.RunID, Slots: n.Valkey.Slots})
-		b.wait(fmt.Sprintf("shard %d: %s, elected for its data, takes the shard's slots over from %s with a newer epoch: %s, deposed by a failover, holds %d key(s) there off the line, and resyncs from %s once it serves none", s, prim.Name, n.Name, n.Name, n.Valkey.Keys, prim.Name))
+		b.wait(fmt.Sprintf("shard %d: %s, the recorded primary, takes the shard's slots over from %s with a newer epoch: %s, %s, holds %d key(s) there that are not the shard's data, and resyncs from %s once it serves none", s, prim.Name, n.Name, n.Name, discard, n.Valkey.Keys, prim.Name))
 	default:
 		b.wait(fmt.Sprintf("shard %d: %s serves the shard's slots and holds %d key(s), while %s, its recorded primary elected for its data, serves none; the operator does not empty a node that serves slots (to give them to %s, empty %s by hand: FLUSHALL, then CLUSTER RESET SOFT)", s, n.Name, n.Valkey.Keys, prim.Name, prim.Name, n.Name))
 	}
+}
+
+// discarded says why the data of n, a node of a shard whose record rec names another primary,
+// is to be replaced by the primary's ("": it is not): a deposed pod recorded as resyncing (its
+// data was weighed at the election, and its resync replaces it), or, while a restore runs, a
+// node that does not hold the restore's data (the restore replaces the shard's data).
+func discarded(p Persisted, rec ShardRecord, n *Node) string {
+	if _, ok := rec.deposedOf(n.Name); ok {
+		return "deposed by a failover"
+	}
+	if p.State == Restoring && p.Op.Target != "" && n.Valkey.Snapshot != p.Op.Target {
+		return "not holding the restore's data"
+	}
+	return ""
 }
 
 // overlaps reports whether two sets of slot ranges share a slot.

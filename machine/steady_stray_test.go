@@ -51,6 +51,39 @@ func TestAStrayOwnerWithKeysIsLeftToTheUser(t *testing.T) {
 	}
 }
 
+// TestADeposedStrayWithKeysLosesItsSlotsToThePrimary: the stray holding keys is the pod the
+// election deposed, recorded as resyncing: its data was weighed and s0-0's chosen, and its
+// resync replaces it anyway. s0-0 takes the slots over with a newer epoch (found by the
+// simulator: the shard waited for good). Not yet recorded as resyncing, the same decision
+// records it; during a restore, a stray without the restore's data is taken over the same way,
+// one holding it is not.
+func TestADeposedStrayWithKeysLosesItsSlotsToThePrimary(t *testing.T) {
+	p, obs := strayShard(42)
+	p.Shards[0].Deposed = []DeposedPod{{Pod: "s0-1", Keys: 5, Left: HistoryLink{ID: "h1", End: 6}, Resyncing: true, ResyncKeys: 42}}
+	d := Decide(p, obs)
+	if got := actionsOf(d, "take-slots-over"); len(got) != 1 || got[0] != "take-slots-over s0-0 [{0 16383}] from s0-1" {
+		t.Fatalf("take-slots-over %v (waiting %q), want s0-1's slots claimed by s0-0", got, d.Waiting)
+	}
+	if len(actionsOf(d, "replica-of")) != 0 {
+		t.Fatalf("replica-of for a node that still serves slots: %v", d.Actions)
+	}
+	// Not yet recorded as resyncing: the decision records it (deposed-resync) with the take-over.
+	p.Shards[0].Deposed[0].Resyncing = false
+	if d := Decide(p, obs); d.Transition == nil || d.Transition.Event != EventDeposedResync || len(actionsOf(d, "take-slots-over")) != 1 {
+		t.Fatalf("want deposed-resync recorded with the take-over, got %s", d)
+	}
+	p.Shards[0].Deposed = nil
+	p.State, p.Op = Restoring, Operation{Target: "restore-1"}
+	obs.Nodes[0].Valkey.Snapshot = "restore-1"
+	if got := actionsOf(Decide(p, obs), "take-slots-over"); len(got) != 1 {
+		t.Fatalf("take-slots-over %v during a restore, want s0-1's slots claimed by s0-0", got)
+	}
+	obs.Nodes[1].Valkey.Snapshot = "restore-1"
+	if got := actionsOf(Decide(p, obs), "take-slots-over"); len(got) != 0 {
+		t.Fatalf("took the slots over from a node holding the restore's data: %v", got)
+	}
+}
+
 // TestAPartlyMovedStrayGivesTheRestToThePrimary: the stray's move was cut short (several ranges,
 // an operator crash, a budget, a job still running on 9.x): s0-0 serves part of the shard's slots,
 // the empty s0-1 the rest. Gossip never takes from a node slots nobody else claims: waiting for it
