@@ -196,7 +196,7 @@ func TestAnElectionDeposesThePodsOfIdleClaims(t *testing.T) {
 	if _, ok := d.Next.Shards[0].deposedOf("s1-3"); ok {
 		t.Fatalf("a claim of another shard is deposed: %+v", d.Next.Shards[0].Deposed)
 	}
-	if !strings.Contains(d.Transition.Message, "s0-3, scaled away (claims kept), deposed") {
+	if !strings.Contains(d.Transition.Message, "s0-3 deposed (claims without pods") {
 		t.Fatalf("the election does not say it deposed s0-3: %s", d.Transition.Message)
 	}
 	if d := elect(steadyState()); len(d.Next.Shards[0].Deposed) != 1 {

@@ -367,7 +367,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		msg = fmt.Sprintf("shard %d: DATA LOST: no node holds the data of %s; %s starts a new history", op.Shard, op.Lost, c.Name)
 	}
 	if len(idle) > 0 {
-		msg += fmt.Sprintf("; %s, scaled away (claims kept), deposed: what their volumes hold beyond %s's data is off the line", strings.Join(idle, ", "), c.Name)
+		msg += fmt.Sprintf("; %s deposed (claims without pods: what those volumes hold beyond %s's data is off the line)", strings.Join(idle, ", "), c.Name)
 	}
 	if g := d.givenUp(op); len(g) > 0 {
 		msg += fmt.Sprintf("; WITHOUT %s, unseen, by the user's decision (annotation valkey.fsm.dev/failover-without): writes only they hold are given up", names(g))

@@ -32,8 +32,9 @@ type Observation struct {
 	// elects (see keptPods).
 	ClaimsBeyond []Claim `json:",omitempty"`
 	// IdleClaims lists the data claims, of any age, whose pods do not exist on places the
-	// objects do not ask for: kept by a scale-down (whenScaled: Retain), to be started again,
-	// data and all, by a scale-up. A failover cannot weigh them, so whatever they hold beyond
+	// objects do not ask for: a hibernation woken with fewer pods keeps the others' claims, and
+	// a scale-down's deletion of a claim can lag or fail; a scale-up starts a pod on such a
+	// claim, data and all. A failover cannot weigh them, so whatever they hold beyond
 	// the node it elects is off the line from then on (deposeIdleClaims).
 	IdleClaims []Claim `json:",omitempty"`
 }

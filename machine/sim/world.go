@@ -51,8 +51,11 @@ type World struct {
 	snapshots []snapshot
 	restores  int
 	// retained holds, with persistence, the nodes a scale-down removed: their volume claims
-	// are kept (the StatefulSet's whenScaled: Retain) and a later scale-up starts the pod of
-	// that ordinal from the old data.
+	// are kept and a later scale-up starts the pod of that ordinal from the old data. The
+	// operator's StatefulSets delete them (whenScaled: Delete); the world keeps them, a
+	// superset: claims do stay behind in a real cluster (a hibernation woken with fewer pods
+	// keeps the others' claims, a deletion can lag or fail), and a stale volume coming back is
+	// what the machine must survive.
 	retained map[string]*node
 	// recorded is the operator's record of each shard's primary, as the status says.
 	recorded []machine.ShardRecord
@@ -341,8 +344,8 @@ func (w *World) resolve(r NodeRef) *node {
 // kube plays the StatefulSet controller: pods the objects ask for are created (or recreated
 // after a deletion, on a new IP), pods they no longer ask for are deleted: the highest
 // ordinals when a shard's StatefulSet shrinks (with persistence their volume claims are
-// retained and a later scale-up starts from them, as whenScaled: Retain does), every pod of
-// a removed shard (with its volumes).
+// retained and a later scale-up starts from them: see World.retained), every pod of a removed
+// shard (with its volumes).
 func (w *World) kube() {
 	kept := w.nodes[:0]
 	for _, n := range w.nodes {
@@ -360,8 +363,9 @@ func (w *World) kube() {
 			// A hibernation: the pod stops, its claim stays with the data (whenScaled Retain).
 			w.note("kube: %s stopped (hibernation; its claim is kept)", n.name)
 		} else {
+			// The operator's own scale-down is no fault: a WAIT-acknowledged write it leaves
+			// on fewer nodes is not exempt, and losing it later counts against it.
 			w.checkScaleDown(n)
-			w.wiped(n, "pod removed by scale-down")
 			w.note("kube: %s removed by the scale-down", n.name)
 		}
 		if !w.topo.Persistence {
