@@ -182,7 +182,7 @@ func clusterOverTLS(t *testing.T, version, bin string) {
 	before := tlsDigest(t, app, keys)
 
 	// Classic migration over TLS (MIGRATE follows tls-cluster): slots 0-99 from a to b.
-	res, err := p.MigrateSlots(ctx, a.ip, b.ip, machine.SlotRange{Start: 0, End: 99}, []string{a.ip, b.ip}, false, testPasswords.Operator, 30*time.Second)
+	res, err := p.MigrateSlots(ctx, a.ip, "", b.ip, machine.SlotRange{Start: 0, End: 99}, []string{a.ip, b.ip}, false, testPasswords.Operator, 30*time.Second)
 	if err != nil || res.SlotsLeft != 0 || res.KeysMoved == 0 {
 		t.Fatalf("classic migration over TLS: %+v, %v", res, err)
 	}
@@ -191,7 +191,7 @@ func clusterOverTLS(t *testing.T, version, bin string) {
 		r := machine.SlotRange{Start: 100, End: 2000}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			res, err = p.MigrateSlots(ctx, a.ip, b.ip, r, []string{a.ip, b.ip}, true, testPasswords.Operator, 10*time.Second)
+			res, err = p.MigrateSlots(ctx, a.ip, "", b.ip, r, []string{a.ip, b.ip}, true, testPasswords.Operator, 10*time.Second)
 			if err != nil {
 				t.Fatalf("atomic slot migration over TLS: %v", err)
 			}

@@ -61,8 +61,12 @@ const asmReplicationCommands = "~* &* +@all -@admin +cluster|syncslots " + repli
 
 // MigrateSlots moves the part of r that the source at fromIP owns to the target at toIP.
 // primaries are the IPs of every primary (SETSLOT NODE is sent to each). operatorPassword
-// authenticates MIGRATE on the target.
-func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.SlotRange, primaries []string, asm bool, operatorPassword string, budget time.Duration) (MigrationResult, error) {
+// authenticates MIGRATE on the target. fromRunID, when set, is the source process the move was
+// decided for: another one is refused. Whatever process the source runs at the start, a batch
+// is handed over (SETSLOT NODE) only while it still runs: a source that restarted between
+// batches (with its nodes.conf, without its keys) would have handed its slots over empty
+// (found by a review).
+func (p *Pool) MigrateSlots(ctx context.Context, fromIP, fromRunID, toIP string, r machine.SlotRange, primaries []string, asm bool, operatorPassword string, budget time.Duration) (MigrationResult, error) {
 	res := MigrationResult{ASM: asm}
 	var srcID, dstID string
 	if err := p.run(ctx, Addr(toIP), func(ctx context.Context, c vk.Client) (err error) {
@@ -73,7 +77,16 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 	}
 	var owned []int
 	var src ClusterView
+	var srcRunID string
 	err := p.run(ctx, Addr(fromIP), func(ctx context.Context, c vk.Client) error {
+		text, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+		if err != nil {
+			return err
+		}
+		srcRunID = parseInfo(text)["run_id"]
+		if fromRunID != "" && srcRunID != fromRunID {
+			return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherProcess, fromRunID, srcRunID)
+		}
 		id, err := c.Do(ctx, c.B().ClusterMyid().Build()).ToString()
 		if err != nil {
 			return err
@@ -110,7 +123,7 @@ func (p *Pool) MigrateSlots(ctx context.Context, fromIP, toIP string, r machine.
 		}
 		return p.migrateAtomically(ctx, fromIP, dstID, r, res)
 	}
-	return p.migrateClassic(ctx, fromIP, toIP, srcID, dstID, src, owned, primaries, operatorPassword, budget, res)
+	return p.migrateClassic(ctx, fromIP, toIP, srcRunID, srcID, dstID, src, owned, primaries, operatorPassword, budget, res)
 }
 
 // migrateAtomically starts CLUSTER MIGRATESLOTS for the part of r the source owns unless a
@@ -265,7 +278,7 @@ const migratePipeline = 1
 // third node (a migration of an abandoned plan) is finished to that node first, never re-aimed,
 // because keys already moved there would be stranded.
 // src is the source's CLUSTER NODES as MigrateSlots read it.
-func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcID, dstID string, src ClusterView, slots []int, primaries []string, operatorPassword string, budget time.Duration, res MigrationResult) (MigrationResult, error) {
+func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcRunID, srcID, dstID string, src ClusterView, slots []int, primaries []string, operatorPassword string, budget time.Duration, res MigrationResult) (MigrationResult, error) {
 	deadline := time.Now().Add(budget)
 	srcMe, _ := src.Myself()
 	// owns reads the slots a node serves already (an interrupted hand-over: the target took
@@ -325,7 +338,7 @@ func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcID, dstID st
 				return res, nil
 			}
 			batch := l.slots[i:min(i+classicBatch, len(l.slots))]
-			keys, err := p.migrateBatch(ctx, fromIP, l.ip, srcID, l.id, batch, legOwns, primaries, operatorPassword)
+			keys, err := p.migrateBatch(ctx, fromIP, l.ip, srcRunID, srcID, l.id, batch, legOwns, primaries, operatorPassword)
 			res.KeysMoved += keys
 			if err != nil {
 				return res, err
@@ -344,7 +357,7 @@ func (p *Pool) migrateClassic(ctx context.Context, fromIP, toIP, srcID, dstID st
 // MIGRATE, pipelined, until no key is left), then hands them over (SETSLOT NODE on the target,
 // which takes ownership with a new epoch, then the source, which stops redirecting with ASK,
 // then the other primaries, best effort: gossip tells them too). It returns how many keys moved.
-func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcID, dstID string, slots []int, dstOwns map[int]bool, primaries []string, operatorPassword string) (int, error) {
+func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcRunID, srcID, dstID string, slots []int, dstOwns map[int]bool, primaries []string, operatorPassword string) (int, error) {
 	setslots := func(ip, state, id string, slots []int) error {
 		if len(slots) == 0 {
 			return nil
@@ -415,6 +428,9 @@ func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcID, dstID stri
 	})
 	if err != nil {
 		return moved, err
+	}
+	if err := p.Alive(ctx, fromIP, srcRunID); err != nil {
+		return moved, fmt.Errorf("the source before the hand-over: %w", err)
 	}
 	if err := setslots(toIP, "NODE", dstID, open); err != nil {
 		return moved, fmt.Errorf("on the target: %w", err)

@@ -3,6 +3,7 @@ package valkey
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,12 +89,16 @@ func TestAClassicMigrationInterruptedAnywhereIsFinished(t *testing.T) {
 		primaries = append(primaries, s.ip)
 	}
 	r := machine.SlotRange{Start: 0, End: 1000}
-	res, err := c.p.MigrateSlots(ctx, src.ip, dst.ip, r, primaries, false, testPasswords.Operator, time.Nanosecond)
+	// A move decided for another process of the source is refused, nothing moved.
+	if res, err := c.p.MigrateSlots(ctx, src.ip, "not-"+survey(t, c.p, src).RunID, dst.ip, r, primaries, false, testPasswords.Operator, 15*time.Second); !errors.Is(err, ErrOtherProcess) || res.SlotsMoved != 0 {
+		t.Fatalf("a move for another process of the source: %+v, %v; want it refused", res, err)
+	}
+	res, err := c.p.MigrateSlots(ctx, src.ip, survey(t, c.p, src).RunID, dst.ip, r, primaries, false, testPasswords.Operator, time.Nanosecond)
 	if err != nil || res.SlotsMoved != 0 || res.SlotsLeft < 1000 { // 1000 once gossip told the source of slot b
 		t.Fatalf("a call without budget: %+v, %v", res, err)
 	}
 	for calls := 0; ; calls++ {
-		res, err = c.p.MigrateSlots(ctx, src.ip, dst.ip, r, primaries, false, testPasswords.Operator, 15*time.Second)
+		res, err = c.p.MigrateSlots(ctx, src.ip, "", dst.ip, r, primaries, false, testPasswords.Operator, 15*time.Second)
 		if err != nil {
 			t.Fatalf("call %d: %v", calls+1, err)
 		}

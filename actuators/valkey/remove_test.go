@@ -33,7 +33,7 @@ func TestARemovedPrimaryRedirectsItsClientsUntilTheyMovedOn(t *testing.T) {
 	for _, from := range []int{1, 2} {
 		staleKey(t, ctx, c.nodes[from], plan[from]) // before the move: the node still answers for it
 		for {
-			res, err := c.p.MigrateSlots(ctx, c.nodes[from].ip, c.nodes[0].ip, plan[from], primaries, false, testPasswords.Operator, 30*time.Second)
+			res, err := c.p.MigrateSlots(ctx, c.nodes[from].ip, "", c.nodes[0].ip, plan[from], primaries, false, testPasswords.Operator, 30*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}

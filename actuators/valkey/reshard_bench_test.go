@@ -299,7 +299,7 @@ func (c *benchCluster) operatorMoves(b *testing.B, asm bool) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res, err := c.p.MigrateSlots(ctx, c.nodes[m.From].ip, c.nodes[m.To].ip, m.SlotRange, primaries, asm, testPasswords.Operator, 15*time.Second)
+				res, err := c.p.MigrateSlots(ctx, c.nodes[m.From].ip, "", c.nodes[m.To].ip, m.SlotRange, primaries, asm, testPasswords.Operator, 15*time.Second)
 				errs[i] = err
 				mu.Lock()
 				running = running || res.Running

@@ -451,10 +451,8 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			return err
 		}
 		// The move is for the processes the decision saw: a source restarted since may hold
-		// less than the one decided on (MigrateSlots).
-		if err := w.pool.Alive(ctx, from, a.FromRunID); err != nil {
-			return fmt.Errorf("source %s: %w", a.FromNode, err)
-		}
+		// less than the one decided on (MigrateSlots checks the source, before the move and
+		// before each hand-over).
 		if err := w.pool.Alive(ctx, to, a.ToRunID); err != nil {
 			return fmt.Errorf("target %s: %w", a.ToNode, err)
 		}
@@ -465,7 +463,7 @@ func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *worl
 			}
 		}
 		start := time.Now()
-		res, err := w.pool.MigrateSlots(ctx, from, to, a.Slots, primaries, atomicSlotMigration(w.obs.Nodes), w.passwords.Operator, migrationBudget)
+		res, err := w.pool.MigrateSlots(ctx, from, a.FromRunID, to, a.Slots, primaries, atomicSlotMigration(w.obs.Nodes), w.passwords.Operator, migrationBudget)
 		w.addMigration(res, time.Since(start))
 		logFrom(ctx).Info("slot migration step", "action", a.String(), "asm", res.ASM, "running", res.Running,
 			"slotsMoved", res.SlotsMoved, "keysMoved", res.KeysMoved, "slotsLeft", res.SlotsLeft, "took", time.Since(start).Round(time.Millisecond))
