@@ -136,7 +136,7 @@ func (d *decider) settleGhostClaims(p Persisted, s int, c *Node, b *actionList) 
 			continue
 		}
 		switch {
-		case len(c.Valkey.Slots) > 0 && overlaps(g.ranges, c.Valkey.Slots) && c.Valkey.ConfigEpoch >= g.epoch &&
+		case len(c.Valkey.Slots) > 0 && overlaps(g.ranges, c.Valkey.Slots) && c.Valkey.ConfigEpoch >= g.epoch && !g.followed &&
 			SlotCount(intersect(c.Valkey.Slots, g.ranges)) == SlotCount(g.ranges):
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			forgot = append(forgot, fmt.Sprintf("%s (epoch %d, no newer than %s's %d)", g.id, g.epoch, c.Name, c.Valkey.ConfigEpoch))

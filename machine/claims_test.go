@@ -106,7 +106,8 @@ func takenOverFromAGhost() (Persisted, Observation) {
 // TestAStrandedClaimGoesToTheCandidate: nothing will ever tell s0-1 of a claim newer than epoch
 // 7 (found by the simulator: regressions/cluster-claim-epoch-never-heard.sched, which waited for
 // good). Every node forgets the ghost and s0-1 is assigned its slots; writes stay fenced until
-// s0-1's claim is newer than the recorded one.
+// no view knows the ghost any more (claimGone), and then until s0-1's claim is newer than every
+// claim a view still shows.
 func TestAStrandedClaimGoesToTheCandidate(t *testing.T) {
 	p, obs := takenOverFromAGhost()
 	d := Decide(p, obs)

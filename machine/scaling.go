@@ -200,17 +200,27 @@ func (d *decider) removedCopiesKept(s int, rec ShardRecord, prim *Node, target i
 	}
 	need := min(max(d.v.spec.MinSyncReplicas, 1), len(staying))
 	for _, r := range d.v.shard(s) {
-		if r.Ordinal < target || !usable(r) || r.Valkey.empty() {
+		if r.Ordinal < target || !r.Pod.Exists {
+			continue
+		}
+		// A pod being removed that does not answer may hold anything the primary sent it:
+		// the replicas that stay must hold all of the primary's data (found by the simulator
+		// with the operator cut off from the removed replica).
+		holds, what := r.Valkey, fmt.Sprintf("holds writes (offset %d)", r.Valkey.Offset)
+		if !usable(r) {
+			holds, what = prim.Valkey, fmt.Sprintf("does not answer and may hold any write of %s (offset %d)", prim.Name, prim.Valkey.Offset)
+		}
+		if holds.empty() {
 			continue
 		}
 		held := 0
 		for _, n := range staying {
-			if l.covers(n.Valkey, r.Valkey) {
+			if l.covers(n.Valkey, holds) {
 				held++
 			}
 		}
 		if held < need {
-			return fmt.Sprintf("shard %d: %s, being removed, holds writes (offset %d) that only %d of the replicas that stay hold yet, %d needed (WAIT may have acknowledged them); waiting for them to catch up", s, r.Name, r.Valkey.Offset, held, need), false
+			return fmt.Sprintf("shard %d: %s, being removed, %s that only %d of the replicas that stay hold yet, %d needed (WAIT may have acknowledged them); waiting for them to catch up", s, r.Name, what, held, need), false
 		}
 	}
 	return "", true

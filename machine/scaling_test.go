@@ -109,9 +109,22 @@ func TestScaleDownWaitsUntilTheReplicasThatStayHoldWhatTheRemovedOnesHold(t *tes
 	if shrinks(d, 3) || !strings.Contains(d.Waiting, "s0-2, being removed, holds writes (offset 9)") {
 		t.Fatalf("want the shrink held back while s0-1 lags behind s0-2, got %s", d)
 	}
-	d = Decide(d.Next, withObjects(obsAt(6, spec, ledBy(0, 9, 9, 9)...), 2))
+	next := d.Next
+	d = Decide(next, withObjects(obsAt(6, spec, ledBy(0, 9, 9, 9)...), 2))
 	if !shrinks(d, 3) {
 		t.Fatalf("want the objects shrunk once s0-1 holds what s0-2 holds, got %s", d)
+	}
+	// s0-2 does not answer: it may hold anything the primary sent, so s0-1 must hold all of
+	// the primary's data.
+	nodes := ledBy(0, 9, 4, 9)
+	nodes[2] = unreachable(nodes[2], 3)
+	if d := Decide(next, withObjects(obsAt(7, spec, nodes...), 2)); shrinks(d, 3) || !strings.Contains(d.Waiting, "s0-2, being removed, does not answer") {
+		t.Fatalf("want the shrink held back while s0-1 lags behind the primary, got %s", d)
+	}
+	nodes = ledBy(0, 9, 9, 9)
+	nodes[2] = unreachable(nodes[2], 3)
+	if d := Decide(next, withObjects(obsAt(8, spec, nodes...), 2)); !shrinks(d, 3) {
+		t.Fatalf("want the objects shrunk once s0-1 holds all of the primary's data, got %s", d)
 	}
 }
 
