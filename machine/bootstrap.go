@@ -505,6 +505,14 @@ func (d *decider) wireShard(s int, first *Node, b *actionList) {
 		if n == first || !usable(n) {
 			continue
 		}
+		// A node that still serves slots (a claim kept in nodes.conf across a re-creation)
+		// cannot be made a replica (CLUSTER REPLICATE refuses it): it is settled as a stray
+		// of the shard (found by the simulator: regressions/cluster-bootstrap-stray-serves-slots.sched,
+		// where the bootstrap asked replica-of for good).
+		if d.v.spec.Mode == ModeCluster && len(n.Valkey.Slots) > 0 && n.Valkey.Role == RolePrimary {
+			d.strayOwner(s, "", n, first, b)
+			continue
+		}
 		if n.Valkey.Role == RolePrimary || !follows(n, first) {
 			b.add(d.replicaOf(s, n, first))
 		}
