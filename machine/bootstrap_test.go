@@ -208,6 +208,28 @@ func TestClusterBootstrapChoosesTheNodeThatServesTheShardsSlots(t *testing.T) {
 	}
 }
 
+// Two nodes of the shard serve slots from their kept nodes.conf (a re-creation after a
+// takeover, with fewer shards: their claims cover different parts). The bootstrap wires the
+// shard to one of them; the other cannot be made a replica while it serves slots (CLUSTER
+// REPLICATE refuses it), and asking for good kept the bootstrap from ever ending (found by the
+// simulator: regressions/cluster-bootstrap-stray-serves-slots.sched). It is settled as a stray:
+// empty, its slots move to the shard's first node within the shard.
+func TestClusterBootstrapSettlesASecondSlotServerAsAStray(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 1
+	first := node(0, RolePrimary, "h-a", 0)
+	first.Valkey.Slots = []SlotRange{{Start: 0, End: 8191}}
+	stray := node(1, RolePrimary, "h-b", 0)
+	stray.Valkey.Slots = []SlotRange{{Start: 8192, End: NumSlots - 1}}
+	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, first, stray))
+	if got := actionsOf(d, "replica-of"); len(got) != 0 {
+		t.Fatalf("replica-of %v for a node that serves slots (waiting %q)", got, d.Waiting)
+	}
+	if got := actionsOf(d, "migrate-slots"); len(got) != 1 || got[0] != "migrate-slots 8192-16383 shard 0 (s0-1) -> shard 0 (s0-0)" {
+		t.Fatalf("migrate-slots %v, want the empty stray's slots moved to s0-0 (waiting %q)", got, d.Waiting)
+	}
+}
+
 // A cluster re-created smaller than the one deleted: the claims of ordinals 2 and 3 were kept
 // and may hold the newest data. The first bootstrap starts their pods, elects among all, says
 // why ordinals beyond the spec run, and once Steady the scale-down hands over first
