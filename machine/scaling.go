@@ -205,9 +205,18 @@ func (d *decider) removedCopiesKept(s int, rec ShardRecord, prim *Node, target i
 		}
 		// A pod being removed that does not answer may hold anything the primary sent it:
 		// the replicas that stay must hold all of the primary's data (found by the simulator
-		// with the operator cut off from the removed replica).
+		// with the operator cut off from the removed replica). A deposed pod off the line
+		// follows nothing and takes no write: what it holds beyond its mark is off the line
+		// by the election's decision, only the line up to the mark counts (one back on the
+		// line, resynced while the operator could not see it, counts as any replica: it may
+		// have acknowledged writes the others lack; found by the simulator).
 		holds, what := r.Valkey, fmt.Sprintf("holds writes (offset %d)", r.Valkey.Offset)
-		if !usable(r) {
+		if m, deposed := rec.deposedOf(r.Name); deposed && usable(r) && !d.onTheLine(s, rec, r) {
+			holds, what = Valkey{ReplID: m.Left.ID, Offset: m.Left.End - 1}, fmt.Sprintf("deposed, holds the line up to offset %d", m.Left.End-1)
+			if m.Left.ID == "" {
+				continue
+			}
+		} else if !usable(r) {
 			holds, what = prim.Valkey, fmt.Sprintf("does not answer and may hold any write of %s (offset %d)", prim.Name, prim.Valkey.Offset)
 		}
 		if holds.empty() {

@@ -126,6 +126,21 @@ func TestScaleDownWaitsUntilTheReplicasThatStayHoldWhatTheRemovedOnesHold(t *tes
 	if d := Decide(next, withObjects(obsAt(8, spec, nodes...), 2)); !shrinks(d, 3) {
 		t.Fatalf("want the objects shrunk once s0-1 holds all of the primary's data, got %s", d)
 	}
+	// s0-2 is deposed and off the line (writes of its own beyond its mark): only the line up
+	// to its mark must be held, or the scale-down would wait for good.
+	deposed := next
+	deposed.Shards = append([]ShardRecord(nil), next.Shards...)
+	deposed.Shards[0].Deposed = []DeposedPod{{Pod: "s0-2", Keys: 5, Left: HistoryLink{ID: "h1", End: 6}}}
+	nodes = ledBy(0, 9, 9, 9)
+	nodes[2] = detached(node(2, RoleReplica, "h-off", 20))
+	nodes[2].Valkey.Keys = 20
+	if d := Decide(deposed, withObjects(obsAt(9, spec, nodes...), 2)); !shrinks(d, 3) {
+		t.Fatalf("want the objects shrunk: s0-1 holds the line up to s0-2's mark, got %s", d)
+	}
+	nodes[1] = ledBy(0, 9, 4)[1]
+	if d := Decide(deposed, withObjects(obsAt(10, spec, nodes...), 2)); shrinks(d, 3) {
+		t.Fatalf("want the shrink held back while s0-1 lags behind s0-2's mark, got %s", d)
+	}
 }
 
 func TestScaleDownHandsOverAPrimaryOnARemovedOrdinalFirst(t *testing.T) {
