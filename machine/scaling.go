@@ -198,7 +198,11 @@ func (d *decider) removedCopiesKept(s int, rec ShardRecord, prim *Node, target i
 			staying = append(staying, n)
 		}
 	}
-	need := min(max(d.v.spec.MinSyncReplicas, 1), len(staying))
+	// As many as WAIT asks for, at most as many replicas as the target keeps (the primary is
+	// on an ordinal that stays): counted against the ordinals that stay, not the replicas
+	// following now, or a scale-down with no replica following yet (a deposed one awaiting its
+	// resync) would need none and drop the only copy (found by the simulator).
+	need := min(max(d.v.spec.MinSyncReplicas, 1), target-1)
 	for _, r := range d.v.shard(s) {
 		if r.Ordinal < target || !r.Pod.Exists {
 			continue
