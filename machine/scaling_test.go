@@ -126,11 +126,11 @@ func TestScaleDownWaitsUntilTheReplicasThatStayHoldWhatTheRemovedOnesHold(t *tes
 	if d := Decide(next, withObjects(obsAt(8, spec, nodes...), 2)); !shrinks(d, 3) {
 		t.Fatalf("want the objects shrunk once s0-1 holds all of the primary's data, got %s", d)
 	}
-	// No replica that stays follows yet (s0-1 detached): s0-2, being removed, is the only one
+	// No replica that stays answers (s0-1 unreachable): s0-2, being removed, is the only one
 	// that may hold acknowledged writes, so the scale-down waits (counted against the ordinals
 	// that stay, not the replicas following now).
 	nodes = ledBy(0, 9, 9, 9)
-	nodes[1] = detached(node(1, RoleReplica, "h1", 9))
+	nodes[1] = unreachable(nodes[1], 3)
 	if d := Decide(next, withObjects(obsAt(11, spec, nodes...), 2)); shrinks(d, 3) {
 		t.Fatalf("want the shrink held back while no replica that stays follows, got %s", d)
 	}
