@@ -124,24 +124,17 @@ func (d *decider) settleGhostClaims(p Persisted, s int, c *Node, b *actionList) 
 		return false
 	}
 	rec := p.Shards[s]
-	var served []SlotRange
-	for _, n := range d.obs.Nodes {
-		if n.Reachable && n.Valkey.Role == RolePrimary {
-			served = append(served, n.Valkey.Slots...)
-		}
-	}
+	served := d.servedSlots()
 	var forgot []string
 	for _, g := range d.ghosts() {
 		if g.live || g.open || g.slots == 0 {
 			continue
 		}
 		switch {
-		case len(c.Valkey.Slots) > 0 && overlaps(g.ranges, c.Valkey.Slots) && c.Valkey.ConfigEpoch >= g.epoch && !g.followed &&
-			SlotCount(intersect(c.Valkey.Slots, g.ranges)) == SlotCount(g.ranges):
+		case overlaps(g.ranges, c.Valkey.Slots) && !g.followed && g.coveredBy(c):
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			forgot = append(forgot, fmt.Sprintf("%s (epoch %d, no newer than %s's %d)", g.id, g.epoch, c.Name, c.Valkey.ConfigEpoch))
-		case len(c.Valkey.Slots) == 0 && g.id == rec.ClaimNode && g.epoch <= rec.ClaimEpoch && !g.followed &&
-			SlotCount(g.ranges) == g.slots && !overlaps(g.ranges, served):
+		case len(c.Valkey.Slots) == 0 && g.id == rec.ClaimNode && g.epoch <= rec.ClaimEpoch && g.stranded(served):
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
 			b.add(AssignSlots{Shard: s, Node: c.Name, RunID: c.Valkey.RunID, Slots: g.ranges})
 			forgot = append(forgot, fmt.Sprintf("%s (the shard's recorded claim, epoch %d; its slots go to %s)", g.id, g.epoch, c.Name))

@@ -45,8 +45,8 @@ func deposedIn(ms []DeposedPod, pod string) (DeposedPod, bool) {
 }
 
 // deposeIdleClaims returns ms (the shard's deposed pods) with the pods of shard s whose
-// claims are idle (Observation.IdleClaims: a scale-down kept them) deposed by the election of
-// c, whose history h is the line from now on. The failover could not weigh them, and their
+// claims are idle (Observation.IdleClaims: claims with no pod on places the objects do not
+// ask for) deposed by the election of c, whose history h is the line from now on. The failover could not weigh them, and their
 // data reaches into the line at most as far as c's: the rest is off it. Started again by a
 // scale-up after an append-only restart, such a volume reports a fresh ID with all its keys,
 // and a later election by key count would take those writes for the line's (found by the

@@ -120,12 +120,35 @@ func (d *decider) claimedAsNew(g ghostNode) bool {
 	if g.epoch == 0 {
 		return false
 	}
-	for _, n := range d.obs.Nodes {
-		if n.Reachable && n.Valkey.Role == RolePrimary && n.Valkey.ConfigEpoch >= g.epoch && SlotCount(intersect(n.Valkey.Slots, g.ranges)) == SlotCount(g.ranges) {
+	for i := range d.obs.Nodes {
+		if n := &d.obs.Nodes[i]; n.Reachable && n.Valkey.Role == RolePrimary && g.coveredBy(n) {
 			return true
 		}
 	}
 	return false
+}
+
+// coveredBy reports whether n serves every slot some view gives g, with a claim at least as new.
+func (g ghostNode) coveredBy(n *Node) bool {
+	return n.Valkey.ConfigEpoch >= g.epoch && SlotCount(intersect(n.Valkey.Slots, g.ranges)) == SlotCount(g.ranges)
+}
+
+// servedSlots is the slots the answering primaries serve.
+func (d *decider) servedSlots() []SlotRange {
+	var served []SlotRange
+	for _, n := range d.obs.Nodes {
+		if n.Reachable && n.Valkey.Role == RolePrimary {
+			served = append(served, n.Valkey.Slots...)
+		}
+	}
+	return served
+}
+
+// stranded reports whether no node follows g and none of its slots is served by an answering
+// primary (served): judged per ghost, a stale view of a ghost whose slots a live primary took
+// is no stranded ghost, whatever another ghost leaves unserved.
+func (g ghostNode) stranded(served []SlotRange) bool {
+	return !g.followed && len(g.ranges) > 0 && SlotCount(g.ranges) == g.slots && !overlaps(g.ranges, served)
 }
 
 // intersect is the slots two lists of ranges share.
@@ -158,19 +181,9 @@ func intersect(a, b []SlotRange) []SlotRange {
 // where slots are assigned by the plan). Otherwise the machine waits and names the ghost.
 func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 	var holding []string
-	var served []SlotRange // the slots answering primaries serve
-	for _, n := range d.obs.Nodes {
-		if n.Reachable && n.Valkey.Role == RolePrimary {
-			served = append(served, n.Valkey.Slots...)
-		}
-	}
+	served := d.servedSlots()
 	ghosts := d.ghosts()
-	// A ghost is stranded when no node follows it and none of its slots is served by an
-	// answering primary (judged per ghost: a stale view of a ghost whose slots a live primary
-	// took is no stranded ghost, whatever another ghost leaves unserved).
-	isStranded := func(g ghostNode) bool {
-		return !g.followed && len(g.ranges) > 0 && SlotCount(g.ranges) == g.slots && !overlaps(g.ranges, served)
-	}
+	isStranded := func(g ghostNode) bool { return g.stranded(served) }
 	stranded := 0
 	for _, g := range ghosts {
 		if !g.live && !g.open && g.slots > 0 && isStranded(g) {
