@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // AbortStale aborts the multipart uploads under the store's prefix that began before cutoff and
@@ -15,16 +16,35 @@ import (
 // aborts them. The operator runs this before each backup with the time it started as cutoff: an
 // upload older than the operator's own start is no backup in progress.
 func AbortStale(ctx context.Context, store Store, cutoff time.Time) (int, error) {
+	return abortUploads(ctx, store, store.Prefix, func(u types.MultipartUpload) bool {
+		return u.Initiated != nil && u.Initiated.Before(cutoff)
+	})
+}
+
+// abortUploadsOf aborts every multipart upload still open for key. The transfer manager aborts
+// the upload it knows of, but a cancel that lands while CreateMultipartUpload's answer is on
+// its way leaves an upload the store opened and the client never learnt the ID of. A key is
+// written by one backup only (TakeAll refuses a name used before), so an open upload of it is
+// this backup's own.
+func abortUploadsOf(ctx context.Context, store Store, key string) (int, error) {
+	return abortUploads(ctx, store, key, func(u types.MultipartUpload) bool {
+		return aws.ToString(u.Key) == key
+	})
+}
+
+// abortUploads aborts the multipart uploads under prefix that abort says to, and returns how
+// many it aborted.
+func abortUploads(ctx context.Context, store Store, prefix string, abort func(types.MultipartUpload) bool) (int, error) {
 	client := store.Client()
 	aborted := 0
-	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(store.Bucket), Prefix: aws.String(store.Prefix)}
+	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(store.Bucket), Prefix: aws.String(prefix)}
 	for {
 		out, err := client.ListMultipartUploads(ctx, in)
 		if err != nil {
-			return aborted, fmt.Errorf("listing the uploads under %s: %w", store.Location(""), err)
+			return aborted, fmt.Errorf("listing the uploads under s3://%s/%s: %w", store.Bucket, prefix, err)
 		}
 		for _, u := range out.Uploads {
-			if u.Initiated == nil || !u.Initiated.Before(cutoff) {
+			if !abort(u) {
 				continue
 			}
 			if _, err := client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(store.Bucket), Key: u.Key, UploadId: u.UploadId}); err != nil {

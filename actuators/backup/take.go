@@ -86,12 +86,21 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 	_ = pr.CloseWithError(errUploadStopped)
 	cancel()
 	streamErr := <-streamed
-	switch {
-	case upErr != nil && causedByStream:
-		return Result{}, streamErr
-	case upErr != nil:
-		return Result{}, fmt.Errorf("uploading to %s: %w", store.Location(name), upErr)
-	case streamErr != nil:
+	if upErr != nil {
+		// The caller's context may be the one that was cancelled: the clean-up gets its own.
+		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+		_, abortErr := abortUploadsOf(actx, store, store.Key(name))
+		acancel()
+		err := fmt.Errorf("uploading to %s: %w", store.Location(name), upErr)
+		if causedByStream {
+			err = streamErr
+		}
+		if abortErr != nil {
+			err = fmt.Errorf("%w; the parts it sent may stay stored until the operator's next start: %v", err, abortErr)
+		}
+		return Result{}, err
+	}
+	if streamErr != nil {
 		return Result{}, streamErr // not reached: the upload only completes after the stream's end
 	}
 	version, _ := chk.version()
@@ -100,6 +109,9 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 
 var errUploadStopped = errors.New("the upload stopped")
 
+// abortTimeout bounds the abort of a failed upload.
+const abortTimeout = 30 * time.Second
+
 // uploader is the transfer manager every upload to the store goes through.
 func (s Store) uploader() *tm.Client {
 	return tm.New(s.Client(), func(o *tm.Options) {
@@ -107,6 +119,6 @@ func (s Store) uploader() *tm.Client {
 		o.Concurrency = 2
 		// The abort of a failed upload gets a context of its own: the caller's may be the one
 		// that was cancelled, and the parts would stay stored.
-		o.FailTimeout = 30 * time.Second
+		o.FailTimeout = abortTimeout
 	})
 }
