@@ -21,16 +21,37 @@ func AbortStale(ctx context.Context, store Store, cutoff time.Time) (int, error)
 	})
 }
 
-// abortUploadsOf aborts every multipart upload still open for key. The transfer manager aborts
-// the upload it knows of, but a cancel that lands while CreateMultipartUpload's answer is on
-// its way leaves an upload the store opened and the client never learnt the ID of. A key is
-// written by one backup only (TakeAll refuses a name used before), so an open upload of it is
-// this backup's own.
+// abortUploadsOf aborts every multipart upload still open for key, and returns how many it
+// aborted. The transfer manager aborts the upload it knows of, but a cancel that lands while
+// CreateMultipartUpload's answer is on its way leaves an upload the store opened and the client
+// never learnt the ID of. A key is written by one backup only (TakeAll refuses a name used
+// before), so an open upload of it is this backup's own.
+//
+// A part the store was still writing when the upload was aborted (by the transfer manager or
+// here) can bring it back: S3's documentation says to abort again until nothing is left, and
+// versitygw re-creates the upload's directory to link such a part into. So the store is asked
+// again after a pause, until an answer after a pause finds nothing, or ctx ends.
 func abortUploadsOf(ctx context.Context, store Store, key string) (int, error) {
-	return abortUploads(ctx, store, key, func(u types.MultipartUpload) bool {
-		return aws.ToString(u.Key) == key
-	})
+	total := 0
+	for round := 0; ; round++ {
+		n, err := abortUploads(ctx, store, key, func(u types.MultipartUpload) bool {
+			return aws.ToString(u.Key) == key
+		})
+		total += n
+		if err != nil || (round > 0 && n == 0) {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, fmt.Errorf("aborting the uploads of s3://%s/%s: %w", store.Bucket, key, ctx.Err())
+		case <-time.After(abortRecheck):
+		}
+	}
 }
+
+// abortRecheck is the pause before the store is asked again whether an aborted upload is gone:
+// longer than a part already received takes to be written.
+const abortRecheck = time.Second
 
 // abortUploads aborts the multipart uploads under prefix that abort says to, and returns how
 // many it aborted.
