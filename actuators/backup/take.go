@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	tm "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
+	"github.com/aws/smithy-go"
 )
 
 // Source is the node a snapshot is read from, and the replication user's credentials.
@@ -96,7 +97,7 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 			err = streamErr
 		}
 		if abortErr != nil {
-			err = fmt.Errorf("%w; the parts it sent may stay stored until the operator's next start: %v", err, abortErr)
+			err = fmt.Errorf("%w; the parts it sent may stay stored until the operator's next start (%s)", err, rootCause(abortErr))
 		}
 		return Result{}, err
 	}
@@ -108,6 +109,23 @@ func Take(ctx context.Context, src Source, store Store, name string) (Result, er
 }
 
 var errUploadStopped = errors.New("the upload stopped")
+
+// rootCause is the innermost error of err, or the store's error code: the clean-up of an upload
+// that failed often fails for the same reason (the store gone), and the whole chain of the
+// SDK's error would say it twice over.
+func rootCause(err error) string {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode()
+	}
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err.Error()
+		}
+		err = inner
+	}
+}
 
 // abortTimeout bounds the abort of a failed upload.
 const abortTimeout = 30 * time.Second

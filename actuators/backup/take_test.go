@@ -294,6 +294,10 @@ func TestAFailedBackupLeavesNoObject(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
+		// The clean-up fails for the same reason: said once more, by its cause alone.
+		if err != nil && (!strings.Contains(err.Error(), "may stay stored until the operator's next start ("+tc.want) || strings.Count(err.Error(), tc.want) != 2) {
+			t.Errorf("%s: %v, want the clean-up's failure said once, by its cause %q", tc.name, err, tc.want)
+		}
 	}
 	// The caller gives up once the multipart upload has begun (its 400 keys of 100 kB take over
 	// 4 s to stream at 10 ms each; the first 16 MiB part is sent after ~2 s): the upload is

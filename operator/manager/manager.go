@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	r := &reconcile.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("valkey-operator"),
+		Recorder:  reconcile.BoundedRecorder{EventRecorder: mgr.GetEventRecorder("valkey-operator")},
 		Journal:   j,
 		Metrics:   reconcile.NewMetrics(metrics.Registry),
 		Options: reconcile.Options{
@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		}
 		if journalErr != nil && self != nil {
 			// kubectl describe pod shows it next to the pod's own status.
-			mgr.GetEventRecorder("valkey-operator").Eventf(self, nil, corev1.EventTypeWarning, "JournalUnavailable", "OpenJournal",
+			reconcile.BoundedRecorder{EventRecorder: mgr.GetEventRecorder("valkey-operator")}.Eventf(self, nil, corev1.EventTypeWarning, "JournalUnavailable", "OpenJournal",
 				"the event journal %s cannot be opened, running without it (status.history keeps the recent transitions; history --full cannot read older ones): %v", c.JournalPath, journalErr)
 		}
 	}
