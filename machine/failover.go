@@ -293,6 +293,7 @@ func guardCandidatePromoted(d *decider) (outcome, bool) {
 	next := p
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
 	next.Shards[op.Shard].History = historyOf(c).continuing(rec.History)
+	next.Op.Promoted = true
 	return outcome{next: next, message: fmt.Sprintf("shard %d: %s promoted, history %s continues %s at offset %d", op.Shard, c.Name, short(c.Valkey.ReplID), short(c.Valkey.ReplID2), c.Valkey.SecondOffset-1)}, true
 }
 

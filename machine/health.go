@@ -122,7 +122,14 @@ func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation
 
 // failoverOf decides whether shard s's primary is to be failed over: the operation and why,
 // or why not. prev, when not nil, is the failover in progress whose elected node is lost:
-// its writer stays the writer (see Operation.Writer).
+// its writer stays the writer (see Operation.Writer). An elected node lost before its
+// promotion was recorded was one more node of the lost history (nobody followed it, nobody
+// wrote to it): the re-election starts from that history again. From the history the
+// election recorded for it instead, the writer's data beyond the elected node's offset, or
+// in a history only a key-count link tied to the line, would be off the line, and a node
+// holding less would be promoted over the writer back with every write (found by the
+// simulator: regressions/re-election-forgets-the-deposed-writer.sched and two more of the
+// class).
 func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, string, bool) {
 	health, why := d.primaryHealth(p, s)
 	if health != primarySuspected && health != primaryGone {
@@ -133,6 +140,9 @@ func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, st
 		Writer: rec.Primary, WriterRunID: rec.RunID, KnownFenced: health == primaryGone}
 	if prev != nil {
 		op.Writer, op.WriterRunID, op.KnownFenced = prev.Writer, prev.WriterRunID, prev.KnownFenced
+		if !prev.Promoted {
+			op.LostHistory = prev.LostHistory
+		}
 	}
 	if ok, whyNot := d.quorum(op); !ok {
 		return Operation{}, why + "; no failover: " + whyNot, false

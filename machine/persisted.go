@@ -193,6 +193,10 @@ type Operation struct {
 	// Candidate is the elected node once candidate-elected has been recorded; the shard's
 	// record names it from then on.
 	Candidate string
+	// Promoted is true once candidate-promoted has recorded the elected node's new history:
+	// nodes may follow it from then on. Until then the elected node is one more node of the
+	// lost history, and a re-election after its loss starts from that history again.
+	Promoted bool
 	// ElectedAt is the observation time of the election. Every visible replica had stopped
 	// following the old primary by then, so an isolated old primary may accept writes until
 	// FenceTimeout after it, not later.

@@ -1,0 +1,79 @@
+package machine
+
+import (
+	"strings"
+	"testing"
+)
+
+// reelectionWorld is a failover whose elected node is lost in turn: s0-0 (the writer, h1) was
+// lost; s0-1, back from its append-only file (a fresh ID, 3 keys), was elected by key count over
+// s0-2 (h1 at offset 2), which links its history to h1 up to offset 3 and gives s0-0 a mark with
+// s0-1's data. Then s0-1 lost its volume (a new process, empty) and s0-0 came back with every
+// write it took (h1 at offset 10, fenced).
+func reelectionWorld(promoted bool) (Persisted, Observation) {
+	elected := History{ID: "fresh-b", PrevID: "h1", PrevEnd: 3, PrevRestarted: true}
+	if promoted {
+		elected = History{ID: "h9", PrevID: "fresh-b", PrevEnd: 1, Older: [maxOlderLinks]HistoryLink{{ID: "h1", End: 3, Restarted: true}}}
+	}
+	p := Persisted{State: FailingOver, Seq: 5, Since: at(10), Shards: []ShardRecord{{
+		Primary: "s0-1", RunID: "run-1-again", History: elected, Epoch: 2,
+		Deposed: []DeposedPod{{Pod: "s0-0", Keys: 3, Left: HistoryLink{ID: "fresh-b", End: 1}}},
+	}}}
+	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0",
+		LostHistory: History{ID: "h1"}, Candidate: "s0-1", Promoted: promoted, KnownFenced: true, ElectedAt: at(10), ElectedClock: ""}
+	writer := node(0, RolePrimary, "h1", 10)
+	writer.Valkey.RunID, writer.Valkey.Keys = "run-0-again", 10
+	lost := node(1, RoleReplica, "empty-b", 0)
+	lost.Valkey.RunID = "run-1-empty"
+	replica := node(2, RoleReplica, "h1", 2)
+	replica.Valkey.Keys = 2
+	return p, obsAt(20, durableSpec(2), writer, lost, replica)
+}
+
+// TestAReElectionAfterAnUnpromotedCandidateStartsFromTheLostHistory: the elected node was never
+// promoted, so nobody wrote after the writer: the re-election starts from h1 again, the
+// writer's mark goes, and the writer (10 writes) is elected, not s0-2 (2). From the history
+// recorded for s0-1, h1 beyond offset 3 was off the line and s0-2 was elected (found by the
+// simulator: regressions/key-count-line-forgets-the-deposed-writer.sched).
+func TestAReElectionAfterAnUnpromotedCandidateStartsFromTheLostHistory(t *testing.T) {
+	p, obs := reelectionWorld(false)
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost for the elected node, got %s", d)
+	}
+	if !strings.Contains(d.Transition.Message, "s0-1 was never promoted: the re-election starts from the history s0-0 wrote") {
+		t.Errorf("the message does not say why: %s", d.Transition.Message)
+	}
+	op := d.Next.Op
+	if op.LostHistory.ID != "h1" || op.LostHistory.PrevID != "" || op.Writer != "s0-0" {
+		t.Fatalf("the re-election starts from %+v (writer %s), want h1 and the writer s0-0", op.LostHistory, op.Writer)
+	}
+	if _, marked := d.Next.Shards[0].deposedOf("s0-0"); marked {
+		t.Fatalf("the writer keeps the mark of an election never carried out: %+v", d.Next.Shards[0].Deposed)
+	}
+	// Step on to the election.
+	next := Decide(d.Next, obsAt(21, obs.Spec, obs.Nodes...))
+	if next.Transition == nil || next.Transition.Event != EventCandidateElected || next.Next.Op.Candidate != "s0-0" {
+		t.Fatalf("want s0-0, holding every write, elected; got %s", next)
+	}
+}
+
+// TestAReElectionAfterAPromotedCandidateKeepsItsHistory: once the elected node's promotion was
+// recorded, nodes may have followed its new history: the re-election builds on the record, and
+// the writer keeps its mark.
+func TestAReElectionAfterAPromotedCandidateKeepsItsHistory(t *testing.T) {
+	p, obs := reelectionWorld(true)
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
+		t.Fatalf("want primary-lost for the elected node, got %s", d)
+	}
+	if strings.Contains(d.Transition.Message, "never promoted") {
+		t.Errorf("a promoted node said never promoted: %s", d.Transition.Message)
+	}
+	if d.Next.Op.LostHistory.ID != "h9" {
+		t.Fatalf("the re-election starts from %+v, want the promoted node's recorded history h9", d.Next.Op.LostHistory)
+	}
+	if _, marked := d.Next.Shards[0].deposedOf("s0-0"); !marked {
+		t.Fatalf("the writer lost its mark after a promotion: %+v", d.Next.Shards[0].Deposed)
+	}
+}
