@@ -33,6 +33,7 @@ const (
 	EventReplicasChanged     Event = "replicas-changed"
 	EventScaleDownHandOver   Event = "scale-down-hand-over"
 	EventHistoryRenamed      Event = "history-renamed"
+	EventHistoryTakenBack    Event = "history-taken-back"
 	EventFenceClockRestarted Event = "fence-clock-restarted"
 	EventRotationRequested   Event = "rotation-requested"
 	EventPasswordsAccepted   Event = "passwords-accepted"

@@ -322,3 +322,56 @@ func startLinkedPair(t *testing.T, primIP, replIP string) linkedPair {
 	eventually(t, "replica linked", func() bool { return survey(t, l.p, l.repl).LinkUp })
 	return l
 }
+
+// TestARoleHandedOverAndBackNamesTheIntermediateHistory: the facts the machine's
+// history-taken-back rests on, from real Valkey. A primary that hands its role over (FAILOVER
+// TO) and is handed it back is the same process, primary again, with every write, under a new
+// history whose previous one is the intermediate primary's, not its own first one; and the
+// intermediate node, its replica again, names only the new history.
+func TestARoleHandedOverAndBackNamesTheIntermediateHistory(t *testing.T) {
+	ctx := context.Background()
+	l := startLinkedPair(t, "127.78.0.23", "127.78.0.24")
+	a, b := l.prim, l.repl
+	first := survey(t, l.p, a)
+	eventually(t, "b online at a", func() bool { return onlineReplicas(t, a) == 1 })
+	ca := appClient(t, a)
+	if err := ca.Do(ctx, ca.B().Set().Key("on-a").Value("1").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.p.HandOver(ctx, a.ip, first.RunID, b.ip, l.rv.RunID, 5000); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b primary, a its online replica", func() bool {
+		return survey(t, l.p, b).Role == machine.RolePrimary && survey(t, l.p, a).LinkUp && onlineReplicas(t, b) == 1
+	})
+	middle := survey(t, l.p, b)
+	if err := l.p.OpenWrites(ctx, b.ip, l.rv.RunID); err != nil {
+		t.Fatal(err)
+	}
+	cb := appClient(t, b)
+	if err := cb.Do(ctx, cb.B().Set().Key("on-b").Value("1").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.p.HandOver(ctx, b.ip, l.rv.RunID, a.ip, first.RunID, 5000); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a primary again, b its replica", func() bool {
+		return survey(t, l.p, a).Role == machine.RolePrimary && survey(t, l.p, b).LinkUp
+	})
+	back, mid := survey(t, l.p, a), survey(t, l.p, b)
+	if back.RunID != first.RunID || back.ReplID == first.ReplID || back.ReplID2 != middle.ReplID || back.ReplID2 == first.ReplID || back.SecondOffset <= 0 {
+		t.Fatalf("a back: %+v; want the same process, a new history promoted from b's %s (a's first was %s)", back, middle.ReplID, first.ReplID)
+	}
+	if mid.ReplID != back.ReplID || mid.ReplID2 == first.ReplID {
+		t.Fatalf("b, a replica again: %+v; want it to name a's new history %s and not a's first %s", mid, back.ReplID, first.ReplID)
+	}
+	if err := l.p.OpenWrites(ctx, a.ip, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	ca = appClient(t, a)
+	for _, k := range []string{"on-a", "on-b"} {
+		if got, err := ca.Do(ctx, ca.B().Get().Key(k).Build()).ToString(); err != nil || got != "1" {
+			t.Fatalf("a back: GET %s = %q, %v; want every write kept", k, got, err)
+		}
+	}
+}
