@@ -293,7 +293,7 @@ func guardCandidatePromoted(d *decider) (outcome, bool) {
 	next := p
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
 	next.Shards[op.Shard].History = historyOf(c).continuing(rec.History)
-	next.Op.Promoted = true
+	next.Op.Unpromoted = false
 	return outcome{next: next, message: fmt.Sprintf("shard %d: %s promoted, history %s continues %s at offset %d", op.Shard, c.Name, short(c.Valkey.ReplID), short(c.Valkey.ReplID2), c.Valkey.SecondOffset-1)}, true
 }
 
@@ -348,6 +348,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		next.Shards[op.Shard].Epoch--
 	}
 	next.Op.Candidate = c.Name
+	next.Op.Unpromoted = c.Valkey.Role == RoleReplica
 	next.Op.ElectedAt = d.obs.Time
 	next.Op.ElectedClock = d.obs.Clock
 	next.Op.FenceFrom = d.fenceFrom(op)

@@ -122,9 +122,10 @@ func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation
 
 // failoverOf decides whether shard s's primary is to be failed over: the operation and why,
 // or why not. prev, when not nil, is the failover in progress whose elected node is lost:
-// its writer stays the writer (see Operation.Writer). An elected node lost before its
-// promotion was recorded was one more node of the lost history (nobody followed it, nobody
-// wrote to it): the re-election starts from that history again. From the history the
+// its writer stays the writer (see Operation.Writer). An elected node lost while unpromoted
+// (Operation.Unpromoted: a replica when elected, its promotion not recorded yet) was one more
+// node of the lost history (nobody followed it, nobody wrote to it): the re-election starts
+// from that history again. From the history the
 // election recorded for it instead, the writer's data beyond the elected node's offset, or
 // in a history only a key-count link tied to the line, would be off the line, and a node
 // holding less would be promoted over the writer back with every write (found by the
@@ -140,7 +141,7 @@ func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, st
 		Writer: rec.Primary, WriterRunID: rec.RunID, KnownFenced: health == primaryGone}
 	if prev != nil {
 		op.Writer, op.WriterRunID, op.KnownFenced = prev.Writer, prev.WriterRunID, prev.KnownFenced
-		if !prev.Promoted {
+		if prev.Unpromoted {
 			op.LostHistory = prev.LostHistory
 		}
 	}

@@ -193,10 +193,14 @@ type Operation struct {
 	// Candidate is the elected node once candidate-elected has been recorded; the shard's
 	// record names it from then on.
 	Candidate string
-	// Promoted is true once candidate-promoted has recorded the elected node's new history:
-	// nodes may follow it from then on. Until then the elected node is one more node of the
-	// lost history, and a re-election after its loss starts from that history again.
-	Promoted bool
+	// Unpromoted is true from the election of a node that was a replica then until
+	// candidate-promoted records its new history: until then it took no write and nobody
+	// followed it, it is one more node of the lost history, and a re-election after its loss
+	// starts from that history again. A node elected while it was a primary already (in
+	// cluster mode, or one a person promoted) may have taken writes and been followed under
+	// its own history: it never counts as unpromoted (found by a review). False in a status
+	// written before the field existed: the re-election then builds on the record, as it did.
+	Unpromoted bool
 	// ElectedAt is the observation time of the election. Every visible replica had stopped
 	// following the old primary by then, so an isolated old primary may accept writes until
 	// FenceTimeout after it, not later.

@@ -20,7 +20,7 @@ func reelectionWorld(promoted bool) (Persisted, Observation) {
 		Deposed: []DeposedPod{{Pod: "s0-0", Keys: 3, Left: HistoryLink{ID: "fresh-b", End: 1}}},
 	}}}
 	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0",
-		LostHistory: History{ID: "h1"}, Candidate: "s0-1", Promoted: promoted, KnownFenced: true, ElectedAt: at(10), ElectedClock: ""}
+		LostHistory: History{ID: "h1"}, Candidate: "s0-1", Unpromoted: !promoted, KnownFenced: true, ElectedAt: at(10), ElectedClock: ""}
 	writer := node(0, RolePrimary, "h1", 10)
 	writer.Valkey.RunID, writer.Valkey.Keys = "run-0-again", 10
 	lost := node(1, RoleReplica, "empty-b", 0)
@@ -75,5 +75,36 @@ func TestAReElectionAfterAPromotedCandidateKeepsItsHistory(t *testing.T) {
 	}
 	if _, marked := d.Next.Shards[0].deposedOf("s0-0"); !marked {
 		t.Fatalf("the writer lost its mark after a promotion: %+v", d.Next.Shards[0].Deposed)
+	}
+}
+
+// An election records whether the elected node was a replica (unpromoted until its promotion
+// is recorded) or a primary already (a person promoted it: it may have taken writes and been
+// followed under its own history, so a re-election after its loss must build on it; found by
+// a review).
+func TestAnElectionRecordsWhetherTheElectedNodeWasAReplica(t *testing.T) {
+	spec := testSpec(2)
+	p := steadyState()
+	p.State, p.Op = FailingOver, Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h1"}, KnownFenced: true}
+	gone := unreachable(node(0, RolePrimary, "h1", 0), 5)
+	for _, tc := range []struct {
+		name       string
+		elected    Node
+		unpromoted bool
+	}{
+		{"a replica", detached(replicaOf("h1", 1, 8)), true},
+		{"a primary a person promoted", func() Node {
+			n := node(1, RolePrimary, "h2", 8)
+			n.Valkey.ReplID2, n.Valkey.SecondOffset = "h1", 6
+			return n
+		}(), false},
+	} {
+		d := Decide(p, obsAt(20, spec, gone, tc.elected, detached(replicaOf("h1", 2, 5))))
+		if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+			t.Fatalf("%s: want s0-1 elected, got %s", tc.name, d)
+		}
+		if d.Next.Op.Unpromoted != tc.unpromoted {
+			t.Errorf("%s: Unpromoted = %v, want %v", tc.name, d.Next.Op.Unpromoted, tc.unpromoted)
+		}
 	}
 }

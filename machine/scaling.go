@@ -156,9 +156,17 @@ func (d *decider) offTheBus(p Persisted, n *Node) bool {
 // shardsBlockScaleDown is the part of scaleDownBlocked about the shards: each recorded
 // primary answers as the recorded process on an ordinal that stays, every answering node on
 // an ordinal that stays follows it with the link up (so that the pods removed are never the
-// only replicas the primary has), and no answering node being removed is a primary (a stray
-// master is fenced and demoted first).
+// only replicas the primary has), no answering node being removed is a primary (a stray
+// master is fenced and demoted first), the replicas that stay hold what the removed ones hold
+// (removedCopiesKept), and, outside cluster mode, no answering node being removed follows
+// anything (it is detached first: see detachedForRemoval).
 func (d *decider) shardsBlockScaleDown(p Persisted, target int) (string, bool) {
+	return d.shardsBlock(p, target, true)
+}
+
+// shardsBlock is shardsBlockScaleDown (full), or only its checks of the shards' shape (not
+// full: the removed nodes' copies and detachment are not looked at).
+func (d *decider) shardsBlock(p Persisted, target int, full bool) (string, bool) {
 	for s := range p.Shards {
 		rec := p.Shards[s]
 		prim := d.v.node(rec.Primary)
@@ -177,11 +185,52 @@ func (d *decider) shardsBlockScaleDown(p Persisted, target int) (string, bool) {
 				return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: %s answers as a primary", target, s, n.Name), true
 			}
 		}
+		if !full {
+			continue
+		}
 		if why, ok := d.removedCopiesKept(s, rec, prim, target); !ok {
 			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: %s", target, why), true
 		}
+		if following := d.followingForRemoval(s, target); len(following) > 0 {
+			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: %s, being removed, stop(s) following %s first, so as to acknowledge no write the replicas that stay may lack", target, s, names(following), prim.Name), true
+		}
 	}
 	return "", false
+}
+
+// followingForRemoval lists, outside cluster mode, the answering nodes of shard s on ordinals a
+// scale-down to target removes that still follow a primary. Such a node acknowledges writes
+// until its pod stops: one acknowledged by WAIT on it alone, between the check that the
+// replicas that stay hold what it holds and the pod's end, would be left on the primary only
+// (found by a review). Detached first (Detach: it follows nothing, keeps its data, acknowledges
+// nothing more), what it holds is fixed, and removedCopiesKept checks that. In cluster mode a
+// node leaves the cluster bus instead, which empties it (RemoveNode); a node that does not
+// answer cannot be detached, and removedCopiesKept asks the replicas that stay to hold all of
+// the primary's data then, which still leaves a write acknowledged by it after that check.
+func (d *decider) followingForRemoval(s, target int) []*Node {
+	if d.v.spec.Mode == ModeCluster {
+		return nil
+	}
+	var out []*Node
+	for _, n := range d.v.shard(s) {
+		if n.Ordinal >= target && usable(n) && n.Valkey.Role == RoleReplica && n.Valkey.PrimaryHost != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// detachedForRemoval reports whether n, in Steady, is on an ordinal a scale-down removes and
+// follows nothing, while the shards' shape allows the scale-down (what may still hold it: the
+// replicas that stay catching up with what the removed ones hold, their detachment): it waits
+// for its pod to go, and Steady does not point it at the primary again (it would acknowledge
+// writes again, and be detached again).
+func (d *decider) detachedForRemoval(p Persisted, n *Node) bool {
+	if p.State != Steady || d.v.spec.Mode == ModeCluster || !d.removed(p, n) || n.Valkey.Role != RoleReplica || n.Valkey.PrimaryHost != "" {
+		return false
+	}
+	_, blocked := d.shardsBlock(p, d.targetPods(p), false)
+	return !blocked
 }
 
 // removedCopiesKept reports whether, in shard s, every write a node being removed holds is

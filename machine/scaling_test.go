@@ -86,8 +86,24 @@ func TestScaleDownWithThePrimaryOnAKeptOrdinal(t *testing.T) {
 	if !strings.Contains(d.Transition.Message, "remove ordinal 2") || strings.Contains(d.Transition.Message, "handed over") {
 		t.Fatalf("message: %q", d.Transition.Message)
 	}
-	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=1 revision=r1" {
-		t.Fatalf("the primary stays: want the objects shrunk at once, got %s", d)
+	// s0-2 still follows the primary, and would acknowledge writes until its pod stops: it is
+	// detached first.
+	if got := actionsOf(d, "detach"); len(got) != 1 || !strings.HasPrefix(got[0], "detach s0-2") || shrinks(d, 3) {
+		t.Fatalf("the primary stays: want s0-2 detached before the objects shrink, got %s", d)
+	}
+	nodes := ledBy(0, 5, 5, 5)
+	nodes[2] = detached(nodes[2])
+	d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 2))
+	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=1 revision=r1" || len(actionsOf(d, "replica-of")) > 0 {
+		t.Fatalf("s0-2 detached: want the objects shrunk, and s0-2 not pointed at the primary again, got %s", d)
+	}
+	// The spec asks for 3 pods again before the pod went: s0-2 follows the primary again.
+	more := spec
+	more.Replicas = 2
+	back := Decide(d.Next, withObjects(obsAt(7, more, nodes...), 2))
+	back = Decide(back.Next, withObjects(obsAt(8, more, nodes...), 2))
+	if got := actionsOf(back, "replica-of"); len(got) != 1 || !strings.HasPrefix(got[0], "replica-of s0-2 -> s0-0") {
+		t.Fatalf("scale-down called off: want s0-2 following the primary again, got %s", back)
 	}
 	// Once the pod is gone the cluster is converged with nothing to do.
 	d = Decide(d.Next, obsAt(6, spec, ledBy(0, 5, 5)...))
@@ -106,13 +122,24 @@ func TestScaleDownWaitsUntilTheReplicasThatStayHoldWhatTheRemovedOnesHold(t *tes
 	if d.Transition == nil || d.Transition.Event != EventReplicasChanged {
 		t.Fatalf("want replicas-changed, got %s", d)
 	}
-	if shrinks(d, 3) || !strings.Contains(d.Waiting, "s0-2, being removed, holds writes (offset 9)") {
-		t.Fatalf("want the shrink held back while s0-1 lags behind s0-2, got %s", d)
+	if shrinks(d, 3) || len(actionsOf(d, "detach")) != 1 {
+		t.Fatalf("want the shrink held back while s0-1 lags behind s0-2, and s0-2 detached, got %s", d)
 	}
 	next := d.Next
-	d = Decide(next, withObjects(obsAt(6, spec, ledBy(0, 9, 9, 9)...), 2))
-	if !shrinks(d, 3) {
-		t.Fatalf("want the objects shrunk once s0-1 holds what s0-2 holds, got %s", d)
+	caughtUp := ledBy(0, 9, 9, 9)
+	if d = Decide(next, withObjects(obsAt(6, spec, caughtUp...), 2)); shrinks(d, 3) || len(actionsOf(d, "detach")) != 1 {
+		t.Fatalf("want s0-2 detached first, got %s", d)
+	}
+	// Detached, s0-2 acknowledged writes up to offset 12 the primary sent meanwhile: s0-1 must
+	// hold them too.
+	caughtUp[2] = detached(node(2, RoleReplica, "h1", 12))
+	caughtUp[0].Valkey.Offset = 12
+	if d = Decide(next, withObjects(obsAt(6, spec, caughtUp...), 2)); shrinks(d, 3) || !strings.Contains(d.Waiting, "s0-2, being removed, holds writes (offset 12)") {
+		t.Fatalf("want the shrink held back while s0-1 lags behind the detached s0-2, got %s", d)
+	}
+	caughtUp[1].Valkey.Offset = 12
+	if d = Decide(next, withObjects(obsAt(6, spec, caughtUp...), 2)); !shrinks(d, 3) {
+		t.Fatalf("want the objects shrunk once s0-1 holds what the detached s0-2 holds, got %s", d)
 	}
 	// s0-2 does not answer: it may hold anything the primary sent, so s0-1 must hold all of
 	// the primary's data.
@@ -190,6 +217,11 @@ func TestScaleDownHandsOverAPrimaryOnARemovedOrdinalFirst(t *testing.T) {
 	if !strings.Contains(d.Transition.Message, "scale-down") {
 		t.Fatalf("message: %q", d.Transition.Message)
 	}
+	if got := actionsOf(d, "detach"); len(got) != 2 || shrinks(d, 4) {
+		t.Fatalf("now s0-2 and s0-3 are detached first, got %s", d)
+	}
+	after[2], after[3] = detached(after[2]), detached(after[3])
+	d = Decide(d.Next, withObjects(obsAt(8, spec, after...), 3))
 	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=1 revision=r1" {
 		t.Fatalf("now the objects shrink, got %s", d)
 	}

@@ -45,14 +45,14 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.Op = op
-	if writer != nil && !writer.Promoted && writer.Writer != "" {
+	if writer != nil && writer.Unpromoted && writer.Writer != "" {
 		// The writer was deposed by the election of a node that was never promoted: nobody
 		// took writes after it, so what it holds is the line's again (see failoverOf).
 		next.Shards = append([]ShardRecord(nil), p.Shards...)
 		next.Shards[op.Shard].Deposed = withoutDeposed(p.Shards[op.Shard].Deposed, writer.Writer)
 	}
 	msg := why
-	if writer != nil && !writer.Promoted && writer.Candidate != "" {
+	if writer != nil && writer.Unpromoted && writer.Candidate != "" {
 		msg += fmt.Sprintf("; %s was never promoted: the re-election starts from the history %s wrote", writer.Candidate, writer.Writer)
 	}
 	if op.Preempted != "" {
@@ -333,6 +333,13 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 				b.add(RemoveNode{Shard: n.Shard, Node: n.Name})
 			}
 		}
+		if _, blocked := d.shardsBlock(p, target, false); !blocked {
+			for s := range p.Shards {
+				for _, n := range d.followingForRemoval(s, target) {
+					b.add(Detach{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+				}
+			}
+		}
 	}
 	if why := d.switchoverWaits(p); why != "" {
 		b.wait(why)
@@ -442,6 +449,9 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 		// nothing when it already follows) turns it on, so that it serves reads and lets clients
 		// (valkey-cli --cluster, cluster clients) authenticate (found on real Valkey).
 		if !follows(n, prim) || (d.v.spec.Mode == ModeCluster && n.Valkey.WritesFenced) {
+			if d.detachedForRemoval(p, n) {
+				continue // detached for a scale-down: its pod goes next
+			}
 			if rec.awaitsResync(n.Name) {
 				b.wait(deposedWaits(s, n))
 				continue

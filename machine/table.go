@@ -29,7 +29,7 @@ var table = []rule{
 	{EventHistoryRenamed, []State{Steady, Restoring, FailingOver}, "", guardHistoryRenamed,
 		"the recorded primary, the same process, reports a new replication ID and no previous one: Valkey renamed the history of a primary without a replication backlog when its first replica synced; record the new ID as continuing the old one"},
 	{EventHistoryTakenBack, []State{Steady, Rolling}, "", guardHistoryTakenBack,
-		"the recorded primary, the same process and primary again, reports a history promoted from another one than the recorded: it handed its role over and took it back between two surveys; record its history as continuing the recorded one"},
+		"the recorded primary, the same process and primary again, reports another history than the recorded, promoted from another one (the recorded or an intermediate primary's): it handed its role over and took it back, or began a hand-over and abandoned it, between two surveys; record its history as continuing the recorded one"},
 	{EventPrimaryHandedOver, []State{Steady, Rolling}, "", guardPrimaryHandedOver,
 		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
 	{EventPrimaryLost, []State{Steady, Rolling, Resharding}, FailingOver, guardPrimaryLost,

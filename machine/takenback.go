@@ -15,7 +15,10 @@ import "fmt"
 // The record then continues the recorded history through the intermediate one, both up to
 // where the primary's current history began (its second_repl_offset): the recorded history
 // had one writer, this process, which stopped writing it when it handed over, at or before
-// that point, so no node holds it beyond.
+// that point, so no node holds it beyond. The same goes for a primary whose history was
+// promoted from the recorded one itself (a FAILOVER TO it began and abandoned once it had
+// turned replica gives it a new ID continuing its own, as does a person's REPLICAOF and back
+// within a survey; found by a review): the new history continues the recorded one directly.
 
 func guardHistoryTakenBack(d *decider) (outcome, bool) {
 	for s, rec := range d.p.Shards {
@@ -25,21 +28,29 @@ func guardHistoryTakenBack(d *decider) (outcome, bool) {
 		}
 		next := d.p.Clone()
 		next.Shards[s].History = takenBackHistory(n, rec.History)
-		return outcome{next: next, message: fmt.Sprintf("shard %d: %s, the recorded primary, serves history %s, promoted from %s at offset %d: it handed its role over and took it back unseen; recorded as continuing %s", s, n.Name, short(n.Valkey.ReplID), short(n.Valkey.ReplID2), n.Valkey.SecondOffset-1, short(rec.History.ID))}, true
+		how := "it handed its role over and took it back unseen"
+		if n.Valkey.ReplID2 == rec.History.ID {
+			how = "it turned replica and primary again unseen (an abandoned hand-over, say)"
+		}
+		return outcome{next: next, message: fmt.Sprintf("shard %d: %s, the recorded primary, serves history %s, promoted from %s at offset %d: %s; recorded as continuing %s", s, n.Name, short(n.Valkey.ReplID), short(n.Valkey.ReplID2), n.Valkey.SecondOffset-1, how, short(rec.History.ID))}, true
 	}
 	return outcome{}, false
 }
 
-// takenBackBy reports whether n, the recorded primary's process, is a primary of a history
-// promoted from another than the recorded h (a promotion from h itself would name h).
+// takenBackBy reports whether n, the recorded primary's process, is a primary of another
+// history than the recorded h, promoted from another one (a rename names none:
+// history-renamed).
 func takenBackBy(n *Node, h History) bool {
 	v := n.Valkey
-	return v.Role == RolePrimary && h.ID != "" && v.ReplID != "" && v.ReplID != h.ID && v.ReplID2 != "" && v.ReplID2 != h.ID && v.SecondOffset > 0
+	return v.Role == RolePrimary && h.ID != "" && v.ReplID != "" && v.ReplID != h.ID && v.ReplID2 != "" && v.SecondOffset > 0
 }
 
 // takenBackHistory is n's history continuing h through the intermediate history (see above).
 func takenBackHistory(n *Node, h History) History {
 	v := n.Valkey
-	links := []HistoryLink{{ID: v.ReplID2, End: v.SecondOffset}, {ID: h.ID, End: v.SecondOffset}}
+	links := []HistoryLink{{ID: v.ReplID2, End: v.SecondOffset}}
+	if v.ReplID2 != h.ID {
+		links = append(links, HistoryLink{ID: h.ID, End: v.SecondOffset})
+	}
 	return History{ID: v.ReplID}.withLinks(links).continuing(h)
 }

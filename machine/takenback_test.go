@@ -36,13 +36,18 @@ func TestARoleTakenBackUnseenIsRecordedAndTheNextHandOverRecognised(t *testing.T
 	}
 }
 
-// A primary promoted from the recorded history itself names it: nothing to take back.
-func TestAPromotionFromTheRecordedHistoryIsNoTakeBack(t *testing.T) {
+// A primary whose history was promoted from the recorded one itself (a hand-over it began and
+// abandoned once it had turned replica): recorded as continuing it directly, so that the next
+// hand-over's target, which names the new history, is recognised (found by a review).
+func TestAPromotionFromTheRecordedHistoryIsRecordedToo(t *testing.T) {
 	p := steadyState()
 	n := primary(50)
 	n.Valkey.ReplID, n.Valkey.ReplID2, n.Valkey.SecondOffset = "h2", "h1", 41
 	d := Decide(p, obsAt(5, testSpec(2), n, replicaOf("h2", 1, 50), replicaOf("h2", 2, 50)))
-	if d.Transition != nil && d.Transition.Event == EventHistoryTakenBack {
-		t.Fatalf("a promotion from the recorded history taken for a take-back: %s", d)
+	if d.Transition == nil || d.Transition.Event != EventHistoryTakenBack {
+		t.Fatalf("want history-taken-back, got %s", d)
+	}
+	if h := d.Next.Shards[0].History; h.ID != "h2" || h.PrevID != "h1" || h.PrevEnd != 41 || h.Older[0].ID != "" {
+		t.Fatalf("want h2 continuing h1 below 41 and nothing else, got %+v", h)
 	}
 }

@@ -159,9 +159,10 @@ type OperationRecord struct {
 	Planned bool `json:"planned,omitempty"`
 	// Candidate is the elected node, once its election has been recorded.
 	Candidate string `json:"candidate,omitempty"`
-	// Promoted is true once the elected node's promotion (its new history) was recorded.
+	// Unpromoted is true from the election of a node that was a replica then until its
+	// promotion (its new history) is recorded.
 	// +optional
-	Promoted bool `json:"promoted,omitempty"`
+	Unpromoted bool `json:"unpromoted,omitempty"`
 	// ElectedAt is the time of the observation in which the candidate was elected; an
 	// isolated old primary may accept writes until the fence timeout after it, not later.
 	ElectedAt *metav1.MicroTime `json:"electedAt,omitempty"`

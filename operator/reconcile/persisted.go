@@ -32,7 +32,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 	if o := m.Operation; o != nil {
 		p.Op = machine.Operation{
 			Shard: int(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
-			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Promoted: o.Promoted, ElectedAt: microTime(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: microTime(o.FenceFrom),
+			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: microTime(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: microTime(o.FenceFrom),
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: machine.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
 			Target: o.Target, TargetShards: int(o.TargetShards), TargetPods: int(o.TargetPods), Snapshot: o.Snapshot,
 		}
@@ -53,7 +53,7 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 		o := p.Op
 		m.Operation = &v1alpha1.OperationRecord{
 			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
-			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Promoted: o.Promoted, ElectedAt: toMicro(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: toMicro(o.FenceFrom),
+			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: toMicro(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: toMicro(o.FenceFrom),
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1alpha1.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
 			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot,
 		}
