@@ -221,12 +221,19 @@ func (d *decider) followingForRemoval(s, target int) []*Node {
 }
 
 // detachedForRemoval reports whether n, in Steady, is on an ordinal a scale-down removes and
-// follows nothing, while the shards' shape allows the scale-down (what may still hold it: the
-// replicas that stay catching up with what the removed ones hold, their detachment): it waits
-// for its pod to go, and Steady does not point it at the primary again (it would acknowledge
-// writes again, and be detached again).
+// follows nothing in a history of the shard's line (as Detach leaves it), while the shards'
+// shape allows the scale-down (what may still hold it: the replicas that stay catching up with
+// what the removed ones hold, their detachment): it waits for its pod to go, and Steady does
+// not point it at the primary again (it would acknowledge writes again, and be detached
+// again). A removed node whose history the line does not hold (restarted from its append-only
+// file: a fresh ID, its data unmeasured) is pointed at the primary as before: no replica that
+// stays can be shown to hold what it holds, and the scale-down would wait for good (found by
+// the simulator: regressions/scale-down-of-a-node-back-from-its-file.sched).
 func (d *decider) detachedForRemoval(p Persisted, n *Node) bool {
 	if p.State != Steady || d.v.spec.Mode == ModeCluster || !d.removed(p, n) || n.Valkey.Role != RoleReplica || n.Valkey.PrimaryHost != "" {
+		return false
+	}
+	if n.Shard >= len(p.Shards) || !d.lineage(n.Shard, p.Shards[n.Shard].History).has(n.Valkey.ReplID) {
 		return false
 	}
 	_, blocked := d.shardsBlock(p, d.targetPods(p), false)

@@ -407,3 +407,18 @@ func TestANodeOffTheBusIsNotMetAgainWhileTheScaleDownWaits(t *testing.T) {
 		t.Fatalf("s0-2, off the bus for the scale-down, is met again while the scale-down waits: %s", d)
 	}
 }
+
+// A node being removed that came back from its append-only file (a fresh ID, its data
+// unmeasured) is no node the scale-down detached: it is pointed at the primary, as any replica
+// of nothing, or no replica that stays could ever be shown to hold what it holds (found by the
+// simulator: regressions/scale-down-of-a-node-back-from-its-file.sched).
+func TestScaleDownPointsANodeBackFromItsFileAtThePrimary(t *testing.T) {
+	spec := durableSpec(1) // 2 pods per shard: ordinal 2 goes
+	p := recordedAt(0, 2)
+	nodes := ledBy(0, 5, 5, 5)
+	nodes[2] = fromAppendOnlyFile(2, 1)
+	d := Decide(p, withObjects(obsAt(6, spec, nodes...), 2))
+	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.HasPrefix(got[0], "replica-of s0-2 -> s0-0") || shrinks(d, 3) {
+		t.Fatalf("want s0-2 pointed at the primary and the objects kept, got %s", d)
+	}
+}
