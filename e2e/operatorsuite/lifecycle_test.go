@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 )
 
@@ -84,8 +88,28 @@ func TestScalingConvergesAndShowsInHistory(t *testing.T) {
 		return steadyWith(5)(vc) && vc.Status.Primary == "scale-4" && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
 	})
 	w := startWriter(ctx, writable(t, vc), "scale")
+	// Each removed replica's own log, read from now on (held open: the file goes with the
+	// pod): Valkey says when it stopped following, and when it was asked to stop.
+	removedLogs := map[string]*os.File{}
+	for _, pod := range []string{"scale-2", "scale-3", "scale-4"} {
+		removedLogs[pod] = openLogFromNow(t, ns, pod)
+	}
 	scale(2)
 	vc = waitFor(t, ns, "scale", 2*time.Minute, "Steady with 2", steadyWith(2))
+	// The removed replicas were detached before their pods stopped, so that none acknowledged
+	// a write the replicas that stay might lack.
+	detached := fmt.Sprintf("REPLICAOF %s:%d enabled", valkey.PlaceholderHost, valkey.PlaceholderPort)
+	for pod, f := range removedLogs {
+		out, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := string(out)
+		stop, detach := strings.Index(log, "Received SIGTERM"), strings.Index(log, detached)
+		if stop < 0 || detach < 0 || detach > stop {
+			t.Errorf("%s, removed by the scale-down: detached at byte %d, stopped at byte %d of its log since; want it detached before it stopped:\n%s", pod, detach, stop, log)
+		}
+	}
 	if lost, acked := w.lost(t, writable(t, vc)); lost > 0 {
 		t.Fatalf("%d of %d acknowledged writes lost scaling down over the primary:\n%s", lost, acked, summary(vc))
 	}
@@ -106,6 +130,24 @@ func TestScalingConvergesAndShowsInHistory(t *testing.T) {
 	if changes != 2 {
 		t.Fatalf("scaling 3 -> 5 -> 2 should show two replicas-changed transitions in history:\n%s", summary(vc))
 	}
+}
+
+// openLogFromNow opens the valkey container's log of pod, positioned at its end.
+func openLogFromNow(t *testing.T, ns, pod string) *os.File {
+	t.Helper()
+	path, err := cl.LogPath(ns, pod, "valkey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // checkReplication checks the status shows one primary and want linked replicas, and that a
