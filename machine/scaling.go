@@ -229,15 +229,47 @@ func (d *decider) followingForRemoval(s, target int) []*Node {
 // file: a fresh ID, its data unmeasured) is pointed at the primary as before: no replica that
 // stays can be shown to hold what it holds, and the scale-down would wait for good (found by
 // the simulator: regressions/scale-down-of-a-node-back-from-its-file.sched).
+//
+// Once the objects ask for no more pods than the target (the shrink is decided, the pod only
+// waits for its stop), a removed node is never pointed at the primary again, whatever the
+// shards' shape: it would acknowledge writes until it stops (found by a review).
 func (d *decider) detachedForRemoval(p Persisted, n *Node) bool {
 	if p.State != Steady || d.v.spec.Mode == ModeCluster || !d.removed(p, n) || n.Valkey.Role != RoleReplica || n.Valkey.PrimaryHost != "" {
 		return false
 	}
-	if n.Shard >= len(p.Shards) || !d.lineage(n.Shard, p.Shards[n.Shard].History).has(n.Valkey.ReplID) {
+	target := d.targetPods(p)
+	if d.obs.Objects.Shards > 0 && 1+d.obs.Objects.Replicas <= target {
+		return true
+	}
+	if !d.onTheLineForRemoval(p, n) {
 		return false
 	}
-	_, blocked := d.shardsBlock(p, d.targetPods(p), false)
+	_, blocked := d.shardsBlock(p, target, false)
 	return !blocked
+}
+
+// onTheLineForRemoval reports whether n's history is one of the shard's line: Detach keeps it,
+// so a node detached from it is held detached (detachedForRemoval), and only a node that
+// follows the primary in it is detached (toDetachForRemoval).
+func (d *decider) onTheLineForRemoval(p Persisted, n *Node) bool {
+	return n.Shard < len(p.Shards) && d.lineage(n.Shard, p.Shards[n.Shard].History).has(n.Valkey.ReplID)
+}
+
+// toDetachForRemoval lists the nodes of shard s that followingForRemoval lists and that are to
+// be detached now: those that follow the recorded primary in a history of the line. One that
+// follows another address is pointed at the primary first (converge), and one still in another
+// history (a full sync under way, after a restart from its append-only file) finishes its sync
+// first: detached then, it would keep its own history, which Steady would point at the primary
+// again, and the two would alternate for good, the sync never done (found by a review).
+func (d *decider) toDetachForRemoval(p Persisted, s, target int) []*Node {
+	prim := d.v.node(p.Shards[s].Primary)
+	var out []*Node
+	for _, n := range d.followingForRemoval(s, target) {
+		if prim != nil && follows(n, prim) && d.onTheLineForRemoval(p, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // removedCopiesKept reports whether, in shard s, every write a node being removed holds is

@@ -422,3 +422,38 @@ func TestScaleDownPointsANodeBackFromItsFileAtThePrimary(t *testing.T) {
 		t.Fatalf("want s0-2 pointed at the primary and the objects kept, got %s", d)
 	}
 }
+
+// Only a removed node that follows the primary in a history of the line is detached (found by
+// a review): one still syncing under another history (back from its append-only file) finishes
+// first, or Detach and ReplicaOf would alternate and the sync never end; one that follows
+// another address is pointed at the primary, and not detached in the same decision. Once the
+// objects shrank, a removed node is never pointed back, whatever the replicas that stay do.
+func TestScaleDownDetachesOnlyANodeFollowingThePrimaryOnTheLine(t *testing.T) {
+	spec := durableSpec(1) // 2 pods per shard: ordinal 2 goes
+	p := recordedAt(0, 2)
+	nodes := ledBy(0, 5, 5, 5)
+	syncing := fromAppendOnlyFile(2, 1)
+	syncing.Valkey.PrimaryHost = nodes[0].Pod.IP
+	nodes[2] = syncing
+	d := Decide(p, withObjects(obsAt(6, spec, nodes...), 2))
+	if len(actionsOf(d, "detach")) > 0 || shrinks(d, 3) {
+		t.Fatalf("a node syncing under another history was detached mid-sync: %s", d)
+	}
+	nodes = ledBy(0, 5, 5, 5)
+	nodes[2].Valkey.PrimaryHost = "10.0.0.9" // an old primary's address
+	d = Decide(p, withObjects(obsAt(7, spec, nodes...), 2))
+	if got := actionsOf(d, "replica-of"); len(got) != 1 || len(actionsOf(d, "detach")) > 0 {
+		t.Fatalf("want s0-2 pointed at the primary first, not detached with it, got %s", d)
+	}
+	// Shrunk: s0-1's link drops (the shards' shape no longer allows a scale-down), s0-2 stays
+	// detached.
+	nodes = ledBy(0, 5, 5, 5)
+	nodes[1].Valkey.LinkUp = false
+	nodes[2] = detached(nodes[2])
+	d = Decide(p, withObjects(obsAt(8, spec, nodes...), 1))
+	for _, a := range actionsOf(d, "replica-of") {
+		if strings.HasPrefix(a, "replica-of s0-2") {
+			t.Fatalf("a removed node pointed back at the primary after the shrink: %s", d)
+		}
+	}
+}

@@ -335,7 +335,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		}
 		if _, blocked := d.shardsBlock(p, target, false); !blocked {
 			for s := range p.Shards {
-				for _, n := range d.followingForRemoval(s, target) {
+				for _, n := range d.toDetachForRemoval(p, s, target) {
 					b.add(Detach{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 				}
 			}
