@@ -125,12 +125,11 @@ func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation
 // its writer stays the writer (see Operation.Writer). An elected node lost while unpromoted
 // (Operation.Unpromoted: a replica when elected, its promotion not recorded yet) was one more
 // node of the lost history (nobody followed it, nobody wrote to it): the re-election starts
-// from that history again. From the history the
-// election recorded for it instead, the writer's data beyond the elected node's offset, or
-// in a history only a key-count link tied to the line, would be off the line, and a node
-// holding less would be promoted over the writer back with every write (found by the
-// simulator: regressions/re-election-forgets-the-deposed-writer.sched and two more of the
-// class).
+// from that history again. From the history the election recorded for it instead, the
+// writer's data beyond the elected node's offset, or in a history only a key-count link tied
+// to the line, would be off the line, and a node holding less would be promoted over the
+// writer back with every write (found by the simulator:
+// regressions/re-election-forgets-the-deposed-writer.sched and two more of the class).
 func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, string, bool) {
 	health, why := d.primaryHealth(p, s)
 	if health != primarySuspected && health != primaryGone {

@@ -39,8 +39,13 @@ func guardHistoryRenamed(d *decider) (outcome, bool) {
 // renamedBy reports whether n, the recorded primary's process, reports another history than
 // the recorded h and no previous one: a promotion would name h as the previous history.
 func renamedBy(n *Node, h History) bool {
+	return servesAnotherHistory(n, h) && n.Valkey.ReplID2 == ""
+}
+
+// servesAnotherHistory reports whether n is a primary of another history than the recorded h.
+func servesAnotherHistory(n *Node, h History) bool {
 	v := n.Valkey
-	return v.Role == RolePrimary && v.ReplID != "" && v.ReplID != h.ID && v.ReplID2 == "" && h.ID != ""
+	return v.Role == RolePrimary && h.ID != "" && v.ReplID != "" && v.ReplID != h.ID
 }
 
 // renamedHistory is h continued by n's new ID. Valkey keeps the offset across the rename, and

@@ -241,17 +241,19 @@ func (d *decider) detachedForRemoval(p Persisted, n *Node) bool {
 	if d.obs.Objects.Shards > 0 && 1+d.obs.Objects.Replicas <= target {
 		return true
 	}
-	if !d.onTheLineForRemoval(p, n) {
+	if !d.inALineHistory(p, n) {
 		return false
 	}
 	_, blocked := d.shardsBlock(p, target, false)
 	return !blocked
 }
 
-// onTheLineForRemoval reports whether n's history is one of the shard's line: Detach keeps it,
+// inALineHistory reports whether n's history is one of the shard's line: Detach keeps it,
 // so a node detached from it is held detached (detachedForRemoval), and only a node that
-// follows the primary in it is detached (toDetachForRemoval).
-func (d *decider) onTheLineForRemoval(p Persisted, n *Node) bool {
+// follows the primary in it is detached (toDetachForRemoval). Narrower than onTheLine on
+// purpose: a node still in a history the line left behind (or empty) may be in the middle of a
+// full sync from the primary, and detaching it then would stop the sync for good.
+func (d *decider) inALineHistory(p Persisted, n *Node) bool {
 	return n.Shard < len(p.Shards) && d.lineage(n.Shard, p.Shards[n.Shard].History).has(n.Valkey.ReplID)
 }
 
@@ -265,7 +267,7 @@ func (d *decider) toDetachForRemoval(p Persisted, s, target int) []*Node {
 	prim := d.v.node(p.Shards[s].Primary)
 	var out []*Node
 	for _, n := range d.followingForRemoval(s, target) {
-		if prim != nil && follows(n, prim) && d.onTheLineForRemoval(p, n) {
+		if prim != nil && follows(n, prim) && d.inALineHistory(p, n) {
 			out = append(out, n)
 		}
 	}

@@ -45,14 +45,13 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.Op = op
+	msg := why
 	if writer != nil && writer.Unpromoted && writer.Writer != "" {
 		// The writer was deposed by the election of a node that was never promoted: nobody
-		// took writes after it, so what it holds is the line's again (see failoverOf).
+		// took writes after it, so what it holds is the line's again (see failoverOf). From
+		// FailingOver, an unplanned failover's primary-lost needs a candidate (above).
 		next.Shards = append([]ShardRecord(nil), p.Shards...)
 		next.Shards[op.Shard].Deposed = withoutDeposed(p.Shards[op.Shard].Deposed, writer.Writer)
-	}
-	msg := why
-	if writer != nil && writer.Unpromoted && writer.Candidate != "" {
 		msg += fmt.Sprintf("; %s was never promoted: the re-election starts from the history %s wrote", writer.Candidate, writer.Writer)
 	}
 	if op.Preempted != "" {

@@ -41,8 +41,7 @@ func guardHistoryTakenBack(d *decider) (outcome, bool) {
 // history than the recorded h, promoted from another one (a rename names none:
 // history-renamed).
 func takenBackBy(n *Node, h History) bool {
-	v := n.Valkey
-	return v.Role == RolePrimary && h.ID != "" && v.ReplID != "" && v.ReplID != h.ID && v.ReplID2 != "" && v.SecondOffset > 0
+	return servesAnotherHistory(n, h) && n.Valkey.ReplID2 != "" && n.Valkey.SecondOffset > 0
 }
 
 // takenBackHistory is n's history continuing h through the intermediate history (see above).
