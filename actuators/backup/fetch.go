@@ -39,6 +39,10 @@ func fetch(ctx context.Context, store Store, name string, want Result, ifMatch s
 		return "", fmt.Errorf("reading %s: %w", store.Location(name), err)
 	}
 	defer out.Body.Close()
+	// An object of another size is refused before a byte of it is read.
+	if want.Size > 0 && out.ContentLength != nil && *out.ContentLength != want.Size {
+		return "", fmt.Errorf("%w: %s is %d bytes, the backup recorded %d", ErrCorrupt, store.Location(name), *out.ContentLength, want.Size)
+	}
 	sum := sha256.New()
 	var chk rdbCheck
 	n, err := io.Copy(io.MultiWriter(sum, &chk, w), out.Body)
@@ -46,10 +50,10 @@ func fetch(ctx context.Context, store Store, name string, want Result, ifMatch s
 		return "", fmt.Errorf("reading %s after %d bytes: %w", store.Location(name), n, err)
 	}
 	if want.Size > 0 && n != want.Size {
-		return "", fmt.Errorf("%w: %s is %d bytes, the backup recorded %d", errCorrupt, store.Location(name), n, want.Size)
+		return "", fmt.Errorf("%w: %s is %d bytes, the backup recorded %d", ErrCorrupt, store.Location(name), n, want.Size)
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); want.SHA256 != "" && got != want.SHA256 {
-		return "", fmt.Errorf("%w: %s has sha256 %s, the backup recorded %s", errCorrupt, store.Location(name), got, want.SHA256)
+		return "", fmt.Errorf("%w: %s has sha256 %s, the backup recorded %s", ErrCorrupt, store.Location(name), got, want.SHA256)
 	}
 	if err := chk.done(); err != nil {
 		return "", fmt.Errorf("%s: %w", store.Location(name), err)

@@ -31,8 +31,8 @@ type Target struct {
 }
 
 // Load replaces the data of the node at target with the snapshot stored under name, through
-// Valkey's own replication: the snapshot is verified first (Verify: nothing is touched when it is
-// missing, truncated or corrupt), then the caller's process poses as a primary on listenIP (an
+// Valkey's own replication: the snapshot is verified first (validate: nothing is touched when it
+// is missing, truncated, corrupt or not a file a node can load), then the caller's process poses as a primary on listenIP (an
 // address the node can reach: the operator pod's), the node is pointed at it (REPLICAOF), takes
 // the snapshot as a full sync streamed from the store (nothing stored on the way; the node itself
 // writes it to its own disk before loading, as any replica does), and is detached again
@@ -45,12 +45,11 @@ type Target struct {
 //
 // Cluster mode refuses REPLICAOF: a cluster node is loaded at start-up instead (not here).
 func Load(ctx context.Context, target Target, listenIP string, store Store, name string, rec Result) error {
-	etag, err := fetch(ctx, store, name, rec, "", io.Discard)
+	// The object served is the one validated (pinned by its ETag): a node is never handed a
+	// file it could not load.
+	etag, err := validate(ctx, store, name, rec, false, nil)
 	if err != nil {
 		return err
-	}
-	if rec.Size <= 0 {
-		return fmt.Errorf("%s: the backup's record has no size", store.Location(name))
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(listenIP, "0"))
 	if err != nil {

@@ -36,12 +36,12 @@ import (
 // The operator's user needs, for this load only, FLUSHALL, RESTORE, FUNCTION FLUSH and LOAD, and
 // SYNC and REPLCONF; the caller grants them.
 func LoadByRestore(ctx context.Context, target Target, store Store, name string, rec Result, slots []machine.SlotRange) (string, error) {
-	etag, err := fetch(ctx, store, name, rec, "", io.Discard)
+	if len(slots) == 0 {
+		return "", fmt.Errorf("%w: %s: the backup's manifest names no slots for this shard", ErrCorrupt, store.Location(name))
+	}
+	etag, err := validate(ctx, store, name, rec, true, slots)
 	if err != nil {
 		return "", err
-	}
-	if len(slots) == 0 {
-		return "", fmt.Errorf("%s: the backup's manifest names no slots for this shard", store.Location(name))
 	}
 	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{target.Addr}, Username: target.User, Password: target.Password, DisableCache: true, ForceSingleClient: true, DisableRetry: true, TLSConfig: target.TLS})
 	if err != nil {
@@ -107,7 +107,9 @@ func replay(ctx context.Context, c vk.Client, store Store, name string, rec Resu
 		}
 		return nil
 	}
-	err := streamKeys(ctx, store, name, rec, etag, slots, rdbVisitor{
+	err := streamKeys(ctx, store, name, rec, etag, rdbVisitor{
+		cluster: true,
+		keyName: inSlots(slots),
 		key: func(k rdbKey) error {
 			return add(c.B().Arbitrary("RESTORE").Args(k.restoreArgs()...).Build(), len(k.Value))
 		},
@@ -119,9 +121,9 @@ func replay(ctx context.Context, c vk.Client, store Store, name string, rec Resu
 }
 
 // streamKeys streams the object name (pinned to etag, "" for any) from the store through
-// readRDBKeys into v, every key checked against slots, then calls last; it returns once the
-// fetch has checked the object's size and sha256 too.
-func streamKeys(ctx context.Context, store Store, name string, rec Result, etag string, slots []machine.SlotRange, v rdbVisitor, last func() error) error {
+// readRDBKeys into v, then calls last; it returns once the fetch has checked the object's size
+// and sha256 too.
+func streamKeys(ctx context.Context, store Store, name string, rec Result, etag string, v rdbVisitor, last func() error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -131,17 +133,7 @@ func streamKeys(ctx context.Context, store Store, name string, rec Result, etag 
 		pw.CloseWithError(err)
 		fetched <- err
 	}()
-	key := v.key
-	v.key = func(k rdbKey) error {
-		if slot := keySlot(k.Key); !inRanges(slot, slots) {
-			return fmt.Errorf("key %q hashes to slot %d, which the shard did not serve in the backup", k.Key, slot)
-		}
-		if key == nil {
-			return nil
-		}
-		return key(k)
-	}
-	_, err := readRDBKeys(pr, v)
+	_, err := readRDBKeys(ctx, pr, rec.Size, v)
 	if err == nil && last != nil {
 		err = last()
 	}
@@ -301,6 +293,16 @@ func keySlot(key []byte) int {
 		}
 	}
 	return int(crc) % machine.NumSlots
+}
+
+// inSlots refuses a key that does not hash to one of slots.
+func inSlots(slots []machine.SlotRange) func([]byte) error {
+	return func(key []byte) error {
+		if slot := keySlot(key); !inRanges(slot, slots) {
+			return fmt.Errorf("%w: key %q hashes to slot %d, which the shard did not serve in the backup", ErrCorrupt, key, slot)
+		}
+		return nil
+	}
 }
 
 // inRanges reports whether slot is in one of ranges.

@@ -124,16 +124,17 @@ func ReadManifest(ctx context.Context, store Store, backup string) (Manifest, er
 	}
 	var m Manifest
 	if err := json.Unmarshal(body, &m); err != nil {
-		return Manifest{}, fmt.Errorf("%w: the manifest of %s: %v", errCorrupt, store.Location(backup+"/"), err)
+		return Manifest{}, fmt.Errorf("%w: the manifest of %s: %v", ErrCorrupt, store.Location(backup+"/"), err)
 	}
 	return m, nil
 }
 
 // VerifyBackup checks that a backup can be restored onto a cluster of mode with shards shards:
 // its manifest exists, was taken in that mode, names that many shards, one each, whose slots
-// (cluster mode) cover every slot once, and every file matches its record and itself (Verify;
-// in cluster mode every key is read as the load will read it, and must hash to its shard's
-// slots). Nothing is touched.
+// (cluster mode) cover every slot once, and every file matches its record (size and sha256,
+// checked before a byte of it is parsed) and is a whole RDB file a node can load (validate; in
+// cluster mode every key must hash to its shard's slots). Nothing is touched. A refusal of
+// the backup's content wraps ErrCorrupt.
 func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.Mode, shards int) (Manifest, error) {
 	m, err := ReadManifest(ctx, store, backup)
 	if err != nil {
@@ -148,26 +149,25 @@ func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.
 	var covered [machine.NumSlots]bool
 	for i, s := range m.Shards {
 		if s.Index != i {
-			return Manifest{}, fmt.Errorf("%w: the manifest of %s lists shard %d in place %d", errCorrupt, store.Location(backup+"/"), s.Index, i)
+			return Manifest{}, fmt.Errorf("%w: the manifest of %s lists shard %d in place %d", ErrCorrupt, store.Location(backup+"/"), s.Index, i)
 		}
 		if m.Mode == machine.ModeCluster {
 			for _, r := range s.Slots {
 				for slot := r.Start; slot <= r.End; slot++ {
 					if slot < 0 || slot >= machine.NumSlots || covered[slot] {
-						return Manifest{}, fmt.Errorf("%w: slot %d is given twice or is out of range in the manifest of %s", errCorrupt, slot, store.Location(backup+"/"))
+						return Manifest{}, fmt.Errorf("%w: slot %d is given twice or is out of range in the manifest of %s", ErrCorrupt, slot, store.Location(backup+"/"))
 					}
 					covered[slot] = true
 				}
 			}
 		}
-		rec := Result{Size: s.Size, SHA256: s.SHA256}
-		if m.Mode == machine.ModeCluster {
-			// Replayed key by key: every value is read as it will be, and every key's slot
-			// checked, before anything is touched.
-			err = streamKeys(ctx, store, path.Join(backup, s.File), rec, "", s.Slots, rdbVisitor{}, nil)
-		} else {
-			err = Verify(ctx, store, path.Join(backup, s.File), rec)
+		if err := shardFile(s); err != nil {
+			return Manifest{}, fmt.Errorf("the manifest of %s: %w", store.Location(backup+"/"), err)
 		}
+		// Size and sha256 first, then the whole structure, in every mode: nothing reaches a
+		// node that a node could not load (in cluster mode every key is also read as the
+		// load will read it, and must hash to its shard's slots).
+		_, err = validate(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}, m.Mode == machine.ModeCluster, s.Slots)
 		if err != nil {
 			return Manifest{}, fmt.Errorf("shard %d: %w", s.Index, err)
 		}
@@ -175,7 +175,7 @@ func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.
 	if m.Mode == machine.ModeCluster {
 		for slot, ok := range covered {
 			if !ok {
-				return Manifest{}, fmt.Errorf("%w: slot %d belongs to no shard in the manifest of %s", errCorrupt, slot, store.Location(backup+"/"))
+				return Manifest{}, fmt.Errorf("%w: slot %d belongs to no shard in the manifest of %s", ErrCorrupt, slot, store.Location(backup+"/"))
 			}
 		}
 	}

@@ -71,24 +71,27 @@ func digits(b []byte) bool {
 	return true
 }
 
-// errCorrupt is what a failed check wraps.
-var errCorrupt = errors.New("RDB check failed")
+// ErrCorrupt is what every refusal of a snapshot's content wraps: a size or sha256 other than
+// the backup recorded, a bad header or checksum, a structure a node cannot load. The same object
+// is refused again however often it is read: a caller does not retry it (a failed read of the
+// store, or a deadline, does not wrap it).
+var ErrCorrupt = errors.New("RDB check failed")
 
 // done checks the stream that ended: its header, its end opcode and its checksum.
 func (c *rdbCheck) done() error {
 	if _, err := c.version(); err != nil {
-		return fmt.Errorf("%w: %v", errCorrupt, err)
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	if c.inTail < 8 || c.size < 18 {
-		return fmt.Errorf("%w: %d bytes, too short for an RDB file", errCorrupt, c.size)
+		return fmt.Errorf("%w: %d bytes, too short for an RDB file", ErrCorrupt, c.size)
 	}
 	// The byte before the checksum is the end opcode (the checksum covers it).
 	if c.last != rdbEOF {
-		return fmt.Errorf("%w: no end-of-file opcode before the checksum (truncated?)", errCorrupt)
+		return fmt.Errorf("%w: no end-of-file opcode before the checksum (truncated?)", ErrCorrupt)
 	}
 	want := binary.LittleEndian.Uint64(c.tail[:])
 	if want != 0 && want != c.crc {
-		return fmt.Errorf("%w: checksum %016x, the file says %016x", errCorrupt, c.crc, want)
+		return fmt.Errorf("%w: checksum %016x, the file says %016x", ErrCorrupt, c.crc, want)
 	}
 	return nil
 }

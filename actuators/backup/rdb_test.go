@@ -53,7 +53,7 @@ func TestRDBCheck(t *testing.T) {
 		"a flipped byte": flipped, "truncated": truncated, "no end opcode": noEOF,
 		"not an RDB": []byte("HTTP/1.1 403 Forbidden\r\n\r\n<Error>AccessDenied</Error>"), "empty": nil,
 	} {
-		if err := check(b, 7); !errors.Is(err, errCorrupt) {
+		if err := check(b, 7); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want a failed check", name, err)
 		}
 	}

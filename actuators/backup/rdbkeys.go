@@ -1,11 +1,11 @@
 package backup
 
 import (
-	"bufio"
+	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -57,9 +57,14 @@ func (k rdbKey) restoreArgs() []string {
 
 // rdbVisitor receives what an RDB file holds, in order.
 type rdbVisitor struct {
+	// keyName receives each key's name before its value is read (to refuse it early).
+	keyName func(name []byte) error
+	// key receives each key with its value; when nil, values are read past and never kept.
 	key func(rdbKey) error
 	// function receives a function library's code (FUNCTION LOAD).
 	function func(code []byte) error
+	// cluster refuses keys outside database 0 (cluster mode has no other).
+	cluster bool
 }
 
 // RDB opcodes and value types (Valkey's rdb.h).
@@ -83,39 +88,58 @@ const (
 	rdbTypeHashFieldTTL = 22
 )
 
-// readRDBKeys walks the RDB file r and hands every key and function library to v. It returns
-// the file's RDB version (the header's). Keys must be in database 0 (cluster mode has no
-// other); module values and data types it does not know are refused by name, before v sees
+// maxDatabases is Valkey's default number of databases, which the operator's nodes run with: a
+// node stops when a file selects one beyond it.
+const maxDatabases = 16
+
+// readRDBKeys walks the RDB file r, size bytes long, and hands every key and function library to
+// v. It returns the file's RDB version (the header's). Every length in the file is bounded by
+// what remains of it (rdbReader); module values, data types and opcodes it does not know,
+// databases a node does not have and bytes after the end are refused by name, before v sees
 // anything after them. The trailing checksum is not checked here: the caller verified the file.
-func readRDBKeys(r io.Reader, v rdbVisitor) (uint16, error) {
-	x := &rdbReader{r: bufio.NewReaderSize(r, 1<<20)}
-	var head [9]byte
-	if _, err := io.ReadFull(x.r, head[:]); err != nil {
+// A refusal of the content wraps ErrCorrupt; a failed read or ctx's end does not.
+func readRDBKeys(ctx context.Context, r io.Reader, size int64, v rdbVisitor) (uint16, error) {
+	x := newRDBReader(ctx, r, size)
+	head, err := x.small(8, "the header")
+	if err != nil {
 		return 0, fmt.Errorf("RDB header: %w", err)
 	}
 	var digits []byte
 	switch {
 	case string(head[:5]) == "REDIS":
-		digits = head[5:]
+		digits = append([]byte(nil), head[5:]...)
 	case string(head[:6]) == "VALKEY":
-		digits = head[6:]
+		digits = append([]byte(nil), head[6:]...)
 	default:
-		return 0, errors.New("not an RDB file (no REDIS or VALKEY header)")
+		return 0, fmt.Errorf("%w: not an RDB file (no REDIS or VALKEY header)", ErrCorrupt)
 	}
+	last, err := x.byte()
+	if err != nil {
+		return 0, fmt.Errorf("RDB header: %w", err)
+	}
+	digits = append(digits, last)
 	ver, err := strconv.ParseUint(string(digits), 10, 16)
 	if err != nil {
-		return 0, fmt.Errorf("RDB header: version %q", digits)
+		return 0, fmt.Errorf("%w: RDB header: version %q", ErrCorrupt, digits)
 	}
 	fresh := rdbKey{Idle: -1, Freq: -1, Version: uint16(ver)}
 	pending := fresh
 	db := uint64(0)
 	for n := 0; ; n++ {
+		if err := x.alive(); err != nil {
+			return 0, err
+		}
 		op, err := x.byte()
 		if err != nil {
 			return 0, fmt.Errorf("RDB after %d item(s): %w", n, err)
 		}
 		switch op {
 		case rdbEOF:
+			// The checksum follows (8 bytes), and nothing else: Valkey stops at the end opcode
+			// and would take a file with more for one it loaded whole.
+			if rest := x.remain(); rest != 8 {
+				return 0, x.refuse("the end-of-file opcode is followed by %d bytes, not the 8 of the checksum", rest)
+			}
 			return uint16(ver), nil
 		case rdbOpAux:
 			err = seq(x.skipString, x.skipString)()
@@ -124,21 +148,23 @@ func readRDBKeys(r io.Reader, v rdbVisitor) (uint16, error) {
 		case rdbOpSlotInfo:
 			err = x.lengths(3) // slot, keys, keys with an expiry: a sizing hint
 		case rdbOpSelectDB:
-			db, _, err = x.length()
+			if db, _, err = x.length(); err == nil && db >= maxDatabases {
+				err = x.refuse("the file selects database %d, a node has %d", db, maxDatabases)
+			}
 		case rdbOpExpireTimeMS:
 			var b []byte
-			if b, err = x.full(8); err == nil {
+			if b, err = x.small(8, "an expiry"); err == nil {
 				pending.ExpireAt = int64(binary.LittleEndian.Uint64(b))
 			}
 		case rdbOpExpireTime:
 			var b []byte
-			if b, err = x.full(4); err == nil {
+			if b, err = x.small(4, "an expiry"); err == nil {
 				pending.ExpireAt = int64(binary.LittleEndian.Uint32(b)) * 1000
 			}
 		case rdbOpIdle:
 			var idle uint64
 			idle, _, err = x.length()
-			pending.Idle = int64(idle)
+			pending.Idle = int64(min(idle, math.MaxInt64))
 		case rdbOpFreq:
 			var f byte
 			f, err = x.byte()
@@ -149,25 +175,31 @@ func readRDBKeys(r io.Reader, v rdbVisitor) (uint16, error) {
 				err = v.function(code)
 			}
 		case rdbOpFunctionPreGA, rdbOpModuleAux:
-			return 0, fmt.Errorf("the RDB holds module or pre-release function data (opcode %d): not restorable key by key", op)
+			return 0, x.refuse("module or pre-release function data (opcode %d): the operator's nodes load no modules", op)
 		default:
-			if db != 0 {
-				return 0, fmt.Errorf("the RDB holds keys of database %d: cluster mode has database 0 only", db)
+			if v.cluster && db != 0 {
+				return 0, fmt.Errorf("%w: the RDB holds keys of database %d: cluster mode has database 0 only", ErrCorrupt, db)
 			}
 			k := pending
 			pending = fresh
 			if k.Key, err = x.string(); err != nil {
 				return 0, fmt.Errorf("RDB key %d: %w", n, err)
 			}
+			if v.keyName != nil {
+				if err := v.keyName(k.Key); err != nil {
+					return 0, err
+				}
+			}
+			// The value is kept only for a caller that takes it.
 			x.rec = append(x.rec[:0], op)
-			x.recording = true
+			x.recording = v.key != nil
 			err = x.skipValue(op)
 			x.recording = false
 			if err != nil {
 				return 0, fmt.Errorf("RDB value of key %q: %w", k.Key, err)
 			}
-			k.Value = x.rec
 			if v.key != nil {
+				k.Value = x.rec
 				if err := v.key(k); err != nil {
 					return 0, err
 				}
@@ -178,313 +210,4 @@ func readRDBKeys(r io.Reader, v rdbVisitor) (uint16, error) {
 			return 0, fmt.Errorf("RDB opcode %d: %w", op, err)
 		}
 	}
-}
-
-// rdbReader reads an RDB file; while recording, every byte read is kept in rec.
-type rdbReader struct {
-	r         *bufio.Reader
-	rec       []byte
-	recording bool
-}
-
-func (x *rdbReader) byte() (byte, error) {
-	b, err := x.r.ReadByte()
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	if err == nil && x.recording {
-		x.rec = append(x.rec, b)
-	}
-	return b, err
-}
-
-// full reads n bytes. The slice is valid until the next read.
-func (x *rdbReader) full(n uint64) ([]byte, error) {
-	if n > 1<<40 {
-		return nil, fmt.Errorf("implausible length %d", n)
-	}
-	if x.recording {
-		start := len(x.rec)
-		x.rec = append(x.rec, make([]byte, n)...)
-		if _, err := io.ReadFull(x.r, x.rec[start:]); err != nil {
-			return nil, noEOF(err)
-		}
-		return x.rec[start:], nil
-	}
-	b := make([]byte, n)
-	_, err := io.ReadFull(x.r, b)
-	return b, noEOF(err)
-}
-
-func noEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// length reads a length; encoded reports the special string encodings (the value is then the
-// encoding: 0-2 an integer of 1, 2 or 4 bytes, 3 LZF).
-func (x *rdbReader) length() (n uint64, encoded bool, err error) {
-	b, err := x.byte()
-	if err != nil {
-		return 0, false, err
-	}
-	switch b >> 6 {
-	case 0:
-		return uint64(b & 0x3f), false, nil
-	case 1:
-		c, err := x.byte()
-		return uint64(b&0x3f)<<8 | uint64(c), false, err
-	case 3:
-		return uint64(b & 0x3f), true, nil
-	}
-	switch b {
-	case 0x80:
-		p, err := x.full(4)
-		if err != nil {
-			return 0, false, err
-		}
-		return uint64(binary.BigEndian.Uint32(p)), false, nil
-	case 0x81:
-		p, err := x.full(8)
-		if err != nil {
-			return 0, false, err
-		}
-		return binary.BigEndian.Uint64(p), false, nil
-	}
-	return 0, false, fmt.Errorf("unknown length encoding 0x%02x", b)
-}
-
-// lengths reads past k lengths.
-func (x *rdbReader) lengths(k int) error {
-	for range k {
-		if _, _, err := x.length(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// string reads a string, decoding integer and LZF encodings.
-func (x *rdbReader) string() ([]byte, error) {
-	n, encoded, err := x.length()
-	if err != nil {
-		return nil, err
-	}
-	if !encoded {
-		b, err := x.full(n)
-		return append([]byte(nil), b...), err
-	}
-	switch n {
-	case 0, 1, 2:
-		b, err := x.full(1 << n)
-		if err != nil {
-			return nil, err
-		}
-		var i int64
-		switch n {
-		case 0:
-			i = int64(int8(b[0]))
-		case 1:
-			i = int64(int16(binary.LittleEndian.Uint16(b)))
-		default:
-			i = int64(int32(binary.LittleEndian.Uint32(b)))
-		}
-		return strconv.AppendInt(nil, i, 10), nil
-	case 3:
-		clen, _, err := x.length()
-		if err != nil {
-			return nil, err
-		}
-		ulen, _, err := x.length()
-		if err != nil {
-			return nil, err
-		}
-		c, err := x.full(clen)
-		if err != nil {
-			return nil, err
-		}
-		return lzfDecompress(c, ulen)
-	}
-	return nil, fmt.Errorf("unknown string encoding %d", n)
-}
-
-// skipString reads past a string without decoding it.
-func (x *rdbReader) skipString() error {
-	n, encoded, err := x.length()
-	if err != nil {
-		return err
-	}
-	if !encoded {
-		_, err = x.full(n)
-		return err
-	}
-	switch n {
-	case 0, 1, 2:
-		_, err = x.full(1 << n)
-		return err
-	case 3:
-		clen, _, err := x.length()
-		if err == nil {
-			_, _, err = x.length()
-		}
-		if err == nil {
-			_, err = x.full(clen)
-		}
-		return err
-	}
-	return fmt.Errorf("unknown string encoding %d", n)
-}
-
-// items reads past a collection: its length, then that many items, each made of the parts.
-func (x *rdbReader) items(parts ...func() error) error {
-	n, _, err := x.length()
-	if err != nil {
-		return err
-	}
-	item := seq(parts...)
-	for range n {
-		if err := item(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// seq runs steps in order, up to the first that fails.
-func seq(steps ...func() error) func() error {
-	return func() error {
-		for _, step := range steps {
-			if err := step(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// skip reads past n bytes; skipLengths past k lengths.
-func (x *rdbReader) skip(n uint64) func() error {
-	return func() error { _, err := x.full(n); return err }
-}
-
-func (x *rdbReader) skipLengths(k int) func() error {
-	return func() error { return x.lengths(k) }
-}
-
-// skipValue reads past the value of type t (the type byte was read).
-func (x *rdbReader) skipValue(t byte) error {
-	// A zset's score in the old format: a length byte, 253-255 for NaN and the infinities.
-	oldScore := func() error {
-		l, err := x.byte()
-		if err == nil && l < 253 {
-			_, err = x.full(uint64(l))
-		}
-		return err
-	}
-	switch t {
-	case 0, 9, 10, 11, 12, 13, 16, 17, 20: // a string, or one encoded blob
-		return x.skipString()
-	case 1, 2, 14: // list, set, quicklist: strings
-		return x.items(x.skipString)
-	case 3: // zset: member, old-format score
-		return x.items(x.skipString, oldScore)
-	case 4: // hash: field, value
-		return x.items(x.skipString, x.skipString)
-	case 5: // zset: member, binary double
-		return x.items(x.skipString, x.skip(8))
-	case 18: // quicklist 2: container kind, node
-		return x.items(x.skipLengths(1), x.skipString)
-	case rdbTypeHashFieldTTL: // hash with field expiries (Valkey 9): field, value, expiry
-		return x.items(x.skipString, x.skipString, x.skip(8))
-	case rdbTypeStreams, rdbTypeStreams2, rdbTypeStreams3:
-		return x.skipStream(t)
-	case rdbTypeModulePreGA, rdbTypeModule2:
-		return errors.New("a module value: not restorable by the operator")
-	}
-	return fmt.Errorf("unknown value type %d (a newer Valkey's?)", t)
-}
-
-// skipStream reads past a stream (rdbLoadObject's stream branch).
-func (x *rdbReader) skipStream(t byte) error {
-	v2, v3 := t >= rdbTypeStreams2, t >= rdbTypeStreams3
-	// Listpacks: the master ID, the listpack.
-	if err := x.items(x.skipString, x.skipString); err != nil {
-		return err
-	}
-	// Length, last ID; from version 2 the first ID, the max deleted ID and entries added.
-	meta := 3
-	if v2 {
-		meta += 5
-	}
-	if err := x.lengths(meta); err != nil {
-		return err
-	}
-	// Consumer groups: name, last delivered ID (and from version 2 entries read), pending
-	// entries (raw ID, delivery time, delivery count), consumers.
-	lastID := 2
-	if v2 {
-		lastID++
-	}
-	// A consumer: name, seen time (and from version 3 active time), its pending IDs.
-	times := uint64(8)
-	if v3 {
-		times += 8
-	}
-	consumer := seq(x.skipString, x.skip(times), func() error {
-		pel, _, err := x.length()
-		if err == nil {
-			_, err = x.full(pel * 16)
-		}
-		return err
-	})
-	return x.items(x.skipString, x.skipLengths(lastID),
-		func() error { return x.items(x.skip(16+8), x.skipLengths(1)) },
-		func() error { return x.items(consumer) })
-}
-
-// lzfDecompress expands an LZF block (Valkey's lzf_d) to ulen bytes.
-func lzfDecompress(in []byte, ulen uint64) ([]byte, error) {
-	if ulen > 1<<32 {
-		return nil, fmt.Errorf("implausible LZF length %d", ulen)
-	}
-	out := make([]byte, 0, ulen)
-	bad := errors.New("corrupt LZF data")
-	for i := 0; i < len(in); {
-		ctrl := int(in[i])
-		i++
-		if ctrl < 32 { // a literal run of ctrl+1 bytes
-			n := ctrl + 1
-			if i+n > len(in) {
-				return nil, bad
-			}
-			out = append(out, in[i:i+n]...)
-			i += n
-			continue
-		}
-		n := ctrl >> 5 // a back reference
-		if n == 7 {
-			if i >= len(in) {
-				return nil, bad
-			}
-			n += int(in[i])
-			i++
-		}
-		if i >= len(in) {
-			return nil, bad
-		}
-		ref := len(out) - (ctrl&0x1f)<<8 - int(in[i]) - 1
-		i++
-		if ref < 0 {
-			return nil, bad
-		}
-		for j := 0; j < n+2; j++ {
-			out = append(out, out[ref+j])
-		}
-	}
-	if uint64(len(out)) != ulen {
-		return nil, bad
-	}
-	return out, nil
 }

@@ -90,7 +90,7 @@ func TestAnRDBFileIsReplayedKeyByKey(t *testing.T) {
 			dc := client(t, dst, oracleUser, oraclePassword)
 			var cmds vk.Commands
 			funcs := 0
-			ver, err := readRDBKeys(bytes.NewReader(rdb.Bytes()), rdbVisitor{
+			ver, err := readRDBKeys(ctx, bytes.NewReader(rdb.Bytes()), int64(rdb.Len()), rdbVisitor{
 				key: func(k rdbKey) error {
 					cmds = append(cmds, dc.B().Arbitrary("RESTORE").Args(k.restoreArgs()...).Build())
 					return nil
@@ -153,23 +153,28 @@ func ttlDigest(t *testing.T, c vk.Client) string {
 // A truncated or damaged file is refused with the place it broke, never half-read silently.
 func TestABrokenRDBFileIsRefused(t *testing.T) {
 	key := []byte{0, 1, 'k', 1, 'v'} // a string key "k" = "v"
-	good := append(append([]byte("REDIS0011"), key...), rdbEOF)
-	if _, err := readRDBKeys(bytes.NewReader(good), rdbVisitor{}); err != nil {
+	good := fakeRDB("REDIS0011", key)
+	if _, err := parseRDB(good, true); err != nil {
 		t.Fatalf("a whole file: %v", err)
 	}
 	for name, b := range map[string][]byte{
 		"truncated":     good[:len(good)-2],
-		"no end":        good[:len(good)-1],
-		"unknown type":  append(append([]byte("REDIS0011"), 99, 1, 'k', 1, 'v'), rdbEOF),
-		"module value":  append(append([]byte("REDIS0011"), rdbTypeModule2, 1, 'k', 0), rdbEOF),
-		"other db":      append(append([]byte("REDIS0011"), rdbOpSelectDB, 3), append(key, rdbEOF)...),
+		"no end":        good[:len(good)-9],
+		"unknown type":  fakeRDB("REDIS0011", []byte{99, 1, 'k', 1, 'v'}),
+		"module value":  fakeRDB("REDIS0011", []byte{rdbTypeModule2, 1, 'k', 0}),
+		"other db":      fakeRDB("REDIS0011", append([]byte{rdbOpSelectDB, 3}, key...)),
 		"not an RDB":    []byte("hello world, this is not one"),
-		"bad LZF block": append(append([]byte("REDIS0011"), 0, 0xc3, 5, 10, 0xe0, 0, 0, 0, 0, 1, 'v'), rdbEOF),
+		"bad LZF block": fakeRDB("REDIS0011", []byte{0, 0xc3, 5, 10, 0xe0, 0, 0, 0, 0, 1, 'v'}),
 	} {
-		if _, err := readRDBKeys(bytes.NewReader(b), rdbVisitor{}); err == nil {
+		if _, err := parseRDB(b, true); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {
 			t.Logf("%s: %v", name, err)
 		}
 	}
+}
+
+// parseRDB walks b as a restore's check does (cluster: as the key-by-key load reads it).
+func parseRDB(b []byte, cluster bool) (uint16, error) {
+	return readRDBKeys(context.Background(), bytes.NewReader(b), int64(len(b)), rdbVisitor{cluster: cluster})
 }

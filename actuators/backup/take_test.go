@@ -431,7 +431,7 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 			bad := bytes.Clone(data.Bytes())
 			bad[len(bad)/3] ^= 0x08
 			putObject(t, store, "bad.rdb", bad)
-			if err := Load(ctx, target, listen, store, "bad.rdb", res); err == nil || !errors.Is(err, errCorrupt) {
+			if err := Load(ctx, target, listen, store, "bad.rdb", res); err == nil || !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("loading a corrupted copy: %v, want it refused", err)
 			}
 			if d, _ := digest(t, ip); d != changed {
