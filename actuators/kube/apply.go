@@ -64,10 +64,10 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 			return equality.Semantic.DeepDerivative(d.PDB.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
 		}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = d.PDB.Spec }})
 	}
-	if d.NetworkPolicy != nil && !statefulSet {
-		steps = append(steps, step{"NetworkPolicy", d.NetworkPolicy, &networkingv1.NetworkPolicy{}, func(cur client.Object) bool {
-			return equality.Semantic.DeepEqual(d.NetworkPolicy.Spec, cur.(*networkingv1.NetworkPolicy).Spec)
-		}, func(cur client.Object) { cur.(*networkingv1.NetworkPolicy).Spec = d.NetworkPolicy.Spec }})
+	for _, np := range []*networkingv1.NetworkPolicy{d.NetworkPolicy, d.BusPolicy} {
+		if np != nil && !statefulSet {
+			steps = append(steps, networkPolicyStep(np))
+		}
 	}
 	if d.Certificate != nil && !statefulSet {
 		steps = append(steps, certificateStep(d.Certificate))
@@ -136,6 +136,9 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		}
 		if d.NetworkPolicy == nil && d.Names.Policy != "" {
 			errs = append(errs, deleteOurs(ctx, c, d, &networkingv1.NetworkPolicy{}, "NetworkPolicy", d.Names.Policy, &res))
+		}
+		if d.BusPolicy == nil && d.Names.BusPolicy != "" {
+			errs = append(errs, deleteOurs(ctx, c, d, &networkingv1.NetworkPolicy{}, "NetworkPolicy", d.Names.BusPolicy, &res))
 		}
 		if d.Certificate == nil && d.Names.Certificate != "" {
 			u := &unstructured.Unstructured{}
@@ -217,6 +220,12 @@ func statefulSetStep(want *appsv1.StatefulSet) step {
 		s.Spec = *want.Spec.DeepCopy()
 		s.Spec.VolumeClaimTemplates = vct
 	}}
+}
+
+func networkPolicyStep(want *networkingv1.NetworkPolicy) step {
+	return step{"NetworkPolicy", want, &networkingv1.NetworkPolicy{}, func(cur client.Object) bool {
+		return equality.Semantic.DeepEqual(want.Spec, cur.(*networkingv1.NetworkPolicy).Spec)
+	}, func(cur client.Object) { cur.(*networkingv1.NetworkPolicy).Spec = want.Spec }}
 }
 
 func serviceStep(want *corev1.Service) step {

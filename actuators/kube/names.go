@@ -31,9 +31,9 @@ const (
 // applications connect to <name>.<namespace>.svc.
 type Names struct {
 	StatefulSet, Headless, Client, Replicas, Config, Auth, PDB string
-	// Policy is the NetworkPolicy's; Certificate the cert-manager Certificate's and its
-	// Secret's (v1alpha1.TLSSecretName).
-	Policy, Certificate string
+	// Policy is spec.networkPolicy's NetworkPolicy's, BusPolicy the cluster bus's;
+	// Certificate the cert-manager Certificate's and its Secret's (v1alpha1.TLSSecretName).
+	Policy, BusPolicy, Certificate string
 	// Sharded is true for topology Cluster: one StatefulSet per shard (ShardSet).
 	Sharded bool
 }
@@ -92,6 +92,7 @@ func NamesOf(vc *v1alpha1.ValkeyCluster) Names {
 		Auth:        n + "-auth",
 		PDB:         n,
 		Policy:      n,
+		BusPolicy:   n + "-bus",
 		Certificate: v1alpha1.IssuedSecretName(vc),
 		Sharded:     vc.Spec.Topology == v1alpha1.TopologyCluster,
 	}

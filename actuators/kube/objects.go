@@ -42,6 +42,9 @@ type Desired struct {
 	PDBName string
 	// NetworkPolicy is spec.networkPolicy's (nil when disabled: Apply deletes ours then).
 	NetworkPolicy *networkingv1.NetworkPolicy
+	// BusPolicy guards a Cluster topology's cluster bus, whatever spec.networkPolicy says
+	// (nil for the other topologies: Apply deletes ours then).
+	BusPolicy *networkingv1.NetworkPolicy
 	// Certificate is the cert-manager Certificate spec.tls.issuer asks for (nil without one:
 	// Apply deletes ours then, if cert-manager is installed).
 	Certificate *unstructured.Unstructured
@@ -168,7 +171,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 		}},
 	}}
 	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Names: names, Revision: revision, Live: live, PDBName: names.PDB,
-		NetworkPolicy: networkPolicy(vc, meta(names.Policy)), Certificate: certificate(vc, names, meta(names.Certificate))}
+		NetworkPolicy: networkPolicy(vc, meta(names.Policy)), BusPolicy: busPolicy(vc, meta(names.BusPolicy)), Certificate: certificate(vc, names, meta(names.Certificate))}
 	if spec.PodDisruptionBudget.IsEnabled() {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
