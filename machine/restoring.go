@@ -100,6 +100,18 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 	}
 }
 
+// restoreWaits says why a restore the spec asks for of a Steady cluster does not start ("":
+// none is asked for, or it can): its snapshot is still being checked, or was refused with the
+// reason (the operator checks a backup before the machine may act on it). A new cluster says
+// so through its bootstrap's wait.
+func (d *decider) restoreWaits(p Persisted) string {
+	r := d.v.spec.Restore
+	if r == nil || r.ID == "" || r.Pending == "" || r.ID == p.Restored {
+		return ""
+	}
+	return "restore " + r.ID + ": " + r.Pending
+}
+
 // restoreName names a restore in messages: its request, and the snapshot when that is another
 // name (the operator names both by the backup's location).
 func restoreName(id, snapshot string) string {

@@ -349,6 +349,9 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	if why := d.leavingWaits(p); why != "" {
 		b.wait(why)
 	}
+	if why := d.restoreWaits(p); why != "" {
+		b.wait(why)
+	}
 	if len(b.actions) == 0 {
 		ok, notConverged := d.converged(p)
 		if target := d.targetPods(p); d.scaling(p) {

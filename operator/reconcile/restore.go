@@ -51,6 +51,18 @@ type restoreCheck struct {
 // refusedRecheck is how long a refused backup stays refused before it is checked again.
 const refusedRecheck = 30 * time.Second
 
+// recheck says whether a refused check is to run again: a backup refused for its content
+// (backup.ErrCorrupt: a file of another size or sha256 than its manifest says, or one a node
+// could not load) once the cluster's spec changes, as the same object would be refused again
+// (reading it all again every refusedRecheck would only load the store); any other refusal (a
+// store that did not answer, missing credentials) after refusedRecheck.
+func (ch *restoreCheck) recheck(gen int64, now time.Time) bool {
+	if errors.Is(ch.err, backup.ErrCorrupt) {
+		return gen != ch.gen
+	}
+	return now.Sub(ch.at) > refusedRecheck
+}
+
 // restoreChecks remembers each cluster's latest verification (in memory: an operator restart
 // verifies again, which only delays a restore not started yet). Every change happens under
 // the lock, in one call, so that a check's result is never overwritten by a copy read before it.
@@ -78,7 +90,7 @@ func (c *restoreChecks) want(cluster types.UID, fresh restoreCheck, now time.Tim
 		c.m = map[types.UID]*restoreCheck{}
 	}
 	ch := c.m[cluster]
-	staleRefusal := ch != nil && ch.done && ch.err != nil && now.Sub(ch.at) > refusedRecheck
+	staleRefusal := ch != nil && ch.done && ch.err != nil && ch.recheck(fresh.gen, now)
 	if ch != nil && ch.id == fresh.id && !staleRefusal {
 		ch.gen = fresh.gen
 		return *ch, false
@@ -191,7 +203,11 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 	}
 	defer r.prober.poke(vc) // its outcome goes to status now
 	if ch.err != nil {
-		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving (checked again in %s)", ch.id, ch.err, refusedRecheck)
+		again := fmt.Sprintf("checked again in %s", refusedRecheck)
+		if errors.Is(ch.err, backup.ErrCorrupt) {
+			again = "the backup's content is refused: checked again once the cluster's spec changes"
+		}
+		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving (%s)", ch.id, ch.err, again)
 		return
 	}
 	r.event(vc, corev1.EventTypeNormal, "RestoreVerified", "%s: %d shard(s), every file matches its sha256 and is a valid RDB", ch.id, len(ch.m.Shards))
