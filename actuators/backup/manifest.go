@@ -122,62 +122,93 @@ func ReadManifest(ctx context.Context, store Store, backup string) (Manifest, er
 	if err != nil {
 		return Manifest{}, err
 	}
+	return parseManifest(body, store.Location(backup+"/"))
+}
+
+// parseManifest reads a manifest's JSON (at is where it was read, for messages).
+func parseManifest(body []byte, at string) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(body, &m); err != nil {
-		return Manifest{}, fmt.Errorf("%w: the manifest of %s: %v", ErrCorrupt, store.Location(backup+"/"), err)
+		return Manifest{}, fmt.Errorf("%w: the manifest of %s: %v", ErrCorrupt, at, err)
 	}
 	return m, nil
 }
 
+// errMismatch: the backup is whole but was taken from a cluster of another shape.
+var errMismatch = errors.New("the backup does not fit the cluster")
+
+// Refused reports whether err refuses a backup for what it holds (its content, or the shape of
+// the cluster it was taken from): reading it again gives the same answer.
+func Refused(err error) bool {
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, errMismatch)
+}
+
 // VerifyBackup checks that a backup can be restored onto a cluster of mode with shards shards:
-// its manifest exists, was taken in that mode, names that many shards, one each, whose slots
-// (cluster mode) cover every slot once, and every file matches its record (size and sha256,
-// checked before a byte of it is parsed) and is a whole RDB file a node can load (validate; in
-// cluster mode every key must hash to its shard's slots). Nothing is touched. A refusal of
-// the backup's content wraps ErrCorrupt.
+// its manifest exists and fits (checkManifest), and every file matches its record (size and
+// sha256, checked before a byte of it is parsed) and is a whole RDB file a node can load
+// (validate; in cluster mode every key must hash to its shard's slots). Nothing is touched. A
+// refusal of the backup for what it holds is Refused.
 func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.Mode, shards int) (Manifest, error) {
 	m, err := ReadManifest(ctx, store, backup)
 	if err != nil {
 		return Manifest{}, err
 	}
+	if err := checkManifest(m, mode, shards, store.Location(backup+"/")); err != nil {
+		return Manifest{}, err
+	}
+	for _, s := range m.Shards {
+		// Size and sha256 first, then the whole structure, in every mode: nothing reaches a
+		// node that a node could not load.
+		if _, err := validate(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}, m.Mode == machine.ModeCluster, s.Slots); err != nil {
+			return Manifest{}, fmt.Errorf("shard %d: %w", s.Index, err)
+		}
+	}
+	return m, nil
+}
+
+// checkManifest checks, before any file is read, that a manifest read at at fits a cluster of
+// mode with shards shards: taken in that mode, that many shards, one each in order, each a
+// plain file name with its size and sha256 recorded, whose slots (cluster mode) cover every
+// slot once.
+func checkManifest(m Manifest, mode machine.Mode, shards int, at string) error {
 	if m.Mode != mode {
-		return Manifest{}, fmt.Errorf("%s was taken in %s mode, the cluster runs in %s mode", store.Location(backup+"/"), m.Mode, mode)
+		return fmt.Errorf("%w: %s was taken in %s mode, the cluster runs in %s mode", errMismatch, at, m.Mode, mode)
 	}
 	if len(m.Shards) != shards {
-		return Manifest{}, fmt.Errorf("%s holds %d shard(s), the cluster has %d: restore it into a cluster of %d shard(s)", store.Location(backup+"/"), len(m.Shards), shards, len(m.Shards))
+		return fmt.Errorf("%w: %s holds %d shard(s), the cluster has %d: restore it into a cluster of %d shard(s)", errMismatch, at, len(m.Shards), shards, len(m.Shards))
 	}
 	var covered [machine.NumSlots]bool
 	for i, s := range m.Shards {
 		if s.Index != i {
-			return Manifest{}, fmt.Errorf("%w: the manifest of %s lists shard %d in place %d", ErrCorrupt, store.Location(backup+"/"), s.Index, i)
-		}
-		if m.Mode == machine.ModeCluster {
-			for _, r := range s.Slots {
-				for slot := r.Start; slot <= r.End; slot++ {
-					if slot < 0 || slot >= machine.NumSlots || covered[slot] {
-						return Manifest{}, fmt.Errorf("%w: slot %d is given twice or is out of range in the manifest of %s", ErrCorrupt, slot, store.Location(backup+"/"))
-					}
-					covered[slot] = true
-				}
-			}
+			return fmt.Errorf("%w: the manifest of %s lists shard %d in place %d", ErrCorrupt, at, s.Index, i)
 		}
 		if err := shardFile(s); err != nil {
-			return Manifest{}, fmt.Errorf("the manifest of %s: %w", store.Location(backup+"/"), err)
+			return fmt.Errorf("the manifest of %s: %w", at, err)
 		}
-		// Size and sha256 first, then the whole structure, in every mode: nothing reaches a
-		// node that a node could not load (in cluster mode every key is also read as the
-		// load will read it, and must hash to its shard's slots).
-		_, err = validate(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}, m.Mode == machine.ModeCluster, s.Slots)
-		if err != nil {
-			return Manifest{}, fmt.Errorf("shard %d: %w", s.Index, err)
+		if err := (Result{Size: s.Size, SHA256: s.SHA256}).recorded(); err != nil {
+			return fmt.Errorf("the manifest of %s, shard %d: %w", at, s.Index, err)
+		}
+		if m.Mode != machine.ModeCluster {
+			continue
+		}
+		for _, r := range s.Slots {
+			if r.Start < 0 || r.End >= machine.NumSlots || r.Start > r.End {
+				return fmt.Errorf("%w: the manifest of %s gives shard %d slots %d-%d, outside 0-%d", ErrCorrupt, at, s.Index, r.Start, r.End, machine.NumSlots-1)
+			}
+			for slot := r.Start; slot <= r.End; slot++ {
+				if covered[slot] {
+					return fmt.Errorf("%w: slot %d is given twice in the manifest of %s", ErrCorrupt, slot, at)
+				}
+				covered[slot] = true
+			}
 		}
 	}
 	if m.Mode == machine.ModeCluster {
 		for slot, ok := range covered {
 			if !ok {
-				return Manifest{}, fmt.Errorf("%w: slot %d belongs to no shard in the manifest of %s", ErrCorrupt, slot, store.Location(backup+"/"))
+				return fmt.Errorf("%w: slot %d belongs to no shard in the manifest of %s", ErrCorrupt, slot, at)
 			}
 		}
 	}
-	return m, nil
+	return nil
 }

@@ -51,13 +51,13 @@ type restoreCheck struct {
 // refusedRecheck is how long a refused backup stays refused before it is checked again.
 const refusedRecheck = 30 * time.Second
 
-// recheck says whether a refused check is to run again: a backup refused for its content
-// (backup.ErrCorrupt: a file of another size or sha256 than its manifest says, or one a node
-// could not load) once the cluster's spec changes, as the same object would be refused again
+// recheck says whether a refused check is to run again: a backup refused for what it holds
+// (backup.Refused: a file of another size or sha256 than its manifest says, one a node could
+// not load, a backup of another mode or shard count) once the cluster's spec changes, as the same object would be refused again
 // (reading it all again every refusedRecheck would only load the store); any other refusal (a
 // store that did not answer, missing credentials) after refusedRecheck.
 func (ch *restoreCheck) recheck(gen int64, now time.Time) bool {
-	if errors.Is(ch.err, backup.ErrCorrupt) {
+	if backup.Refused(ch.err) {
 		return gen != ch.gen
 	}
 	return now.Sub(ch.at) > refusedRecheck
@@ -204,8 +204,8 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 	defer r.prober.poke(vc) // its outcome goes to status now
 	if ch.err != nil {
 		again := fmt.Sprintf("checked again in %s", refusedRecheck)
-		if errors.Is(ch.err, backup.ErrCorrupt) {
-			again = "the backup's content is refused: checked again once the cluster's spec changes"
+		if backup.Refused(ch.err) {
+			again = "checked again once the cluster's spec changes"
 		}
 		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving (%s)", ch.id, ch.err, again)
 		return
