@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -32,7 +33,11 @@ type Store struct {
 	// Recent AWS SDKs send a CRC32 checksum with every upload by default, which some
 	// S3-compatible stores refuse.
 	ChecksumWhenRequired bool
-	// HTTPClient, when set, carries the requests (tests; a custom CA).
+	// AllowPlainHTTP lets an http:// Endpoint be used; without it only https:// is (the
+	// store's spec opts out explicitly, see storehttp.go).
+	AllowPlainHTTP bool
+	// HTTPClient, when set, carries the requests instead of the guarded client of
+	// storehttp.go (tests that resolve names their own way).
 	HTTPClient *http.Client
 }
 
@@ -45,8 +50,15 @@ func (s Store) Client() *s3.Client {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
-	if s.HTTPClient != nil {
-		cfg.HTTPClient = s.HTTPClient
+	cfg.HTTPClient = s.HTTPClient
+	if s.HTTPClient == nil {
+		cfg.HTTPClient = newStoreHTTPClient(nil, s.AllowPlainHTTP)
+	}
+	// A request the guards refused is not retried: it would be refused again.
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Retryables = append([]retry.IsErrorRetryable{retry.IsErrorRetryableFunc(notRetried)}, o.Retryables...)
+		})
 	}
 	if s.ChecksumWhenRequired {
 		cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired

@@ -85,7 +85,8 @@ func startStore(t testing.TB, ip string) Store {
 	dir := t.TempDir()
 	addr := ip + ":7070"
 	process(t, addr, repoScript(t, "versitygw.sh"), "--port", addr, "--access", s3Access, "--secret", s3Secret, "posix", dir)
-	st := Store{Endpoint: "http://" + addr, Region: "us-east-1", Bucket: bucket, Prefix: "clusters/demo/", PathStyle: true, AccessKey: s3Access, SecretKey: s3Secret}
+	// versitygw serves plain HTTP here: the store opts out of HTTPS as a user's would.
+	st := Store{Endpoint: "http://" + addr, AllowPlainHTTP: true, Region: "us-east-1", Bucket: bucket, Prefix: "clusters/demo/", PathStyle: true, AccessKey: s3Access, SecretKey: s3Secret}
 	if _, err := st.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("creating the bucket: %v", err)
 	}

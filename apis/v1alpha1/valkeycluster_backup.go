@@ -51,6 +51,7 @@ type BackupRetention struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.encryption) || self.encryption != 'aws:kms' || (has(self.kmsKeyID) && size(self.kmsKeyID) > 0)",message="encryption aws:kms needs kmsKeyID: set it to the KMS key's id or ARN, or use encryption AES256"
 // +kubebuilder:validation:XValidation:rule="!has(self.kmsKeyID) || (has(self.encryption) && self.encryption == 'aws:kms')",message="kmsKeyID is only used with encryption aws:kms: set encryption to aws:kms, or remove kmsKeyID"
+// +kubebuilder:validation:XValidation:rule="!has(self.endpoint) || !self.endpoint.startsWith('http://') || (has(self.allowPlainHTTP) && self.allowPlainHTTP)",message="backup.store.endpoint is plain HTTP, which sends the store's credentials and the backups unencrypted: use an https:// endpoint, or set allowPlainHTTP: true if the network to the store is trusted"
 type BackupStore struct {
 	// Bucket is the bucket's name; it must exist.
 	// +kubebuilder:validation:MinLength=3
@@ -68,6 +69,13 @@ type BackupStore struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^ /]+(/.*)?$')",message="backup.store.endpoint must be a URL such as https://s3.example.com:9000"
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// AllowPlainHTTP lets endpoint be an http:// URL. Without it only https:// is accepted:
+	// over plain HTTP the store's credentials sign requests anyone on the way can read, and
+	// the backups cross the network unencrypted. Whatever the scheme, the operator follows no
+	// redirect and does not connect to link-local or cloud metadata addresses.
+	// +optional
+	AllowPlainHTTP bool `json:"allowPlainHTTP,omitempty"`
 
 	// Region is the bucket's region.
 	// +kubebuilder:default="us-east-1"

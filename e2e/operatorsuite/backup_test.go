@@ -54,9 +54,10 @@ func s3Store(t *testing.T, ctx context.Context, ns string) (v1alpha1.BackupStore
 	spec := v1alpha1.BackupStore{
 		Bucket: "backups", Prefix: "team-a", Endpoint: fmt.Sprintf("http://%s:7070", svc.Spec.ClusterIP),
 		ForcePathStyle: true, CredentialsSecret: "s3-credentials",
+		AllowPlainHTTP: true, // versitygw serves plain HTTP in the local cluster
 	}
 	store := backup.Store{
-		Endpoint: spec.Endpoint, Region: "us-east-1", Bucket: spec.Bucket, Prefix: "team-a/", PathStyle: true,
+		Endpoint: spec.Endpoint, AllowPlainHTTP: true, Region: "us-east-1", Bucket: spec.Bucket, Prefix: "team-a/", PathStyle: true,
 		AccessKey: string(sec.Data["AWS_ACCESS_KEY_ID"]), SecretKey: string(sec.Data["AWS_SECRET_ACCESS_KEY"]),
 	}
 	return spec, store

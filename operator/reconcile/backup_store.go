@@ -51,9 +51,15 @@ func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return backup.Store{
-		Endpoint: spec.Endpoint, Region: spec.Region, Bucket: spec.Bucket, Prefix: prefix, PathStyle: spec.ForcePathStyle,
+	store := backup.Store{
+		Endpoint: spec.Endpoint, AllowPlainHTTP: spec.AllowPlainHTTP, Region: spec.Region, Bucket: spec.Bucket, Prefix: prefix, PathStyle: spec.ForcePathStyle,
 		AccessKey: string(sec.Data[SecretAccessKeyID]), SecretKey: string(sec.Data[SecretSecretAccessKey]),
 		Encryption: spec.Encryption, KMSKeyID: spec.KMSKeyID, ChecksumWhenRequired: spec.Checksums == "WhenRequired",
-	}, nil
+	}
+	// The API refuses a plain-HTTP endpoint without allowPlainHTTP; one stored before that
+	// rule (or recorded in a backup's status) is refused here, before any request.
+	if err := store.CheckEndpoint(); err != nil {
+		return backup.Store{}, err
+	}
+	return store, nil
 }

@@ -128,7 +128,7 @@ func backupHint(ctx context.Context, cl *localcluster.Cluster, ns, name string) 
 		return ""
 	}
 	return fmt.Sprintf(`Backups go to the S3 server (versitygw) at http://%s:7070, bucket backups, keys in Secret s3-credentials:
-  kubectl patch vkc %s --type merge -p '{"spec":{"backup":{"store":{"bucket":"backups","endpoint":"http://%s:7070","forcePathStyle":true,"credentialsSecret":"s3-credentials"}}}}'
+  kubectl patch vkc %s --type merge -p '{"spec":{"backup":{"store":{"bucket":"backups","endpoint":"http://%s:7070","forcePathStyle":true,"allowPlainHTTP":true,"credentialsSecret":"s3-credentials"}}}}'
   kubectl valkey backup %s --wait
   kubectl get valkeybackups
 `, svc.Spec.ClusterIP, name, svc.Spec.ClusterIP, name)
