@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	vk "github.com/valkey-io/valkey-go"
@@ -154,71 +152,6 @@ type fullSync struct {
 	connected chan struct{}
 }
 
-// serve accepts connections until one authenticates with the token (any other is refused and
-// closed: the snapshot goes to the node it was meant for only), answers its handshake (PING,
-// REPLCONF: accepted), then PSYNC with a full sync whose payload is the snapshot streamed from
-// the store, pinned to the checked object, its last 8 bytes (the checksum) held back until the
-// stream passed the checks: a node that does not get them discards the transfer and keeps its
-// data. Then nothing until ctx ends (the replica's acknowledgements are read and dropped).
-func (f fullSync) serve(ctx context.Context, ln net.Listener) error {
-	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
-	defer stop()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return err
-		}
-		done, err := f.handle(ctx, conn)
-		if done {
-			return err
-		}
-	}
-}
-
-// handle answers one connection; done says whether it was the target's (err is then the
-// outcome), not a stranger's.
-func (f fullSync) handle(ctx context.Context, conn net.Conn) (done bool, err error) {
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	defer stop()
-	r := bufio.NewReader(conn)
-	authed := false
-	for {
-		args, err := readCommand(r)
-		if err != nil {
-			return authed, fmt.Errorf("the replica's handshake: %w", err)
-		}
-		if len(args) == 0 {
-			continue // an empty line, as Valkey ignores it
-		}
-		cmd := strings.ToUpper(args[0])
-		switch {
-		case cmd == "AUTH" && len(args) == 3 && args[1] == loadUser && args[2] == f.token:
-			if !authed {
-				authed = true
-				close(f.connected)
-			}
-			_, err = io.WriteString(conn, "+OK\r\n")
-		case cmd == "AUTH":
-			_, _ = io.WriteString(conn, "-WRONGPASS invalid username-password pair\r\n")
-			return false, nil
-		case cmd == "PING":
-			// A replica pings before it authenticates.
-			_, err = io.WriteString(conn, "+PONG\r\n")
-		case !authed:
-			_, _ = io.WriteString(conn, "-NOAUTH Authentication required.\r\n")
-			return false, nil
-		case cmd == "PSYNC" || cmd == "SYNC":
-			return true, f.send(ctx, conn, r)
-		default:
-			_, err = io.WriteString(conn, "+OK\r\n")
-		}
-		if err != nil {
-			return authed, err
-		}
-	}
-}
-
 // send streams the full sync to the authenticated replica.
 func (f fullSync) send(ctx context.Context, conn net.Conn, r io.Reader) error {
 	if _, err := fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n", f.replID, f.rec.Size); err != nil {
@@ -273,36 +206,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// readCommand reads one command in the protocol's array form.
-func readCommand(r *bufio.Reader) ([]string, error) {
-	line, err := readLine(r)
-	if err != nil {
-		return nil, err
-	}
-	if !strings.HasPrefix(line, "*") {
-		return strings.Fields(line), nil // an inline command
-	}
-	n, err := strconv.Atoi(line[1:])
-	if err != nil || n <= 0 || n > 64 {
-		return nil, fmt.Errorf("bad command header %q", line)
-	}
-	args := make([]string, n)
-	for i := range args {
-		h, err := readLine(r)
-		if err != nil {
-			return nil, err
-		}
-		size, err := strconv.Atoi(strings.TrimPrefix(h, "$"))
-		if err != nil || size < 0 || size > 1<<20 {
-			return nil, fmt.Errorf("bad argument header %q", h)
-		}
-		buf := make([]byte, size+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, err
-		}
-		args[i] = string(buf[:size])
-	}
-	return args, nil
 }

@@ -22,7 +22,7 @@ func TestTheLoadListenerRefusesStrangers(t *testing.T) {
 		client, server := net.Pipe()
 		result := make(chan bool, 1)
 		go func() {
-			done, _ := f.handle(context.Background(), server)
+			done, _ := f.handle(context.Background(), server, func() {})
 			result <- done
 		}()
 		_ = client.SetDeadline(time.Now().Add(5 * time.Second))
