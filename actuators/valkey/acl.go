@@ -2,8 +2,6 @@ package valkey
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,9 +23,9 @@ type ACLUser struct {
 }
 
 // aclCommands are what managing ValkeyACL users takes beyond ACL SETUSER: listing users, deleting
-// those no resource asks for, and trying a user's rules (ACL DRYRUN). Given live as well (nodes
-// started from an older users' file lack them).
-const aclCommands = "+acl|users +acl|deluser +acl|dryrun"
+// those no resource asks for, and judging a user's rules (the node's command table, COMMAND,
+// and ACL DRYRUN). Given live as well (nodes started from an older users' file lack them).
+const aclCommands = "+acl|users +acl|deluser +acl|dryrun +command"
 
 // PasswordRule is a password as an ACL rule (its SHA-256, never the text).
 func PasswordRule(password string) string { return hashed(password) }
@@ -53,42 +51,6 @@ var reserved = []string{UserOperator, UserClient, UserReplication, UserProbe}
 
 // Reserved says whether name is one of the operator's own users, which no ValkeyACL may take.
 func Reserved(name string) bool { return slices.Contains(reserved, name) }
-
-// adminProbes are commands no user gets without spec.allowAdmin: each would let its holder lock
-// the operator out, split the cluster's writes, stop a node or read every command.
-var adminProbes = [][]string{
-	{"ACL", "SETUSER", "x"}, {"CONFIG", "SET", "maxmemory", "0"}, {"REPLICAOF", "NO", "ONE"},
-	{"FAILOVER"}, {"SHUTDOWN"}, {"DEBUG", "SLEEP", "0"}, {"MODULE", "LIST"}, {"MONITOR"},
-	{"CLUSTER", "RESET"}, {"CLUSTER", "FAILOVER"}, {"SAVE"}, {"SYNC"}, {"CLIENT", "KILL", "ID", "1"},
-}
-
-// CheckACL tries u's rules on the node at podIP under a scratch user that is deleted again, so
-// that Valkey itself judges them before any node gets them, and returns the administrative
-// commands they grant (adminProbes, by ACL DRYRUN).
-func (p *Pool) CheckACL(ctx context.Context, podIP string, u ACLUser) (admin []string, err error) {
-	err = p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
-		if err := allowACLs(ctx, c); err != nil {
-			return err
-		}
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		scratch := "vkf-check-" + hex.EncodeToString(b[:])
-		rules := append([]string{"reset", "on", "nopass"}, u.Rules...)
-		if err := c.Do(ctx, c.B().AclSetuser().Username(scratch).Rule(rules...).Build()).Error(); err != nil {
-			return fmt.Errorf("the rules are refused by Valkey: %w", err)
-		}
-		defer func() { _ = c.Do(context.WithoutCancel(ctx), c.B().AclDeluser().Username(scratch).Build()).Error() }()
-		for _, probe := range adminProbes {
-			args := append([]string{"DRYRUN", scratch}, probe...)
-			// DRYRUN answers OK when the user may run the command, else a text saying why.
-			if reply, err := c.Do(ctx, c.B().Arbitrary("ACL").Args(args...).Build()).ToString(); err == nil && reply == "OK" {
-				admin = append(admin, strings.Join(probe[:1+min(1, len(probe)-1)], " "))
-			}
-		}
-		return nil
-	})
-	return admin, err
-}
 
 // ApplyACLs makes the node at podIP's ValkeyACL users exactly users: each set with ACL SETUSER
 // (from nothing, so a rule removed from the resource goes), and every other user that is not the
@@ -127,3 +89,6 @@ func (p *Pool) ApplyACLs(ctx context.Context, podIP string, users []ACLUser) (de
 func allowACLs(ctx context.Context, c vk.Client) error {
 	return c.Do(ctx, c.B().AclSetuser().Username(UserOperator).Rule(strings.Fields(aclCommands)...).Build()).Error()
 }
+
+// FileSize is how many bytes u takes in the users' file.
+func (u ACLUser) FileSize() int { return len(u.configLine()) }

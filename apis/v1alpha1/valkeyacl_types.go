@@ -49,11 +49,13 @@ type ValkeyACLSpec struct {
 
 // ACLRule is one rule of Valkey's ACL grammar. Switching the user on or off and its passwords
 // are the ValkeyACL's own fields, and a rule is one word: the users' file the pods start from
-// holds the rules, and a space or line break would let a rule say more than itself.
+// holds the rules, and a space or line break would let a rule say more than itself; a quote
+// would open a quoted word there, and the file would no longer be readable.
 //
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=512
 // +kubebuilder:validation:Pattern=`^\S+$`
+// +kubebuilder:validation:XValidation:rule="!self.contains('\"') && !self.contains(\"'\")",message="a rule must not hold a quote (\" or '): the users' file the pods start from reads a quote as the start of a quoted word, and a node would not start again"
 // +kubebuilder:validation:XValidation:rule="!(self.lowerAscii() in ['on', 'off', 'nopass', 'resetpass', 'reset']) && !self.startsWith('>') && !self.startsWith('<') && !self.startsWith('#') && !self.startsWith('!')",message="a rule must not switch the user on or off or set passwords (on, off, nopass, resetpass, reset, >, <, #, !): use spec.enabled and spec.passwordSecrets"
 type ACLRule string
 

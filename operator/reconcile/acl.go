@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -99,6 +100,7 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 	})
 	holder := map[string]string{}
 	checks := map[string]aclCheck{}
+	var file usersFile
 	var users []valkey.ACLUser
 	w.readsSecrets = w.readsSecrets || len(acls) > 0 // their password Secrets are the user's
 	for _, a := range acls {
@@ -112,13 +114,18 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 		if owner, taken := holder[a.Spec.User]; taken && ch.refusal() == "" {
 			ch.rulesRefusal = fmt.Sprintf("user %s is defined by ValkeyACL %s already", a.Spec.User, owner)
 		}
+		if ch.refusal() == "" && !file.fits(ch.user) {
+			ch.rulesRefusal = file.overflow(ch.user)
+		}
 		if ch.refusal() == "" {
 			holder[a.Spec.User] = a.Name
 			users = append(users, ch.user)
+			file.add(ch.user)
 			r.acls.accepted.set(vc.UID, a.Name, ch.user)
-		} else if last, ok := r.acls.accepted.lookup(vc.UID, a.Name); ok && last.Name == a.Spec.User && holder[a.Spec.User] == "" {
+		} else if last, ok := r.acls.accepted.lookup(vc.UID, a.Name); ok && last.Name == a.Spec.User && holder[a.Spec.User] == "" && file.fits(last) {
 			holder[a.Spec.User] = a.Name
 			users = append(users, last)
+			file.add(last)
 			ch.rulesRefusal = ch.refusal() + "; the nodes keep the user as last accepted"
 			ch.secretRefusal = ""
 		}
@@ -214,9 +221,14 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1alpha1.ValkeyCluster, w
 		return ch
 	}
 	admin, err := w.pool.CheckACL(ctx, ip, ch.user)
+	var refused *valkey.RulesRefused
 	switch {
+	case errors.As(err, &refused):
+		ch.rulesRefusal = refused.Reason
 	case err != nil:
-		ch.rulesRefusal = err.Error()
+		// The node or the network, not the rules: judged again next turn.
+		ch.rulesRefusal = "the rules could not be checked yet: " + err.Error()
+		return ch
 	case len(admin) > 0 && !a.Spec.AllowAdmin:
 		ch.rulesRefusal = fmt.Sprintf("the rules grant administrative commands (%s): set spec.allowAdmin to true if this user must have them (docs/security.md)", strings.Join(admin, ", "))
 	}

@@ -14,8 +14,8 @@ import (
 // TestValkeyACLValidation: a ValkeyACL the API server can tell is wrong is refused with what to
 // change: the operator's own user names, a name Valkey would not take, no rules, rules that
 // switch the user or set passwords (the resource's fields do), rules with spaces (each rule an
-// item), no password or more than two; cluster and user are immutable; enabled and a Secret's key
-// are defaulted.
+// item), rules with quotes (the users' file would not be readable), no password or more than
+// two; cluster and user are immutable; enabled and a Secret's key are defaulted.
 func TestValkeyACLValidation(t *testing.T) {
 	acls := apiServer(t).Resource(v1alpha1.SchemeGroupVersion.WithResource("valkeyacls")).Namespace(namespace(t))
 	ctx := context.Background()
@@ -32,6 +32,8 @@ func TestValkeyACLValidation(t *testing.T) {
 		{"nopass", "{cluster: prod, user: app, rules: ['NOPASS'], " + pw + "}", "a rule must not switch the user on or off or set passwords"},
 		{"two rules in one item", "{cluster: prod, user: app, rules: ['+@read +@write'], " + pw + "}", "should match '^\\S+$'"},
 		{"a line break", "{cluster: prod, user: app, rules: [\"+@read\\nuser evil on nopass +@all\"], " + pw + "}", "should match '^\\S+$'"},
+		{"a double quote", "{cluster: prod, user: app, rules: ['~app:\"x', '+@read'], " + pw + "}", "a rule must not hold a quote"},
+		{"a single quote", "{cluster: prod, user: app, rules: [\"~it's\", '+@read'], " + pw + "}", "a rule must not hold a quote"},
 		{"no password", "{cluster: prod, user: app, rules: ['+@read'], passwordSecrets: []}", "spec.passwordSecrets: Invalid value: 0"},
 		{"three passwords", "{cluster: prod, user: app, rules: ['+@read'], passwordSecrets: [{name: a}, {name: b}, {name: c}]}", "must have at most 2 items"},
 	}
