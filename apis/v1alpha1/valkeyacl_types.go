@@ -39,10 +39,16 @@ type ValkeyACLSpec struct {
 	// +kubebuilder:validation:MaxItems=2
 	PasswordSecrets []SecretKeyRef `json:"passwordSecrets"`
 
-	// AllowAdmin lets the rules grant administrative commands (ACL, CONFIG, REPLICAOF,
-	// FAILOVER, SHUTDOWN, DEBUG, MODULE, MONITOR, SAVE, CLUSTER changes, SYNC: those of
-	// @admin and @dangerous). With them, the user could lock the operator out or split the
-	// cluster's writes: docs/security.md. Without it, such rules are refused.
+	// AllowAdmin lets the rules grant administrative commands: every command and subcommand
+	// the node puts in @admin or @dangerous and in no data category (@keyspace, @read,
+	// @write), INFO excepted, as the node's own command table says (ACL, CONFIG GET and SET,
+	// REPLICAOF and SLAVEOF, FAILOVER, PSYNC, SYNC, SHUTDOWN, DEBUG, MODULE, MONITOR, SAVE,
+	// CLIENT KILL and PAUSE, CLUSTER MEET, SETSLOT, FORGET and the other changes, among
+	// others), however the rules name them: a category, a command, an alias, one subcommand,
+	// a first argument or a selector. With them, the user could lock the operator out, split
+	// the cluster's writes or read every key past its key patterns: docs/security.md. Without
+	// it, such rules are refused. Data commands (KEYS, FLUSHALL, SORT, RESTORE ...) need no
+	// AllowAdmin.
 	// +optional
 	AllowAdmin bool `json:"allowAdmin,omitempty"`
 }
