@@ -190,16 +190,22 @@ func (j *Journal) Records(cluster string, from uint64) ([]Record, error) {
 	return out, err
 }
 
+// MaxPageBytes bounds a page (Page with a limit) in bytes as stored, about its size as JSON:
+// each record carries a whole observation, so a page bounded in records only could be
+// hundreds of megabytes for a cluster of many nodes.
+const MaxPageBytes = 4 << 20
+
 // Page returns the records of cluster from sequence number from on, oldest first, and the
 // sequence number the next page starts at (0 when there is no more); the observations that
 // caused no transition only when observations is true (readers that know nothing of them are
 // not given them). A page holds at most
-// limit records (0: no limit), except that it never ends among the observations that follow a
-// transition: it holds the whole group (a transition and the observations decided on the
-// state it wrote, at most the observation limit), so that a page boundary is always a
-// sequence number, as the continue token of the journal endpoint needs; and it holds at least
-// one record that is not an observation (those of a new cluster, before its first transition,
-// are on the first transition's page).
+// limit records (0: no limit) and, with a limit, at most MaxPageBytes, except that it never
+// ends among the observations that follow a transition: it holds the whole group (a transition
+// and the observations decided on the state it wrote, at most the observation limit), so that
+// a page boundary is always a sequence number, as the continue token of the journal endpoint
+// needs; and it holds at least one record that is not an observation (those of a new cluster,
+// before its first transition, are on the first transition's page). A group is added only
+// when it fits in what is left of MaxPageBytes, so only a page of one group can be larger.
 func (j *Journal) Page(cluster string, from uint64, limit int, observations bool) ([]Record, uint64, error) {
 	var out []Record
 	var next uint64
@@ -216,7 +222,7 @@ func (j *Journal) Page(cluster string, from uint64, limit int, observations bool
 			oc = ob.Cursor()
 			ok, ov = oc.Seek(key(from))
 		}
-		transitions := 0
+		transitions, size := 0, 0
 		for tk != nil || ok != nil {
 			// An observation first when it was decided on an earlier state than the next
 			// transition's number: it follows the transition before that.
@@ -226,14 +232,16 @@ func (j *Journal) Page(cluster string, from uint64, limit int, observations bool
 					return err
 				}
 				out = append(out, r)
+				size += len(ov)
 				ok, ov = oc.Next()
 				continue
 			}
 			seq := binary.BigEndian.Uint64(tk)
-			if limit > 0 && len(out) >= limit && transitions > 0 {
+			if limit > 0 && transitions > 0 && (len(out) >= limit || size+groupSize(c, oc, tk, tv) > MaxPageBytes) {
 				next = seq
 				return nil
 			}
+			size += len(tv)
 			r, err := decode(cluster, tk, tv)
 			if err != nil {
 				return err
@@ -245,6 +253,25 @@ func (j *Journal) Page(cluster string, from uint64, limit int, observations bool
 		return nil
 	})
 	return out, next, err
+}
+
+// groupSize is the stored size of the group the transition at tk (value tv) starts: it and the
+// observations (oc, nil when not read) decided before the next transition of c. Neither cursor
+// moves.
+func groupSize(c *bolt.Cursor, oc *bolt.Cursor, tk, tv []byte) int {
+	n := len(tv)
+	if oc == nil {
+		return n
+	}
+	end := ^uint64(0)
+	if nk, _ := c.Bucket().Cursor().Seek(append(binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(tk)), 0)); nk != nil {
+		end = binary.BigEndian.Uint64(nk)
+	}
+	peek := oc.Bucket().Cursor()
+	for k, v := peek.Seek(tk); k != nil && binary.BigEndian.Uint64(k[:8]) < end; k, v = peek.Next() {
+		n += len(v)
+	}
+	return n
 }
 
 // decode reads a stored record. Values are only valid inside the transaction: Unmarshal

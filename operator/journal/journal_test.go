@@ -1,9 +1,11 @@
 package journal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +144,77 @@ func TestPagesCoverTheJournalOnceInOrder(t *testing.T) {
 		if fmt.Sprint(got) != "[1 2 3 4 5 6 7]" || pages != (7+limit-1)/limit {
 			t.Errorf("limit %d: records %v in %d pages", limit, got, pages)
 		}
+	}
+}
+
+// TestAPageIsBoundedInBytes: records of 100 KiB each (an observation of a large cluster is of
+// that order), transitions alone or each followed by observations, are paged at the endpoint's
+// largest limit in pages of at most MaxPageBytes as JSON, every record once and in order.
+func TestAPageIsBoundedInBytes(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	t.Run("transitions", func(t *testing.T) {
+		j, _ := open(t)
+		const c = "ns/big/uid"
+		for seq := uint64(1); seq <= 100; seq++ {
+			if err := j.Append(c, machine.Entry{Seq: seq, Event: "e", Message: big}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pageInBytes(t, j, c, 100)
+	})
+	t.Run("observations", func(t *testing.T) {
+		j, _ := open(t)
+		const c = "ns/big/uid"
+		j.SetObservationLimit(1000)
+		for seq := uint64(1); seq <= 40; seq++ {
+			if err := j.Append(c, machine.Entry{Seq: seq, Event: "e"}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				obs := observation(int(seq)*10+i, int64(i))
+				obs.Nodes[0].Name = big
+				j.Observe(c, seq, obs)
+			}
+			j.Flush()
+		}
+		pageInBytes(t, j, c, 160)
+	})
+}
+
+// pageInBytes pages through c's journal and checks every page's size and that n records come,
+// each once, in order.
+func pageInBytes(t *testing.T, j *Journal, c string, n int) {
+	t.Helper()
+	var got []Record
+	from, pages := uint64(0), 0
+	for {
+		recs, next, err := j.Page(c, from, 1000, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		body, err := json.Marshal(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(body) > MaxPageBytes {
+			t.Fatalf("page %d: %d records, %d bytes as JSON, more than %d", pages, len(recs), len(body), MaxPageBytes)
+		}
+		got = append(got, recs...)
+		if next == 0 {
+			break
+		}
+		from = next
+	}
+	if len(got) != n {
+		t.Fatalf("%d records in %d pages, want %d", len(got), pages, n)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq() < got[i-1].Seq() || got[i].Kind == KindTransition && got[i].Seq() != got[i-1].Seq()+1 {
+			t.Fatalf("record %d (seq %d, %s) after seq %d", i, got[i].Seq(), got[i].Kind, got[i-1].Seq())
+		}
+	}
+	if pages < 3 {
+		t.Errorf("%d pages for %d records of 100 KiB", pages, n)
 	}
 }
