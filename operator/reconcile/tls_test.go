@@ -41,14 +41,14 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 	foreign, _ := other.Issue(12, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-time.Hour), 24*time.Hour)
 	secret := func(name string, data map[string][]byte) {
 		t.Helper()
-		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name}, Data: data}); err != nil {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name}, Type: corev1.SecretTypeTLS, Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	secret("good", map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM, "ca.crt": ca.PEM})
 	secret("expired", map[string][]byte{"tls.crt": expired.CertPEM, "tls.key": expired.KeyPEM, "ca.crt": ca.PEM})
 	secret("foreign", map[string][]byte{"tls.crt": foreign.CertPEM, "tls.key": foreign.KeyPEM, "ca.crt": ca.PEM})
-	secret("nokey", map[string][]byte{"tls.crt": good.CertPEM, "ca.crt": ca.PEM})
+	secret("noca", map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM})
 
 	cluster := func(mode v1alpha1.TLSMode, secretName string) *v1alpha1.ValkeyCluster {
 		return &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("uid-" + secretName)},
@@ -82,7 +82,7 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 	for name, want := range map[string]string{
 		"expired": "does not verify against its ca.crt now",
 		"foreign": "does not verify against its ca.crt now",
-		"nokey":   "lacks tls.key",
+		"noca":    "lacks ca.crt",
 		"absent":  "TLS Secret absent",
 	} {
 		if _, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSBoth, name), nil); err == nil || !strings.Contains(err.Error(), want) {
@@ -149,7 +149,7 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-tls"}, Data: map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM, "ca.crt": ca.PEM}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-tls"}, Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM, "ca.crt": ca.PEM}}
 	if err := c.Create(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -157,12 +157,12 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	if got := mode(vc, cert); got != (result{mode: v1alpha1.TLSBoth}) {
 		t.Fatalf("usable Secret, TLSOnly asked of plain pods: want Both first, got %+v", got)
 	}
-	delete(s.Data, "tls.key")
+	delete(s.Data, "ca.crt")
 	if err := c.Update(ctx, s); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(tlsReread + time.Second)
-	if got := mode(vc, cert); !strings.Contains(got.why, "lacks tls.key") {
+	if got := mode(vc, cert); !strings.Contains(got.why, "lacks ca.crt") {
 		t.Fatalf("no pod serves TLS and the Secret lost its key: %+v", got)
 	}
 	plain.Annotations = map[string]string{kube.AnnotationTLS: "Both"}
