@@ -365,6 +365,16 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		if err != nil {
 			gate += "; " + err.Error()
 		}
+		if vc.Status.Waiting != gate {
+			// Said where users look, once per reason: a Secret the user named that is refused
+			// (missing, of another type, made for something else) is theirs to fix; an issuer's
+			// is cert-manager's to issue.
+			typ, reason := corev1.EventTypeWarning, "TLSRefused"
+			if defaulted.Spec.TLS.Issuer != nil {
+				typ, reason = corev1.EventTypeNormal, "TLSWaiting"
+			}
+			r.event(vc, typ, reason, "%s", gate)
+		}
 		return nil, r.waitFor(ctx, vc, gate)
 	}
 	pool := r.pools.get(vc.UID, passwords.Operator)
