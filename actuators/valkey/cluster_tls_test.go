@@ -3,7 +3,9 @@ package valkey
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -165,6 +167,8 @@ func clusterOverTLS(t *testing.T, version, bin string) {
 		}
 	}
 
+	busRefusesPeersWithoutACertificate(t, ca, a.ip)
+
 	app := tlsClusterClient(t, ca, a.ip)
 	defer app.Close()
 	const keys = 3000
@@ -257,4 +261,50 @@ func tlsClusterCheck(t *testing.T, caFile, ip string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("valkey-cli --tls --cluster check does not find the cluster whole:\n%s", out)
+}
+
+// busRefusesPeersWithoutACertificate checks what keeps a pod that is not the cluster's off a
+// TLS bus where no NetworkPolicy is enforced: the bus asks every peer for a certificate signed
+// by the CA whatever tls-auth-clients says (Valkey's clusterAcceptHandler accepts bus
+// connections with TLS_CLIENT_AUTH_YES), while the operator renders tls-auth-clients no unless
+// spec.tls.clientCertificates, so applications need no certificate. A TLS peer without one is
+// refused; one with a certificate of the CA is taken (it waits for a cluster message).
+func busRefusesPeersWithoutACertificate(t *testing.T, ca *testcert.CA, ip string) {
+	t.Helper()
+	if conf := RenderConfig(ConfigInput{Cluster: true, TLS: TLSBoth}); !strings.Contains(conf, "tls-auth-clients no\n") {
+		t.Fatalf("rendered without client certificates, the configuration still asks clients for one:\n%s", conf)
+	}
+	bus := net.JoinHostPort(ip, strconv.Itoa(TLSPort+10000))
+	// read opens a TLS connection to the bus with cfg and reads: a refused certificate comes
+	// back as an alert (after the handshake, in TLS 1.3), an accepted peer as a timeout.
+	read := func(cfg *tls.Config) error {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", bus, cfg)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(time.Second))
+		_, err = conn.Read(make([]byte, 64))
+		return err
+	}
+	noCert := ca.ClientConfig(ip + ".test")
+	err := read(noCert)
+	var ne net.Error
+	if err == nil || (errors.As(err, &ne) && ne.Timeout()) || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("the TLS bus took a peer without a client certificate (tls-auth-clients no): %v", err)
+	}
+	pair, err := ca.Sign(testcert.Spec{Serial: time.Now().UnixNano(), CommonName: "peer", NotBefore: time.Now().Add(-time.Minute), ValidFor: time.Hour,
+		Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert := noCert.Clone()
+	withCert.Certificates = []tls.Certificate{cert}
+	if err := read(withCert); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("the TLS bus refused a peer with a certificate of the CA: %v (the refusal above is then not about the certificate)", err)
+	}
 }
