@@ -17,7 +17,8 @@ import (
 
 // cacheOptions keeps in memory only what the operator made: every object it creates carries
 // the cluster label, so the Secrets, Pods, claims and so on of everything else in the cluster
-// (thousands, in a shared cluster) are neither listed, watched nor held. Objects the operator
+// (thousands, in a shared cluster) are neither listed, watched nor held; and of an object that
+// carries the label without a ValkeyCluster owning it, only its metadata (strangers.go). Objects the operator
 // reads that it did not make (a user's existing password Secret, an object in the way of one
 // of its own) are read from the API server directly (Reconciler.APIReader). ValkeyClusters are
 // cached whole, but for their managedFields. namespaces limits everything to those namespaces (none: all).
@@ -30,13 +31,17 @@ func cacheOptions(namespaces []string) cache.Options {
 	// Nothing reads managedFields (every write is an update or a merge patch, which leave
 	// them to the API server), and they are a large part of each cached object.
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}, DefaultTransform: cache.TransformStripManagedFields()}
+	// Of the objects the operator makes (a ValkeyCluster owns them), everything is kept; of a
+	// stranger that carries the label, only what tells it is in the way (strangerTransform).
 	for _, o := range []client.Object{
 		&corev1.Secret{}, &corev1.Service{}, &corev1.ConfigMap{},
-		&corev1.PersistentVolumeClaim{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{},
-		&networkingv1.NetworkPolicy{},
+		&appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{},
 	} {
-		opts.ByObject[o] = cache.ByObject{Label: selector}
+		opts.ByObject[o] = cache.ByObject{Label: selector, Transform: strangerTransform}
 	}
+	// Claims come from the StatefulSets' templates and have no owner: kept whole (a claim is
+	// small and bounded by its schema, and creating claims is what storage quotas limit).
+	opts.ByObject[&corev1.PersistentVolumeClaim{}] = cache.ByObject{Label: selector}
 	opts.ByObject[&corev1.Pod{}] = cache.ByObject{Label: selector, Transform: podTransform}
 	return withNamespaces(opts, namespaces)
 }

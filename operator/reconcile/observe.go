@@ -349,7 +349,11 @@ func (r *Reconciler) statefulSets(ctx context.Context, vc *v1alpha1.ValkeyCluste
 	var sts appsv1.StatefulSet
 	key := types.NamespacedName{Namespace: vc.Namespace, Name: names.StatefulSet}
 	err := r.Client.Get(ctx, key, &sts)
-	if apierrors.IsNotFound(err) {
+	if err == nil && !metav1.IsControlledBy(&sts, vc) {
+		// Someone else's of that name, with the labels: the cache keeps only its metadata, and
+		// it runs none of this cluster's pods (Apply reports it in the way).
+		err = apierrors.NewNotFound(appsv1.Resource("statefulsets"), key.Name)
+	} else if apierrors.IsNotFound(err) {
 		// The cache holds only labelled objects: one of ours that lost its labels is still
 		// there (someone else's of that name is not ours: Apply reports it).
 		if err = r.apiReader().Get(ctx, key, &sts); err == nil && !metav1.IsControlledBy(&sts, vc) {
