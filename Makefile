@@ -15,7 +15,7 @@ COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -X github.com/valkey-fsm/valkey-operator/internal/version.Version=$(VERSION) \
 	-X github.com/valkey-fsm/valkey-operator/internal/version.Commit=$(COMMIT)
 
-.PHONY: all test race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
+.PHONY: all test fuzz fuzz-short race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
 	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus krew release cert-manager
 
 all: test
@@ -95,7 +95,22 @@ verify-generate: generate
 ## Everything CI runs.
 test: tools fmt vet lint verify-generate
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory fuzz-short
 	$(MAKE) --no-print-directory race
+
+## Native Go fuzzing of every parser of input from outside the operator (a backup's RDB files,
+## LZF and manifest; RESP replies; INFO and CLUSTER NODES text; the journal API's parameters),
+## one target after the other: FUZZTIME each (`make fuzz`), FUZZ_SHORT each in `make test`.
+FUZZ_TARGETS := ./actuators/backup:FuzzReadRDBKeys ./actuators/backup:FuzzLZF ./actuators/backup:FuzzManifest \
+	./internal/resp:FuzzReadReply ./actuators/valkey:FuzzParseInfo ./actuators/valkey:FuzzParseClusterNodes \
+	./actuators/valkey:FuzzParseSeal ./operator/journal:FuzzPageQuery
+FUZZTIME ?= 5m
+FUZZ_SHORT ?= 6s
+fuzz:
+	@for t in $(FUZZ_TARGETS); do echo "fuzz $$t ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; done
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT)
 
 ## The race detector on the operator's packages, and on the end-to-end tests that run the
 ## operator in-process through failover, re-creation, live configuration, a crash during

@@ -144,6 +144,9 @@ func ParseClusterNodes(text string) (ClusterView, error) {
 					return v, fmt.Errorf("CLUSTER NODES: slot %q: %w", s, err)
 				}
 			}
+			if start < 0 || end < start || end >= machine.NumSlots {
+				return v, fmt.Errorf("CLUSTER NODES: slot %q is not a range of 0-%d", s, machine.NumSlots-1)
+			}
 			n.Slots = append(n.Slots, machine.SlotRange{Start: start, End: end})
 		}
 		v.Nodes = append(v.Nodes, n)

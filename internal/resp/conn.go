@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -128,8 +129,25 @@ func encode(args []string) []byte {
 	return b
 }
 
-// readReply reads one RESP2 reply: a string, an int64, nil, a []any or an Error.
-func readReply(r *bufio.Reader) (any, error) {
+const (
+	// maxBulk is the largest bulk string a server sends (Valkey's proto-max-bulk-len).
+	maxBulk = 512 << 20
+	// maxDepth bounds nested arrays (no reply of Valkey nests more than a few levels).
+	maxDepth = 64
+)
+
+// readReply reads one RESP2 reply: a string, an int64, nil, a []any or an Error. A length the
+// reply claims is never allocated ahead of the bytes that arrive.
+func readReply(r *bufio.Reader) (any, error) { return readReplyAt(r, 0) }
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func readReplyAt(r *bufio.Reader, depth int) (any, error) {
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return nil, err
@@ -153,11 +171,15 @@ func readReply(r *bufio.Reader) (any, error) {
 		if n < 0 {
 			return nil, nil
 		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, err
+		if n > maxBulk {
+			return nil, fmt.Errorf("a bulk string of %d bytes, more than a server sends (%d)", n, maxBulk)
 		}
-		return string(buf[:n]), nil
+		// Grown as the bytes arrive: a header alone allocates nothing of what it claims.
+		var buf bytes.Buffer
+		if _, err := io.CopyN(&buf, r, int64(n)+2); err != nil {
+			return nil, noEOF(err)
+		}
+		return string(buf.Bytes()[:n]), nil
 	case '*':
 		n, err := strconv.Atoi(body)
 		if err != nil {
@@ -166,9 +188,12 @@ func readReply(r *bufio.Reader) (any, error) {
 		if n < 0 {
 			return nil, nil
 		}
-		items := make([]any, 0, n)
+		if depth >= maxDepth {
+			return nil, fmt.Errorf("arrays nested deeper than %d", maxDepth)
+		}
+		items := make([]any, 0, min(n, 1024))
 		for i := 0; i < n; i++ {
-			v, err := readReply(r)
+			v, err := readReplyAt(r, depth+1)
 			if err != nil {
 				return nil, err
 			}

@@ -342,21 +342,10 @@ func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 		fail(w, http.StatusForbidden, fmt.Sprintf("%s may not get %s.%s %s in namespace %s", user, JournalResource, JournalGroup, name, ns))
 		return
 	}
-	limit := maxJournalPage
-	if v := req.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			fail(w, http.StatusBadRequest, "limit must be a positive number")
-			return
-		}
-		limit = min(n, maxJournalPage)
-	}
-	var from uint64
-	if v := req.URL.Query().Get("continue"); v != "" {
-		if from, err = strconv.ParseUint(v, 10, 64); err != nil {
-			fail(w, http.StatusBadRequest, "continue must be the value a previous page gave")
-			return
-		}
+	q, err := journal.ParsePageQuery(req.URL.Query(), maxJournalPage)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	key, err := s.clusterKey(req.Context(), ns, name)
 	if err != nil {
@@ -367,10 +356,7 @@ func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 		fail(w, http.StatusNotFound, "no journal for "+ns+"/"+name)
 		return
 	}
-	// Observations that caused no transition (for replays) only for a reader that asks:
-	// an older plugin would show each as a record of a kind it does not know.
-	observations := req.URL.Query().Get("observations") == "true"
-	recs, next, err := s.j.Page(key, from, limit, observations)
+	recs, next, err := s.j.Page(key, q.From, q.Limit, q.Observations)
 	if err != nil {
 		fail(w, http.StatusInternalServerError, err.Error())
 		return

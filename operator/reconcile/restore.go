@@ -53,9 +53,10 @@ const refusedRecheck = 30 * time.Second
 
 // recheck says whether a refused check is to run again: a backup refused for what it holds
 // (backup.Refused: a file of another size or sha256 than its manifest says, one a node could
-// not load, a backup of another mode or shard count) once the cluster's spec changes, as the same object would be refused again
-// (reading it all again every refusedRecheck would only load the store); any other refusal (a
-// store that did not answer, missing credentials) after refusedRecheck.
+// not load, a backup of another mode or shard count) once the cluster's spec changes, as the
+// same object would be refused again (reading it all again every refusedRecheck would only
+// load the store); any other refusal (a store that did not answer, missing credentials) after
+// refusedRecheck.
 func (ch *restoreCheck) recheck(gen int64, now time.Time) bool {
 	if backup.Refused(ch.err) {
 		return gen != ch.gen
