@@ -35,6 +35,11 @@ const (
 // to sync), and nothing the operator could do would bring the old ones back.
 var ErrAuthLost = errors.New("auth Secret lost")
 
+// ErrExistingSecret is a spec.auth.existingSecret the operator cannot take the application
+// password from: the Secret is missing, or has no password under the key. It is the user's
+// to fix (the message says what to create or change); until then the cluster waits.
+var ErrExistingSecret = errors.New("spec.auth.existingSecret unusable")
+
 // AuthInputs is what the auth Secret is made from besides the cluster and its own content.
 type AuthInputs struct {
 	// Remembered are the passwords this operator process saw last (put back when lost).
@@ -207,17 +212,24 @@ func clientPassword(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyClu
 		}
 		return randomPassword(), nil
 	}
-	var s corev1.Secret
-	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: ref.Name}, &s); err != nil {
-		return "", fmt.Errorf("spec.auth.existingSecret %s: %w", ref.Name, err)
-	}
 	key := ref.Key
 	if key == "" {
-		key = "password"
+		key = v1alpha1.DefaultSecretKey
+	}
+	var s corev1.Secret
+	err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: ref.Name}, &s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", fmt.Errorf("%w: Secret %s/%s does not exist: create it with the application password under key %q "+
+			"(kubectl create secret generic %s -n %s --from-literal=%s=...), or name an existing Secret in spec.auth.existingSecret",
+			ErrExistingSecret, vc.Namespace, ref.Name, key, ref.Name, vc.Namespace, key)
+	case err != nil:
+		return "", fmt.Errorf("spec.auth.existingSecret %s: %w", ref.Name, err)
 	}
 	v := s.Data[key]
 	if len(v) == 0 {
-		return "", fmt.Errorf("spec.auth.existingSecret %s has no key %q", ref.Name, key)
+		return "", fmt.Errorf("%w: Secret %s/%s has no password under key %q: add it, or set spec.auth.existingSecret.key to the key that holds it",
+			ErrExistingSecret, vc.Namespace, ref.Name, key)
 	}
 	return string(v), nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -156,11 +157,23 @@ type errCannotGoOn struct{ why string }
 
 func (e errCannotGoOn) Error() string { return e.why }
 
-// waitFor writes why to status.waiting (when it is not there yet) and ends the turn.
+// waitFor writes why to status.waiting (when it is not there yet) and ends the turn. A
+// cluster with no primary recorded yet (a new one) serves nothing: Ready says why too, as a
+// turn that observes would (machine.Observed), so kubectl wait and tools see it. A cluster
+// that served keeps the Ready its last observation computed: this turn observed nothing.
 func (r *Reconciler) waitFor(ctx context.Context, vc *v1alpha1.ValkeyCluster, why string) error {
-	if vc.Status.Waiting != why {
-		before := vc.DeepCopy()
-		vc.Status.Waiting = why
+	before := vc.DeepCopy()
+	vc.Status.Waiting = why
+	if p := persistedOf(&vc.Status); len(p.Shards) == 0 {
+		var ready []machine.Condition
+		for _, c := range machine.Observed(p, machine.Observation{}, machine.Decision{Waiting: why}) {
+			if c.Type == machine.ConditionReady {
+				ready = append(ready, c)
+			}
+		}
+		vc.Status.Conditions = apiConditions(machine.MergeObserved(conditionsOf(vc.Status.Conditions), ready, r.now().UTC()), vc.Generation)
+	}
+	if !equality.Semantic.DeepEqual(before.Status, vc.Status) {
 		if err := r.patchStatus(ctx, vc, before, "status-waiting"); err != nil {
 			return err
 		}

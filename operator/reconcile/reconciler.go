@@ -329,7 +329,9 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	})
 	passwords, restored := auth.Passwords, auth.Restored
 	if err != nil {
-		if errors.Is(err, kube.ErrAuthLost) || errors.Is(err, kube.ErrNotOurs) {
+		if errors.Is(err, kube.ErrAuthLost) || errors.Is(err, kube.ErrNotOurs) || errors.Is(err, kube.ErrExistingSecret) {
+			// The user's to fix: said in status.waiting (and Ready, while nothing runs) as well as
+			// in an Event once per reason, and looked at again at the retry interval.
 			if vc.Status.Waiting != err.Error() {
 				r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%v", err)
 			}
