@@ -17,10 +17,13 @@ import (
 )
 
 // A password rotation keeps its passwords in a Secret of its own (<cluster>-rotation), made
-// before the machine records the rotation and deleted after it completed: the new passwords
+// before the machine records the rotation and emptied after it completed: the new passwords
 // (next-<key>) and the ones they replace (previous-<key>), under the auth Secret's keys. It is
 // what lets a rotation go on across operator restarts without the auth Secret, which clients
-// read, holding a password a node refuses.
+// read, holding a password a node refuses. Emptied, not deleted: the operator needs no right
+// to delete Secrets (a right to delete every Secret in its reach), and the empty Secret goes
+// with the cluster (its owner reference). Only a Secret the cluster owns is read: someone
+// else's Secret of that name must not feed passwords to the nodes.
 
 // Annotations on the auth Secret that say what it reflects of a rotation (PublishPasswords).
 const (
@@ -49,11 +52,15 @@ func keyOf(user string) string {
 	}
 }
 
-// LoadRotation reads the rotation Secret (nil when there is none).
+// LoadRotation reads the rotation Secret: nil when there is none, when it is empty (the
+// rotation it held completed), and when the cluster does not own it.
 func LoadRotation(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyCluster) (*valkey.RotationPasswords, error) {
 	var s corev1.Secret
 	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: RotationSecretName(vc)}, &s); err != nil {
 		return nil, client.IgnoreNotFound(err)
+	}
+	if !ownedByCluster(vc, &s) || len(s.Data[keyRotationID]) == 0 {
+		return nil, nil
 	}
 	r := &valkey.RotationPasswords{ID: string(s.Data[keyRotationID]), Users: strings.Split(string(s.Data[keyRotationUsers]), ",")}
 	for _, u := range r.Users {
@@ -97,8 +104,8 @@ func PrepareRotation(ctx context.Context, c client.Client, live client.Reader, v
 	case err == nil && !ownedBy(owner, &cur):
 		return nil, fmt.Errorf("the rotation Secret %s exists and is %w", s.Name, ErrNotOurs)
 	case err == nil:
-		// A request that was withdrawn before the machine recorded it: none of its
-		// passwords reached a node.
+		// The emptied Secret of an earlier rotation, or a request that was withdrawn before
+		// the machine recorded it: none of its passwords reached a node.
 		cur.Data = data
 		err = c.Update(ctx, &cur)
 	}
@@ -108,10 +115,25 @@ func PrepareRotation(ctx context.Context, c client.Client, live client.Reader, v
 	return LoadRotation(ctx, live, vc)
 }
 
-// DeleteRotation removes the rotation Secret (a completed or withdrawn rotation).
-func DeleteRotation(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster) error {
-	s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: RotationSecretName(vc), Namespace: vc.Namespace}}
-	return client.IgnoreNotFound(c.Delete(ctx, &s))
+// EmptyRotation removes the passwords of a completed or withdrawn rotation from the rotation
+// Secret; the Secret stays, empty, until the next rotation or the cluster's deletion. A Secret
+// of that name the cluster does not own is left alone.
+func EmptyRotation(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster) error {
+	var s corev1.Secret
+	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: RotationSecretName(vc)}, &s); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !ownedByCluster(vc, &s) || len(s.Data) == 0 {
+		return nil
+	}
+	s.Data = nil
+	return c.Update(ctx, &s)
+}
+
+// ownedByCluster reports whether obj has an owner reference to vc (by UID: a re-created
+// cluster of the same name is another owner).
+func ownedByCluster(vc *v1alpha1.ValkeyCluster, obj metav1.Object) bool {
+	return vc.UID != "" && ownedBy(metav1.OwnerReference{UID: vc.UID}, obj)
 }
 
 // PasswordsObjectOf is what the auth Secret reflects of a rotation.

@@ -112,12 +112,13 @@ func (r *Reconciler) rotationRequest(ctx context.Context, vc *v1alpha1.ValkeyClu
 		}
 		retire = false
 	}
-	// The rotation Secret of a completed or withdrawn rotation goes: its old passwords are
-	// of no use any more, and nothing should keep them.
+	// The rotation Secret of a completed or withdrawn rotation is emptied: its old passwords
+	// are of no use any more, and nothing should keep them (emptied, not deleted: the
+	// operator has no right to delete Secrets).
 	// A failure is reported and tried again next turn; it holds nothing else up.
 	if prepared != nil && prepared.ID != p.Rotation.ID && (req == nil || req.ID != prepared.ID) {
-		if err := kube.DeleteRotation(ctx, r.Client, vc); err != nil {
-			r.event(vc, corev1.EventTypeWarning, "RotationSecretLeft", "the Secret of rotation %s (old and new passwords) could not be deleted: %v", prepared.ID, err)
+		if err := kube.EmptyRotation(ctx, r.Client, vc); err != nil {
+			r.event(vc, corev1.EventTypeWarning, "RotationSecretLeft", "the Secret of rotation %s (old and new passwords) could not be emptied: %v", prepared.ID, err)
 		} else {
 			r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "rotation-secret").Inc()
 		}
