@@ -38,7 +38,8 @@ type rdbReader struct {
 const chunk = 1 << 20
 
 func newRDBReader(ctx context.Context, r io.Reader, size int64) *rdbReader {
-	br := bufio.NewReaderSize(r, chunk)
+	// A small file needs no buffer of a chunk.
+	br := bufio.NewReaderSize(r, int(max(min(size, chunk), 16)))
 	return &rdbReader{ctx: ctx, r: br, src: br, size: size}
 }
 
