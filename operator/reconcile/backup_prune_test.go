@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -28,10 +27,7 @@ import (
 func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "retention-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, c, "retention-")
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	s := &BackupScheduler{Reconciler: &Reconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Metrics: NewMetrics(prometheus.NewRegistry()), Now: func() time.Time { return now }}}
 	cluster := func(name string, edit func(*v1alpha1.ValkeyCluster)) *v1alpha1.ValkeyCluster {

@@ -28,11 +28,7 @@ import (
 func TestANewClusterSaysItsExistingSecretIsUnusable(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "existing-secret-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := newNamespace(t, c, "existing-secret-")
 	now := time.Now()
 	rec := events.NewFakeRecorder(100)
 	r := &Reconciler{Client: c, APIReader: c, Recorder: rec, Metrics: NewMetrics(prometheus.NewRegistry()), Now: func() time.Time { return now }}

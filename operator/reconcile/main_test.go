@@ -1,8 +1,11 @@
 package reconcile
 
 import (
+	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,6 +30,18 @@ func apiClient(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// newNamespace makes a namespace of the package's API server for one test (its name generated
+// from prefix) and deletes it after the test.
+func newNamespace(t *testing.T, c client.Client, prefix string) *corev1.Namespace {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	return ns
 }
 
 // testScheme has the Kubernetes kinds and ours.

@@ -21,11 +21,7 @@ import (
 func TestARotationSecretFeedsPasswordsOnlyWhenTheClusterOwnsAndFilledIt(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rotation-secret-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	ns := newNamespace(t, c, "rotation-secret-")
 	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"}}
 	if err := c.Create(ctx, vc); err != nil {
 		t.Fatal(err)

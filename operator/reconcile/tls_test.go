@@ -22,10 +22,7 @@ import (
 func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tls-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, c, "tls-")
 	now := time.Now()
 	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
 	ca, err := testcert.NewCA("ca")
@@ -101,10 +98,7 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tlsgate-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, c, "tlsgate-")
 	now := time.Now()
 	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
 	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: "gate"},

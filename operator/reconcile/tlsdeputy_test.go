@@ -23,10 +23,7 @@ import (
 func TestATLSSecretNotMadeForTheClusterIsNotMounted(t *testing.T) {
 	c := apiClient(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "deputy-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, c, "deputy-")
 	now := time.Now()
 	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
 	ca, err := testcert.NewCA("ca")
