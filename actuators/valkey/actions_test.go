@@ -117,6 +117,20 @@ func survey(t testing.TB, p *Pool, s *server) machine.Valkey {
 	return v
 }
 
+// openPrimary makes the node at s a primary open for writes, as the operator leaves a
+// primary, and returns an application's client of it.
+func openPrimary(t *testing.T, p *Pool, s *server) vk.Client {
+	t.Helper()
+	ctx := context.Background()
+	if err := p.Promote(ctx, s.ip, survey(t, p, s).RunID); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.OpenWrites(ctx, s.ip, survey(t, p, s).RunID); err != nil {
+		t.Fatal(err)
+	}
+	return appClient(t, s)
+}
+
 // appClient connects as an application would: AUTH with the client password.
 func appClient(t *testing.T, s *server) vk.Client {
 	t.Helper()

@@ -22,13 +22,7 @@ func TestTheApplicationCannotRestoreACraftedPayload(t *testing.T) {
 	s := startServerWith(t, "127.78.17.1", "save \"\"\nappendonly no\n"+sanitize)
 	p := newTestPool(t)
 	ctx := context.Background()
-	if err := p.Promote(ctx, s.ip, survey(t, p, s).RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.OpenWrites(ctx, s.ip, survey(t, p, s).RunID); err != nil {
-		t.Fatal(err)
-	}
-	app := appClient(t, s)
+	app := openPrimary(t, p, s)
 	if err := app.Do(ctx, app.B().Hset().Key("h").FieldValue().FieldValue("f", "1").FieldValue("g", "2").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}

@@ -49,13 +49,7 @@ func TestApplicationsCannotRunAdministrativeCommands(t *testing.T) {
 	s := startServer(t, "127.78.0.10")
 	p := newTestPool(t)
 	ctx := context.Background()
-	if err := p.Promote(ctx, s.ip, survey(t, p, s).RunID); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.OpenWrites(ctx, s.ip, survey(t, p, s).RunID); err != nil {
-		t.Fatal(err)
-	}
-	app := appClient(t, s)
+	app := openPrimary(t, p, s)
 	if app == nil {
 		t.Fatal("the application cannot connect")
 	}
