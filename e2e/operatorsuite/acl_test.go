@@ -19,8 +19,9 @@ import (
 // TestValkeyACLUsersReachEveryNode: a ValkeyACL gives every pod of a Replication cluster a user
 // limited to app:* keys (NOPERM on other keys), with its password from a Secret; a pod deleted
 // and re-created, and a pod added by a scale-up, have it too; a rule Valkey refuses, and rules
-// granting administrative commands without allowAdmin, are Refused with the reason in status and
-// an Event while the other users keep working; with allowAdmin they are applied; a second
+// granting administrative commands without allowAdmin (+@all, and one command named each way:
+// an alias, a subcommand, a first argument) are Refused with the reason in status and an Event
+// while the other users keep working, and reach no node; with allowAdmin they are applied; a second
 // resource for a user already held, and a missing password Secret, are refused; one naming a
 // cluster that does not exist is Pending with that reason; an edit Valkey refuses leaves the
 // user as last accepted on every node; narrowing the
@@ -94,6 +95,26 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 	}
 	if !eventSeen(t, ctx, ns, "boss", "ACLRefused") {
 		t.Error("no ACLRefused Event about the ValkeyACL")
+	}
+	// Each way of naming one administrative command without allowAdmin is refused too, and the
+	// user reaches no node: the check is the node's whole command table, not a sample.
+	shapes := []struct{ rule, command string }{{"+slaveof", "SLAVEOF"}, {"+config|get", "CONFIG GET"}, {"+acl|deluser", "ACL DELUSER"},
+		{"+psync", "PSYNC"}, {"+client|pause", "CLIENT PAUSE"}, {"+cluster|meet", "CLUSTER MEET"}, {"+debug|sleep", "DEBUG SLEEP"}}
+	for i, sh := range shapes {
+		if err := k.Create(ctx, newACL(ns, fmt.Sprintf("escalate-%d", i), fmt.Sprintf("escalate%d", i), "boss-pw", "~app:*", "+get", v1alpha1.ACLRule(sh.rule))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, sh := range shapes {
+		if a := waitACL(t, ns, fmt.Sprintf("escalate-%d", i), "Refused", ""); !strings.Contains(a.Status.Reason, "allowAdmin") || !strings.Contains(a.Status.Reason, sh.command) {
+			t.Errorf("rule %s without allowAdmin: reason %q, want it refused naming %s", sh.rule, a.Status.Reason, sh.command)
+		}
+		for _, n := range get(t, ns, "users").Status.Nodes {
+			if c, err := userClient(n.IP, fmt.Sprintf("escalate%d", i), "boss-secret"); err == nil {
+				c.Close()
+				t.Errorf("user escalate%d (%s) authenticates on %s: a refused user reached a node", i, sh.rule, n.Pod)
+			}
+		}
 	}
 	everyNode(t, ctx, ns, "app", "app-secret-1", true, true)
 	if err := k.Get(ctx, client.ObjectKeyFromObject(boss), boss); err != nil {
