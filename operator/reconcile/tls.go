@@ -105,23 +105,22 @@ func orGood(t tlsRead) *tls.Config {
 	return t.cfg
 }
 
-// readTLS reads and checks the Secret: of type kubernetes.io/tls, a CA, and a certificate it
-// signed that is valid now and names the cluster's pods (with the key, the operator's client
-// certificate when nodes require one).
+// readTLS reads and checks the Secret: a CA, and a certificate it signed that is valid now and
+// names the cluster's pods (with the key, the operator's client certificate when nodes require
+// one).
 //
-// The type and the pods' name are what keep spec.tls.secretName from being a way to read
-// another Secret of the namespace (whoever may create a ValkeyCluster chooses its image, and
-// the image reads what the pods mount): the pods mount only a Secret that passed these checks,
-// and a certificate made for something else does not name this cluster's pods. Nothing is
-// lost by refusing it: the operator verifies every node under its pod's name, so such a
-// certificate could never serve.
+// The pods' name is what keeps spec.tls.secretName from being a way to read another Secret of
+// the namespace (whoever may create a ValkeyCluster chooses its image, and the image reads what
+// the pods mount): the pods mount only a Secret that passed these checks, and a certificate
+// made for something else does not name this cluster's pods. Nothing is lost by refusing it:
+// the operator verifies every node under its pod's name, so such a certificate could never
+// serve. The Secret's type is not required to be kubernetes.io/tls: a running cluster whose
+// Secret of another type names its pods was made for it, and refusing it on an upgrade would
+// leave the operator unable to reach nodes that serve TLS.
 func (r *Reconciler) readTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, name string) (*tls.Config, *x509.Certificate, error) {
 	var s corev1.Secret
 	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: name}, &s); err != nil {
 		return nil, nil, fmt.Errorf("TLS Secret %s: %w", name, err)
-	}
-	if s.Type != corev1.SecretTypeTLS {
-		return nil, nil, fmt.Errorf("TLS Secret %s is of type %q: the pods mount only a Secret of type %s (tls.crt, tls.key, ca.crt); create one of that type and name it in spec.tls.secretName", name, s.Type, corev1.SecretTypeTLS)
 	}
 	var missing []string
 	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
