@@ -165,8 +165,10 @@ func TestAQuoteInTheUsersFileStopsANodeFromStarting(t *testing.T) {
 					return err
 				case <-time.After(2 * time.Second):
 					_ = cmd.Process.Kill()
-					<-done
-					return nil // still running: it started
+					if err := <-done; err == nil {
+						return errors.New("exited by itself when killed")
+					}
+					return nil // still running until killed: it started
 				}
 			}
 			if err := start(quoted); err == nil {
