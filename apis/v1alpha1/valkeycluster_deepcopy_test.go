@@ -129,7 +129,7 @@ func fullCluster() *ValkeyCluster {
 func fullStore() BackupStore {
 	return BackupStore{
 		Bucket: "backups", Prefix: "prod/", Endpoint: "https://s3.example.com", Region: "eu-west-1", ForcePathStyle: true,
-		CredentialsSecret: "s3", Encryption: "aws:kms", KMSKeyID: "k1", Checksums: "WhenRequired",
+		CredentialsSecret: "s3", Encryption: "aws:kms", KMSKeyID: "k1", Checksums: "WhenRequired", AllowPlainHTTP: true,
 	}
 }
 
