@@ -3,7 +3,6 @@ package backup
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -32,8 +31,8 @@ const (
 	maxStrangers = 16
 )
 
-// errLineTooLong is a line or argument longer than maxLine.
-var errLineTooLong = fmt.Errorf("a line or argument longer than %d bytes", maxLine)
+// errArgTooLong is an argument longer than maxLine.
+var errArgTooLong = fmt.Errorf("an argument longer than %d bytes", maxLine)
 
 // connectedMu makes marking a fullSync connected (closing its channel) safe when two
 // connections present the token at once.
@@ -194,7 +193,7 @@ func (f fullSync) markConnected() bool {
 // readCommand reads one command in the protocol's array form, or an inline one; no line or
 // argument may be longer than maxLine.
 func readCommand(r *bufio.Reader) ([]string, error) {
-	line, err := readShortLine(r)
+	line, err := readLine(r)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +206,7 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 	}
 	args := make([]string, n)
 	for i := range args {
-		h, err := readShortLine(r)
+		h, err := readLine(r)
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +215,7 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 			return nil, fmt.Errorf("bad argument header %q", h)
 		}
 		if size > maxLine {
-			return nil, errLineTooLong
+			return nil, errArgTooLong
 		}
 		buf := make([]byte, size+2)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -225,18 +224,4 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 		args[i] = string(buf[:size])
 	}
 	return args, nil
-}
-
-// readShortLine reads a line of at most maxLine bytes (r's buffer must hold one).
-func readShortLine(r *bufio.Reader) (string, error) {
-	line, err := r.ReadSlice('\n')
-	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		return "", errLineTooLong
-	case errors.Is(err, io.EOF):
-		return "", errors.New("the connection closed")
-	case err != nil:
-		return "", err
-	}
-	return strings.TrimRight(string(line), "\r\n"), nil
 }

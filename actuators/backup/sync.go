@@ -193,14 +193,17 @@ func send(w io.Writer, args ...string) error {
 	return err
 }
 
-// readLine reads one line of the protocol without its line end.
+// readLine reads one line of the protocol without its line end, at most r's buffer long (a
+// node's status and length lines are short; a peer's endless line must not grow memory).
 func readLine(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("the node closed the connection")
-		}
+	line, err := r.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return "", fmt.Errorf("a line longer than %d bytes", r.Size())
+	case errors.Is(err, io.EOF):
+		return "", errors.New("the connection closed")
+	case err != nil:
 		return "", err
 	}
-	return strings.TrimRight(line, "\r\n"), nil
+	return strings.TrimRight(string(line), "\r\n"), nil
 }
