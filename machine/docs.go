@@ -52,7 +52,12 @@ node per shard loads the snapshot (a new replication history), snapshot-loaded r
 others resync from it. Steady then opens the restored primaries for writes. Writes acknowledged
 after the snapshot was taken are discarded; that is what a restore is. A new cluster asked to
 restore goes from Bootstrapping to Restoring once wired, so it never opens for writes before the
-snapshot is loaded.`,
+snapshot is loaded. A newer checked restore request replaces the one under way. A load refused
+for what the snapshot holds (its files changed after the check) is never tried again: a restore
+asked of a serving cluster, before any shard was recorded as loaded and while every recorded
+primary still answers as the same process under its history (its data unchanged), gives the
+cluster back as it was (restore-given-back); otherwise it waits, writes closed, for a snapshot that
+loads.`,
 	Hibernated: `Every pod stops and the claims keep the data (spec.hibernate, profile Durable only). Each
 recorded primary is closed to client writes (close-writes; replication goes on), and once every
 replica that follows it holds all it wrote, hibernate-caught-up records each shard's primary that

@@ -29,6 +29,7 @@ const (
 	EventRestoreRequested    Event = "restore-requested"
 	EventSnapshotLoaded      Event = "snapshot-loaded"
 	EventRestoreComplete     Event = "restore-complete"
+	EventRestoreGivenBack    Event = "restore-given-back"
 	EventSpecChanged         Event = "spec-changed"
 	EventReplicasChanged     Event = "replicas-changed"
 	EventScaleDownHandOver   Event = "scale-down-hand-over"

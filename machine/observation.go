@@ -150,6 +150,9 @@ type RestoreRequest struct {
 	// Pending says why the restore cannot start yet (its snapshot is being verified, or was
 	// refused): a running cluster keeps serving meanwhile, and a bootstrapping one waits, wired
 	// but closed to writes, rather than open before the snapshot it is to hold is loaded.
+	// For the restore under way (ID is the operation's target) it says that a load was refused
+	// for what the snapshot holds (its files changed after the check): no load is tried
+	// again, and the restore gives the cluster back or waits (restore-given-back).
 	Pending string
 }
 

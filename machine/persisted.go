@@ -253,4 +253,10 @@ type Operation struct {
 	TargetPods int
 	// Snapshot is the snapshot being restored.
 	Snapshot string
+	// GiveBack is true while a restore can still hand the cluster back as it was: it was asked
+	// of a serving (Steady) cluster and no shard has been recorded as loaded. A restore whose
+	// snapshot is then refused gives the cluster back only if, besides, every shard's recorded
+	// primary still answers with the data it had (restore-given-back); a new cluster's restore
+	// never does (it would open empty).
+	GiveBack bool
 }

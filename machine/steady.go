@@ -109,7 +109,7 @@ func guardRestoreRequested(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	next := d.p
-	next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot}
+	next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot, GiveBack: true}
 	return outcome{next: next, message: "restore " + restoreName(r.ID, r.Snapshot)}, true
 }
 

@@ -24,7 +24,8 @@ import (
 // corrupt); the node's replication user is turned off and its replicas' links closed (the sync
 // fence; the machine fenced the node already, this makes the load safe on its own); its
 // replication backlog is freed, which gives it a new replication ID, so that no node of the old
-// history can resume from it; it is emptied (FLUSHALL, FUNCTION FLUSH); the snapshot, pinned to
+// history can resume from it (a node without one creates one, which gives it a new ID too:
+// newHistoryBeforeTheLoad); it is emptied (FLUSHALL, FUNCTION FLUSH); the snapshot, pinned to
 // the object verified, is streamed from the store and replayed key by key with RESTORE
 // (readRDBKeys: each key's value exactly as the file holds it, its expiry and eviction hints),
 // pipelined; every key must hash to one of slots (the shard's in the backup's manifest); last a
@@ -70,7 +71,7 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 		return "", err
 	}
 	defer restoreMinReplicas()
-	if err := freeBacklog(ctx, c); err != nil {
+	if err := newHistoryBeforeTheLoad(ctx, c, target); err != nil {
 		return "", err
 	}
 	for _, cmd := range []vk.Completed{c.B().Flushall().Sync().Build(), c.B().FunctionFlush().Sync().Build()} {
@@ -163,6 +164,23 @@ const (
 	// defaultBacklogTTL is Valkey's repl-backlog-ttl, which the operator does not change.
 	defaultBacklogTTL = "3600"
 )
+
+// newHistoryBeforeTheLoad gives the node a replication ID that no other node shares before its
+// data is touched: its backlog is freed (freeBacklog), or, without one, one is created (Valkey
+// takes a new ID then). The machine relies on it: a node that still answers under the
+// history recorded before a restore holds the data it had, so a restore refused after this
+// node was emptied must not find it under its old ID (it would give the cluster back empty).
+func newHistoryBeforeTheLoad(ctx context.Context, c vk.Client, target Target) error {
+	info, err := infoOf(ctx, c)
+	if err != nil {
+		return err
+	}
+	if info["repl_backlog_active"] == "0" {
+		_, err := newBacklog(ctx, c, target)
+		return err
+	}
+	return freeBacklog(ctx, c)
+}
 
 // freeBacklog frees the node's replication backlog, which Valkey does only on its own, with a
 // new replication ID, once no replica has been attached for repl-backlog-ttl seconds: the TTL is

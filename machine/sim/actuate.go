@@ -244,6 +244,32 @@ func (w *World) promote(n *node) {
 	n.gen++
 }
 
+// loadRefused is the error of a load refused for what the snapshot holds (as
+// backup.Refused): the operator does not try it again.
+type loadRefused struct{ why string }
+
+func (e loadRefused) Error() string { return e.why }
+
+// refuseLoad is a load of a spoiled snapshot into n: refused, after what the real loads do
+// to the node before they find out.
+func (w *World) refuseLoad(n *node, snap *snapshot) error {
+	if snap.spoiled == 2 {
+		if w.topo.Mode == machine.ModeCluster {
+			// LoadByRestore takes a new replication ID, then empties the node.
+			n.log, n.has, n.base, n.backlog = nil, nil, 0, true
+			if w.sabotage != SabotageEmptyKeepsID {
+				n.replID, n.replID2, n.secondOffset = w.newReplID(), "", -1
+			}
+		} else {
+			// Load's REPLICAOF, its sync cut off before the end, then REPLICAOF NO ONE: the
+			// node keeps its data under a new ID, the old one as its previous.
+			n.replID2, n.secondOffset, n.replID = n.replID, n.offset()+1, w.newReplID()
+		}
+		n.gen++
+	}
+	return loadRefused{why: fmt.Sprintf("RDB check failed: the files of %s are not the ones checked", snap.id)}
+}
+
 // handOver is FAILOVER TO: the target must be a linked replica the primary reaches; it is
 // brought up to date, takes over with writes as they were, the old primary follows it.
 func (w *World) handOver(a machine.HandOver) error {
@@ -411,6 +437,9 @@ func (w *World) restore(a machine.RestoreSnapshot) error {
 	}
 	if snap == nil || a.Shard >= len(snap.logs) {
 		return fmt.Errorf("snapshot %s has no shard %d", a.Snapshot, a.Shard)
+	}
+	if snap.spoiled != 0 {
+		return w.refuseLoad(n, snap)
 	}
 	n.log = append([]int32(nil), snap.logs[a.Shard]...)
 	// The real loads leave the node with a replication backlog under its new ID (Load: it was a

@@ -123,6 +123,10 @@ func GenUser(src Source, t Topology) UserAction {
 		u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
 	case UserRecreate:
 		u.To = src.Intn(2+t.maxReplicas(), "lose claim") - 1
+	case UserRestore:
+		// One restore in four has its files replaced after the check, half of those found
+		// only after the node was emptied.
+		u.To = max(0, src.Intn(8, "spoiled")-5)
 	}
 	return u
 }

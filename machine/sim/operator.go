@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -30,11 +31,13 @@ type Operator struct {
 	folded machine.Folded
 	stored machine.Persisted
 
-	probes      map[string]int
-	answered    map[string]string // per node, the run id of the process that last answered
-	queue       []machine.Action
-	inflight    machine.Action
-	inflightDue int64
+	probes   map[string]int
+	answered map[string]string // per node, the run id of the process that last answered
+	// refusedLoads holds, per restore request, why a load of it was refused for its content.
+	refusedLoads map[string]string
+	queue        []machine.Action
+	inflight     machine.Action
+	inflightDue  int64
 
 	conflicts, failures, slowTicks int
 
@@ -59,13 +62,14 @@ type Operator struct {
 func newOperator(w *World, sab Sabotage) *Operator {
 	w.incarnations++
 	return &Operator{
-		clock:    fmt.Sprintf("op%d", w.incarnations),
-		w:        w,
-		sabotage: sab,
-		probes:   map[string]int{},
-		answered: map[string]string{},
-		status:   Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(w.tick))},
-		stored:   machine.Persisted{State: machine.Bootstrapping},
+		clock:        fmt.Sprintf("op%d", w.incarnations),
+		w:            w,
+		sabotage:     sab,
+		probes:       map[string]int{},
+		answered:     map[string]string{},
+		refusedLoads: map[string]string{},
+		status:       Status{Persisted: machine.Persisted{State: machine.Bootstrapping}, Conditions: machine.InitialConditions(timeOf(w.tick))},
+		stored:       machine.Persisted{State: machine.Bootstrapping},
 	}
 }
 
@@ -117,6 +121,12 @@ func (o *Operator) act(a machine.Action) {
 	if err := w.Apply(context.Background(), a); err != nil {
 		w.stats.ActionsRefused++
 		o.failed = append(o.failed, a)
+		var refused loadRefused
+		if r, ok := a.(machine.RestoreSnapshot); ok && errors.As(err, &refused) {
+			// As the operator does: a load refused for the snapshot's content is remembered
+			// (in memory) and says so in the request; it is not tried again.
+			o.refusedLoads[r.RequestID] = refused.why
+		}
 		w.note("operator: %s refused: %v", a, err)
 		return
 	}
@@ -143,6 +153,11 @@ func (o *Operator) reconcile() {
 		r := *obs.Spec.Rotation
 		r.Pending = pending
 		obs.Spec.Rotation = &r
+	}
+	if r := obs.Spec.Restore; r != nil && o.refusedLoads[r.ID] != "" {
+		refused := *r
+		refused.Pending = "refused: " + o.refusedLoads[r.ID]
+		obs.Spec.Restore = &refused
 	}
 	obs.Time, obs.Clock = timeOf(w.tick+o.skew), o.clock
 	if o.sabotage == SabotageOneClock {
@@ -228,5 +243,6 @@ func (o *Operator) crash(inFlight bool, skew int64) {
 	o.queue = nil
 	o.probes = map[string]int{}
 	o.answered = map[string]string{}
+	o.refusedLoads = map[string]string{}
 	o.settled = false
 }

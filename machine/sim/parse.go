@@ -54,6 +54,12 @@ func parseUser(s string) (UserAction, error) {
 	case strings.HasPrefix(s, "switchover shard 0 to "):
 		ref, err := parseRef(strings.TrimPrefix(s, "switchover shard 0 to "))
 		return UserAction{Kind: UserSwitchover, To: ref.Ordinal}, err
+	case strings.HasPrefix(s, "restore,"):
+		for to, suffix := range spoiledRestore {
+			if to > 0 && s == "restore"+suffix {
+				return UserAction{Kind: UserRestore, To: to}, nil
+			}
+		}
 	case s == "recreate":
 		return UserAction{Kind: UserRecreate, To: -1}, nil
 	case strings.HasPrefix(s, "recreate losing the claim of "):

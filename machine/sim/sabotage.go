@@ -41,10 +41,14 @@ const (
 	// everysec, so it takes the primary restarted from its append-only file for complete
 	// when its file lacks writes a replica acknowledged.
 	SabotageTrustUnflushed Sabotage = "trust-unflushed"
+	// SabotageEmptyKeepsID: a cluster-mode load empties a node without taking a new
+	// replication ID first (as the key-by-key load once did for a node without a backlog),
+	// so a refused restore looks as if it had changed nothing.
+	SabotageEmptyKeepsID Sabotage = "empty-keeps-id"
 )
 
 // Sabotages lists every sabotage (not None).
-var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest, SabotageOneClock, SabotageTrustUnflushed}
+var Sabotages = []Sabotage{SabotagePromoteLowest, SabotagePromoteEmpty, SabotageOpenAtOnce, SabotageIgnoreQuorum, SabotageNoStartFence, SabotageShrinkFirst, SabotageBootstrapLowest, SabotageOneClock, SabotageTrustUnflushed, SabotageEmptyKeepsID}
 
 // observation tampers with what the machine sees.
 func (s Sabotage) observation(state machine.State, obs machine.Observation) machine.Observation {

@@ -206,6 +206,10 @@ func (s *Sim) user(u UserAction) {
 				w.restores++
 				w.spec.Generation++
 				w.spec.Restore = &machine.RestoreRequest{ID: fmt.Sprintf("restore-%d", w.restores), Snapshot: snap.id, Shards: len(snap.logs)}
+				if u.To > 0 {
+					w.snapshots[i].spoiled = u.To
+					w.note("the files of backup %s are replaced in the store after the check", snap.id)
+				}
 				break
 			}
 		}
@@ -253,6 +257,23 @@ func (s *Sim) user(u UserAction) {
 	}
 }
 
+// unspoil puts every spoiled backup's files back (the user's answer to a refused restore); the
+// operator forgets its refusals once the spec changes, as the real one checks again then.
+func (s *Sim) unspoil() bool {
+	w, any := s.w, false
+	for i := range w.snapshots {
+		if w.snapshots[i].spoiled != 0 {
+			w.snapshots[i].spoiled, any = 0, true
+		}
+	}
+	if any || len(s.op.refusedLoads) > 0 {
+		w.spec.Generation++
+		s.op.refusedLoads = map[string]string{}
+		return true
+	}
+	return false
+}
+
 // backup takes a snapshot of every recorded shard from the node accepting its writes (or its
 // recorded primary), as a backup job would.
 func (s *Sim) backup() {
@@ -288,6 +309,9 @@ func (s *Sim) Converge() int {
 	}
 	s.heal()
 	s.op.conflicts, s.op.failures, s.op.slowTicks = 0, 0, 0
+	if s.unspoil() {
+		w.note("the user puts the refused backup files back and touches the spec: the operator checks them again")
+	}
 	for i := 0; i < s.opts.LivenessBound; i++ {
 		// A pod created or deleted after the decision (its preStop hook returned, the
 		// StatefulSet re-created it) was not observed: the world is not at rest (found as

@@ -69,12 +69,21 @@ const (
 	UserWake      UserActionKind = "wake"
 )
 
+// spoiledRestore names, by To, how a restore's backup was spoiled.
+var spoiledRestore = []string{"", ", files replaced after the check", ", files replaced after the check, found after emptying"}
+
 // UserActionKinds lists the kinds in generator order.
 var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate, UserHibernate, UserWake}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one
 // replica more or less per shard.
+//
+// A restore with To > 0 restores a backup whose files are replaced in the store after they
+// were checked (a person, a lifecycle rule, a bug): every load of it is refused for its
+// content, before the node is touched (To 1) or after the node was emptied for the load (To
+// 2: cluster mode's key-by-key load reads the file as it loads; the full sync of the other
+// modes is cut off before the node changes, and the node, detached, shifts to a new ID).
 type UserAction struct {
 	Kind   UserActionKind
 	To     int
@@ -101,6 +110,8 @@ func (s Step) String() string {
 			return fmt.Sprintf("user: switchover shard 0 to %s", nodeName(0, s.User.To))
 		case UserReshard:
 			return fmt.Sprintf("user: reshard to %d shards", s.User.Shards)
+		case UserRestore:
+			return "user: restore" + spoiledRestore[s.User.To]
 		case UserRecreate:
 			if s.User.To >= 0 {
 				return fmt.Sprintf("user: recreate losing the claim of %s", nodeName(0, s.User.To))

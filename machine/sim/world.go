@@ -107,6 +107,9 @@ type snapshot struct {
 	id           string
 	slotsVersion int
 	logs         [][]int32 // by shard
+	// spoiled is how a load of it is refused (a spoiled UserRestore): 0 it is not, 1 before the node
+	// is touched, 2 after the node was emptied (cluster mode) or detached (the others).
+	spoiled int
 }
 
 // Stats counts what happened in a world.

@@ -34,7 +34,7 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 			Shard: int(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
 			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: microTime(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: microTime(o.FenceFrom),
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: machine.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
-			Target: o.Target, TargetShards: int(o.TargetShards), TargetPods: int(o.TargetPods), Snapshot: o.Snapshot,
+			Target: o.Target, TargetShards: int(o.TargetShards), TargetPods: int(o.TargetPods), Snapshot: o.Snapshot, GiveBack: o.GiveBack,
 		}
 	}
 	return p
@@ -55,7 +55,7 @@ func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
 			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
 			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: toMicro(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: toMicro(o.FenceFrom),
 			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1alpha1.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
-			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot,
+			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot, GiveBack: o.GiveBack,
 		}
 	}
 	return m

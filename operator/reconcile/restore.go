@@ -112,6 +112,23 @@ func (c *restoreChecks) finish(cluster types.UID, done restoreCheck) bool {
 	return true
 }
 
+// refuseLoad records that a load of the restore id under way was refused for what its
+// snapshot holds (its files changed after the check): the machine is told (the request is
+// Pending again) and no load of it is tried again until the cluster's spec changes.
+func (c *restoreChecks) refuseLoad(cluster types.UID, id string, gen int64, err error, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.UID]*restoreCheck{}
+	}
+	ch := c.m[cluster]
+	if ch == nil || ch.id != id {
+		ch = &restoreCheck{id: id}
+		c.m[cluster] = ch
+	}
+	ch.gen, ch.done, ch.at, ch.err = gen, true, now, err
+}
+
 func (c *restoreChecks) forget(cluster types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,9 +185,13 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 	w.restoreSpec, w.restorePath = &fresh.spec, fresh.path
 	req = &machine.RestoreRequest{ID: fresh.id, Snapshot: fresh.id, Shards: spec.Shards}
 	if fresh.id == p.Restored || (p.State == machine.Restoring && p.Op.Target == fresh.id) {
+		// Done, or under way: checked before it started, unless a load of it was refused
+		// since (refuseLoad), which holds until the spec changes.
 		fresh.done, fresh.at = true, r.now()
-		r.restores.want(vc.UID, fresh, r.now())
-		return req, "" // done, or under way: checked before it started
+		if ch, _ := r.restores.want(vc.UID, fresh, r.now()); fresh.id != p.Restored && ch.err != nil && backup.Refused(ch.err) {
+			req.Pending, phase = "refused: "+ch.err.Error(), "Refused"
+		}
+		return req, phase
 	}
 	ch, start := r.restores.want(vc.UID, fresh, r.now())
 	if start {
@@ -226,7 +247,7 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	}
 	m, err := backup.ReadManifest(ctx, store, dir)
 	if err != nil {
-		return err
+		return r.loadFailed(vc, a, err)
 	}
 	idx := slices.IndexFunc(m.Shards, func(s backup.Shard) bool { return s.Index == a.Shard })
 	if idx < 0 {
@@ -248,10 +269,10 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	start := time.Now()
 	if w.obs.Spec.Mode == machine.ModeCluster {
 		if err := r.loadClusterNode(ctx, w, a, podIP, target, store, path.Join(dir, s.File), s); err != nil {
-			return err
+			return r.loadFailed(vc, a, err)
 		}
 	} else if err := backup.Load(ctx, target, listen, store, path.Join(dir, s.File), backup.Result{Size: s.Size, SHA256: s.SHA256}); err != nil {
-		return fmt.Errorf("loading %s into %s: %w", s.File, a.Node, err)
+		return r.loadFailed(vc, a, fmt.Errorf("loading %s into %s: %w", s.File, a.Node, err))
 	}
 	if err := w.pool.OpenSync(ctx, podIP, a.RunID); err != nil {
 		return err
@@ -263,6 +284,17 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 	w.addRestoredHistories(v.ReplID, v.ReplID2)
 	r.event(vc, corev1.EventTypeNormal, "SnapshotLoaded", "shard %d: %s loaded %s (%d bytes) in %s", a.Shard, a.Node, path.Join(a.Snapshot, s.File), s.Size, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// loadFailed passes a load's error on, and records a refusal of the snapshot for its content
+// (backup.Refused: its files are not the ones checked, or not loadable): the machine learns it
+// from the request, and decides whether the cluster is given back or waits.
+func (r *Reconciler) loadFailed(vc *v1alpha1.ValkeyCluster, a machine.RestoreSnapshot, err error) error {
+	if backup.Refused(err) {
+		r.restores.refuseLoad(vc.UID, a.RequestID, vc.Generation, err, r.now())
+		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: shard %d: the load into %s was refused: %v; it is not tried again until the cluster's spec changes", a.RequestID, a.Shard, a.Node, err)
+	}
+	return err
 }
 
 // loadClusterNode is RestoreSnapshot in cluster mode, where Valkey refuses REPLICAOF: the node
@@ -414,10 +446,10 @@ func restoreStatus(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) *v
 		switch {
 		case p.Restored == req.ID:
 			st.Phase = "Completed"
-		case p.State == machine.Restoring && p.Op.Target == req.ID:
-			st.Phase = "Restoring"
 		case req.Pending != "":
 			st.Phase, st.Reason = w.restorePhase, req.Pending
+		case p.State == machine.Restoring && p.Op.Target == req.ID:
+			st.Phase = "Restoring"
 		default:
 			st.Phase = "Verified"
 		}

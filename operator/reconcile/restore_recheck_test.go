@@ -1,12 +1,19 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // A backup refused for its content is not read again every refusedRecheck (the same object is
@@ -42,5 +49,49 @@ func TestARefusedBackupIsCheckedAgainOnlyWhenThatCanHelp(t *testing.T) {
 		if _, start := c.want(cluster, again, later); start != tc.wantCheck {
 			t.Errorf("%s: checked again %v, want %v", tc.name, start, tc.wantCheck)
 		}
+	}
+}
+
+// A load of the restore under way refused for what its snapshot holds (its files changed after
+// the check) reaches the machine as the request's Pending refusal, so the load is not tried
+// again, until the cluster's spec changes; another failure (a node that did not answer) leaves
+// the request as it was, to be retried.
+func TestALoadRefusedForItsContentIsNotTriedAgain(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	rec := events.NewFakeRecorder(10)
+	r := &Reconciler{Now: func() time.Time { return t0 }, Recorder: rec}
+	store := backup.Store{Bucket: "b", Prefix: "c/"}
+	id := store.Location("nightly/")
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{UID: "uid-2", Generation: 3}, Spec: v1alpha1.ValkeyClusterSpec{RestoreFrom: &v1alpha1.RestoreSource{Store: &v1alpha1.BackupStore{Bucket: "b"}, Path: "nightly"}}}
+	// The restore was checked and started: the resolution of this generation is remembered.
+	r.restores.want(vc.UID, restoreCheck{id: id, gen: 3, store: store, path: "nightly", done: true, at: t0}, t0)
+	p := machine.Persisted{State: machine.Restoring, Op: machine.Operation{Target: id, Snapshot: id, GiveBack: true}}
+	request := func() *machine.RestoreRequest {
+		w := &world{}
+		req, _ := r.restoreRequest(context.Background(), vc, p, w)
+		return req
+	}
+	if req := request(); req == nil || req.ID != id || req.Pending != "" {
+		t.Fatalf("the restore under way: %+v, want its request as it was", req)
+	}
+	a := machine.RestoreSnapshot{Shard: 0, Node: "vk-0", RequestID: id, Snapshot: id}
+	if err := r.loadFailed(vc, a, errors.New("vk-0 did not connect")); err == nil {
+		t.Fatal("the load's error was swallowed")
+	}
+	if req := request(); req.Pending != "" {
+		t.Fatalf("a failure that is not the snapshot's content stopped the retries: %q", req.Pending)
+	}
+	refused := fmt.Errorf("shard 0: %w: the file's sha256 is not the manifest's", backup.ErrCorrupt)
+	_ = r.loadFailed(vc, a, refused)
+	if e := <-rec.Events; !strings.Contains(e, "RestoreRefused") || !strings.Contains(e, "not tried again") {
+		t.Fatalf("the refusal's Event: %q", e)
+	}
+	if req := request(); !strings.Contains(req.Pending, "refused: ") || !strings.Contains(req.Pending, "sha256") {
+		t.Fatalf("after a refusal for the content, the request says %q; want the refusal", req.Pending)
+	}
+	// A changed spec is resolved again (from the API server, not here): the refusal does not
+	// hold for it.
+	if ch, _ := r.restores.want(vc.UID, restoreCheck{id: id, gen: 4, store: store, path: "nightly", done: true, at: t0}, t0); ch.err != nil {
+		t.Fatalf("a changed spec did not let the load be tried again: %v", ch.err)
 	}
 }
