@@ -86,7 +86,7 @@ generate:
 	$(GO) run ./machine/cmd/render-diagram > docs/state-machine.md
 	$(GO) run ./machine/cmd/render-diagram -readme README.md
 
-GENERATED := README.md docs/state-machine.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go \
+GENERATED := README.md docs/state-machine.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
 	charts/valkey-operator/values.schema.json charts/valkey-cluster/values.schema.json
 ## Fails when a generated file differs from what `make generate` writes (untracked files too).
 verify-generate: generate
@@ -99,11 +99,12 @@ test: tools fmt vet lint verify-generate
 	$(MAKE) --no-print-directory race
 
 ## Native Go fuzzing of every parser of input from outside the operator (a backup's RDB files,
-## LZF and manifest; RESP replies; INFO and CLUSTER NODES text; the journal API's parameters),
-## one target after the other: FUZZTIME each (`make fuzz`), FUZZ_SHORT each in `make test`.
+## LZF and manifest; RESP replies; INFO and CLUSTER NODES text; the journal API's parameters;
+## the objects the API server sends for conversion between versions), one target after the
+## other: FUZZTIME each (`make fuzz`), FUZZ_SHORT each in `make test`.
 FUZZ_TARGETS := ./actuators/backup:FuzzReadRDBKeys ./actuators/backup:FuzzLZF ./actuators/backup:FuzzManifest \
 	./internal/resp:FuzzReadReply ./actuators/valkey:FuzzParseInfo ./actuators/valkey:FuzzParseClusterNodes \
-	./actuators/valkey:FuzzParseSeal ./operator/journal:FuzzPageQuery
+	./actuators/valkey:FuzzParseSeal ./operator/journal:FuzzPageQuery ./apis/v1alpha1:FuzzConversionRoundTrips
 ## FUZZMINIMIZE bounds the minimizing of each new input (Go's default is 60s, which a short run
 ## would spend on the RDB seeds alone on a busy machine).
 FUZZTIME ?= 5m
