@@ -19,8 +19,8 @@ import (
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update;delete
 
-// tlsGate is how the pods are built for TLS this turn, where that is not as the spec asks.
-type tlsGate struct {
+// tlsPlan is how the pods are built for TLS this turn, and why where it is not as the spec asks.
+type tlsPlan struct {
 	// mode is the TLS mode the pods are built with.
 	mode v1alpha1.TLSMode
 	// secret is the Secret the pods mount their certificate from.
@@ -51,8 +51,8 @@ type tlsGate struct {
 //
 // Once a pod serves TLS the spec's mode is followed, with the last good configuration if the
 // Secret turns bad: holding TLS back then would roll pods back to plain.
-func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (tlsGate, error) {
-	g := tlsGate{mode: vc.Spec.TLS.Mode, secret: v1alpha1.TLSSecretName(vc)}
+func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (tlsPlan, error) {
+	g := tlsPlan{mode: vc.Spec.TLS.Mode, secret: v1alpha1.TLSSecretName(vc)}
 	if kube.TLSModeOf(vc) == "" {
 		return g, nil
 	}
