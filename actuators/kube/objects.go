@@ -79,6 +79,14 @@ func FsyncAlways(vc *v1alpha1.ValkeyCluster) bool {
 // the reconciler defaults it once per turn and passes it down, so no default has a second
 // copy here.
 func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
+	return BuildMounting(vc, owner, v1alpha1.TLSSecretName(vc))
+}
+
+// BuildMounting is Build with the pods mounting tlsSecret for their certificate (with TLS on)
+// instead of spec.tls's Secret. The Secret is part of the pod template, so of the revision:
+// the reconciler keeps the one the pods mount while the operator refuses the spec's, and
+// nothing rolls onto a Secret it refused (see operator/reconcile's tlsGate).
+func BuildMounting(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, tlsSecret string) Desired {
 	names := NamesOf(vc)
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}}
@@ -125,7 +133,7 @@ func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 	clientSvc := &corev1.Service{ObjectMeta: meta(names.Client), Spec: corev1.ServiceSpec{Selector: withRole(RolePrimary), Ports: port}}
 	replicasSvc := &corev1.Service{ObjectMeta: meta(names.Replicas), Spec: corev1.ServiceSpec{Selector: withRole(RoleReplica), Ports: port}}
 
-	tmpl := podTemplate(vc, names)
+	tmpl := podTemplate(vc, names, tlsSecret)
 	if podMaxMemory != "" {
 		tmpl.Spec.Containers[0].Args = append(tmpl.Spec.Containers[0].Args, "--maxmemory", podMaxMemory)
 	}
@@ -188,7 +196,7 @@ func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
 	return vc.Spec.Replicas
 }
 
-func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
+func podTemplate(vc *v1alpha1.ValkeyCluster, names Names, tlsSecret string) corev1.PodTemplateSpec {
 	image := vc.Spec.Image
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(30)),
@@ -247,7 +255,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names) corev1.PodTemplateSpec
 		},
 	}
 	if mode := TLSModeOf(vc); mode != valkey.TLSNone {
-		withTLS(&spec, vc, mode)
+		withTLS(&spec, tlsSecret, mode)
 	}
 	if len(spec.TopologySpreadConstraints) == 0 && spec.Affinity == nil {
 		spec.TopologySpreadConstraints = v1alpha1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
@@ -386,14 +394,28 @@ func TLSModeOf(vc *v1alpha1.ValkeyCluster) valkey.TLSMode {
 	return valkey.TLSNone
 }
 
-// withTLS mounts the serving certificate and opens the TLS port; in TLSOnly the probes use
-// TLS (nothing listens in plain), verifying the node against the CA.
-func withTLS(spec *corev1.PodSpec, vc *v1alpha1.ValkeyCluster, mode valkey.TLSMode) {
+// tlsVolume is the pod volume of the serving certificate.
+const tlsVolume = "tls"
+
+// MountedTLSSecret is the Secret a pod spec (a pod's or a template's) mounts its serving
+// certificate from ("" when it mounts none).
+func MountedTLSSecret(spec *corev1.PodSpec) string {
+	for _, v := range spec.Volumes {
+		if v.Name == tlsVolume && v.Secret != nil {
+			return v.Secret.SecretName
+		}
+	}
+	return ""
+}
+
+// withTLS mounts the serving certificate (Secret secret) and opens the TLS port; in TLSOnly
+// the probes use TLS (nothing listens in plain), verifying the node against the CA.
+func withTLS(spec *corev1.PodSpec, secret string, mode valkey.TLSMode) {
 	c := &spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: valkey.TLSDir, ReadOnly: true})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: tlsVolume, MountPath: valkey.TLSDir, ReadOnly: true})
 	// Group-readable: Valkey runs as its image's user, the files belong to the pod's fsGroup.
-	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: v1alpha1.TLSSecretName(vc), DefaultMode: ptr.To(int32(0o440)),
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: tlsVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, DefaultMode: ptr.To(int32(0o440)),
 		Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key"}, {Key: "ca.crt", Path: "ca.crt"}},
 	}}})
 	tlsPort := corev1.ContainerPort{Name: "valkey-tls", ContainerPort: valkey.TLSPort}

@@ -348,16 +348,17 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	defaulted := vc.DeepCopy()
 	v1alpha1.SetDefaults(&defaulted.Spec)
 	cert := r.certificateStatus(ctx, defaulted)
-	mode, gate, fresh, err := r.tlsMode(ctx, defaulted, cert)
+	tg, err := r.tlsGate(ctx, defaulted, cert)
 	if err != nil {
 		return nil, err
 	}
+	gate, fresh := tg.why, tg.fresh
 	built := defaulted
-	if mode != defaulted.Spec.TLS.Mode && !fresh {
+	if tg.mode != defaulted.Spec.TLS.Mode && !fresh {
 		built = defaulted.DeepCopy()
-		built.Spec.TLS.Mode = mode
+		built.Spec.TLS.Mode = tg.mode
 	}
-	desired := kube.Build(built, owner)
+	desired := kube.BuildMounting(built, owner, tg.secret)
 	if gate != "" && fresh {
 		// Nothing runs yet: the support objects (the Certificate among them) are made, the
 		// StatefulSet waits for a certificate the pods can serve.

@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -90,11 +92,33 @@ func (r *Reconciler) tlsRead(ctx context.Context, vc *v1alpha1.ValkeyCluster, po
 	read := tlsRead{secret: name, at: r.now(), cfg: cfg, err: err, leaf: leaf, good: last.good}
 	if err == nil {
 		read.good = cfg
+	} else if read.good == nil {
+		read.good = r.mountedConfig(ctx, vc, name, pods)
 	}
 	r.tls.mu.Lock()
 	r.tls.m[vc.UID] = read
 	r.tls.mu.Unlock()
 	return orGood(read), leaf, err
+}
+
+// mountedConfig is the configuration of the Secret the pods that serve TLS mount, when it is
+// not refused (nil otherwise). While spec.tls names a refused Secret, the pods keep the one
+// they mount (tlsGate) and serve its certificate: an operator that starts then has no last
+// good configuration in memory, and reaches them with this one rather than not at all.
+func (r *Reconciler) mountedConfig(ctx context.Context, vc *v1alpha1.ValkeyCluster, refused string, pods map[string]*corev1.Pod) *tls.Config {
+	tried := map[string]bool{refused: true, "": true}
+	for _, name := range slices.Sorted(maps.Keys(pods)) {
+		p := pods[name]
+		mounted := kube.MountedTLSSecret(&p.Spec)
+		if p.Annotations[kube.AnnotationTLS] == "" || tried[mounted] {
+			continue
+		}
+		tried[mounted] = true
+		if cfg, _, err := r.readTLS(ctx, vc, mounted); err == nil {
+			return cfg
+		}
+	}
+	return nil
 }
 
 // orGood is the configuration read, or the last good one when the read was refused.

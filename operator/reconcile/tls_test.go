@@ -110,11 +110,11 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	}
 	mode := func(vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) result {
 		t.Helper()
-		m, why, fresh, err := r.tlsMode(ctx, vc, cert)
+		g, err := r.tlsGate(ctx, vc, cert)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return result{m, why, fresh}
+		return result{g.mode, g.why, g.fresh}
 	}
 	if got := mode(&v1alpha1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}, nil); got != (result{}) {
 		t.Fatalf("no TLS asked: %+v", got)

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +19,20 @@ import (
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update;delete
 
-// tlsMode is the TLS mode the pods are built with this turn, and why it is not the spec's
-// ("" when it is). The spec is followed, except:
+// tlsPlan is how the pods are built for TLS this turn, and why where it is not as the spec asks.
+type tlsPlan struct {
+	// mode is the TLS mode the pods are built with.
+	mode v1alpha1.TLSMode
+	// secret is the Secret the pods mount their certificate from.
+	secret string
+	// why says why the pods are not built as the spec asks ("" when they are).
+	why string
+	// fresh says no pod exists at all.
+	fresh bool
+}
+
+// tlsGate decides the TLS mode and Secret the pods are built with this turn. The spec is
+// followed, except:
 //   - TLS is asked, no pod serves it, and the Secret the certificate comes from is missing or
 //     refused (cert-manager has not issued it yet, a key is missing, it does not verify):
 //     pods are built without TLS, so none rolls onto a certificate it cannot serve. fresh says
@@ -28,41 +42,79 @@ import (
 //   - TLSOnly is asked while the pods serve no TLS (the spec went on to TLSOnly while the
 //     certificate was awaited): Both first, since a node that serves TLS only cannot follow,
 //     nor be followed by, one that serves none; TLSOnly once every pod serves TLS.
+//   - Pods serve TLS and spec.tls names a Secret the operator refuses, other than the one the
+//     pod template mounts now: the template keeps mounting that one, so its revision does not
+//     change and nothing rolls. Rolling would mount a Secret that failed readTLS's checks
+//     (which keep spec.tls.secretName from opening any Secret of the namespace to the pods'
+//     image) and leave the pods with a certificate they cannot serve. Once the spec names a
+//     Secret that passes, the pods roll onto it.
 //
-// Once a pod serves TLS the spec is followed, with the last good configuration if the Secret
-// turns bad: holding TLS back then would roll pods back to plain.
-func (r *Reconciler) tlsMode(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (mode v1alpha1.TLSMode, why string, fresh bool, err error) {
-	mode = vc.Spec.TLS.Mode
+// Once a pod serves TLS the spec's mode is followed, with the last good configuration if the
+// Secret turns bad: holding TLS back then would roll pods back to plain.
+func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (tlsPlan, error) {
+	g := tlsPlan{mode: vc.Spec.TLS.Mode, secret: v1alpha1.TLSSecretName(vc)}
 	if kube.TLSModeOf(vc) == "" {
-		return mode, "", false, nil
+		return g, nil
 	}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
-		return mode, "", false, err
+		return g, err
 	}
 	byName := map[string]*corev1.Pod{}
+	serving := false
 	for i := range pods.Items {
-		if pods.Items[i].Annotations[kube.AnnotationTLS] != "" {
-			return mode, "", false, nil
-		}
+		serving = serving || pods.Items[i].Annotations[kube.AnnotationTLS] != ""
 		byName[pods.Items[i].Name] = &pods.Items[i]
 	}
-	fresh = len(byName) == 0
-	if _, _, err := r.tlsRead(ctx, vc, byName); err != nil {
-		why = "TLS is not turned on until its certificate is usable: " + err.Error()
-		if cert != nil && cert.Ready != "True" {
-			why += fmt.Sprintf(" (cert-manager Certificate %s: Ready %s", cert.Name, cert.Ready)
-			if cert.Message != "" {
-				why += ": " + cert.Message
-			}
-			why += ")"
+	_, _, refused := r.tlsRead(ctx, vc, byName)
+	if serving {
+		if refused == nil {
+			return g, nil
 		}
-		return v1alpha1.TLSDisabled, why, fresh, nil
+		mounted, err := r.templateTLSSecret(ctx, vc)
+		if err != nil || mounted == "" || mounted == g.secret {
+			// The Secret the pods mount turned bad: routeTLS says so, and the nodes serve what
+			// they loaded.
+			return g, err
+		}
+		g.secret = mounted
+		g.why = fmt.Sprintf("%v; the pods keep Secret %s, which they mount now, until spec.tls names one the operator accepts", refused, mounted)
+		return g, nil
 	}
-	if mode == v1alpha1.TLSOnly && !fresh {
-		return v1alpha1.TLSBoth, "", false, nil
+	g.fresh = len(byName) == 0
+	if refused != nil {
+		g.why = "TLS is not turned on until its certificate is usable: " + refused.Error()
+		if cert != nil && cert.Ready != "True" {
+			g.why += fmt.Sprintf(" (cert-manager Certificate %s: Ready %s", cert.Name, cert.Ready)
+			if cert.Message != "" {
+				g.why += ": " + cert.Message
+			}
+			g.why += ")"
+		}
+		g.mode = v1alpha1.TLSDisabled
+		return g, nil
 	}
-	return mode, "", fresh, nil
+	if g.mode == v1alpha1.TLSOnly && !g.fresh {
+		g.mode = v1alpha1.TLSBoth
+	}
+	return g, nil
+}
+
+// templateTLSSecret is the Secret the cluster's pod template mounts now ("" without one): the
+// first shard's StatefulSet that mounts one, in a Cluster topology (the machine keeps every
+// shard at one revision).
+func (r *Reconciler) templateTLSSecret(ctx context.Context, vc *v1alpha1.ValkeyCluster) (string, error) {
+	sets, err := r.statefulSets(ctx, vc, kube.NamesOf(vc))
+	if err != nil {
+		return "", err
+	}
+	shards := slices.Sorted(maps.Keys(sets))
+	for _, s := range shards {
+		if name := kube.MountedTLSSecret(&sets[s].Spec.Template.Spec); name != "" {
+			return name, nil
+		}
+	}
+	return "", nil
 }
 
 // certificateStatus reads the operator's cert-manager Certificate (nil without spec.tls.issuer):
