@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,4 +165,33 @@ func tlsLines(t testing.TB, ca *testcert.CA, name string) string {
 		}
 	}
 	return fmt.Sprintf("tls-port %d\ntls-cert-file %[2]s/tls.crt\ntls-key-file %[2]s/tls.key\ntls-ca-cert-file %[2]s/ca.crt\ntls-auth-clients no\n", valkey.TLSPort, dir)
+}
+
+// A streamed value the node refuses ends the load with the key's name and the node's reason:
+// one longer than its proto-max-bulk-len (the node answers as soon as it reads the length and
+// closes the connection while the value is still being written), and one that takes the node
+// beyond its maxmemory (the node answers once it has read the whole command).
+func TestAStreamedValueTheNodeRefusesIsNamed(t *testing.T) {
+	store := startStore(t, "127.78.43.1")
+	s := putBackup(t, store, "refused", machine.ModeCluster, largeValueRDB(t, 4<<20)).Shards[0]
+	for i, c := range []struct{ config, want string }{
+		{"proto-max-bulk-len 2mb\n", "invalid bulk length"},
+		{"maxmemory 3mb\nmaxmemory-policy noeviction\n", "OOM command not allowed"},
+	} {
+		ip := fmt.Sprintf("127.78.43.%d", 2+i)
+		startClusterNode(t, ip, c.config)
+		p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
+		defer p.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.AllowRestore(ctx, ip); err != nil {
+			t.Fatal(err)
+		}
+		target := Target{Addr: valkey.Addr(ip), User: valkey.UserOperator, Password: passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: passwords.Replication}
+		_, err := LoadByRestore(ctx, target, store, "refused/"+s.File, Result{Size: s.Size, SHA256: s.SHA256}, s.Slots)
+		if err == nil || !strings.Contains(err.Error(), `"big"`) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a node with %q: the load said %v, want the key \"big\" and %q", c.config, err, c.want)
+		}
+		t.Logf("a node with %q: %v", c.config, err)
+	}
 }
