@@ -27,10 +27,11 @@ import (
 // history can resume from it; it is emptied (FLUSHALL, FUNCTION FLUSH); the snapshot, pinned to
 // the object verified, is streamed from the store and replayed key by key with RESTORE
 // (readRDBKeys: each key's value exactly as the file holds it, its expiry and eviction hints),
-// pipelined; every key must hash to one of slots (the shard's in the backup's manifest); last a
-// backlog is created by a snapshot request of the operator's own (SYNC, closed at once): Valkey
-// takes yet another ID when a backlog is created, so the ID returned is the one the node's
-// replicas will sync under. A load cut short leaves the node fenced with part of the data; it is
+// pipelined, except that a value of streamThreshold bytes or more is sent as it is read, never
+// held whole (restoreConn); every key must hash to one of slots (the shard's in the backup's
+// manifest); last a backlog is created by a snapshot request of the operator's own (SYNC,
+// closed at once): Valkey takes yet another ID when a backlog is created, so the ID returned is
+// the one the node's replicas will sync under. A load cut short leaves the node fenced with part of the data; it is
 // retried from the start (FLUSHALL again).
 //
 // The operator's user needs, for this load only, FLUSHALL, RESTORE, FUNCTION FLUSH and LOAD, and
