@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,19 +61,35 @@ func FuzzReadRDBKeys(f *testing.F) {
 		f.Add(c.body)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		keys := 0
+		var held [][]byte
 		_, err := readRDBKeys(context.Background(), bytes.NewReader(b), int64(len(b)), rdbVisitor{
 			key: func(k rdbKey) error {
 				// What a key's value is cut to never exceeds the file.
 				if len(k.Value) > len(b) || len(k.Key) > len(b)*lzfMaxExpansion {
 					t.Fatalf("a key of %d bytes and a value of %d from a file of %d", len(k.Key), len(k.Value), len(b))
 				}
-				keys++
+				held = append(held, bytes.Clone(k.Value))
 				return nil
 			},
 		})
 		if err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("a refusal of bytes in memory that is not a content refusal: %v", err)
+		}
+		// A reading that streams every value hands out the same bytes as the one that holds
+		// them, measures each as long, and stops where it stops.
+		var streamed [][]byte
+		var sizes []int64
+		_, errStream := readRDBKeys(context.Background(), bytes.NewReader(b), int64(len(b)), rdbVisitor{
+			stream: func(rdbKey, int64) (io.WriteCloser, error) { return &collected{into: &streamed}, nil },
+			sized:  func(_, n int64) { sizes = append(sizes, n) },
+		})
+		if fmt.Sprint(errStream) != fmt.Sprint(err) || len(streamed) != len(held) || len(sizes) != len(held) {
+			t.Fatalf("holding values: %d, %v; streaming them: %d (%d measured), %v", len(held), err, len(streamed), len(sizes), errStream)
+		}
+		for i := range held {
+			if !bytes.Equal(streamed[i], held[i]) || sizes[i] != int64(len(held[i])) {
+				t.Fatalf("value %d: held %d bytes, streamed %d, measured %d", i, len(held[i]), len(streamed[i]), sizes[i])
+			}
 		}
 		// The streaming check (values never kept) agrees with the reading that keeps them.
 		_, err2 := parseRDB(b, false)
@@ -79,6 +97,17 @@ func FuzzReadRDBKeys(f *testing.F) {
 			t.Fatalf("keeping values: %v; reading past them: %v", err, err2)
 		}
 	})
+}
+
+// collected is a streamed value written to memory; Close adds it to into.
+type collected struct {
+	bytes.Buffer
+	into *[][]byte
+}
+
+func (c *collected) Close() error {
+	*c.into = append(*c.into, c.Bytes())
+	return nil
 }
 
 func FuzzLZF(f *testing.F) {

@@ -45,7 +45,7 @@ type Target struct {
 func Load(ctx context.Context, target Target, listenIP string, store Store, name string, rec Result) error {
 	// The object served is the one validated (pinned by its ETag): a node is never handed a
 	// file it could not load.
-	etag, err := validate(ctx, store, name, rec, false, nil)
+	etag, _, err := validate(ctx, store, name, rec, false, nil)
 	if err != nil {
 		return err
 	}

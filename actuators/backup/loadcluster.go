@@ -28,10 +28,11 @@ import (
 // newHistoryBeforeTheLoad); it is emptied (FLUSHALL, FUNCTION FLUSH); the snapshot, pinned to
 // the object verified, is streamed from the store and replayed key by key with RESTORE
 // (readRDBKeys: each key's value exactly as the file holds it, its expiry and eviction hints),
-// pipelined; every key must hash to one of slots (the shard's in the backup's manifest); last a
-// backlog is created by a snapshot request of the operator's own (SYNC, closed at once): Valkey
-// takes yet another ID when a backlog is created, so the ID returned is the one the node's
-// replicas will sync under. A load cut short leaves the node fenced with part of the data; it is
+// pipelined, except that a value of streamThreshold bytes or more is sent as it is read, never
+// held whole (restoreConn); every key must hash to one of slots (the shard's in the backup's
+// manifest); last a backlog is created by a snapshot request of the operator's own (SYNC,
+// closed at once): Valkey takes yet another ID when a backlog is created, so the ID returned is
+// the one the node's replicas will sync under. A load cut short leaves the node fenced with part of the data; it is
 // retried from the start (FLUSHALL again).
 //
 // The operator's user needs, for this load only, FLUSHALL, RESTORE, FUNCTION FLUSH and LOAD, and
@@ -40,7 +41,7 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 	if len(slots) == 0 {
 		return "", fmt.Errorf("%w: %s: the backup's manifest names no slots for this shard", ErrCorrupt, store.Location(name))
 	}
-	etag, err := validate(ctx, store, name, rec, true, slots)
+	etag, large, err := validate(ctx, store, name, rec, true, slots)
 	if err != nil {
 		return "", err
 	}
@@ -79,7 +80,7 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 			return "", fmt.Errorf("emptying the node: %w", err)
 		}
 	}
-	keys, err := replay(ctx, c, store, name, rec, etag, slots)
+	keys, err := replay(ctx, c, target, store, name, rec, etag, slots, large)
 	if err != nil {
 		return "", fmt.Errorf("loading %s (%d key(s) in): %w", store.Location(name), keys, err)
 	}
@@ -87,38 +88,89 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 }
 
 // replay streams the snapshot (pinned to etag) into the node key by key and returns how many
-// keys it restored.
-func replay(ctx context.Context, c vk.Client, store Store, name string, rec Result, etag string, slots []machine.SlotRange) (int, error) {
+// keys it restored. Small values are pipelined through c; a value of at least streamThreshold
+// bytes (large: their lengths, as the check measured them) goes out as it is read, on a
+// connection of its own to target (restoreConn), once the commands before it were answered:
+// the keys are restored in the file's order, and a refusal names its key.
+func replay(ctx context.Context, c vk.Client, target Target, store Store, name string, rec Result, etag string, slots []machine.SlotRange, large largeValues) (int, error) {
 	var batch vk.Commands
+	var what []string // what each command of the batch restores, for its refusal
 	size, keys := 0, 0
 	send := func() error {
-		for _, r := range c.DoMulti(ctx, batch...) {
+		for i, r := range c.DoMulti(ctx, batch...) {
 			if err := r.Error(); err != nil {
-				return err
+				return fmt.Errorf("%s: %w", what[i], err)
 			}
 		}
 		keys += len(batch)
-		batch, size = batch[:0], 0
+		batch, what, size = batch[:0], what[:0], 0
 		return nil
 	}
-	add := func(cmd vk.Completed, bytes int) error {
-		batch = append(batch, cmd)
+	add := func(cmd vk.Completed, name string, bytes int) error {
+		batch, what = append(batch, cmd), append(what, name)
 		if size += bytes; len(batch) >= replayBatch || size >= replayBatchBytes {
 			return send()
 		}
 		return nil
 	}
+	var conn *restoreConn
+	defer func() {
+		if conn != nil {
+			conn.close()
+		}
+	}()
 	err := streamKeys(ctx, store, name, rec, etag, rdbVisitor{
 		cluster: true,
 		keyName: inSlots(slots),
 		key: func(k rdbKey) error {
-			return add(c.B().Arbitrary("RESTORE").Args(k.restoreArgs()...).Build(), len(k.Value))
+			return add(c.B().Arbitrary("RESTORE").Args(k.restoreArgs()...).Build(), fmt.Sprintf("RESTORE %q", k.Key), len(k.Value))
+		},
+		stream: func(k rdbKey, at int64) (io.WriteCloser, error) {
+			n, ok := large[at]
+			if !ok {
+				return nil, nil
+			}
+			if err := send(); err != nil {
+				return nil, err
+			}
+			if conn == nil {
+				var err error
+				if conn, err = dialRestore(ctx, target); err != nil {
+					return nil, err
+				}
+			}
+			return &countedRestore{v: conn.restore(k, n), key: k.Key, keys: &keys}, nil
 		},
 		function: func(code []byte) error {
-			return add(c.B().FunctionLoad().Replace().FunctionCode(string(code)).Build(), len(code))
+			return add(c.B().FunctionLoad().Replace().FunctionCode(string(code)).Build(), "FUNCTION LOAD", len(code))
 		},
 	}, send)
 	return keys, err
+}
+
+// countedRestore is a streamed RESTORE that names its key when the node refuses it and counts
+// it when the node took it.
+type countedRestore struct {
+	v    *streamedValue
+	key  []byte
+	keys *int
+}
+
+func (r *countedRestore) Write(p []byte) (int, error) {
+	n, err := r.v.Write(p)
+	if err != nil {
+		// The reader names the key.
+		err = fmt.Errorf("sending it to the node: %w", err)
+	}
+	return n, err
+}
+
+func (r *countedRestore) Close() error {
+	if err := r.v.Close(); err != nil {
+		return fmt.Errorf("RESTORE %q: %w", r.key, err)
+	}
+	*r.keys++
+	return nil
 }
 
 // streamKeys streams the object name (pinned to etag, "" for any) from the store through

@@ -159,7 +159,7 @@ func VerifyBackup(ctx context.Context, store Store, backup string, mode machine.
 	for _, s := range m.Shards {
 		// Size and sha256 first, then the whole structure, in every mode: nothing reaches a
 		// node that a node could not load.
-		if _, err := validate(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}, m.Mode == machine.ModeCluster, s.Slots); err != nil {
+		if _, _, err := validate(ctx, store, path.Join(backup, s.File), Result{Size: s.Size, SHA256: s.SHA256}, m.Mode == machine.ModeCluster, s.Slots); err != nil {
 			return Manifest{}, fmt.Errorf("shard %d: %w", s.Index, err)
 		}
 	}

@@ -39,10 +39,15 @@ func (k rdbKey) dumpPayload() []byte {
 }
 
 // restoreArgs are the arguments of RESTORE (after the command's name) that recreate k as the
-// file holds it: its absolute expiry, its value, and its eviction hints. REPLACE: a retried
-// load meets the keys of the attempt before.
+// file holds it: its absolute expiry, its value, and its eviction hints.
 func (k rdbKey) restoreArgs() []string {
-	args := []string{string(k.Key), strconv.FormatInt(k.ExpireAt, 10), string(k.dumpPayload()), "REPLACE"}
+	return append([]string{string(k.Key), strconv.FormatInt(k.ExpireAt, 10), string(k.dumpPayload())}, k.restoreOptions()...)
+}
+
+// restoreOptions are the arguments of RESTORE after the value. REPLACE: a retried load meets the
+// keys of the attempt before.
+func (k rdbKey) restoreOptions() []string {
+	args := []string{"REPLACE"}
 	if k.ExpireAt > 0 {
 		args = append(args, "ABSTTL")
 	}
@@ -61,6 +66,14 @@ type rdbVisitor struct {
 	keyName func(name []byte) error
 	// key receives each key with its value; when nil, values are read past and never kept.
 	key func(rdbKey) error
+	// stream, when set, is asked for each key (its value not read yet; at is the offset of its
+	// type byte in the file) whether its value goes out as it is read instead of being held:
+	// it returns where the value's bytes go (type byte first, in pieces of about a chunk at
+	// most), closed once the value was read whole, or nil for key to receive the value.
+	stream func(k rdbKey, at int64) (io.WriteCloser, error)
+	// sized, when set, receives each value's length (type byte and encoding) and the offset of
+	// its type byte, once it was read past.
+	sized func(at, n int64)
 	// function receives a function library's code (FUNCTION LOAD).
 	function func(code []byte) error
 	// cluster refuses keys outside database 0 (cluster mode has no other).
@@ -182,6 +195,7 @@ func readRDBKeys(ctx context.Context, r io.Reader, size int64, v rdbVisitor) (ui
 			}
 			k := pending
 			pending = fresh
+			at := x.off - 1
 			if k.Key, err = x.string(); err != nil {
 				return 0, fmt.Errorf("RDB key %d: %w", n, err)
 			}
@@ -190,13 +204,37 @@ func readRDBKeys(ctx context.Context, r io.Reader, size int64, v rdbVisitor) (ui
 					return 0, err
 				}
 			}
-			// The value is kept only for a caller that takes it.
+			var sink io.WriteCloser
+			if v.stream != nil {
+				if sink, err = v.stream(k, at); err != nil {
+					return 0, err
+				}
+			}
+			// The value is kept only for a caller that takes it, and only a chunk of it at a
+			// time when it goes to a sink.
+			start := x.off
+			if sink != nil && cap(x.rec) < chunk+8 {
+				// The most spill leaves unspilled: a chunk, or a little less and a small read.
+				x.rec = make([]byte, 0, chunk+8)
+			}
 			x.rec = append(x.rec[:0], op)
-			x.recording = v.key != nil
+			x.recording, x.sink = v.key != nil || sink != nil, sink
 			err = x.skipValue(op)
-			x.recording = false
+			if err == nil {
+				err = x.spill(true)
+			}
+			x.recording, x.sink = false, nil
 			if err != nil {
 				return 0, fmt.Errorf("RDB value of key %q: %w", k.Key, err)
+			}
+			if v.sized != nil {
+				v.sized(at, 1+x.off-start)
+			}
+			if sink != nil {
+				if err := sink.Close(); err != nil {
+					return 0, err
+				}
+				continue
 			}
 			if v.key != nil {
 				k.Value = x.rec

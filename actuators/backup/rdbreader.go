@@ -23,13 +23,15 @@ import (
 // rdbReader reads an RDB file of a known size; while recording, every byte read is kept in rec.
 type rdbReader struct {
 	ctx context.Context
-	r   io.ByteReader
-	src io.Reader
+	src *bufio.Reader
 	// off is how many bytes were read, size the object's (verified) size.
 	off, size int64
 	rec       []byte
 	recording bool
-	scratch   [8]byte
+	// sink, when set while recording, takes what was recorded whenever it reaches a chunk
+	// (spill), so that a value it takes is never held whole.
+	sink    io.Writer
+	scratch [8]byte
 	// reads counts reads since the last look at ctx.
 	reads int
 }
@@ -40,7 +42,7 @@ const chunk = 1 << 20
 func newRDBReader(ctx context.Context, r io.Reader, size int64) *rdbReader {
 	// A small file needs no buffer of a chunk.
 	br := bufio.NewReaderSize(r, int(max(min(size, chunk), 16)))
-	return &rdbReader{ctx: ctx, r: br, src: br, size: size}
+	return &rdbReader{ctx: ctx, src: br, size: size}
 }
 
 // refuse is a refusal of the file's content at the current offset.
@@ -77,15 +79,29 @@ func (x *rdbReader) byte() (byte, error) {
 	if x.remain() == 0 {
 		return 0, x.refuse("the file ends before its end-of-file opcode")
 	}
-	b, err := x.r.ReadByte()
+	b, err := x.src.ReadByte()
 	if err != nil {
 		return 0, noEOF(err)
 	}
 	x.off++
 	if x.recording {
 		x.rec = append(x.rec, b)
+		if err := x.spill(false); err != nil {
+			return 0, err
+		}
 	}
 	return b, nil
+}
+
+// spill hands what was recorded to the sink once it holds a chunk, or all of it (at the end of a
+// value); without a sink it keeps it.
+func (x *rdbReader) spill(all bool) error {
+	if x.sink == nil || len(x.rec) == 0 || (!all && len(x.rec) < chunk) {
+		return nil
+	}
+	_, err := x.sink.Write(x.rec)
+	x.rec = x.rec[:0]
+	return err
 }
 
 // small reads n (at most 8) bytes into a scratch buffer, valid until the next read.
@@ -100,6 +116,9 @@ func (x *rdbReader) small(n int, what string) ([]byte, error) {
 	x.off += int64(n)
 	if x.recording {
 		x.rec = append(x.rec, b...)
+		if err := x.spill(false); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -115,12 +134,19 @@ func (x *rdbReader) discard(n uint64, what string) error {
 		}
 		k := min(n, chunk)
 		if x.recording {
+			if x.sink != nil {
+				// What goes to a sink is held a chunk at most (spill leaves less).
+				k = min(k, uint64(chunk-len(x.rec)))
+			}
 			start := len(x.rec)
 			x.rec = slices.Grow(x.rec, int(k))[:start+int(k)]
 			if _, err := io.ReadFull(x.src, x.rec[start:]); err != nil {
 				return noEOF(err)
 			}
-		} else if _, err := io.CopyN(io.Discard, x.src, int64(k)); err != nil {
+			if err := x.spill(false); err != nil {
+				return err
+			}
+		} else if _, err := x.src.Discard(int(k)); err != nil {
 			return noEOF(err)
 		}
 		x.off += int64(k)

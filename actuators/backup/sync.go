@@ -98,8 +98,9 @@ const announcedVersion = "9.1.2"
 // every second while it prepares one, and a diskless transfer has no pause.
 const streamIdle = 2 * time.Minute
 
-// idleConn gives every read a deadline streamIdle ahead, unless the context ended: abort then
-// sets a deadline in the past, and the lock keeps a read from moving it forward again.
+// idleConn gives every read and write a deadline idle ahead, unless the context ended: abort
+// then sets a deadline in the past, and the lock keeps a read or write from moving it forward
+// again.
 type idleConn struct {
 	net.Conn
 	ctx  context.Context
@@ -116,6 +117,17 @@ func (c *idleConn) Read(p []byte) (int, error) {
 	_ = c.SetReadDeadline(time.Now().Add(c.idle))
 	c.mu.Unlock()
 	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	if err := c.ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(c.idle))
+	c.mu.Unlock()
+	return c.Conn.Write(p)
 }
 
 func (c *idleConn) abort() {

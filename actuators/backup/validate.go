@@ -16,23 +16,27 @@ import (
 // (readRDBKeys: every length bounded by what remains of the object, values read past and never
 // kept, every LZF block checked as Valkey will expand it; in cluster mode only database 0, and
 // every key hashing to one of slots). A node handed a file that fails here would allocate what
-// it claims or stop on it, and restart into the same file. It returns the ETag checked.
-func validate(ctx context.Context, store Store, name string, rec Result, cluster bool, slots []machine.SlotRange) (string, error) {
+// it claims or stop on it, and restart into the same file. It returns the ETag checked and, in
+// cluster mode, the lengths of the values a key-by-key load streams (largeValues).
+func validate(ctx context.Context, store Store, name string, rec Result, cluster bool, slots []machine.SlotRange) (string, largeValues, error) {
 	if err := rec.recorded(); err != nil {
-		return "", fmt.Errorf("%s: %w", store.Location(name), err)
+		return "", nil, fmt.Errorf("%s: %w", store.Location(name), err)
 	}
 	etag, err := fetch(ctx, store, name, rec, "", io.Discard)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	v := rdbVisitor{cluster: cluster}
+	var large largeValues
 	if cluster {
 		v.keyName = inSlots(slots)
+		large = largeValues{}
+		v.sized = large.record
 	}
 	if err := streamKeys(ctx, store, name, rec, etag, v, nil); err != nil {
-		return "", fmt.Errorf("%s: %w", store.Location(name), err)
+		return "", nil, fmt.Errorf("%s: %w", store.Location(name), err)
 	}
-	return etag, nil
+	return etag, large, nil
 }
 
 // recorded refuses a record a restore cannot check a file against: without its size and
