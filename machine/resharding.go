@@ -51,19 +51,28 @@ func guardShardRemoved(d *decider) (outcome, bool) {
 	return outcome{next: next, message: fmt.Sprintf("shard(s) %s removed: their slots moved to the other shards and their nodes left the cluster", strings.Join(removed, ", "))}, true
 }
 
-// shardOffTheBus reports whether shard s has pods, every one answering, none joined to the
-// cluster bus and none serving a slot or holding a key.
+// shardOffTheBus reports whether shard s has pods, every one answering, none on the cluster
+// bus (see leftTheBus) and none serving a slot or holding a key.
 func (d *decider) shardOffTheBus(p Persisted, s int) bool {
 	nodes := d.v.shard(s)
 	if len(nodes) == 0 {
 		return false
 	}
 	for _, n := range nodes {
-		if !n.Reachable || n.Valkey.Joined || len(n.Valkey.Slots) > 0 || n.Valkey.Keys > 0 {
+		if !n.Reachable || !leftTheBus(n) || len(n.Valkey.Slots) > 0 || n.Valkey.Keys > 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// leftTheBus reports whether n's remove-node is over: it is linked to no node and knows none
+// (CLUSTER RESET forgot them all). Unlinked is not enough: a node every other one forgot but
+// that was not reset still holds the cluster's view, and its removal had not yet drained the
+// clients that still sent it commands for the slots it gave away (found on real Valkey 9.1: a
+// failed removal left a primary so, its pod was deleted, and a client met a closed connection).
+func leftTheBus(n *Node) bool {
+	return !n.Valkey.Joined && len(n.Valkey.Known) == 0
 }
 
 func guardReshardComplete(d *decider) (outcome, bool) {
@@ -185,7 +194,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 	}
 	for s := target; s < d.v.shardCount(); s++ {
 		for _, n := range d.v.shard(s) {
-			if n.Reachable && n.Valkey.Joined {
+			if n.Reachable && !leftTheBus(n) {
 				b.add(RemoveNode{Shard: s, Node: n.Name})
 			}
 		}

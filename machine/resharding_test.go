@@ -164,6 +164,36 @@ func TestAShardHalfOffTheBusHasItsOtherNodesRemoved(t *testing.T) {
 	}
 }
 
+// TestAShardWhosePrimaryWasForgottenButNotResetIsNotRemoved: 4 → 3 shards, shard 3's replica
+// left the bus, but its primary's remove-node failed after every other node forgot it (so no
+// node links to it) and before it drained its clients and reset itself: it still knows the
+// cluster. Its shard is not taken for gone (its pods would be deleted under clients still sent
+// there): the primary's remove-node is asked again (found on real Valkey 9.1, where the
+// replica's "Can't forget my master!" failed it).
+func TestAShardWhosePrimaryWasForgottenButNotResetIsNotRemoved(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 3
+	plan := SlotPlan(3)
+	gone := clusterShard(3)
+	for i := range gone {
+		gone[i].Valkey = Valkey{RunID: gone[i].Valkey.RunID, Role: RolePrimary, SecondOffset: -1, WritesFenced: true, SyncFenced: true}
+	}
+	nodes := append(append(append(clusterShard(0, plan[0]), clusterShard(1, plan[1])...), clusterShard(2, plan[2])...), gone...)
+	// s3-0: unlinked (nobody knows it) but not reset: its view still has the others.
+	for _, n := range nodes[:6] {
+		nodes[6].Valkey.Known = append(nodes[6].Valkey.Known, KnownNode{ID: "id-" + n.Name, IP: n.Pod.IP, Slots: len(n.Valkey.Slots)})
+	}
+	obs := obsAt(2, spec, nodes...)
+	obs.Objects.Shards = 4
+	d := Decide(reshardingTo(3, 4), obs)
+	if d.Transition != nil && d.Transition.Event == EventShardRemoved {
+		t.Fatalf("shard 3 taken for removed while s3-0 still knows the cluster: %+v", d.Transition)
+	}
+	if got := actionsOf(d, "remove-node"); len(got) != 1 || got[0] != "remove-node s3-0" {
+		t.Fatalf("remove-node %v, want s3-0 again (actions %v, waiting %q)", got, d.Actions, d.Waiting)
+	}
+}
+
 // TestAShardIsRemovedOnlyOnceEveryViewGaveItsSlotsAway: 4 → 3 shards, shard 3's slots moved
 // home, but shard 1's replica has not heard it yet (its view still gives shard 3's primary
 // slots). Forgetting that primary now would unassign those slots in the replica's view

@@ -477,6 +477,13 @@ func (p *Pool) HandOverInCluster(ctx context.Context, fromIP, fromRunID, toIP, t
 // machine removes only replicas of a primary that stays, or primaries whose slots moved away.
 // A peer that does not know the node (any more) is skipped, which makes it idempotent; a peer
 // that does not answer fails the action, to be tried again (it would keep the node otherwise).
+//
+// A replica of the node is skipped too: Valkey refuses it ("Can't forget my master!"), and it
+// leaves with its primary (its own remove-node resets it). Failing on it left the primary
+// forgotten by every other node but never drained nor reset: its pod was then stopped under
+// clients that still sent it commands for the slots it had just given away, and they met a
+// closed connection (EOF) instead of a MOVED (found on real Valkey 9.1 in a 5 → 3 resharding,
+// where a shard's primary and replica are removed in the same turn).
 func (p *Pool) RemoveFromCluster(ctx context.Context, podIP string, peerIPs []string) error {
 	var id string
 	if err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) (err error) {
@@ -491,7 +498,7 @@ func (p *Pool) RemoveFromCluster(ctx context.Context, podIP string, peerIPs []st
 			others = append(others, peer)
 		}
 	}
-	if err := p.ForgetEverywhere(ctx, id, others); err != nil {
+	if err := p.forgetEverywhere(ctx, id, others, true); err != nil {
 		return fmt.Errorf("removing %s: %w", podIP, err)
 	}
 	if err := p.drainRedirections(ctx, podIP); err != nil {
@@ -571,12 +578,21 @@ func redirectionCount(info string) int64 {
 // own primary refuses ("Can't forget my master!"): that is an error, the replica must follow a
 // pod first.
 func (p *Pool) ForgetEverywhere(ctx context.Context, id string, peerIPs []string) error {
+	return p.forgetEverywhere(ctx, id, peerIPs, false)
+}
+
+// forgetEverywhere is ForgetEverywhere; with skipReplicas, a peer that replicates id is left
+// alone (see RemoveFromCluster).
+func (p *Pool) forgetEverywhere(ctx context.Context, id string, peerIPs []string, skipReplicas bool) error {
 	var errs []error
 	for _, peer := range peerIPs {
 		err := p.run(ctx, Addr(peer), func(ctx context.Context, c vk.Client) error {
 			v, err := clusterView(ctx, c)
 			if err != nil || !v.knowsID(id) {
 				return err
+			}
+			if me, ok := v.Myself(); ok && skipReplicas && me.PrimaryID == id {
+				return nil
 			}
 			return c.Do(ctx, c.B().ClusterForget().NodeId(id).Build()).Error()
 		})

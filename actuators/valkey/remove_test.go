@@ -201,3 +201,108 @@ func notMoved(replies []string) []string {
 	}
 	return bad
 }
+
+// TestARemovedPrimaryIsDrainedAndResetAlthoughItsReplicaLeavesWithIt: a shard that goes away
+// has a primary, whose slots moved away, and a replica of it; the machine removes both in the
+// same turn, the primary listed first. The replica refuses to forget its own primary ("Can't
+// forget my master!"), which once failed the primary's removal after every other node had
+// forgotten it: the primary was never drained nor reset, and its pod was stopped under a
+// client still sent there by a stale slot map, which met a closed connection (EOF) where a
+// MOVED was due (found on real Valkey 9.1 in a 5 → 3 resharding). Here the removal succeeds,
+// the stale client is answered MOVED until it stops, and the primary leaves the bus (it knows
+// no other node); then the replica's own removal resets it too.
+func TestARemovedPrimaryIsDrainedAndResetAlthoughItsReplicaLeavesWithIt(t *testing.T) {
+	c := newBenchCluster(t, "", 11, 100)
+	defer c.stopAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	plan := machine.SlotPlan(3)
+	leaving, replica := c.nodes[2], c.nodes[3]
+	var all []string
+	for _, s := range c.nodes {
+		all = append(all, s.ip)
+	}
+	staleKey(t, ctx, leaving, plan[2]) // before the move: the node still answers for it
+	for {
+		res, err := c.p.MigrateSlots(ctx, leaving.ip, "", c.nodes[0].ip, plan[2], all[:3], false, testPasswords.Operator, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.SlotsLeft == 0 {
+			break
+		}
+	}
+	var seen string
+	eventually(t, "no node gives "+leaving.ip+" a slot", func() bool {
+		for _, s := range c.nodes {
+			v, err := c.p.ClusterNodes(ctx, s.ip)
+			if err != nil {
+				seen = fmt.Sprintf("%s: %v", s.ip, err)
+				return false
+			}
+			for _, n := range v.Nodes {
+				if n.IP == leaving.ip && len(n.Slots) > 0 {
+					seen = fmt.Sprintf("%s's view: %+v", s.ip, v.Nodes)
+					return false
+				}
+			}
+		}
+		return true
+	}, &seen)
+	// The replica follows it once its slots are gone (a classic migration's SETSLOT waits for
+	// the source's replicas; what matters here is that the replica is there at the removal).
+	if err := c.p.Replicate(ctx, replica.ip, survey(t, c.p, replica).RunID, leaving.ip, "", testPasswords.Replication); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, replica.ip+" replicates "+leaving.ip, func() bool {
+		v := survey(t, c.p, replica)
+		return v.Role == machine.RoleReplica && v.LinkUp
+	})
+	others := func(except string) []string {
+		var out []string
+		for _, ip := range all {
+			if ip != except {
+				out = append(out, ip)
+			}
+		}
+		return out
+	}
+
+	key := staleKey(t, ctx, leaving, plan[2])
+	replies := writeUntil(t, ctx, leaving, key, 1500*time.Millisecond)
+	start := time.Now()
+	redirected(t, ctx, c.p, leaving)
+	if err := c.p.RemoveFromCluster(ctx, leaving.ip, others(leaving.ip)); err != nil {
+		t.Fatalf("removing the primary whose replica leaves with it: %v", err)
+	}
+	took := time.Since(start)
+	time.Sleep(time.Until(start.Add(1500 * time.Millisecond)))
+	got := replies()
+	if bad := notMoved(got); len(bad) > 0 {
+		t.Fatalf("the client writing to the primary being removed was answered %q and %d more not MOVED (of %d replies)", bad[0], len(bad)-1, len(got))
+	}
+	if took < 1500*time.Millisecond {
+		t.Fatalf("removal took %s: it did not wait for the stale client to stop being redirected", took)
+	}
+	if v := survey(t, c.p, leaving); v.Joined || len(v.Known) > 0 {
+		t.Fatalf("%s still knows %d node(s) after its removal (joined %v): it was not reset", leaving.ip, len(v.Known), v.Joined)
+	}
+
+	if err := c.p.RemoveFromCluster(ctx, replica.ip, others(replica.ip)); err != nil {
+		t.Fatalf("removing the replica: %v", err)
+	}
+	if v := survey(t, c.p, replica); v.Joined || len(v.Known) > 0 || v.Role != machine.RolePrimary {
+		t.Fatalf("%s after its removal: role %s, knows %d node(s): it was not reset", replica.ip, v.Role, len(v.Known))
+	}
+	for _, s := range c.nodes[:2] {
+		v, err := c.p.ClusterNodes(ctx, s.ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range v.Nodes {
+			if n.IP == leaving.ip || n.IP == replica.ip {
+				t.Fatalf("%s still knows %s after both removals", s.ip, n.IP)
+			}
+		}
+	}
+}

@@ -257,7 +257,10 @@ func errorKind(err error) string {
 // move and pods change, and retries: a redirection (MOVED, ASK: the writer pins SET and WAIT
 // to one connection, so the client hands them over instead of following them), a slot caught
 // mid-move (TRYAGAIN), a moment without a replica to acknowledge (a WAIT that answers 0), a
-// request that timed out.
+// request that timed out. A closed connection (EOF) is not among them, not even from a node
+// that no longer serves slots: a client cannot tell it from a failure, and the operator takes a
+// leaving node off the bus only after it answered MOVED until its clients moved on (remove-node
+// drains, then resets it), and stops its pod only after that.
 func unhandledErrors(errs map[string]int) []string {
 	var out []string
 	for kind, n := range errs {

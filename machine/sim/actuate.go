@@ -189,7 +189,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		// RESET SOFT: it forgets every other node and keeps its ID), which turns a replica into
 		// an empty primary that belongs to no cluster and empties a primary whose keys all moved
 		// away; one still holding keys refuses.
-		if err := w.forget(n.id, n.name); err != nil {
+		if err := w.forget(n.id, n.name, true); err != nil {
 			return err
 		}
 		if n.role == machine.RolePrimary && w.keysHeld(n) > 0 {
@@ -205,7 +205,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		w.unclaimed(n.shard)
 		return nil
 	case machine.ForgetNode:
-		return w.forget(a.ID, "")
+		return w.forget(a.ID, "", false)
 	case machine.MigrateSlots:
 		return w.migrate(a)
 	case machine.RestoreSnapshot:

@@ -374,8 +374,9 @@ func (w *World) slotsSeen(n *node, known []machine.KnownNode) (int, bool) {
 
 // forget is CLUSTER FORGET id on every node the operator reaches (ForgetNode, and the first half
 // of remove-node). Forgetting a node that still runs is a machine error the world reports: the
-// issue's "no node forgotten by mistake".
-func (w *World) forget(id, except string) error {
+// issue's "no node forgotten by mistake". With leavers (remove-node, as the real actuator), a
+// replica of id is left alone rather than refusing: it leaves with its primary.
+func (w *World) forget(id, except string, leavers bool) error {
 	if live := w.byID(id); live != nil && live.name != except {
 		w.violate(ViolationForgotLive, "forget-node %s: that is %s, a live node", id, live.name)
 	}
@@ -387,6 +388,9 @@ func (w *World) forget(id, except string) error {
 			return fmt.Errorf("%s: I tried hard but I can't forget myself", m.name)
 		}
 		if m.masterID == id && m.role == machine.RoleReplica {
+			if leavers {
+				continue
+			}
 			return fmt.Errorf("%s: can't forget my master", m.name)
 		}
 		delete(m.peersAt, id)

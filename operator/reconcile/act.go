@@ -74,7 +74,7 @@ func shardsToRemove(w *world, d kube.Desired) ([]*appsv1.StatefulSet, error) {
 			switch {
 			case node == nil || !node.Reachable:
 				return nil, fmt.Errorf("not removing shard %d: %s does not answer, so it cannot be checked empty (its claim would be deleted)", sh, name)
-			case node.Valkey.Joined || len(node.Valkey.Slots) > 0:
+			case node.Valkey.Joined || len(node.Valkey.Known) > 0 || len(node.Valkey.Slots) > 0:
 				return nil, fmt.Errorf("not removing shard %d: %s is still in the cluster", sh, name)
 			case node.Valkey.Keys > 0:
 				return nil, fmt.Errorf("not removing shard %d: %s still holds %d keys", sh, name, node.Valkey.Keys)
