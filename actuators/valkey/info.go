@@ -1,17 +1,17 @@
 package valkey
 
 import (
-	"bufio"
 	"strconv"
 	"strings"
 )
 
 // parseInfo turns an INFO reply into a field map (section headers and blank lines dropped).
+// Lines have no length limit: a bufio.Scanner stopped silently at the first line over 64 KiB
+// (a long module or error-statistics line can be), and every field after it was missing.
 func parseInfo(s string) map[string]string {
 	m := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
 		if line == "" || line[0] == '#' {
 			continue
 		}

@@ -3,6 +3,7 @@ package valkey
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +131,13 @@ func TestNumberedFieldsAreThePrefixAndDigitsOnly(t *testing.T) {
 		if got := numbered(k, prefix); got != want {
 			t.Errorf("numbered(%q, %q) = %v, want %v", k, prefix, got, want)
 		}
+	}
+}
+
+// A line longer than any buffer (here 100 KiB) does not hide the fields after it.
+func TestALongInfoLineHidesNoField(t *testing.T) {
+	info := parseInfo("# Modules\r\nmodule:name=" + strings.Repeat("x", 100<<10) + "\r\n# Replication\r\nrole:master\r\nmaster_repl_offset:77\r\n")
+	if info["role"] != "master" || info["master_repl_offset"] != "77" {
+		t.Fatalf("fields after a long line: role %q, offset %q", info["role"], info["master_repl_offset"])
 	}
 }
