@@ -60,6 +60,10 @@ type AuthResult struct {
 	Restored []string
 	// Published is what the Secret reflects of a rotation.
 	Published machine.PasswordsObject
+	// ExistingSecretErr says why spec.auth.existingSecret is unusable now (ErrExistingSecret)
+	// while the cluster already runs with an application password: that one is kept, and the
+	// cluster goes on (failover included) while the user puts the Secret back.
+	ExistingSecretErr error
 	// ClientChanged is the password spec.auth.existingSecret holds when it differs from the
 	// one the cluster uses: the change is a rotation to it, never a rewrite of the Secret
 	// before every node accepts it ("" when unchanged).
@@ -157,7 +161,13 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		}
 	}
 	client, err := clientPassword(ctx, live, vc, data[KeyClientPassword])
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrExistingSecret) && exists && len(data[KeyClientPassword]) > 0:
+		// Deleted or emptied under a running cluster: its nodes check the password the auth
+		// Secret holds, which stays; stopping the cluster's turns would stop its failovers.
+		res.ExistingSecretErr = err
+		client = string(data[KeyClientPassword])
+	case err != nil:
 		return AuthResult{}, err
 	}
 	if cur := string(data[KeyClientPassword]); cur != "" && client != cur && vc.Spec.Auth.ExistingSecret != nil && AuthEnabled(vc) {

@@ -84,3 +84,73 @@ func TestANewClusterSaysItsExistingSecretIsUnusable(t *testing.T) {
 		t.Errorf("StatefulSet of a cluster waiting for its existing Secret: %v, want none", err)
 	}
 }
+
+// TestARunningClusterKeepsItsPasswordWhenItsExistingSecretGoes: once a cluster runs with the
+// password of spec.auth.existingSecret, deleting that Secret does not stop its turns (a turn
+// that stops also stops failovers): the application password the nodes check stays in the
+// auth Secret, and status.waiting and an AuthFailed Event say what is missing. Before, every
+// turn ended at the missing Secret until it was back.
+func TestARunningClusterKeepsItsPasswordWhenItsExistingSecretGoes(t *testing.T) {
+	c := apiClient(t)
+	ctx := context.Background()
+	ns := newNamespace(t, c, "existing-secret-gone-")
+	now := time.Now()
+	rec := events.NewFakeRecorder(100)
+	r := &Reconciler{Client: c, APIReader: c, Recorder: rec, Metrics: NewMetrics(prometheus.NewRegistry()), Now: func() time.Time { return now }}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "app-password"}, Data: map[string][]byte{"password": []byte("s3cret")}}
+	if err := c.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
+		Spec: v1alpha1.ValkeyClusterSpec{Auth: v1alpha1.AuthSpec{ExistingSecret: &v1alpha1.SecretKeyReference{Name: "app-password"}}}}
+	if err := c.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns.Name, Name: "c"}}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	auth := func() string {
+		var a corev1.Secret
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: kube.NamesOf(vc).Auth}, &a); err != nil {
+			t.Fatal(err)
+		}
+		return string(a.Data[kube.KeyClientPassword])
+	}
+	if got := auth(); got != "s3cret" {
+		t.Fatalf("the auth Secret holds %q, want the existing Secret's password", got)
+	}
+	for len(rec.Events) > 0 {
+		<-rec.Events
+	}
+	if err := c.Delete(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatalf("the turn failed once the existing Secret was gone: %v", err)
+	}
+	var got v1alpha1.ValkeyCluster
+	if err := c.Get(ctx, req.NamespacedName, &got); err != nil {
+		t.Fatal(err)
+	}
+	const want = "Secret "
+	if !strings.Contains(got.Status.Waiting, "app-password does not exist") || !strings.Contains(got.Status.Waiting, "keeps the application password it runs with") {
+		t.Errorf("status.waiting %q does not say the Secret is gone and the password is kept", got.Status.Waiting)
+	}
+	// The machine decided this turn: its bootstrap's wait (no pod runs here) follows.
+	if !strings.Contains(got.Status.Waiting, "shard 0: no node answers yet") {
+		t.Errorf("status.waiting %q: the turn stopped before the machine decided", got.Status.Waiting)
+	}
+	if got := auth(); got != "s3cret" {
+		t.Errorf("the auth Secret's application password became %q", got)
+	}
+	var warned bool
+	for len(rec.Events) > 0 {
+		e := <-rec.Events
+		warned = warned || (strings.Contains(e, "AuthFailed") && strings.Contains(e, want+ns.Name+"/app-password does not exist"))
+	}
+	if !warned {
+		t.Error("no AuthFailed Event saying the existing Secret is gone")
+	}
+}

@@ -41,6 +41,9 @@ type world struct {
 	// tlsErr is why the nodes that serve TLS cannot be reached with verification (nil: they
 	// can, or none serves TLS).
 	tlsErr error
+	// existingSecretErr is why spec.auth.existingSecret is unusable while the cluster keeps
+	// the application password it runs with (nil: usable, or not used).
+	existingSecretErr error
 	// readsSecrets: the turn reads Secrets the operator does not own (the user's application
 	// password, spec.tls's, ValkeyACL passwords), whose changes no watch reports: such a
 	// cluster is never left to the idle resync (prober.go).

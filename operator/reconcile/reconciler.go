@@ -390,6 +390,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		w.tlsErr = errors.New(gate)
 	}
 	w.passwords, w.owner = passwords, owner
+	w.existingSecretErr = auth.ExistingSecretErr
 	w.obs.Passwords = auth.Published
 	w.obs.Spec.RotationGrace = defaulted.Spec.Auth.RotationGracePeriod.Duration
 	w.obs.Spec.Rotation, w.rotation, w.obs.Spec.RetireNow, err = r.rotationRequest(ctx, vc, persisted, passwords, auth.ClientChanged, prepared)

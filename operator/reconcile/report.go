@@ -125,6 +125,13 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 			r.event(vc, corev1.EventTypeWarning, "TLSVerificationFailed", "%s", bad)
 		}
 	}
+	if w.existingSecretErr != nil {
+		msg := w.existingSecretErr.Error() + "; the cluster keeps the application password it runs with"
+		why = strings.TrimPrefix(why+"; "+msg, "; ")
+		if !strings.Contains(before.Status.Waiting, msg) {
+			r.event(vc, corev1.EventTypeWarning, "AuthFailed", "%s", msg)
+		}
+	}
 	if w.tlsErr != nil {
 		msg := "TLS: " + w.tlsErr.Error()
 		why = strings.TrimPrefix(why+"; "+msg, "; ")
