@@ -38,6 +38,7 @@ type Cluster struct {
 	cs   kubernetes.Interface
 	ipam *ipam
 	cg   *cgroupRoot
+	mem  *memoryCgroups // nil when the machine offers no memory controller
 
 	agent   *agent
 	net     *netfault.Table
@@ -80,6 +81,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}()
 	if cl.cg, err = newCgroupRoot(s); err != nil {
 		return nil, err
+	}
+	if cl.mem = newMemoryCgroups(cl.cg); cl.mem == nil {
+		fmt.Fprintf(opts.Log, "[node-agent] %v\n", ErrNoMemoryController)
 	}
 	cl.cp, err = startControlPlane(ctx, binDir, s, opts.Log)
 	if err != nil {
@@ -164,6 +168,9 @@ func (c *Cluster) Stop() error {
 		// every signal, a probe) goes before the directory does.
 		if c.cg != nil {
 			c.cg.removeAll()
+		}
+		if c.mem != nil {
+			c.mem.removeAll()
 		}
 		killProcessesUnder(c.slot.dir)
 		c.slot.release()

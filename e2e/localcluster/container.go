@@ -26,6 +26,12 @@ type container struct {
 	spec corev1.Container
 	init bool
 	cg   string // the container's cgroup directory
+	// mem is the container's memory group (memcgroup.go): cg itself on a v2 machine, a group
+	// of the v1 memory hierarchy on a hybrid one, "" when no memory controller is available.
+	mem string
+	// oomAtStart is the group's OOM-kill count when the current run started: a run that ends
+	// with more was ended by the OOM killer.
+	oomAtStart int64
 
 	mu           sync.Mutex
 	proc         *os.Process
@@ -138,9 +144,22 @@ func (r *podRunner) startContainer(c *container) error {
 	if err != nil {
 		return err
 	}
+	mem, err := r.memoryGroup(c, cg)
+	if err != nil {
+		r.setWaiting(c, "CreateContainerError", err.Error())
+		return err
+	}
+	var oomAtStart int64
+	if mem != "" {
+		oomAtStart = r.cluster.mem.oomKills(mem)
+	}
 	c.mu.Lock()
-	c.cg = cg
+	c.cg, c.mem, c.oomAtStart = cg, mem, oomAtStart
 	c.mu.Unlock()
+	joinMem := "" // the launcher joins cg anyway
+	if mem != cg {
+		joinMem = mem
+	}
 	cdir := filepath.Join(r.dir, "containers", c.spec.Name)
 	root, scratch := filepath.Join(cdir, "root"), filepath.Join(cdir, "scratch")
 	for _, d := range []string{root, scratch} {
@@ -162,7 +181,7 @@ func (r *podRunner) startContainer(c *container) error {
 		rootMode = "ro"
 	}
 	args := []string{"--mount", "--uts", "--propagation", "private", "--", "/bin/sh", "-c", launchScript, "launch",
-		cg, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, img.RootFS, strconv.Itoa(len(mounts) / 3)}
+		cg, joinMem, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, img.RootFS, strconv.Itoa(len(mounts) / 3)}
 	args = append(args, mounts...)
 	args = append(args, argv...)
 	cmd := exec.Command("unshare", args...)
@@ -203,6 +222,10 @@ func (r *podRunner) startContainer(c *container) error {
 		run.close()
 		_ = logFile.Close()
 		code, reason := exitCodeOf(err)
+		if mem != "" && r.cluster.mem.oomKills(mem) > oomAtStart {
+			// As the kubelet reports it: the kernel's OOM killer ended this run.
+			reason = "OOMKilled"
+		}
 		message := ""
 		if code != 0 && c.spec.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
 			message = logTail(r.logPath(c.spec.Name), logStart)

@@ -13,6 +13,14 @@
 // authenticated HTTPS, so kubectl logs (with -f and --previous), exec, attach and port-forward
 // work through the real API server (kubeletserver.go, Cluster.Kubectl).
 //
+// Memory limits hold as under a kubelet: a container's resources.limits.memory is its
+// cgroup's hard limit, a container that allocates past it is ended by the kernel's OOM
+// killer, reported terminated with reason OOMKilled (exit code 137) and restarted, and
+// Cluster.ContainerMemory gives the kernel's figures for it (limit, peak, OOM kills). The
+// memory controller is the unified hierarchy's when it has it, else the v1 memory hierarchy's
+// of a hybrid machine (memcgroup.go); with neither, limits are not enforced
+// (Cluster.MemoryLimitsEnforced). CPU limits are not enforced.
+//
 // StartCertManager runs the real cert-manager (its controllers, built from the Go module proxy,
 // as a host process) so that tests get TLS certificates issued and renewed as in a real
 // installation.

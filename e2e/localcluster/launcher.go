@@ -1,8 +1,10 @@
 package localcluster
 
-// launchScript runs as `sh -c launchScript launch CGROUP ROOT SCRATCH WORKDIR HOSTNAME USERSPEC GROUPS ROOTMODE IMAGEROOT N [SRC DST MODE]xN CMD...`
+// launchScript runs as `sh -c launchScript launch CGROUP MEMCGROUP ROOT SCRATCH WORKDIR HOSTNAME USERSPEC GROUPS ROOTMODE IMAGEROOT N [SRC DST MODE]xN CMD...`
 // inside a fresh mount and UTS namespace (unshare). It first joins the container's cgroup
-// (so everything it starts is counted, killed, frozen and partitioned with it), then builds the container's root file system
+// (so everything it starts is counted, killed, frozen and partitioned with it) and, when not
+// empty, MEMCGROUP, the container's group in a v1 memory hierarchy (memcgroup.go: its memory
+// limit then holds for all of it, this shell included), then builds the container's root file system
 // as a copy-on-write overlay of the host's / (writes land in a tmpfs that vanishes with the
 // namespace, so creating a mount point such as /etc/valkey never touches the host), with the
 // image's unpacked file system IMAGEROOT, when given, laid over it by a second overlay (its
@@ -18,6 +20,8 @@ package localcluster
 // is the container's main process, and the parent-death signal set on it survives.
 const launchScript = `set -e
 echo $$ > "$1/cgroup.procs"
+if [ -n "$2" ]; then echo $$ > "$2/cgroup.procs"; fi
+shift
 root=$2; scratch=$3; wd=$4; host=$5; user=$6; groups=$7; rootmode=$8; imageroot=$9; shift 9; n=$1; shift
 mount -t tmpfs -o mode=0755 tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work"

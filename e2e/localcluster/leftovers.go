@@ -38,6 +38,12 @@ func Leftovers(dir string) []string {
 			left = append(left, "cgroup "+cg)
 		}
 	}
+	if v1 := memoryV1Group(); v1 != "" {
+		cg := filepath.Join(v1, fmt.Sprintf("vkfsm-lc%d", n))
+		if _, err := os.Stat(cg); err == nil {
+			left = append(left, "memory cgroup "+cg)
+		}
+	}
 	if out, err := exec.Command("nft", "list", "tables").Output(); err == nil {
 		prefix := fmt.Sprintf("vkfsm_lc%d_", n)
 		for _, line := range strings.Split(string(out), "\n") {

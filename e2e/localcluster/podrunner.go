@@ -395,6 +395,9 @@ func (r *podRunner) finalDelete() {
 // cleanUp removes the Pod's own directories; claim directories stay with their claims.
 func (r *podRunner) cleanUp() {
 	r.cluster.cg.remove(string(r.currentPod().UID))
+	if r.cluster.mem != nil {
+		r.cluster.mem.remove(string(r.currentPod().UID))
+	}
 	_ = os.RemoveAll(r.dir)
 	if r.ipKey == string(r.currentPod().UID) {
 		r.cluster.ipam.release(r.ipKey)

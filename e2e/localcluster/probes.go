@@ -271,7 +271,15 @@ func (r *podRunner) execCommand(ctx context.Context, c *container, command []str
 		}
 		ns = append(ns, "--setuid", strconv.FormatInt(*sec.uid, 10), "--setgid", strconv.FormatInt(gid, 10))
 	}
-	args := append(append([]string{"-c", `echo $$ > "$1/cgroup.procs" && shift && exec nsenter "$@"`, "exec", c.cgroup()}, ns...), append([]string{"--"}, command...)...)
+	// The exec's processes are the container's: in its memory group too, they count toward
+	// its limit, as a runtime's exec does.
+	c.mu.Lock()
+	mem := c.mem
+	c.mu.Unlock()
+	if mem == c.cgroup() {
+		mem = ""
+	}
+	args := append(append([]string{"-c", `echo $$ > "$1/cgroup.procs" && { [ -z "$2" ] || echo $$ > "$2/cgroup.procs"; } && shift 2 && exec nsenter "$@"`, "exec", c.cgroup(), mem}, ns...), append([]string{"--"}, command...)...)
 	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
