@@ -52,10 +52,10 @@ func topLevelTerms(expr string) []string {
 	for i := 0; i < len(expr); i++ {
 		c := expr[i]
 		switch {
+		case quote != 0 && c == '\\':
+			i++
 		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
+			if c == quote {
 				quote = 0
 			}
 		case c == '\'' || c == '"':
