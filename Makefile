@@ -79,14 +79,16 @@ $(GOLANGCI):
 lint: $(GOLANGCI)
 	$(GOLANGCI) run ./...
 
-## Regenerates every generated file (deepcopy, CRDs, RBAC, the state diagram, the charts' values schemas).
+## Regenerates every generated file (deepcopy, CRDs, RBAC, the state diagram, the charts' values schemas,
+## the API reference in docs/api.md).
 generate:
 	hack/controller-gen.sh
 	$(GO) run ./hack/chartschema
+	$(GO) run ./hack/apidocs -crds charts/valkey-operator/crds -doc docs/api.md
 	$(GO) run ./machine/cmd/render-diagram > docs/state-machine.md
 	$(GO) run ./machine/cmd/render-diagram -readme README.md
 
-GENERATED := README.md docs/state-machine.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
+GENERATED := README.md docs/state-machine.md docs/api.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
 	charts/valkey-operator/values.schema.json charts/valkey-cluster/values.schema.json
 ## Fails when a generated file differs from what `make generate` writes (untracked files too).
 verify-generate: generate
