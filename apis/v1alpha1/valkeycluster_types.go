@@ -389,7 +389,7 @@ type ValkeyClusterStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions hold one condition per state (Bootstrapping, Steady, FailingOver, Rolling,
-	// Resharding, Restoring), exactly one of them True: the current state, with the event
+	// Resharding, Restoring, Hibernated), exactly one of them True: the current state, with the event
 	// that caused the last transition as its reason. Ready is True while the cluster serves
 	// writes.
 	// +listType=map
