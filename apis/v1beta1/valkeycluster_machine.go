@@ -198,4 +198,7 @@ type OperationRecord struct {
 	TargetShards int32 `json:"targetShards,omitempty"`
 	// Snapshot is the backup a restore reads from.
 	Snapshot string `json:"snapshot,omitempty"`
+	// GiveBack is true while a restore can still give the cluster back as it was if its
+	// snapshot is refused: it was asked of a serving cluster and no shard has loaded it yet.
+	GiveBack bool `json:"giveBack,omitempty"`
 }

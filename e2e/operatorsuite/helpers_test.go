@@ -287,7 +287,9 @@ func setAndWait(ctx context.Context, c vk.Client, prefix string, n int, replicas
 				return err
 			}
 		}
-		got, err := dc.Do(ctx, dc.B().Wait().Numreplicas(replicas).Timeout(2000).Build()).AsInt64()
+		// WAIT returns as soon as enough replicas acknowledge: a long timeout costs a healthy
+		// cluster nothing, and a loaded machine may delay an acknowledgement past two seconds.
+		got, err := dc.Do(ctx, dc.B().Wait().Numreplicas(replicas).Timeout(10000).Build()).AsInt64()
 		if err == nil && got < replicas {
 			err = fmt.Errorf("WAIT %d answered %d", replicas, got)
 		}
