@@ -162,7 +162,7 @@ func crdSpec(file string) (map[string]any, error) {
 		Spec struct {
 			Versions []struct {
 				Name   string `json:"name"`
-				Schema  struct {
+				Schema struct {
 					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
 				} `json:"schema"`
 			} `json:"versions"`
