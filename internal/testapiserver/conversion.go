@@ -28,7 +28,7 @@ func ServeConversion(opts *envtest.WebhookInstallOptions) (stop func(), err erro
 	go func() { done <- srv.Start(ctx) }()
 	stop = func() {
 		cancel()
-		<-done
+		<-done //nolint:errcheck // the server's error at a requested stop says nothing
 	}
 	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
 	deadline := time.Now().Add(30 * time.Second)
