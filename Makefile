@@ -84,11 +84,11 @@ lint: $(GOLANGCI)
 generate:
 	hack/controller-gen.sh
 	$(GO) run ./hack/chartschema
-	$(GO) run ./hack/apidocs -crds charts/valkey-operator/crds -doc docs/api.md
+	$(GO) run ./hack/apidocs -crds charts/valkey-operator/files/crds -doc docs/api.md
 	$(GO) run ./machine/cmd/render-diagram > docs/state-machine.md
 	$(GO) run ./machine/cmd/render-diagram -readme README.md
 
-GENERATED := README.md docs/state-machine.md docs/api.md charts/valkey-operator/crds charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
+GENERATED := README.md docs/state-machine.md docs/api.md charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
 	charts/valkey-operator/values.schema.json charts/valkey-cluster/values.schema.json
 ## Fails when a generated file differs from what `make generate` writes (untracked files too).
 verify-generate: generate

@@ -26,7 +26,7 @@ import (
 // allocates ClusterIPs from the range at start.
 var server = testapiserver.Server{
 	ServiceRange: "127.253.0.0/16",
-	CRDDir:       "../charts/valkey-operator/crds",
+	CRDDir:       "../charts/valkey-operator/files/crds",
 	Then:         clients,
 	Stopping: func() {
 		if shared.dir != "" {

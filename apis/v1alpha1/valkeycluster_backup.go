@@ -88,9 +88,12 @@ type BackupStore struct {
 	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
 
 	// CredentialsSecret names a Secret in the cluster's namespace with the keys
-	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Empty (a store written as v1beta1 without
+	// credentialsSecretRef, for the AWS SDK's default credential chain): the operator does
+	// not use that chain yet and refuses the store, saying so in the backup's status.
 	// +kubebuilder:validation:MinLength=1
-	CredentialsSecret string `json:"credentialsSecret"`
+	// +optional
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 
 	// Encryption asks the store to encrypt the objects: AES256 (keys the store manages) or
 	// aws:kms (with kmsKeyID). Empty: the bucket's default.

@@ -28,7 +28,7 @@ func TestAnOperatorSIGKILLedMidBackupLeavesItsUploadToTheNext(t *testing.T) {
 	ctx := ctxFor(t, 5*time.Minute)
 	spec, store := s3Store(t, ctx, ns)
 	proc := exec.Command(operatorBinary, "run", "--leader-elect=false", "--metrics-bind-address=0",
-		"--health-probe-bind-address=0", "--journal-bind-address=", "--journal-path=", "--source-ip=",
+		"--health-probe-bind-address=0", "--journal-bind-address=", "--journal-path=", "--source-ip=", "--webhook-bind-address=",
 		"--watch-namespace="+ns, "--backup-backoff=2s", "--backup-attempts=10")
 	proc.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigFor(t, operatorConfig), "POD_IP=")
 	proc.Stdout, proc.Stderr = operatorLog(), operatorLog()

@@ -53,7 +53,10 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 	if err := k.Create(context.Background(), restricted); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace",
+	// The chart takes over the CRDs (as an upgrade from a chart that shipped them in crds/
+	// does) and points their conversion at its operator.
+	leaveCRDsAsAnOlderChartDid(t)
+	helm(t, "install", "valkey-operator", "../../charts/valkey-operator", "--namespace", ns, "--create-namespace", "--take-ownership",
 		"--set", "retryInterval=1s", "--set", "replicas=1", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "valkey-operator", "--namespace", ns, "--wait", "--timeout", "2m")
@@ -91,6 +94,8 @@ func TestChartRunsTheOperatorAsAPodUnderItsRBAC(t *testing.T) {
 		}
 	}
 	tns := cl.Namespace(t)
+	// The cluster below is written as v1alpha1 and stored as v1beta1: converted by the pod.
+	checkChartConvertsCRDs(t, ns, "valkey-operator", tns)
 	if err := k.Create(ctx, newCluster(tns, "charted", v1alpha1.TopologyReplication, 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +192,7 @@ func TestChartNamespacedModeNeedsNoClusterWideRights(t *testing.T) {
 	watched, other := cl.Namespace(t), cl.Namespace(t)
 	helm(t, "install", "vo-scoped", "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
 		"--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
-		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--wait", "--timeout", "3m")
+		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--set", "crds.enabled=false", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", "vo-scoped", "--namespace", opNS, "--wait", "--timeout", "2m")
 	})

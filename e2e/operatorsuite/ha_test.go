@@ -34,7 +34,7 @@ func TestTheStandbyTakesOverWhenTheLeadersNodeIsLost(t *testing.T) {
 	helm(t, "install", release, "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
 		"--set", "retryInterval=1s",
 		"--set", "leaderElectionTiming.leaseDuration=6s", "--set", "leaderElectionTiming.renewDeadline=4s", "--set", "leaderElectionTiming.retryPeriod=1s",
-		"--wait", "--timeout", "3m")
+		"--set", "crds.enabled=false", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", release, "--namespace", opNS, "--wait", "--timeout", "2m")
 	})

@@ -41,7 +41,7 @@ func TestPrometheusSeesTheFailoverAndTheNotReadyAlert(t *testing.T) {
 	observers := cl.NodeNames()[0]
 	helm(t, "install", release, "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
 		"--set", "nodeSelector.kubernetes\\.io/hostname="+observers, "--set", "retryInterval=1s", "--set", "watchNamespaces={"+watched+"}",
-		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--wait", "--timeout", "3m")
+		"--set", "journal.persistence.enabled=false", "--set", "journal.api.enabled=false", "--set", "replicas=1", "--set", "crds.enabled=false", "--wait", "--timeout", "3m")
 	t.Cleanup(func() {
 		helm(t, "uninstall", release, "--namespace", opNS, "--wait", "--timeout", "2m")
 	})

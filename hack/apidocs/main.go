@@ -1,5 +1,5 @@
 // Command apidocs writes the reference part of docs/api.md from the CRDs controller-gen writes
-// (charts/valkey-operator/crds): for each kind and each served version, every field with its
+// (charts/valkey-operator/files/crds): for each kind and each served version, every field with its
 // type, default, bounds and description, the CEL rules where they apply, and the printer
 // columns. `make generate` runs it after controller-gen and `make verify-generate` fails when
 // docs/api.md differs from what it writes, so the reference cannot drift from the API.
@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	crds := flag.String("crds", "charts/valkey-operator/crds", "the directory of the CRD YAML files")
+	crds := flag.String("crds", "charts/valkey-operator/files/crds", "the directory of the CRD YAML files")
 	doc := flag.String("doc", "docs/api.md", "the page whose generated section is rewritten in place")
 	flag.Parse()
 	if err := run(*crds, *doc); err != nil {

@@ -139,7 +139,7 @@ func TestSpliceNeedsItsMarkers(t *testing.T) {
 // (make verify-generate checks the same in CI, after regenerating the CRDs).
 func TestTheAPIPageIsUpToDate(t *testing.T) {
 	root := filepath.Join("..", "..")
-	crds, err := loadCRDs(filepath.Join(root, "charts", "valkey-operator", "crds"))
+	crds, err := loadCRDs(filepath.Join(root, "charts", "valkey-operator", "files", "crds"))
 	if err != nil {
 		t.Fatal(err)
 	}

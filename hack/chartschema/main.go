@@ -3,7 +3,7 @@
 //
 //   - charts/valkey-cluster: `spec` is the ValkeyCluster CRD's spec schema and each `acls[]`
 //     item the ValkeyACL's spec schema without `cluster` (the chart sets it) and with `name`,
-//     converted from the CRDs' OpenAPI v3 (charts/valkey-operator/crds, written by
+//     converted from the CRDs' OpenAPI v3 (charts/valkey-operator/files/crds, written by
 //     controller-gen) to the JSON Schema draft-07 Helm validates values with;
 //   - charts/valkey-operator: inferred from the defaults in its values.yaml.
 //
@@ -53,7 +53,7 @@ func run(root string) error {
 
 // generate returns each schema file's content by its path under root.
 func generate(root string) (map[string][]byte, error) {
-	crds := filepath.Join(root, "charts", "valkey-operator", "crds")
+	crds := filepath.Join(root, "charts", "valkey-operator", "files", "crds")
 	cluster, err := clusterSchema(filepath.Join(crds, "valkey.fsm.dev_valkeyclusters.yaml"), filepath.Join(crds, "valkey.fsm.dev_valkeyacls.yaml"))
 	if err != nil {
 		return nil, err
@@ -147,7 +147,12 @@ func clusterSchema(clusterCRD, aclCRD string) (map[string]any, error) {
 	}, nil
 }
 
-// crdSpec is the JSON Schema of the spec of the CRD in file (its storage version).
+// chartVersion is the version of the kinds the valkey-cluster chart's templates write
+// (apiVersion valkey.fsm.dev/v1alpha1): its values are checked against that version's schema,
+// whichever version the API server stores.
+const chartVersion = "v1alpha1"
+
+// crdSpec is the JSON Schema of the spec of the CRD in file (version chartVersion).
 func crdSpec(file string) (map[string]any, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
@@ -156,9 +161,8 @@ func crdSpec(file string) (map[string]any, error) {
 	var crd struct {
 		Spec struct {
 			Versions []struct {
-				Name    string `json:"name"`
-				Storage bool   `json:"storage"`
-				Schema  struct {
+				Name   string `json:"name"`
+				Schema struct {
 					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
 				} `json:"schema"`
 			} `json:"versions"`
@@ -168,7 +172,7 @@ func crdSpec(file string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	for _, v := range crd.Spec.Versions {
-		if !v.Storage {
+		if v.Name != chartVersion {
 			continue
 		}
 		props, _ := v.Schema.OpenAPIV3Schema["properties"].(map[string]any)
@@ -178,7 +182,7 @@ func crdSpec(file string) (map[string]any, error) {
 		}
 		return convert(spec), nil
 	}
-	return nil, fmt.Errorf("%s: no storage version", file)
+	return nil, fmt.Errorf("%s: no version %s", file, chartVersion)
 }
 
 // formats are the values of "format" JSON Schema draft-07 defines (Helm's validator asserts

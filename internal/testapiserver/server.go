@@ -12,6 +12,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
+	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
 )
 
 // Server is a test package's API server. The zero value with ServiceRange set is ready.
@@ -19,7 +20,9 @@ type Server struct {
 	// ServiceRange is the package's loopback ClusterIP range: the API server allocates from
 	// it at start even when no test creates a Service.
 	ServiceRange string
-	// CRDDir, when not empty, holds CRDs to install (it must exist).
+	// CRDDir, when not empty, holds CRDs to install (it must exist). Those of the operator's
+	// kinds (two versions, v1beta1 stored) get a conversion webhook: the operator's, served by
+	// this process on loopback (ServeConversion), as the operator serves it in a cluster.
 	CRDDir string
 	// Then runs once after the start, for what a package adds (users, clients, processes);
 	// its error fails every test that asks for the server.
@@ -31,6 +34,8 @@ type Server struct {
 	env  *envtest.Environment
 	cfg  *rest.Config
 	err  error
+	// stopConversion stops the conversion webhook, when one runs.
+	stopConversion func()
 }
 
 // Start starts the server on first use and returns it; a failure to start fails tb.
@@ -51,11 +56,19 @@ func (s *Server) start() error {
 	env := &envtest.Environment{BinaryAssetsDirectory: bin}
 	if s.CRDDir != "" {
 		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = []string{s.CRDDir}, true
+		// envtest points spec.conversion of every CRD whose kind is convertible in this
+		// scheme at its local webhook address, with the CA it made.
+		env.Scheme = conversionwebhook.Scheme()
 	}
 	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", s.ServiceRange)
 	s.env = env
 	if s.cfg, err = env.Start(); err != nil {
 		return fmt.Errorf("starting envtest (CRDs %q): %w", s.CRDDir, err)
+	}
+	if s.CRDDir != "" {
+		if s.stopConversion, err = ServeConversion(&env.WebhookInstallOptions); err != nil {
+			return err
+		}
 	}
 	if s.Then != nil {
 		return s.Then(env, s.cfg)
@@ -70,6 +83,9 @@ func (s *Server) Stop() error {
 	}
 	if s.Stopping != nil {
 		s.Stopping()
+	}
+	if s.stopConversion != nil {
+		s.stopConversion()
 	}
 	return s.env.Stop()
 }

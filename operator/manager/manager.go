@@ -3,9 +3,11 @@ package manager
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,29 +15,25 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
 )
 
 var setGlobalLogger sync.Once
 
-// Scheme knows the built-in kinds and ValkeyCluster.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = v1alpha1.AddToScheme(s)
-	return s
-}
+// Scheme knows the built-in kinds and both versions of the operator's kinds: the reconciler
+// reads and writes v1alpha1 (the API server converts), the conversion webhook needs both.
+func Scheme() *runtime.Scheme { return conversionwebhook.Scheme() }
 
 // Run runs the operator until ctx ends, against the cluster that cfg (or, when nil, the
 // usual kubeconfig / in-cluster configuration) points at.
@@ -79,9 +77,24 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		opts.Controller.SkipNameValidation = ptr.To(true)
 	}
 	opts.Cache = cacheOptions(splitNamespaces(c.WatchNamespace))
+	if c.WebhookAddr != "" {
+		host, port, err := splitHostPort(c.WebhookAddr)
+		if err != nil {
+			return fmt.Errorf("--webhook-bind-address: %w", err)
+		}
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: c.WebhookCertDir})
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return err
+	}
+	if c.WebhookAddr != "" {
+		// Every replica serves conversions, leader or not: the API server needs one whenever
+		// a client uses v1alpha1, whoever leads.
+		conversionwebhook.Register(mgr.GetWebhookServer(), mgr.GetScheme())
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
 	}
 	// One typed client for what the manager's client does not cover (reviews, the
 	// front-proxy settings, the operator's own pod).
@@ -180,4 +193,17 @@ func durationOrNil(d time.Duration) *time.Duration {
 		return nil
 	}
 	return &d
+}
+
+// splitHostPort splits a bind address into the webhook server's Host and Port.
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, err
+	}
+	return host, port, nil
 }

@@ -26,11 +26,19 @@ func backupPath(namespace, cluster, name string) string {
 	return path.Join(namespace, cluster, name)
 }
 
+// errNoCredentialsSecret refuses a store without a credentials Secret (v1beta1 allows one, for
+// the AWS SDK's default credential chain, which the backup package does not use yet): better
+// refused with a reason than sent to S3 unsigned.
+var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: the AWS SDK's default credential chain (IRSA, Pod Identity, instance roles) is not supported yet; name a Secret with the keys %s and %s (v1beta1: credentialsSecretRef, v1alpha1: credentialsSecret)", SecretAccessKeyID, SecretSecretAccessKey)
+
 // storeOf turns a store's spec into the store the backup package writes to, reading its
 // credentials from the Secret in namespace. The Secret is the user's, not the operator's, so it
 // is read from the API server (the cache holds only what the operator made).
 func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v1alpha1.BackupStore) (backup.Store, error) {
 	v1alpha1.SetStoreDefaults(&spec)
+	if spec.CredentialsSecret == "" {
+		return backup.Store{}, errNoCredentialsSecret
+	}
 	var sec corev1.Secret
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecret}, &sec); err != nil {
 		if apierrors.IsNotFound(err) {

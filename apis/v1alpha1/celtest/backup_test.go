@@ -25,7 +25,7 @@ func TestBackupValidation(t *testing.T) {
 		{"retention", "backup: {retention: {count: 3, maxAge: 168h}, " + store + "}", ""},
 		{"retention of none", "backup: {retention: {count: 0}, " + store + "}", "should be greater than or equal to 1"},
 		{"no bucket", "backup: {store: {credentialsSecret: s3}}", "spec.backup.store.bucket: Required value"},
-		{"no credentials", "backup: {store: {bucket: backups}}", "spec.backup.store.credentialsSecret: Required value"},
+		{"no credentials (the operator refuses it, v1beta1 can say so)", "backup: {store: {bucket: backups}}", ""},
 		{"endpoint", "backup: {store: {bucket: b1b, credentialsSecret: s3, endpoint: 'https://s3.example.com:9000', forcePathStyle: true}}", ""},
 		{"plain HTTP endpoint", "backup: {store: {bucket: b1b, credentialsSecret: s3, endpoint: 'http://s3.example.com:7070', forcePathStyle: true}}", "backup.store.endpoint is plain HTTP"},
 		{"plain HTTP endpoint allowed", "backup: {store: {bucket: b1b, credentialsSecret: s3, endpoint: 'http://s3.example.com:7070', allowPlainHTTP: true, forcePathStyle: true}}", ""},

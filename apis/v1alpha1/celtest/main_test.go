@@ -12,7 +12,7 @@ import (
 // One API server for the whole package, with the CRDs hack/controller-gen.sh writes; every
 // test works in its own namespace. Nothing here creates a Service, but the API server
 // allocates ClusterIPs from the range at start.
-var server = testapiserver.Server{ServiceRange: "127.254.0.0/16", CRDDir: "../../../charts/valkey-operator/crds"}
+var server = testapiserver.Server{ServiceRange: "127.254.0.0/16", CRDDir: "../../../charts/valkey-operator/files/crds"}
 
 func TestMain(m *testing.M) { testapiserver.Main(m, &server) }
 

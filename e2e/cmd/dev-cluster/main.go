@@ -93,9 +93,14 @@ Pods run as processes on loopback addresses; a Valkey pod answers at its pod IP:
 			return err
 		}
 		// kubectl valkey history --full reads the journal through the API server, which
-		// reaches the operator through the chart's journal Service.
+		// reaches the operator through the chart's journal Service; and the API server
+		// converts v1alpha1 (the samples) through the chart's webhook Service (one replica's
+		// pod: a selector Service has no loopback endpoints here).
 		pctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := cl.PointServiceAtPod(pctx, "valkey-operator-system", "valkey-operator-journal", nil)
+		if err == nil {
+			err = cl.PointServiceAtPod(pctx, "valkey-operator-system", "valkey-operator-webhook", nil)
+		}
 		cancel()
 		if err != nil {
 			return err
