@@ -100,6 +100,10 @@ func RenderConfig(in ConfigInput) string {
 	b.WriteString("protected-mode no\n")
 	// Full syncs stream straight to the replica instead of through a file on the primary.
 	b.WriteString("repl-diskless-sync yes\nrepl-diskless-sync-delay 0\n")
+	// repl-diskless-load stays at Valkey's default, disabled (spec.config may not set it): a
+	// replica, or a node loading a backup, keeps its data until the sync has arrived whole, so
+	// a load cut short changes nothing and a refused restore can give the cluster back. Not
+	// written here: it would change every running cluster's configuration for no effect.
 	// A primary pings its replicas every second, so that a replica that has not heard from it
 	// for 2 s is evidence that it is gone (the failover's confirmation), even when it takes
 	// no writes.

@@ -14,7 +14,9 @@ import "strings"
 //   - replication, which the state machine drives: replicaof, slaveof, min-replicas-to-write,
 //     min-replicas-max-lag (and their min-slaves-* aliases; both will get spec fields),
 //     repl-ping-replica-period (and repl-ping-slave-period: the replicas' view of the primary,
-//     which confirms a failover, relies on a ping every second);
+//     which confirms a failover, relies on a ping every second), repl-diskless-load (always
+//     disabled: a replica, or a node loading a backup, keeps its data until a sync has
+//     arrived whole, which a restore given back relies on);
 //   - authentication, which follows spec.auth: requirepass, masterauth, masteruser,
 //     primaryauth, primaryuser, aclfile, user (an ACL user defined in the file could
 //     re-open the default user), rename-command (the operator needs its commands);
@@ -39,7 +41,7 @@ var OperatorOwnedDirectives = []string{
 	"repl-ping-replica-period", "repl-ping-slave-period", "cluster-port", "cluster-announce-ip",
 	"cluster-allow-replica-migration", "cluster-replica-no-failover", "cluster-slave-no-failover",
 	"tls-port", "tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-ca-cert-dir",
-	"tls-replication", "tls-cluster", "tls-auth-clients",
+	"tls-replication", "tls-cluster", "tls-auth-clients", "repl-diskless-load",
 }
 
 // IsOperatorOwned reports whether name is one of OperatorOwnedDirectives, ignoring case as
