@@ -106,6 +106,11 @@ type Spec struct {
 	Switchover *Switchover
 	// Restore asks for every shard to be reloaded from a snapshot (nil: none).
 	Restore *RestoreRequest
+	// RefusedLoad says that a load of restore request ID was refused for what its snapshot
+	// holds (its files changed after the check); zero: none was. It is not part of Restore:
+	// the spec may name another restore by then, or none, and the one under way must still
+	// not be loaded again.
+	RefusedLoad RefusedLoad
 	// StorageBytes is the size every data volume must have at least (0: not managed).
 	StorageBytes int64
 	// BootstrapFrom names the pod whose data a bootstrap starts from when the nodes' data
@@ -150,10 +155,13 @@ type RestoreRequest struct {
 	// Pending says why the restore cannot start yet (its snapshot is being verified, or was
 	// refused): a running cluster keeps serving meanwhile, and a bootstrapping one waits, wired
 	// but closed to writes, rather than open before the snapshot it is to hold is loaded.
-	// For the restore under way (ID is the operation's target) it says that a load was refused
-	// for what the snapshot holds (its files changed after the check): no load is tried
-	// again, and the restore gives the cluster back or waits (restore-given-back).
+	// A restore whose load was refused (Spec.RefusedLoad) is Pending too, with the reason.
 	Pending string
+}
+
+// RefusedLoad is a load of restore request ID refused for what its snapshot holds, and why.
+type RefusedLoad struct {
+	ID, Why string
 }
 
 // Role is the replication role a node reports.

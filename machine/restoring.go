@@ -79,8 +79,8 @@ func guardRestoreComplete(d *decider) (outcome, bool) {
 
 // refusedLoad says why a load of the restore under way was refused ("": none was).
 func (d *decider) refusedLoad(p Persisted) string {
-	if r := d.v.spec.Restore; r != nil && r.ID == p.Op.Target && r.Pending != "" {
-		return r.Pending
+	if r := d.v.spec.RefusedLoad; r.ID != "" && r.ID == p.Op.Target {
+		return "refused: " + r.Why
 	}
 	return ""
 }
@@ -149,7 +149,7 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		if refused != "" {
 			// Never tried again: the same files would be refused again, and a load that had
 			// begun may have emptied the node.
-			b.wait(fmt.Sprintf("shard %d: restore %s: %s; writes stay closed (%s): point restoreFrom at a backup that loads, or put the refused files back", s, restoreName(p.Op.Target, p.Op.Snapshot), refused, d.giveBack(p)))
+			b.wait(fmt.Sprintf("shard %d: restore %s: %s; writes stay closed (%s): point restoreFrom at a backup that loads, or put the refused files back and change the spec (a new generation tries the load once more)", s, restoreName(p.Op.Target, p.Op.Snapshot), refused, d.giveBack(p)))
 			continue
 		}
 		// Load only once the shard's primary can no longer accept writes: otherwise writes

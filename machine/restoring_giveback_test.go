@@ -30,10 +30,11 @@ func TestARestoreRefusedBeforeAnyChangeGivesTheClusterBack(t *testing.T) {
 	if d := Decide(p, obsAt(2, spec, nodes...)); len(actionsOf(d, "restore-snapshot")) != 1 {
 		t.Fatalf("the fenced shard is not loaded: %v (waiting %q)", d.Actions, d.Waiting)
 	}
-	const why = "refused: RDB check failed: the file's sha256 is not the manifest's"
+	const why = "RDB check failed: the file's sha256 is not the manifest's"
 	refused := req
-	refused.Pending = why
+	refused.Pending = "refused: " + why // as the operator says it of a refused request
 	spec.Restore = &refused
+	spec.RefusedLoad = RefusedLoad{ID: req.ID, Why: why}
 	for _, shifted := range []bool{false, true} {
 		obs := append([]Node(nil), nodes...)
 		if shifted {
@@ -63,9 +64,7 @@ func TestARestoreRefusedBeforeAnyChangeGivesTheClusterBack(t *testing.T) {
 func TestARefusedRestoreThatMayHaveChangedDataWaitsClosed(t *testing.T) {
 	req := RestoreRequest{ID: "s3://b/c/nightly/", Snapshot: "s3://b/c/nightly/", Shards: 1}
 	p, spec, nodes := restoringFrom(t, req)
-	refused := req
-	refused.Pending = "refused: the object changed while it was loaded"
-	spec.Restore = &refused
+	spec.RefusedLoad = RefusedLoad{ID: req.ID, Why: "the object changed while it was loaded"}
 	emptied := append([]Node(nil), nodes...)
 	emptied[0].Valkey.ReplID, emptied[0].Valkey.ReplID2 = "h-new", ""
 	restarted := append([]Node(nil), nodes...)
@@ -87,10 +86,20 @@ func TestARefusedRestoreThatMayHaveChangedDataWaitsClosed(t *testing.T) {
 			t.Fatalf("%s: waiting %q, want the refusal and what to do", name, d.Waiting)
 		}
 	}
+	// The spec naming another restore, still being checked, or none, does not let the refused
+	// one be loaded again.
+	emptiedSpec := spec
+	for name, r := range map[string]*RestoreRequest{"another being checked": {ID: "s3://b/c/other/", Snapshot: "s3://b/c/other/", Shards: 1, Pending: "verifying the backup"}, "none": nil} {
+		emptiedSpec.Restore = r
+		d := Decide(p, obsAt(4, emptiedSpec, emptied...))
+		if len(actionsOf(d, "restore-snapshot")) > 0 || len(actionsOf(d, "open-writes")) > 0 || (d.Transition != nil && d.Transition.Event == EventRestoreGivenBack) {
+			t.Fatalf("spec names %s: the refused restore acted: %+v %v", name, d.Transition, d.Actions)
+		}
+	}
 	// Loading a shard takes the give-back away for good.
 	loaded := node(0, RolePrimary, "h2", 0)
 	loaded.Valkey.WritesFenced, loaded.Valkey.Snapshot = true, req.ID
-	spec.Restore = &req
+	spec.RefusedLoad = RefusedLoad{}
 	d := Decide(p, obsAt(5, spec, loaded, replica(1, 10), replica(2, 10)))
 	if d.Transition == nil || (d.Transition.Event != EventSnapshotLoaded && d.Transition.Event != EventHistoryRenamed) {
 		t.Fatalf("the load was not recorded: %+v", d.Transition)

@@ -65,6 +65,12 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 	if err := c.Do(ctx, kill).Error(); err != nil && !strings.Contains(err.Error(), "No such client") {
 		return "", fmt.Errorf("closing the replicas' links: %w", err)
 	}
+	// The new history comes before any other change: a node still under its old one must be
+	// the node it was (a refused restore gives it back as it is, min-replicas-to-write
+	// included, were the operator to die in between).
+	if err := newHistoryBeforeTheLoad(ctx, c, target); err != nil {
+		return "", err
+	}
 	// A Durable node refuses writes without a replica (min-replicas-to-write), and the load has
 	// just cut its replicas off: the check is off for the load and put back after it.
 	restoreMinReplicas, err := setForTheLoad(ctx, c, "min-replicas-to-write", "0", target.MinReplicasToWrite)
@@ -72,9 +78,6 @@ func LoadByRestore(ctx context.Context, target Target, store Store, name string,
 		return "", err
 	}
 	defer restoreMinReplicas()
-	if err := newHistoryBeforeTheLoad(ctx, c, target); err != nil {
-		return "", err
-	}
 	for _, cmd := range []vk.Completed{c.B().Flushall().Sync().Build(), c.B().FunctionFlush().Sync().Build()} {
 		if err := c.Do(ctx, cmd).Error(); err != nil {
 			return "", fmt.Errorf("emptying the node: %w", err)

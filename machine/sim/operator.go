@@ -154,6 +154,9 @@ func (o *Operator) reconcile() {
 		r.Pending = pending
 		obs.Spec.Rotation = &r
 	}
+	if t := p.Op.Target; p.State == machine.Restoring && o.refusedLoads[t] != "" {
+		obs.Spec.RefusedLoad = machine.RefusedLoad{ID: t, Why: o.refusedLoads[t]}
+	}
 	if r := obs.Spec.Restore; r != nil && o.refusedLoads[r.ID] != "" {
 		refused := *r
 		refused.Pending = "refused: " + o.refusedLoads[r.ID]

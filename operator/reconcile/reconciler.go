@@ -119,6 +119,8 @@ type Reconciler struct {
 	looks lookMemory
 	// restores remembers each cluster's backup verification for spec.restoreFrom.
 	restores restoreChecks
+	// refusedLoads: restores whose load was refused for their content.
+	refusedLoads loadRefusals
 	// acls remembers each cluster's ValkeyACL users and which process got which set.
 	acls aclMemory
 	// tls remembers each cluster's TLS configuration (the CA nodes are verified against).
@@ -401,6 +403,11 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 		comparePasswords(ctx, w, w.rotation)
 	}
 	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persisted, w)
+	if t := persisted.Op.Target; persisted.State == machine.Restoring {
+		if why := r.refusedLoads.of(vc.UID, t, vc.Generation); why != "" {
+			w.obs.Spec.RefusedLoad = machine.RefusedLoad{ID: t, Why: why}
+		}
+	}
 	w.histories = markRestored(vc.Status.Restore, w.obs.Nodes)
 	return w, nil
 }

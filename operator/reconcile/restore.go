@@ -112,21 +112,45 @@ func (c *restoreChecks) finish(cluster types.UID, done restoreCheck) bool {
 	return true
 }
 
-// refuseLoad records that a load of the restore id under way was refused for what its
-// snapshot holds (its files changed after the check): the machine is told (the request is
-// Pending again) and no load of it is tried again until the cluster's spec changes.
-func (c *restoreChecks) refuseLoad(cluster types.UID, id string, gen int64, err error, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[types.UID]*restoreCheck{}
+// loadRefusals remembers, per cluster, the restore whose load was refused for what its
+// snapshot holds (its files changed after the check), apart from the checks of restoreFrom:
+// the spec may name another restore by then (one still being checked) or none, and the one
+// under way must still not be loaded again. A refusal holds until the cluster's spec changes
+// (the user put the files back, or asks for something else): then one load is tried again.
+// In memory: an operator restart tries once more, refused before any node is touched.
+type loadRefusals struct {
+	mu sync.Mutex
+	m  map[types.UID]loadRefusal
+}
+
+type loadRefusal struct {
+	id, why string
+	gen     int64
+}
+
+func (l *loadRefusals) record(cluster types.UID, id string, gen int64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[types.UID]loadRefusal{}
 	}
-	ch := c.m[cluster]
-	if ch == nil || ch.id != id {
-		ch = &restoreCheck{id: id}
-		c.m[cluster] = ch
+	l.m[cluster] = loadRefusal{id: id, why: err.Error(), gen: gen}
+}
+
+// of says why a load of restore id was refused for cluster at generation gen ("": it was not,
+// or the spec changed since).
+func (l *loadRefusals) of(cluster types.UID, id string, gen int64) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.m[cluster]
+	if !ok || r.id != id {
+		return ""
 	}
-	ch.gen, ch.done, ch.at, ch.err = gen, true, now, err
+	if r.gen != gen {
+		delete(l.m, cluster)
+		return ""
+	}
+	return r.why
 }
 
 func (c *restoreChecks) forget(cluster types.UID) {
@@ -184,14 +208,14 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 	fresh.id = fresh.store.Location(fresh.path + "/")
 	w.restoreSpec, w.restorePath = &fresh.spec, fresh.path
 	req = &machine.RestoreRequest{ID: fresh.id, Snapshot: fresh.id, Shards: spec.Shards}
+	if why := r.refusedLoads.of(vc.UID, fresh.id, vc.Generation); why != "" && fresh.id != p.Restored {
+		// A load of it was refused (under way, or given back since): not again.
+		return &machine.RestoreRequest{ID: fresh.id, Snapshot: fresh.id, Shards: spec.Shards, Pending: "refused: " + why}, "Refused"
+	}
 	if fresh.id == p.Restored || (p.State == machine.Restoring && p.Op.Target == fresh.id) {
-		// Done, or under way: checked before it started, unless a load of it was refused
-		// since (refuseLoad), which holds until the spec changes.
 		fresh.done, fresh.at = true, r.now()
-		if ch, _ := r.restores.want(vc.UID, fresh, r.now()); fresh.id != p.Restored && ch.err != nil && backup.Refused(ch.err) {
-			req.Pending, phase = "refused: "+ch.err.Error(), "Refused"
-		}
-		return req, phase
+		r.restores.want(vc.UID, fresh, r.now())
+		return req, "" // done, or under way: checked before it started
 	}
 	ch, start := r.restores.want(vc.UID, fresh, r.now())
 	if start {
@@ -241,6 +265,11 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 // writes stay fenced until the machine opens them. The node's new replication IDs are recorded
 // as the restore's histories.
 func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.RestoreSnapshot, podIP string) error {
+	if why := r.refusedLoads.of(vc.UID, a.RequestID, vc.Generation); why != "" {
+		// Another shard's load was refused this turn: this one is not begun either, so that
+		// no shard's data changes while the restore may still give the cluster back.
+		return fmt.Errorf("shard %d not loaded: a load of %s was refused: %s", a.Shard, a.RequestID, why)
+	}
 	store, dir, err := r.snapshotStore(ctx, vc, a.Snapshot)
 	if err != nil {
 		return err
@@ -291,7 +320,7 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 // from the request, and decides whether the cluster is given back or waits.
 func (r *Reconciler) loadFailed(vc *v1alpha1.ValkeyCluster, a machine.RestoreSnapshot, err error) error {
 	if backup.Refused(err) {
-		r.restores.refuseLoad(vc.UID, a.RequestID, vc.Generation, err, r.now())
+		r.refusedLoads.record(vc.UID, a.RequestID, vc.Generation, err)
 		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: shard %d: the load into %s was refused: %v; it is not tried again until the cluster's spec changes", a.RequestID, a.Shard, a.Node, err)
 	}
 	return err

@@ -89,9 +89,14 @@ func TestALoadRefusedForItsContentIsNotTriedAgain(t *testing.T) {
 	if req := request(); !strings.Contains(req.Pending, "refused: ") || !strings.Contains(req.Pending, "sha256") {
 		t.Fatalf("after a refusal for the content, the request says %q; want the refusal", req.Pending)
 	}
-	// A changed spec is resolved again (from the API server, not here): the refusal does not
-	// hold for it.
-	if ch, _ := r.restores.want(vc.UID, restoreCheck{id: id, gen: 4, store: store, path: "nightly", done: true, at: t0}, t0); ch.err != nil {
-		t.Fatalf("a changed spec did not let the load be tried again: %v", ch.err)
+	// The refusal is the restore's, not the spec's: a check of another restore the spec names
+	// now does not replace it.
+	r.restores.want(vc.UID, restoreCheck{id: store.Location("hourly/"), gen: 3, store: store, path: "hourly"}, t0)
+	if why := r.refusedLoads.of(vc.UID, id, 3); !strings.Contains(why, "sha256") {
+		t.Fatalf("another restore's check replaced the refusal: %q", why)
+	}
+	// A changed spec lets one load be tried again.
+	if why := r.refusedLoads.of(vc.UID, id, 4); why != "" {
+		t.Fatalf("a changed spec did not let the load be tried again: %q", why)
 	}
 }
