@@ -66,7 +66,7 @@ func TestTheOperatorStaysWithinItsMemoryLimitUnderHostileLoad(t *testing.T) {
 	}
 	const opNS, release = "vo-memory", "vo-memory"
 	helm(t, "install", release, "../../charts/valkey-operator", "--namespace", opNS, "--create-namespace",
-		"--set", "retryInterval=1s", "--set", "replicas=1",
+		"--set", "retryInterval=1s", "--set", "replicas=1", "--set", "crds.enabled=false",
 		"--set", "resources.requests.memory="+operatorMemoryLimit, "--set", "resources.limits.memory="+operatorMemoryLimit,
 		"--wait", "--timeout", "3m")
 	t.Cleanup(func() { helm(t, "uninstall", release, "--namespace", opNS, "--wait", "--timeout", "2m") })
