@@ -1,24 +1,18 @@
 package celtest
 
 import (
-	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/internal/celtesting"
 )
 
 var (
-	clustersGVR   = v1alpha1.SchemeGroupVersion.WithResource("valkeyclusters")
-	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	clustersGVR = v1alpha1.SchemeGroupVersion.WithResource("valkeyclusters")
 )
 
 // clusters returns the ValkeyCluster client of a fresh namespace of its own for t.
@@ -28,41 +22,15 @@ func clusters(t *testing.T) dynamic.ResourceInterface {
 }
 
 // namespace creates a fresh namespace for t and returns its name.
-func namespace(t *testing.T) string {
-	t.Helper()
-	ns := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"generateName": "celtest-"},
-	}}
-	created, err := apiServer(t).Resource(namespacesGVR).Create(context.Background(), ns, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating a namespace: %v", err)
-	}
-	return created.GetName()
-}
+func namespace(t *testing.T) string { return celtesting.Namespace(t, apiServer(t)) }
 
 // object returns a ValkeyCluster named name whose spec is the YAML spec, sent as written.
 // An empty spec string leaves spec out of the object altogether.
 func object(t *testing.T, name, spec string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": "ValkeyCluster",
-		"metadata": map[string]any{"name": name},
-	}}
-	if spec != "" {
-		u.Object["spec"] = parseYAML(t, spec)
-	}
-	return u
+	return celtesting.Object(t, v1alpha1.SchemeGroupVersion.String(), "ValkeyCluster", name, spec)
 }
 
-func parseYAML(t *testing.T, doc string) map[string]any {
-	t.Helper()
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-		t.Fatalf("test YAML %q: %v", doc, err)
-	}
-	return m
-}
+func parseYAML(t *testing.T, doc string) map[string]any { return celtesting.ParseYAML(t, doc) }
 
 // typed decodes what the API server returned into the Go type, through JSON as a client does.
 func typed(t *testing.T, u *unstructured.Unstructured) *v1alpha1.ValkeyCluster {
@@ -93,28 +61,9 @@ func unstructuredOf(t *testing.T, c *v1alpha1.ValkeyCluster) *unstructured.Unstr
 	return u
 }
 
-// checkRefused fails t unless err is the API server refusing an invalid object with a message
-// containing want.
 func checkRefused(t *testing.T, err error, want string) {
 	t.Helper()
-	switch {
-	case err == nil:
-		t.Errorf("accepted; want refused with %q", want)
-	case !apierrors.IsInvalid(err):
-		t.Errorf("error %v is not a validation error; want one with %q", err, want)
-	case !strings.Contains(err.Error(), want):
-		t.Errorf("refused with\n  %v\nwant a message containing\n  %q", err, want)
-	}
+	celtesting.CheckRefused(t, err, want)
 }
 
-// check fails t unless err matches want: nil for "", else refused with want in the message.
-func check(t *testing.T, err error, want string) {
-	t.Helper()
-	if want == "" {
-		if err != nil {
-			t.Errorf("refused: %v", err)
-		}
-		return
-	}
-	checkRefused(t, err, want)
-}
+func check(t *testing.T, err error, want string) { t.Helper(); celtesting.Check(t, err, want) }
