@@ -1,6 +1,13 @@
 package v1beta1
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
 
 // Defaults that depend on another field, which a CRD default cannot express: the API server
 // stores the spec without them, and the operator (or the mutating webhook) applies them.
@@ -42,4 +49,100 @@ func DefaultStorageSize(p Profile) resource.Quantity {
 		return resource.MustParse(DefaultCacheStorageSize)
 	}
 	return resource.MustParse(DefaultDurableStorageSize)
+}
+
+// Defaults the API server applies from the +kubebuilder:default markers, repeated for objects
+// built in Go (tests, the simulator) and for objects stored before a default existed.
+const (
+	DefaultTopology = TopologyReplication
+	DefaultProfile  = ProfileDurable
+	DefaultImage    = "valkey/valkey:8.0"
+	// DefaultRotationGracePeriod is how long old passwords keep working after a rotation.
+	DefaultRotationGracePeriod = 10 * time.Minute
+	// DefaultBackupRetention is how many completed scheduled backups are kept.
+	DefaultBackupRetention = int32(7)
+	DefaultStoreRegion     = "us-east-1"
+	DefaultStoreChecksums  = "WhenSupported"
+	DefaultIssuerKind      = "Issuer"
+	DefaultIssuerGroup     = "cert-manager.io"
+)
+
+// SetDefaults fills in every unset field of spec that has a default: those the API server
+// applies from the CRD and those that depend on another field (replicas by topology, shards,
+// the volume's size by profile), which only the operator or the mutating webhook can apply.
+// It never overrides a value that is set, and applying it twice changes nothing.
+func SetDefaults(spec *ValkeyClusterSpec) {
+	if spec.Topology == "" {
+		spec.Topology = DefaultTopology
+	}
+	if spec.Profile == "" {
+		spec.Profile = DefaultProfile
+	}
+	if spec.Image == "" {
+		spec.Image = DefaultImage
+	}
+	if spec.Replicas == nil {
+		spec.Replicas = ptr.To(DefaultReplicas(spec.Topology))
+	}
+	if spec.Topology == TopologyCluster && spec.Shards == 0 {
+		spec.Shards = DefaultShards
+	}
+	if spec.Storage.Size == nil {
+		size := DefaultStorageSize(spec.Profile)
+		spec.Storage.Size = &size
+	}
+	if spec.Auth.Enabled == nil {
+		spec.Auth.Enabled = ptr.To(true)
+	}
+	if spec.Auth.RotationGracePeriod == nil {
+		spec.Auth.RotationGracePeriod = &metav1.Duration{Duration: DefaultRotationGracePeriod}
+	}
+	if r := spec.Auth.PasswordSecretRef; r != nil && r.Key == "" {
+		r.Key = DefaultSecretKey
+	}
+	if spec.TLS.Mode == "" {
+		spec.TLS.Mode = TLSDisabled
+	}
+	if r := spec.TLS.IssuerRef; r != nil {
+		if r.Kind == "" {
+			r.Kind = DefaultIssuerKind
+		}
+		if r.Group == "" {
+			r.Group = DefaultIssuerGroup
+		}
+	}
+	if s := spec.Service; s != nil && s.Type == "" {
+		s.Type = corev1.ServiceTypeClusterIP
+	}
+	if spec.PodDisruptionBudget.Enabled == nil {
+		spec.PodDisruptionBudget.Enabled = ptr.To(true)
+	}
+	if spec.Failover.ProbeIntervalSeconds == 0 {
+		spec.Failover.ProbeIntervalSeconds = 1
+	}
+	if spec.Failover.FailureThreshold == 0 {
+		spec.Failover.FailureThreshold = 3
+	}
+	if spec.Durability.MaxLagSeconds == 0 {
+		spec.Durability.MaxLagSeconds = 2
+	}
+	if spec.Backup != nil {
+		SetStoreDefaults(&spec.Backup.Store)
+		if spec.Backup.Retention.Count == nil {
+			spec.Backup.Retention.Count = ptr.To(DefaultBackupRetention)
+		}
+	}
+	if spec.RestoreFrom != nil && spec.RestoreFrom.Store != nil {
+		SetStoreDefaults(spec.RestoreFrom.Store)
+	}
+}
+
+// SetStoreDefaults fills in a store's defaulted fields as the API server does.
+func SetStoreDefaults(s *BackupStore) {
+	if s.Region == "" {
+		s.Region = DefaultStoreRegion
+	}
+	if s.Checksums == "" {
+		s.Checksums = DefaultStoreChecksums
+	}
 }
