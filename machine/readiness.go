@@ -70,7 +70,7 @@ func (d *decider) ready(p Persisted, dec Decision) Condition {
 			msg := fmt.Sprintf("shard %d: primary %s does not accept writes yet", s, rec.Primary)
 			reason := "PrimaryFenced"
 			if p.State == FailingOver {
-				reason = "FailingOver"
+				reason = string(p.Phase())
 				if dec.Waiting != "" {
 					msg += ": " + dec.Waiting
 				}
@@ -88,11 +88,11 @@ func (d *decider) progressing(p Persisted, dec Decision) Condition {
 	case p.State == Hibernated && len(dec.Actions) == 0 && d.hibernatedForGood():
 		return cond(ConditionProgressing, false, "Hibernated", "every pod stopped; the claims keep the data")
 	case p.State != Steady:
-		msg := string(p.State)
+		msg := string(p.Phase())
 		if dec.Waiting != "" {
 			msg += ": " + dec.Waiting
 		}
-		return cond(ConditionProgressing, true, string(p.State), msg)
+		return cond(ConditionProgressing, true, string(p.Phase()), msg)
 	case len(dec.Actions) > 0:
 		kinds := map[string]bool{}
 		var list []string

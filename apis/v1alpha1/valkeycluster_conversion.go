@@ -41,6 +41,8 @@ type clusterHubFields struct {
 	StatusReplicas int32  `json:"statusReplicas,omitempty"`
 	StatusSelector string `json:"statusSelector,omitempty"`
 	ValkeyVersion  string `json:"valkeyVersion,omitempty"`
+	// Phase is status.phase.
+	Phase string `json:"phase,omitempty"`
 }
 
 // ConvertTo converts this ValkeyCluster to the hub version, v1beta1.
@@ -92,6 +94,7 @@ func clusterHubFieldsOf(in *v1beta1.ValkeyCluster) clusterHubFields {
 		StatusReplicas:     in.Status.Replicas,
 		StatusSelector:     in.Status.Selector,
 		ValkeyVersion:      in.Status.ValkeyVersion,
+		Phase:              in.Status.Phase,
 	}
 	if s.RestoreFrom != nil {
 		f.DiscardCurrentData = s.RestoreFrom.DiscardCurrentData
@@ -126,7 +129,7 @@ func restoreClusterHubFields(dst *v1beta1.ValkeyCluster, f clusterHubFields) {
 		s.TLS.Duration, s.TLS.RenewBefore = f.TLSDuration, f.TLSRenewBefore
 	}
 	dst.Status.Replicas, dst.Status.Selector = f.StatusReplicas, f.StatusSelector
-	dst.Status.ValkeyVersion = f.ValkeyVersion
+	dst.Status.ValkeyVersion, dst.Status.Phase = f.ValkeyVersion, f.Phase
 }
 
 // replicasToHub: v1alpha1 counts the pods of a shard, the primary included; v1beta1 counts

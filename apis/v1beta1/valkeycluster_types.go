@@ -429,6 +429,14 @@ type ValkeyClusterStatus struct {
 	// +optional
 	State State `json:"state,omitempty"`
 
+	// Phase is what the cluster is doing, in the words kubectl get shows: the state, except
+	// that a planned hand-over of a primary (a requested switchover, a primary whose pod is
+	// deleted or drained, a primary moved off a pod a scale-down removes) reads SwitchingOver,
+	// where state reads FailingOver because the machine runs it with a failover's fences.
+	// Derived from the state; automation that follows the machine reads state.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
 	// ObservedGeneration is the metadata.generation of the spec the operator last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -663,7 +671,8 @@ type NodeStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=vkc,categories=valkey,scope=Namespaced
-// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,description="State of the cluster's state machine"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="What the cluster is doing: its state, with a planned hand-over of a primary shown as SwitchingOver"
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,priority=1,description="State of the cluster's state machine"
 // +kubebuilder:printcolumn:name="Topology",type=string,JSONPath=`.spec.topology`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.valkeyVersion`,description="Valkey version the nodes run"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyNodes`,description="Ready pods / desired pods"
