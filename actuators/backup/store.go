@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -23,8 +24,13 @@ type Store struct {
 	// PathStyle addresses the bucket in the path (http://host/bucket/key), which most stores
 	// other than AWS need, instead of in the host name.
 	PathStyle bool
-	AccessKey string
-	SecretKey string
+	// AccessKey and SecretKey are the store's static keys; CredentialsSecret names where they
+	// came from (namespace/name, for messages).
+	AccessKey, SecretKey string
+	CredentialsSecret    string
+	// Ambient, for a store without static keys, signs its requests with the process's own
+	// identity (the SDK's default chain). Nil: a store without keys has no credentials.
+	Ambient *AmbientCredentials
 	// Encryption asks the store for server-side encryption: "" (none), "AES256" or "aws:kms"
 	// (with KMSKeyID).
 	Encryption string
@@ -43,10 +49,7 @@ type Store struct {
 
 // Client is an S3 client for the store.
 func (s Store) Client() *s3.Client {
-	cfg := aws.Config{
-		Region:      s.Region,
-		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
-	}
+	cfg := aws.Config{Region: s.Region, Credentials: s.credentials()}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
@@ -70,6 +73,40 @@ func (s Store) Client() *s3.Client {
 			o.BaseEndpoint = aws.String(s.Endpoint)
 		}
 	})
+}
+
+// credentials are the store's static keys, or without them the process's default chain when
+// the store may use it. Never both: a store whose keys are wrong fails with them.
+func (s Store) credentials() aws.CredentialsProvider {
+	if s.AccessKey == "" && s.SecretKey == "" {
+		if s.Ambient != nil {
+			return ambientProvider{a: s.Ambient, region: s.Region}
+		}
+		return noCredentials{}
+	}
+	return credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, "")
+}
+
+// noCredentials refuses every request of a store with neither keys nor the default chain,
+// rather than letting the SDK send it unsigned.
+type noCredentials struct{}
+
+func (noCredentials) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials{}, errors.New("no credentials: the store has no keys and may not use the operator's default credential chain")
+}
+
+// CredentialsSource says, for status and Events, whose credentials the store's requests carry.
+func (s Store) CredentialsSource() string {
+	switch {
+	case s.AccessKey != "" || s.SecretKey != "":
+		if s.CredentialsSecret != "" {
+			return "the Secret " + s.CredentialsSecret
+		}
+		return "static keys"
+	case s.Ambient != nil:
+		return "the operator's default chain"
+	}
+	return "none"
 }
 
 // Key is the full key of name in the store.

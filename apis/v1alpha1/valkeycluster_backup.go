@@ -89,8 +89,9 @@ type BackupStore struct {
 
 	// CredentialsSecret names a Secret in the cluster's namespace with the keys
 	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Empty (a store written as v1beta1 without
-	// credentialsSecretRef, for the AWS SDK's default credential chain): the operator does
-	// not use that chain yet and refuses the store, saying so in the backup's status.
+	// credentialsSecretRef): the operator signs with its own identity, the AWS SDK's default
+	// credential chain, where its administrator allows it (--backup-ambient-credentials);
+	// otherwise it refuses the store, saying so in the backup's status.
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	CredentialsSecret string `json:"credentialsSecret,omitempty"`

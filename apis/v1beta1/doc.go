@@ -30,8 +30,8 @@
 //     credentialsSecret). imagePullSecrets keeps the Pod spec's own shape, since it is
 //     copied into the pods as it is.
 //   - backup.store.credentialsSecretRef is optional: without it the operator uses the AWS
-//     SDK's default credential chain (IRSA, EKS Pod Identity, instance roles), so that
-//     platforms that forbid static keys can back up.
+//     SDK's default credential chain (IRSA, EKS Pod Identity, instance roles), where its
+//     administrator allows it, so that platforms that forbid static keys can back up.
 //   - tls.issuerRef {name, kind, group} is cert-manager's own issuerRef (was tls.issuer),
 //     with tls.duration and tls.renewBefore beside it as in a cert-manager Certificate.
 //   - tls.mode values say which listeners run: Disabled (plain only), PlainAndTLS (was

@@ -88,9 +88,12 @@ type BackupStore struct {
 	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
 
 	// CredentialsSecretRef names a Secret in the cluster's namespace with the keys
-	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Unset, the operator uses the AWS SDK's
-	// default credential chain: its environment, a web identity token (IRSA), EKS Pod
-	// Identity and the instance's role, so that no static key needs to live in a Secret.
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Unset, the operator uses its own identity,
+	// the AWS SDK's default credential chain (its environment, a web identity token (IRSA),
+	// EKS Pod Identity, the instance's role), so that no static key needs to live in a
+	// Secret: only where its administrator allows it (--backup-ambient-credentials), since
+	// every namespace it watches shares that identity; otherwise the store is refused, saying
+	// so in the backup's status.
 	// +optional
 	CredentialsSecretRef *SecretRef `json:"credentialsSecretRef,omitempty"`
 

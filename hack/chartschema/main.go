@@ -272,6 +272,10 @@ var kubernetes = map[string]map[string]any{
 	"tolerations":        {"type": "array", "description": "The operator pod's tolerations, as in a Pod spec.", "items": map[string]any{"type": "object"}},
 	"nodeSelector":       stringMap("The operator pod's nodeSelector, as in a Pod spec."),
 	"watchNamespaces":    {"type": "array", "description": "Namespaces to manage (namespaced mode, a Role in each); empty: every namespace.", "items": map[string]any{"type": "string", "pattern": `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`}},
+	"env":                {"type": "array", "description": "Extra environment variables of the operator container, as in a Pod spec.", "items": map[string]any{"type": "object"}},
+	"envFrom":            {"type": "array", "description": "Extra environment sources of the operator container (ConfigMaps, Secrets), as in a Pod spec.", "items": map[string]any{"type": "object"}},
+	"extraVolumes":       {"type": "array", "description": "Extra volumes of the operator pod, as in a Pod spec.", "items": map[string]any{"type": "object"}},
+	"extraVolumeMounts":  {"type": "array", "description": "Mounts of the extra volumes in the operator container, as in a Pod spec.", "items": map[string]any{"type": "object"}},
 	"image.pullPolicy":   {"type": "string", "enum": []any{"Always", "IfNotPresent", "Never"}},
 	"logLevel":           {"type": "string", "enum": []any{"debug", "info", "error"}},
 }

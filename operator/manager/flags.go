@@ -48,8 +48,13 @@ type Config struct {
 	// the first failed one (doubled after each).
 	BackupAttempts int
 	BackupBackOff  time.Duration
-	SourceIP       string
-	LogLevel       string
+	// BackupAmbientCredentials lets backup stores that name no credentials Secret sign with
+	// the operator's own identity (the AWS SDK's default chain: IRSA, Pod Identity, an
+	// instance role). Off by default: that identity is shared by every namespace the operator
+	// watches, so whoever may create a ValkeyCluster reaches every bucket it reaches.
+	BackupAmbientCredentials bool
+	SourceIP                 string
+	LogLevel                 string
 	// LogOutput receives the logs (default: standard error).
 	LogOutput io.Writer
 	// SkipNameValidation lets tests start several managers in one process.
@@ -90,6 +95,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.RetryInterval, "retry-interval", 2*time.Second, "how soon a cluster whose action failed is looked at again (each cluster's survey interval is its spec.failover.probeIntervalSeconds)")
 	fs.IntVar(&c.BackupAttempts, "backup-attempts", 3, "how many attempts a backup gets before it stays Failed")
 	fs.DurationVar(&c.BackupBackOff, "backup-backoff", 30*time.Second, "wait after a backup's first failed attempt, doubled after each")
+	fs.BoolVar(&c.BackupAmbientCredentials, "backup-ambient-credentials", false, "let backup stores that name no credentials Secret use the operator's own cloud identity (the AWS SDK's default chain: environment, IRSA web identity, EKS Pod Identity, instance role); every namespace the operator watches then reaches every bucket that identity reaches")
 	fs.StringVar(&c.SourceIP, "source-ip", host, "local address for connections to Valkey nodes (default: POD_IP)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info or error")
 	if err := fs.Parse(args); err != nil {

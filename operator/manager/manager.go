@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
@@ -143,6 +144,10 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 			MaxConcurrentReconciles: c.MaxConcurrentReconciles,
 			Valkey:                  vopts,
 		},
+	}
+	if c.BackupAmbientCredentials {
+		r.Options.AmbientCredentials = backup.NewAmbientCredentials()
+		log.Info("backup stores without a credentials Secret use the operator's own identity (--backup-ambient-credentials): every watched namespace reaches the buckets it reaches")
 	}
 	if j != nil {
 		r.Metrics.JournalAvailable.Set(1)

@@ -153,7 +153,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	v1alpha1.SetStoreDefaults(&spec)
 	// refusal is why this attempt cannot stream; it is recorded as the attempt's failure once
 	// the attempt itself is recorded.
-	store, refusal := storeOf(ctx, b.apiReader(), vb.Namespace, spec)
+	store, refusal := b.storeOf(ctx, vb.Namespace, spec)
 	var sources []backup.ShardSource
 	if refusal == nil {
 		sources, refusal = backup.Sources(look.obs, look.next.Shards, valkey.UserOperator, look.passwords.Operator)
@@ -210,8 +210,8 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	version := versionOf(look.obs, sources)
 	b.start(clusterKey, vb.Name)
-	b.Recorder.Eventf(&vb, &vc, corev1.EventTypeNormal, "BackupStarted", "Backup", "attempt %d: streaming %d shard(s) of %s to %s", vb.Status.Attempts, len(sources), vc.Name, vb.Status.Location)
-	logFrom(ctx).Info("backup started", "backup", vb.Name, "attempt", vb.Status.Attempts, "location", vb.Status.Location, "sources", sourceNames(sources))
+	b.Recorder.Eventf(&vb, &vc, corev1.EventTypeNormal, "BackupStarted", "Backup", "attempt %d: streaming %d shard(s) of %s to %s (credentials: %s)", vb.Status.Attempts, len(sources), vc.Name, vb.Status.Location, store.CredentialsSource())
+	logFrom(ctx).Info("backup started", "backup", vb.Name, "attempt", vb.Status.Attempts, "location", vb.Status.Location, "sources", sourceNames(sources), "credentials", store.CredentialsSource())
 	go b.run(base, vb.DeepCopy(), clusterKey, store, dir, version, sources)
 	return ctrl.Result{}, nil
 }

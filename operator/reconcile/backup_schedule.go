@@ -228,7 +228,7 @@ func (s *BackupScheduler) restoreSources(ctx context.Context, namespace string) 
 func (s *BackupScheduler) pruneOne(ctx context.Context, vc *v1alpha1.ValkeyCluster, b *v1alpha1.ValkeyBackup) error {
 	objects := 0
 	if b.Status.Store != nil && b.Status.Path != "" {
-		store, err := storeOf(ctx, s.apiReader(), b.Namespace, *b.Status.Store)
+		store, err := s.storeOf(ctx, b.Namespace, *b.Status.Store)
 		if err != nil {
 			return fmt.Errorf("pruning backup %s: %w", b.Name, err)
 		}

@@ -26,19 +26,30 @@ func backupPath(namespace, cluster, name string) string {
 	return path.Join(namespace, cluster, name)
 }
 
-// errNoCredentialsSecret refuses a store without a credentials Secret (v1beta1 allows one, for
-// the AWS SDK's default credential chain, which the backup package does not use yet): better
-// refused with a reason than sent to S3 unsigned.
-var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: the AWS SDK's default credential chain (IRSA, Pod Identity, instance roles) is not supported yet; name a Secret with the keys %s and %s (v1beta1: credentialsSecretRef, v1alpha1: credentialsSecret)", SecretAccessKeyID, SecretSecretAccessKey)
+// errNoCredentialsSecret refuses a store without a credentials Secret when the operator may
+// not lend it its own identity (Options.AmbientCredentials): that identity is shared by every
+// namespace the operator watches, so only its administrator can allow it.
+var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: name a Secret with the keys %s and %s (v1beta1: credentialsSecretRef, v1alpha1: credentialsSecret), or ask the operator's administrator to let stores without one use the operator's own cloud identity (IRSA, Pod Identity, instance role: the operator's flag --backup-ambient-credentials, chart value backup.ambientCredentials)", SecretAccessKeyID, SecretSecretAccessKey)
 
 // storeOf turns a store's spec into the store the backup package writes to, reading its
 // credentials from the Secret in namespace. The Secret is the user's, not the operator's, so it
-// is read from the API server (the cache holds only what the operator made).
-func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v1alpha1.BackupStore) (backup.Store, error) {
+// is read from the API server (the cache holds only what the operator made). A store naming no
+// Secret signs with the operator's default credential chain, where the operator allows it; a
+// Secret named but missing or incomplete never falls back to it.
+func (r *Reconciler) storeOf(ctx context.Context, namespace string, spec v1alpha1.BackupStore) (backup.Store, error) {
 	v1alpha1.SetStoreDefaults(&spec)
 	if spec.CredentialsSecret == "" {
-		return backup.Store{}, errNoCredentialsSecret
+		if r.Options.AmbientCredentials == nil {
+			return backup.Store{}, errNoCredentialsSecret
+		}
+		store, err := storeWithoutCredentials(spec)
+		if err != nil {
+			return backup.Store{}, err
+		}
+		store.Ambient = r.Options.AmbientCredentials
+		return store, nil
 	}
+	reader := r.apiReader()
 	var sec corev1.Secret
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecret}, &sec); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -55,13 +66,24 @@ func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v
 	if len(missing) > 0 {
 		return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s has no %s", namespace, spec.CredentialsSecret, strings.Join(missing, " and no "))
 	}
+	store, err := storeWithoutCredentials(spec)
+	if err != nil {
+		return backup.Store{}, err
+	}
+	store.AccessKey, store.SecretKey = string(sec.Data[SecretAccessKeyID]), string(sec.Data[SecretSecretAccessKey])
+	store.CredentialsSecret = namespace + "/" + spec.CredentialsSecret
+	return store, nil
+}
+
+// storeWithoutCredentials is the store of spec, its endpoint checked, before the caller gives
+// it credentials.
+func storeWithoutCredentials(spec v1alpha1.BackupStore) (backup.Store, error) {
 	prefix := spec.Prefix
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
 	store := backup.Store{
 		Endpoint: spec.Endpoint, AllowPlainHTTP: spec.AllowPlainHTTP, Region: spec.Region, Bucket: spec.Bucket, Prefix: prefix, PathStyle: spec.ForcePathStyle,
-		AccessKey: string(sec.Data[SecretAccessKeyID]), SecretKey: string(sec.Data[SecretSecretAccessKey]),
 		Encryption: spec.Encryption, KMSKeyID: spec.KMSKeyID, ChecksumWhenRequired: spec.Checksums == "WhenRequired",
 	}
 	// The API refuses a plain-HTTP endpoint without allowPlainHTTP; one stored before that

@@ -87,7 +87,7 @@ func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
 	}
 	spec := vc.Spec.Backup.Store
 	v1alpha1.SetStoreDefaults(&spec)
-	store, err := storeOf(ctx, c.r.apiReader(), vc.Namespace, spec)
+	store, err := c.r.storeOf(ctx, vc.Namespace, spec)
 	if err != nil {
 		return "", err
 	}

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
@@ -57,6 +58,11 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Valkey says how nodes are reached (source address, timeouts).
 	Valkey valkey.Options
+	// AmbientCredentials, when set, signs the requests of backup stores that name no
+	// credentials Secret with the operator's own identity (the AWS SDK's default chain). Nil:
+	// such stores are refused. The operator's administrator opts in (--backup-ambient-credentials):
+	// every namespace the operator watches then reaches what that identity reaches.
+	AmbientCredentials *backup.AmbientCredentials
 }
 
 func (o Options) withDefaults() Options {

@@ -180,7 +180,7 @@ func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyClust
 	default:
 		return spec, backup.Store{}, "", errors.New("restoreFrom names no backup")
 	}
-	store, err := storeOf(ctx, r.apiReader(), vc.Namespace, spec)
+	store, err := r.storeOf(ctx, vc.Namespace, spec)
 	return spec, store, dir, err
 }
 
@@ -256,7 +256,7 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: %v; nothing was touched and the cluster keeps serving (%s)", ch.id, ch.err, again)
 		return
 	}
-	r.event(vc, corev1.EventTypeNormal, "RestoreVerified", "%s: %d shard(s), every file matches its sha256 and is a valid RDB", ch.id, len(ch.m.Shards))
+	r.event(vc, corev1.EventTypeNormal, "RestoreVerified", "%s: %d shard(s), every file matches its sha256 and is a valid RDB (credentials: %s)", ch.id, len(ch.m.Shards), ch.store.CredentialsSource())
 }
 
 // restoreSnapshot is the real RestoreSnapshot: the shard's file of the snapshot the action
@@ -396,7 +396,7 @@ func slotSet(ranges []machine.SlotRange) (set [machine.NumSlots]bool) {
 // is the action's.
 func (r *Reconciler) snapshotStore(ctx context.Context, vc *v1alpha1.ValkeyCluster, location string) (backup.Store, string, error) {
 	if rs := vc.Status.Restore; rs != nil && rs.HistoriesOf == location && rs.Store != nil {
-		store, err := storeOf(ctx, r.apiReader(), vc.Namespace, *rs.Store)
+		store, err := r.storeOf(ctx, vc.Namespace, *rs.Store)
 		return store, rs.Path, err
 	}
 	if vc.Spec.RestoreFrom != nil {
