@@ -45,7 +45,7 @@ var resources = map[string]string{"ValkeyCluster": "valkeyclusters", "ValkeyBack
 
 // notChecked are pages left out, with the reason.
 var notChecked = map[string]string{
-	"docs/api.md": "its hand-written examples are rewritten with the reference generated below them",
+	"docs/api.md": "its hand-written part, above the generated reference, still shows v1alpha1: remove this entry once it speaks v1beta1",
 }
 
 // TestEveryManifestInTheDocsIsAccepted extracts every ValkeyCluster, ValkeyBackup and
@@ -253,7 +253,8 @@ func docManifests(t *testing.T, root string) []manifest {
 			t.Fatal(err)
 		}
 		rel = filepath.ToSlash(rel)
-		if _, skip := notChecked[rel]; skip {
+		if reason, skip := notChecked[rel]; skip {
+			t.Logf("%s is not checked: %s", rel, reason)
 			continue
 		}
 		data, err := os.ReadFile(path)
