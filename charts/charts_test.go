@@ -13,7 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 var charts = []string{"valkey-operator", "valkey-cluster"}
@@ -72,8 +72,9 @@ func valuesFile(t *testing.T, values string) string {
 
 // object is one rendered manifest.
 type object struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
 		Name        string            `json:"name"`
 		Namespace   string            `json:"namespace"`
 		Labels      map[string]string `json:"labels"`
@@ -154,7 +155,7 @@ func TestTheClusterChartFollowsTheOperatorsAppVersion(t *testing.T) {
 // level key or a wrong type at helm template (install, upgrade and lint check the same), naming
 // the field; the maps that are Kubernetes' to judge stay open.
 func TestValuesWithTyposAreRefused(t *testing.T) {
-	acl := `{name: app, user: app, rules: ["+@read"], passwordSecrets: [{name: app-password}]`
+	acl := `{name: app, user: app, rules: ["+@read"], passwordSecretRefs: [{name: app-password}]`
 	for i, c := range []struct {
 		chart, values string
 		want          []string // in the error; none: accepted
@@ -163,17 +164,17 @@ func TestValuesWithTyposAreRefused(t *testing.T) {
 		{"valkey-cluster", `acl: []`, []string{"at '': additional properties 'acl' not allowed"}},
 		{"valkey-cluster", `spec: {replicas: "three"}`, []string{"at '/spec/replicas': got string, want integer"}},
 		{"valkey-cluster", `spec: {storage: {sise: 2Gi}}`, []string{"at '/spec/storage': additional properties 'sise' not allowed"}},
-		{"valkey-cluster", `spec: {backup: {store: {bucket: b, credentialsSecret: s, endpiont: "https://s3"}}}`, []string{"at '/spec/backup/store': additional properties 'endpiont' not allowed"}},
+		{"valkey-cluster", `spec: {backup: {store: {bucket: b, credentialsSecretRef: {name: s}, endpiont: "https://s3"}}}`, []string{"at '/spec/backup/store': additional properties 'endpiont' not allowed"}},
 		{"valkey-cluster", `spec: {config: {databases: 32}}`, []string{"at '/spec/config/databases': got number, want string"}},
 		{"valkey-cluster", `spec: {topology: cluster}`, []string{"at '/spec/topology': value must be one of 'Standalone', 'Replication', 'Cluster'"}},
 		{"valkey-cluster", `spec: {resources: {limits: {memory: 2Gi}, request: {cpu: 1}}}`, []string{"at '/spec/resources': additional properties 'request' not allowed"}},
 		{"valkey-cluster", `spec: {tolerations: [{key: k, efect: NoSchedule}]}`, []string{"at '/spec/tolerations/0': additional properties 'efect' not allowed"}},
 		{"valkey-cluster", `acls: [` + acl + `, cluster: other}]`, []string{"at '/acls/0': additional properties 'cluster' not allowed"}},
 		{"valkey-cluster", `acls: [` + acl + `, rule: ["+@all"]}]`, []string{"at '/acls/0': additional properties 'rule' not allowed"}},
-		{"valkey-cluster", `acls: [{user: app, rules: ["+@read"], passwordSecrets: [{name: pw}]}]`, []string{"at '/acls/0': missing property 'name'"}},
+		{"valkey-cluster", `acls: [{user: app, rules: ["+@read"], passwordSecretRefs: [{name: pw}]}]`, []string{"at '/acls/0': missing property 'name'"}},
 		{"valkey-cluster", `name: Sessions`, []string{"at '/name'", "does not match pattern"}},
 		{"valkey-cluster", `acls: [` + acl + `}, ` + acl + `}]`, []string{"acls: the name app is given twice"}},
-		{"valkey-cluster", `acls: [` + acl + `}, {name: app2, user: app, rules: ["+@read"], passwordSecrets: [{name: pw}]}]`, []string{"acls: the user app is given twice (app and app2)"}},
+		{"valkey-cluster", `acls: [` + acl + `}, {name: app2, user: app, rules: ["+@read"], passwordSecretRefs: [{name: pw}]}]`, []string{"acls: the user app is given twice (app and app2)"}},
 		{"valkey-cluster", `{global: {anything: 1}, labels: {team: shop}, spec: {nodeSelector: {disk: ssd}}}`, nil},
 		{"valkey-operator", `replica: 1`, []string{"at '': additional properties 'replica' not allowed"}},
 		{"valkey-operator", `replicas: "two"`, []string{"at '/replicas': got string, want integer"}},
@@ -217,7 +218,8 @@ type clusterValues struct {
 
 // TestTheClusterChartRendersTheValues: the ValkeyCluster is named, labelled and annotated as
 // the values say and its spec is the values' spec, field for field; each ValkeyACL is its
-// item without the name, with the cluster. Both decode strictly into the API's Go types.
+// item without the name, with the cluster. Both are v1beta1, the version users write, and
+// decode strictly into its Go types.
 func TestTheClusterChartRendersTheValues(t *testing.T) {
 	full := filepath.Join("valkey-cluster", "ci", "full-values.yaml")
 	raw, err := os.ReadFile(full)
@@ -234,6 +236,9 @@ func TestTheClusterChartRendersTheValues(t *testing.T) {
 	}
 	var clusters, acls []object
 	for _, o := range objects(t, out) {
+		if o.APIVersion != v1beta1.SchemeGroupVersion.String() {
+			t.Errorf("the chart renders %s %s as %s, want %s", o.Kind, o.Metadata.Name, o.APIVersion, v1beta1.SchemeGroupVersion)
+		}
 		switch o.Kind {
 		case "ValkeyCluster":
 			clusters = append(clusters, o)
@@ -257,7 +262,7 @@ func TestTheClusterChartRendersTheValues(t *testing.T) {
 	if !reflect.DeepEqual(vc.Spec, want.Spec) {
 		t.Errorf("the rendered spec differs from the values':\n%s", vc.raw)
 	}
-	var typed v1alpha1.ValkeyCluster
+	var typed v1beta1.ValkeyCluster
 	if err := yaml.UnmarshalStrict(vc.raw, &typed); err != nil {
 		t.Errorf("the rendered ValkeyCluster is not one: %v", err)
 	}
@@ -273,7 +278,7 @@ func TestTheClusterChartRendersTheValues(t *testing.T) {
 			t.Errorf("ValkeyACL %d renders as\n%s\nwant name %v and spec %v", i, a.raw, item["name"], spec)
 		}
 		checkLabels(t, a, want.Labels)
-		var typed v1alpha1.ValkeyACL
+		var typed v1beta1.ValkeyACL
 		if err := yaml.UnmarshalStrict(a.raw, &typed); err != nil {
 			t.Errorf("the rendered ValkeyACL %d is not one: %v", i, err)
 		}
@@ -336,10 +341,10 @@ func TestTheFullValuesAreFull(t *testing.T) {
 			missing = append(missing, "valkey-cluster: "+key)
 		}
 	}
-	// Kubernetes' own types are set, not every field of them; shards, secretName and a
+	// Kubernetes' own types are set, not every field of them; shards, tls.secretRef and a
 	// restore from a store are exclusive with what the file sets.
 	kubernetesTypes := []string{"affinity", "tolerations", "topologySpreadConstraints", "resources", "nodeSelector", "config", "networkPolicy.from", "networkPolicy.operator"}
-	exclusive := []string{"shards", "tls.secretName", "restoreFrom.store", "restoreFrom.path"}
+	exclusive := []string{"shards", "tls.secretRef", "restoreFrom.store", "restoreFrom.path"}
 	walkSchema(props["spec"].(map[string]any), "", func(path string) bool {
 		if slices.Contains(exclusive, path) {
 			return false

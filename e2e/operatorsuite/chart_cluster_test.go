@@ -19,10 +19,10 @@ import (
 )
 
 // TestTheClusterChartInstallsUpgradesAndUninstallsACluster drives a cluster through Helm
-// alone: charts/valkey-cluster installs a 3-pod ValkeyCluster and a ValkeyACL (the operator
-// runs in-process) that reach Steady and Applied; an upgrade with a directive that needs a
-// restart rolls the pods one at a time to a new revision and back to Steady, the ACL user still
-// working; the uninstall deletes the ValkeyCluster and its ValkeyACL.
+// alone: charts/valkey-cluster installs a ValkeyCluster of a primary and two replicas (3 pods)
+// and a ValkeyACL (the operator runs in-process) that reach Steady and Applied; an upgrade with
+// a directive that needs a restart rolls the pods one at a time to a new revision and back to
+// Steady, the ACL user still working; the uninstall deletes the ValkeyCluster and its ValkeyACL.
 func TestTheClusterChartInstallsUpgradesAndUninstallsACluster(t *testing.T) {
 	if cl == nil {
 		t.Skip("no local cluster")
@@ -42,14 +42,14 @@ func TestTheClusterChartInstallsUpgradesAndUninstallsACluster(t *testing.T) {
 		values: `
 labels: {team: shop}
 spec:
-  replicas: 3
+  replicas: 2
   config:
     maxmemory-samples: "7"
 acls:
   - name: app
     user: app
     rules: ["~app:*", "+@read", "+@write", "+ping", "+hello"]
-    passwordSecrets: [{name: app-password}]
+    passwordSecretRefs: [{name: app-password}]
 `,
 		// databases takes effect only at start: a new revision, rolled.
 		upgrade: `spec: {config: {databases: "32"}}`,

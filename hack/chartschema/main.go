@@ -148,9 +148,9 @@ func clusterSchema(clusterCRD, aclCRD string) (map[string]any, error) {
 }
 
 // chartVersion is the version of the kinds the valkey-cluster chart's templates write
-// (apiVersion valkey.fsm.dev/v1alpha1): its values are checked against that version's schema,
-// whichever version the API server stores.
-const chartVersion = "v1alpha1"
+// (apiVersion valkey.fsm.dev/v1beta1): its values are checked against that version's schema,
+// so the values read as the manifests users write.
+const chartVersion = "v1beta1"
 
 // crdSpec is the JSON Schema of the spec of the CRD in file (version chartVersion).
 func crdSpec(file string) (map[string]any, error) {
