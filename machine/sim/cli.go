@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
@@ -23,6 +24,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	failures := fs.Int("failures", 1, "stop after this many failing schedules")
 	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
 	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as valkey-operator replay reads it; - for standard input); replaces -topology")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the exploration to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
 		fmt.Fprintln(stderr, "Runs random fault schedules against the state machine in a simulated world and checks the safety")
@@ -66,12 +68,36 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *replay != "" {
 		return replaySchedule(*replay, *topology, topos, sab, stdout, stderr)
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate:", err)
+			return 2
+		}
+		defer stop()
+	}
 	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures})
 	rep.Write(stdout)
 	if !rep.OK() {
 		return 1
 	}
 	return 0
+}
+
+// startCPUProfile profiles the process into path until the returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // replaySchedule plays a schedule file (its "# topology:" line, else -topology) and prints
