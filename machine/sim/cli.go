@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 
@@ -24,6 +25,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	failures := fs.Int("failures", 1, "stop after this many failing schedules")
 	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
 	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as valkey-operator replay reads it; - for standard input); replaces -topology")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "schedules run at once (the report is the same for any number)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the exploration to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
@@ -34,8 +36,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *schedules < 1 || *steps < 0 {
-		fmt.Fprintln(stderr, "simulate: -schedules must be at least 1 and -steps not negative")
+	if *schedules < 1 || *steps < 0 || *parallel < 1 {
+		fmt.Fprintln(stderr, "simulate: -schedules and -parallel must be at least 1 and -steps not negative")
 		return 2
 	}
 	var topos []Topology
@@ -76,7 +78,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures})
+	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures, Parallel: *parallel})
 	rep.Write(stdout)
 	if !rep.OK() {
 		return 1
