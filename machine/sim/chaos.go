@@ -29,6 +29,12 @@ type ChaosConfig struct {
 	// Parallel is how many schedules run at once (default: GOMAXPROCS); the report is the
 	// same for any value.
 	Parallel int
+	// Budget, when set, ends the exploration once that much time was spent exploring (and at
+	// least MinSchedules ran), at a batch's end, before Schedules: CI explores as many
+	// schedules as a fixed time allows. Which schedules run is the same as without a budget;
+	// how many depends on the machine.
+	Budget       time.Duration
+	MinSchedules int
 }
 
 // ChaosReport is what an exploration found.
@@ -78,6 +84,9 @@ func Explore(cfg ChaosConfig) ChaosReport {
 	batch := cfg.Parallel * 8
 	results := make([]explored, batch)
 	for first := 0; first < cfg.Schedules; first += batch {
+		if cfg.Budget > 0 && first >= cfg.MinSchedules && time.Since(start)-rep.Shrinking >= cfg.Budget {
+			break
+		}
 		n := min(batch, cfg.Schedules-first)
 		exploreBatch(cfg, opts, first, results[:n])
 		for _, x := range results[:n] {
@@ -176,6 +185,17 @@ func (r *ChaosReport) add(s Stats) {
 	r.Totals.Reconciles += s.Reconciles
 }
 
+// Unexercised lists the table's edges no schedule took.
+func (r ChaosReport) Unexercised() []string {
+	var out []string
+	for _, e := range machine.Table() {
+		if name := edgeName(e.From, e.Event, e.To); r.Totals.Edges[name] == 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // OK reports whether no property failed.
 func (r ChaosReport) OK() bool { return len(r.Violations) == 0 }
 
@@ -193,20 +213,16 @@ func (r ChaosReport) Write(out io.Writer) {
 	if r.Config.Sabotage != SabotageNone {
 		fmt.Fprintf(out, ", sabotage %s", r.Config.Sabotage)
 	}
+	fmt.Fprint(out, ") in ", r.Elapsed.Round(time.Millisecond))
 	if r.Config.Parallel > 0 {
-		fmt.Fprintf(out, ", %d at once", r.Config.Parallel)
+		fmt.Fprintf(out, " (%d at once)", r.Config.Parallel)
 	}
-	fmt.Fprintf(out, ") in %s: %d ticks, %.0f ticks/s, %.0f schedules/s\n", r.Elapsed.Round(time.Millisecond), r.Ticks, float64(r.Ticks)/secs, float64(r.Schedules)/secs)
+	fmt.Fprintf(out, ": %d ticks, %.0f ticks/s, %.0f schedules/s\n", r.Ticks, float64(r.Ticks)/secs, float64(r.Schedules)/secs)
 	t := r.Totals
 	fmt.Fprintf(out, "reconciles %d, transitions %d, actions %d (%d refused or failed), client writes %d acknowledged (%d by WAIT), %d rejected\n",
 		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
-	var unexercised []string
+	unexercised := r.Unexercised()
 	edges := machine.Table()
-	for _, e := range edges {
-		if r.Totals.Edges[edgeName(e.From, e.Event, e.To)] == 0 {
-			unexercised = append(unexercised, edgeName(e.From, e.Event, e.To))
-		}
-	}
 	fmt.Fprintf(out, "table edges exercised: %d of %d", len(edges)-len(unexercised), len(edges))
 	if len(unexercised) > 0 {
 		fmt.Fprintf(out, " (not: %s)", strings.Join(unexercised, "; "))

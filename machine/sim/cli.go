@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -26,6 +27,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
 	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as valkey-operator replay reads it; - for standard input); replaces -topology")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "schedules run at once (the report is the same for any number)")
+	budget := fs.Duration("budget", 0, "explore for this long (at a batch's end), up to -schedules if given: a fixed time rather than a fixed count")
+	everyEdge := fs.Bool("every-edge", false, "fail (exit 1) when a transition table edge was never taken")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the exploration to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
@@ -78,9 +81,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures, Parallel: *parallel})
+	if *budget > 0 && !flagSet(fs, "schedules") {
+		*schedules = math.MaxInt32
+	}
+	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures, Parallel: *parallel, Budget: *budget})
 	rep.Write(stdout)
 	if !rep.OK() {
+		return 1
+	}
+	if un := rep.Unexercised(); *everyEdge && len(un) > 0 {
+		fmt.Fprintf(stdout, "FAILED: %d table edge(s) never taken: %s\n", len(un), strings.Join(un, "; "))
 		return 1
 	}
 	return 0
@@ -158,6 +168,12 @@ func topologyFromJournalFile(path string) (Topology, string, error) {
 		return Topology{}, "", fmt.Errorf("%s: %w", path, err)
 	}
 	return FromJournal(j)
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func knownSabotage(s Sabotage) bool {

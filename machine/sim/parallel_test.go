@@ -3,6 +3,7 @@ package sim
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // An exploration reports the same whatever the number of workers: the same schedules, counts,
@@ -36,4 +37,21 @@ func reportText(r ChaosReport) string {
 	var b strings.Builder
 	r.Write(&b)
 	return b.String()
+}
+
+// A time budget ends an exploration at a batch's end once spent and MinSchedules ran; what
+// ran is the same as an exploration of that many schedules without one.
+func TestExplorationBudgetStopsAtABatchEnd(t *testing.T) {
+	cfg := ChaosConfig{Topologies: []Topology{Topologies["replication"], Topologies["cluster"]}, Seed: 3, Schedules: 10000, Steps: 60, Parallel: 2,
+		Budget: time.Nanosecond, MinSchedules: 20}
+	rep := Explore(cfg)
+	// Batches of 8 per worker: 16 schedules, then 32, when the budget is found spent.
+	if rep.Schedules != 32 {
+		t.Fatalf("explored %d schedules, want 32 (two batches of 16)", rep.Schedules)
+	}
+	counted := cfg
+	counted.Budget, counted.MinSchedules, counted.Schedules = 0, 0, rep.Schedules
+	if a, b := reportText(rep), reportText(Explore(counted)); a != b {
+		t.Errorf("budgeted:\n%s\ncounted:\n%s", a, b)
+	}
 }
