@@ -3,6 +3,7 @@ package sim
 import (
 	"math/rand"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -82,6 +83,8 @@ func BenchmarkCIExploration(b *testing.B) {
 // core and on every core, both in each iteration so that their ratio comes from the same run.
 // The goal is 1000 schedules/s over all topologies on every core.
 func BenchmarkExplore(b *testing.B) {
+	// As the simulate command runs (operator/simulate.go).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	cases := append([]string{"all"}, TopologyNames()...)
 	for _, name := range cases {
 		topos := []Topology{Topologies[name]}
