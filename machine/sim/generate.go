@@ -32,7 +32,8 @@ func GenStep(src Source, t Topology) Step {
 	}
 }
 
-// Generate draws a schedule of n steps. Half of the user changes that start an operation are
+// Generate draws a schedule of n steps. A third of the manual failovers are handed back
+// within the step (Sim.handBack). Half of the user changes that start an operation are
 // followed, 1 to 20 steps later, by the user changing their mind (changeOfMind): a spec that
 // moves while the operation it started is under way is what the machine's spec-changed and
 // hibernate-cancelled edges are for, and two independent draws rarely land in that window.
@@ -45,6 +46,10 @@ func Generate(src Source, t Topology, n int) []Step {
 			continue
 		}
 		steps[i] = GenStep(src, t)
+		if f := &steps[i].Fault; steps[i].Kind == StepFault && f.Kind == FaultManualFailover {
+			// Drawn here rather than in GenFault, whose draws rapid's recorded failures replay.
+			f.Back = src.Intn(3, "and back") == 0
+		}
 		if steps[i].Kind != StepUser {
 			continue
 		}
@@ -119,7 +124,6 @@ func GenFault(src Source, t Topology) Fault {
 		f.Ticks = 1 + src.Intn(4, "ticks")
 	case FaultManualFailover:
 		f.Node = genRef(src, t)
-		f.Back = src.Intn(3, "and back") == 0
 	case FaultPartition, FaultPartitionOneWay:
 		if f.Kind == FaultPartitionOneWay {
 			f.Outbound = src.Intn(2, "outbound") == 1
