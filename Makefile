@@ -94,9 +94,12 @@ GENERATED := README.md docs/state-machine.md docs/api.md charts/valkey-operator/
 verify-generate: generate
 	@out=$$(git status --porcelain -- $(GENERATED)); if [ -n "$$out" ]; then echo "generated files drifted: run make generate and commit"; echo "$$out"; git --no-pager diff -- $(GENERATED) | head -50; exit 1; fi
 
-## Everything CI runs.
+## Everything CI runs. The seeded chaos exploration runs for CHAOS_BUDGET on every core and
+## prints its report (schedules and ticks per second, the table edges taken).
+CHAOS_BUDGET ?= 20s
 test: tools fmt vet lint verify-generate
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -skip '^TestChaosExploration$$' ./...
+	$(GO) test -count=1 -v -run '^TestChaosExploration$$' ./machine/sim -chaos.budget=$(CHAOS_BUDGET)
 	$(MAKE) --no-print-directory fuzz-short
 	$(MAKE) --no-print-directory race
 
@@ -145,9 +148,11 @@ operator:
 image:
 	VERSION="$(VERSION)" COMMIT="$(COMMIT)" IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" IMAGE_PUSH="$(IMAGE_PUSH)" $(GO) run ./hack/image -out dist/image
 
-## A longer chaos run of the simulated world.
+## A longer chaos run of the simulated world on every core; fails on a violation and when a
+## transition table edge is never taken.
+CHAOS_SCHEDULES ?= 100000
 chaos:
-	$(GO) run ./operator simulate -schedules 20000 -steps 200
+	$(GO) run ./operator simulate -schedules $(CHAOS_SCHEDULES) -steps 200 -every-edge
 
 ## A longer chaos run against real processes on the local cluster (docs/chaos.md): 50 rapid-drawn
 ## fault schedules of 3 to 8 faults; prints faults, schedules and violations with the shrunk schedule.

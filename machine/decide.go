@@ -25,8 +25,8 @@ type decider struct {
 //   - An observation older than p.Since is stale (someone persisted a newer transition since
 //     it was taken): no transition and no actions, observe again.
 //   - Guards are tried in the table's priority order; the first that passes fires through a
-//     fresh looplab FSM (built for that decision, never shared), which refuses anything not
-//     in the table.
+//     looplab FSM set to the persisted state (used by that decision alone, never left in the
+//     state of another), which refuses anything not in the table.
 func Decide(p Persisted, obs Observation) Decision {
 	if p.State == "" {
 		p.State = Bootstrapping
@@ -51,9 +51,9 @@ func Decide(p Persisted, obs Observation) Decision {
 }
 
 // transition evaluates the guards of the rules leaving the persisted state in priority order
-// and fires the first that passes through a fresh looplab FSM, which refuses anything the
-// table does not have. The FSM is only built when there is something to fire: most
-// observations cause no transition.
+// and fires the first that passes through a looplab FSM set to that state, which refuses
+// anything the table does not have. An FSM is only taken when there is something to fire:
+// most observations cause no transition.
 func (d *decider) transition() (*Transition, Persisted) {
 	for _, r := range rulesFrom[d.p.State] {
 		out, pass := r.guard(d)
@@ -62,7 +62,7 @@ func (d *decider) transition() (*Transition, Persisted) {
 		}
 		d.approved = r.event
 		ctx := context.WithValue(context.Background(), guardKey{}, d)
-		to, taken, err := fire(ctx, newFSM(d.p.State), r.event)
+		to, taken, err := fireFrom(ctx, d.p.State, r.event)
 		if err != nil || !taken {
 			// The table and rulesFrom are built from the same rows, so looplab refusing one
 			// is a programming error; staying put is the safe reaction.

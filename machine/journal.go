@@ -91,9 +91,9 @@ func (f Folded) History(limit int) []HistoryRecord {
 }
 
 // Fold replays a journal from the start of a cluster's life: it executes every recorded event
-// through the transition table (a fresh looplab FSM, standing in the state the previous entry
-// left) and checks that the journal is whole: sequence numbers 1, 2, 3 ..., each entry
-// starting where the previous ended, each transition the table's, each After in the state
+// through the transition table (a looplab FSM set to the state the previous entry left) and
+// checks that the journal is whole: sequence numbers 1, 2, 3 ..., each entry starting where
+// the previous ended, each transition the table's, each After in the state
 // the transition reached. It returns the persisted state and history the entries rebuild.
 func Fold(entries []Entry) (Folded, error) {
 	f := Folded{State: Persisted{State: Bootstrapping}}
@@ -117,7 +117,7 @@ func (f *Folded) Apply(e Entry) error {
 	if e.From != f.State.State {
 		return fmt.Errorf("journal: entry %d starts in %s, previous ended in %s", e.Seq, e.From, f.State.State)
 	}
-	to, taken, err := fire(context.Background(), newFSM(e.From), e.Event)
+	to, taken, err := fireFrom(context.Background(), e.From, e.Event)
 	if err != nil || !taken {
 		return fmt.Errorf("journal: entry %d: %s from %s is not in the table: %v", e.Seq, e.Event, e.From, err)
 	}

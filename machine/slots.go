@@ -142,81 +142,130 @@ type SlotMove struct {
 }
 
 func balance(owners []ownedSlot, n int) []slotMove {
-	var owner [NumSlots]int
-	for i := range owner {
-		owner[i] = -1
+	if n <= 0 {
+		return nil
 	}
-	for _, o := range owners {
-		for s := max(o.Start, 0); s <= min(o.End, NumSlots-1); s++ {
-			owner[s] = o.shard
-		}
-	}
-	var homeOf [NumSlots]int // the shard whose range in the even split holds the slot
+	// The rules are stated slot by slot (slotMoves); they are carried out here on runs of
+	// slots with one owner and one home, which a rule treats alike from the run's first slot
+	// on, so that a plan costs a few runs rather than NumSlots slots per decision.
+	plan := SlotPlan(n)
 	share := make([]int, n)
-	for shard, r := range SlotPlan(n) {
+	for shard, r := range plan {
 		share[shard] = r.End - r.Start + 1
-		for s := r.Start; s <= r.End; s++ {
-			homeOf[s] = shard
-		}
 	}
-	quota := func(shard int) int {
-		if shard < n {
-			return share[shard]
+	runs := homeRuns(paintOwners(owners), plan)
+	kept := make([]int, n)
+	room := func(shard int) int {
+		if shard < 0 || shard >= n {
+			return 0
 		}
-		return 0
+		return max(share[shard]-kept[shard], 0)
 	}
-	home := func(s, shard int) bool { return homeOf[s] == shard }
-	// Each shard keeps its home slots (its range in the even split) first, then its lowest
-	// others, up to its share.
-	kept := map[int]int{}
-	keep := [NumSlots]bool{}
+	// Each shard keeps its home slots first, then its lowest others, up to its share.
 	for _, homeFirst := range []bool{true, false} {
-		for s, o := range owner {
-			if o >= 0 && !keep[s] && home(s, o) == homeFirst && kept[o] < quota(o) {
-				kept[o]++
-				keep[s] = true
+		for i := range runs {
+			r := &runs[i]
+			if r.owner >= 0 && r.owner < n && (r.owner == r.home) == homeFirst {
+				r.keep = min(r.size(), room(r.owner))
+				kept[r.owner] += r.keep
 			}
 		}
 	}
 	// The rest goes to the shards below their share: first what lies in a receiver's home
 	// range, then in slot order.
-	to := [NumSlots]int{}
-	for s := range to {
-		to[s] = -1
+	for i := range runs {
+		r := &runs[i]
+		r.toHome = min(r.size()-r.keep, room(r.home))
+		kept[r.home] += r.toHome
 	}
-	for s := range to {
-		if r := homeOf[s]; !keep[s] && kept[r] < quota(r) {
-			to[s] = r
-			kept[r]++
+	next := 0
+fill:
+	for i := range runs {
+		r := &runs[i]
+		for s := r.Start + r.keep + r.toHome; s <= r.End; {
+			for next < n && room(next) == 0 {
+				next++
+			}
+			if next == n {
+				break fill
+			}
+			c := min(r.End-s+1, room(next))
+			r.rest = append(r.rest, slotMove{SlotRange{s, s + c - 1}, r.owner, next})
+			kept[next] += c
+			s += c
 		}
-	}
-	r := 0
-	for s := range to {
-		if keep[s] || to[s] >= 0 {
-			continue
-		}
-		for r < n && kept[r] >= quota(r) {
-			r++
-		}
-		if r == n {
-			break
-		}
-		to[s] = r
-		kept[r]++
 	}
 	var moves []slotMove
-	for s := 0; s < NumSlots; s++ {
-		if to[s] < 0 {
-			continue
+	add := func(m slotMove) {
+		if k := len(moves) - 1; k >= 0 && moves[k].to == m.to && moves[k].from == m.from && moves[k].End == m.Start-1 {
+			moves[k].End = m.End
+			return
 		}
-		from := owner[s]
-		if k := len(moves) - 1; k >= 0 && moves[k].to == to[s] && moves[k].from == from && moves[k].End == s-1 {
-			moves[k].End = s
-			continue
+		moves = append(moves, m)
+	}
+	for _, r := range runs {
+		if r.toHome > 0 {
+			add(slotMove{SlotRange{r.Start + r.keep, r.Start + r.keep + r.toHome - 1}, r.owner, r.home})
 		}
-		moves = append(moves, slotMove{SlotRange{s, s}, from, to[s]})
+		for _, m := range r.rest {
+			add(m)
+		}
 	}
 	return moves
+}
+
+// slotRun is a run of slots with one owner (-1: none) and one home, and what balance does
+// with it: its first keep slots stay, the next toHome go home, rest lists where the others go.
+type slotRun struct {
+	SlotRange
+	owner, home  int
+	keep, toHome int
+	rest         []slotMove
+}
+
+func (r slotRun) size() int { return r.End - r.Start + 1 }
+
+// paintOwners lays the owners over every slot in order, a later owner of a slot replacing an
+// earlier one, and returns the runs from slot 0 to the last, unowned ones with owner -1.
+func paintOwners(owners []ownedSlot) []slotRun {
+	runs := []slotRun{{SlotRange: SlotRange{0, NumSlots - 1}, owner: -1}}
+	for _, o := range owners {
+		a, b := max(o.Start, 0), min(o.End, NumSlots-1)
+		if a > b {
+			continue
+		}
+		out := make([]slotRun, 0, len(runs)+2)
+		for _, r := range runs {
+			if r.Start < a {
+				out = append(out, slotRun{SlotRange: SlotRange{r.Start, min(r.End, a-1)}, owner: r.owner})
+			}
+		}
+		out = append(out, slotRun{SlotRange: SlotRange{a, b}, owner: o.shard})
+		for _, r := range runs {
+			if r.End > b {
+				out = append(out, slotRun{SlotRange: SlotRange{max(r.Start, b+1), r.End}, owner: r.owner})
+			}
+		}
+		runs = out
+	}
+	return runs
+}
+
+// homeRuns splits the runs where the plan's ranges (the homes) begin.
+func homeRuns(runs []slotRun, plan []SlotRange) []slotRun {
+	out := make([]slotRun, 0, len(runs)+len(plan))
+	h := 0
+	for _, r := range runs {
+		for s := r.Start; s <= r.End; {
+			for plan[h].End < s {
+				h++
+			}
+			e := min(r.End, plan[h].End)
+			out = append(out, slotRun{SlotRange: SlotRange{s, e}, owner: r.owner, home: h})
+			s = e + 1
+		}
+	}
+	return out
 }
 
 // SlotsToMove is how many slots the plan for n shards still moves, as the machine sees obs

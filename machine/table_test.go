@@ -106,3 +106,34 @@ func TestInTable(t *testing.T) {
 		t.Error("Restoring is not pre-empted by primary-lost")
 	}
 }
+
+// FSMs are reused between decisions: one left in the state the last fire took it to must
+// not let the next decide from there. Every edge fires from its own source, and an event
+// that is no edge from a state is refused there, whichever FSM fired before.
+func TestReusedFSMsFireFromTheirDecisionsState(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		for _, e := range Table() {
+			to, taken, err := fireFrom(context.Background(), e.From, e.Event)
+			if err != nil || !taken || to != e.To {
+				t.Fatalf("%s from %s: got %s taken=%v err=%v, want %s", e.Event, e.From, to, taken, err, e.To)
+			}
+			for _, s := range States() {
+				if edgeFrom(s, e.Event) {
+					continue
+				}
+				if _, taken, _ := fireFrom(context.Background(), s, e.Event); taken {
+					t.Fatalf("%s was taken from %s after a fire from %s", e.Event, s, e.From)
+				}
+			}
+		}
+	}
+}
+
+func edgeFrom(s State, ev Event) bool {
+	for _, e := range Table() {
+		if e.From == s && e.Event == ev {
+			return true
+		}
+	}
+	return false
+}

@@ -320,6 +320,23 @@ func (w *World) failoverTo(from, to *node) error {
 	return nil
 }
 
+// handBack is a person handing the role back to from, the primary that just handed it to to
+// (FAILOVER TO on to), between two of the operator's surveys: from finishes its hand-over and
+// follows to, catches up with it, and takes the role back under a history promoted from to's,
+// the same process primary again. When from cannot catch up (no link to to), it stays a
+// replica of to.
+func (w *World) handBack(from, to *node) {
+	if from.demoteTo != "" {
+		w.demote(from, from.demoteTo)
+	}
+	w.pumpReplica(from, false)
+	if err := w.failoverTo(to, from); err != nil {
+		w.note("manual FAILOVER TO back: %v", err)
+		return
+	}
+	w.note("manual FAILOVER TO back: %s handed the role back to %s", to.name, from.name)
+}
+
 // handOverTicks is how long an old primary takes to follow the target of its FAILOVER TO:
 // long enough for an operator turn to see both as primaries.
 const handOverTicks = 2

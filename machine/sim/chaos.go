@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -23,6 +26,15 @@ type ChaosConfig struct {
 	MaxFailures int
 	// ShrinkRuns bounds the simulation runs spent shrinking one failure (default 2000).
 	ShrinkRuns int
+	// Parallel is how many schedules run at once (default: GOMAXPROCS); the report is the
+	// same for any value.
+	Parallel int
+	// Budget, when set, ends the exploration once that much time was spent exploring (and at
+	// least MinSchedules ran), at a batch's end, before Schedules: CI explores as many
+	// schedules as a fixed time allows. Which schedules run is the same as without a budget;
+	// how many depends on the machine.
+	Budget       time.Duration
+	MinSchedules int
 }
 
 // ChaosReport is what an exploration found.
@@ -49,7 +61,10 @@ type Failure struct {
 	Trace     []string
 }
 
-// Explore runs the schedules of cfg, shrinks the first failures and reports.
+// Explore runs the schedules of cfg, shrinks the first failures and reports. Schedules are
+// independent: cfg.Parallel workers run them, and the report takes their results in schedule
+// order, so that it is the same whatever the number of workers (a failure limit stops at the
+// same schedule; the schedules run beyond it are dropped).
 func Explore(cfg ChaosConfig) ChaosReport {
 	if cfg.MaxFailures == 0 {
 		cfg.MaxFailures = 1
@@ -57,50 +72,100 @@ func Explore(cfg ChaosConfig) ChaosReport {
 	if cfg.ShrinkRuns == 0 {
 		cfg.ShrinkRuns = 2000
 	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = runtime.GOMAXPROCS(0)
+	}
 	rep := ChaosReport{Config: cfg, Faults: map[FaultKind]int{}, Violations: map[ViolationKind]int{}}
 	rep.Totals.Edges = map[string]int{}
 	start := time.Now()
 	opts := Options{Sabotage: cfg.Sabotage}
-	for i := 0; i < cfg.Schedules; i++ {
-		t := cfg.Topologies[i%len(cfg.Topologies)]
-		seed := cfg.Seed + int64(i)
-		schedule := Generate(RandSource{rand.New(rand.NewSource(seed))}, t, cfg.Steps)
-		res := Run(t, schedule, opts)
-		rep.Schedules++
-		rep.add(res.Stats)
-		for _, v := range res.Violations {
-			rep.Violations[v.Kind]++
-		}
-		if len(res.Violations) == 0 {
-			continue
-		}
-		first := res.Violations[0]
-		fails := func(r Result) bool {
-			for _, v := range r.Violations {
-				if v.Kind == first.Kind {
-					return true
-				}
-			}
-			return false
-		}
-		shrinkStart := time.Now()
-		shrunk := Shrink(t, schedule, opts, fails, cfg.ShrinkRuns)
-		traced := Run(t, shrunk, Options{Sabotage: cfg.Sabotage, Trace: true})
-		rep.Shrinking += time.Since(shrinkStart)
-		v := first
-		for _, tv := range traced.Violations {
-			if tv.Kind == first.Kind {
-				v = tv
-				break
-			}
-		}
-		rep.Failures = append(rep.Failures, Failure{Topology: t.Name, Seed: seed, Steps: len(schedule), Violation: v, Shrunk: shrunk, Trace: traced.Trace})
-		if len(rep.Failures) >= cfg.MaxFailures {
+	// A batch is a few schedules per worker: enough to keep them busy, few enough that little
+	// is run past a failure limit.
+	batch := cfg.Parallel * 8
+	results := make([]explored, batch)
+	for first := 0; first < cfg.Schedules; first += batch {
+		if cfg.Budget > 0 && first >= cfg.MinSchedules && time.Since(start)-rep.Shrinking >= cfg.Budget {
 			break
+		}
+		n := min(batch, cfg.Schedules-first)
+		exploreBatch(cfg, opts, first, results[:n])
+		for _, x := range results[:n] {
+			if rep.take(cfg, opts, x) {
+				rep.Elapsed = time.Since(start) - rep.Shrinking
+				return rep
+			}
 		}
 	}
 	rep.Elapsed = time.Since(start) - rep.Shrinking
 	return rep
+}
+
+// explored is one schedule of an exploration and its result.
+type explored struct {
+	topo     Topology
+	seed     int64
+	schedule []Step
+	res      Result
+}
+
+// exploreBatch runs schedules first, first+1, ... into out with cfg.Parallel workers.
+func exploreBatch(cfg ChaosConfig, opts Options, first int, out []explored) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(cfg.Parallel, len(out)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= len(out) {
+					return
+				}
+				i := first + j
+				t := cfg.Topologies[i%len(cfg.Topologies)]
+				seed := cfg.Seed + int64(i)
+				schedule := Generate(RandSource{rand.New(rand.NewSource(seed))}, t, cfg.Steps)
+				out[j] = explored{topo: t, seed: seed, schedule: schedule, res: Run(t, schedule, opts)}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// take adds one schedule's result to the report, shrinking it when it failed; it reports
+// whether the failure limit is reached.
+func (r *ChaosReport) take(cfg ChaosConfig, opts Options, x explored) bool {
+	t, res := x.topo, x.res
+	r.Schedules++
+	r.add(res.Stats)
+	for _, v := range res.Violations {
+		r.Violations[v.Kind]++
+	}
+	if len(res.Violations) == 0 {
+		return false
+	}
+	first := res.Violations[0]
+	fails := func(r Result) bool {
+		for _, v := range r.Violations {
+			if v.Kind == first.Kind {
+				return true
+			}
+		}
+		return false
+	}
+	shrinkStart := time.Now()
+	shrunk := Shrink(t, x.schedule, opts, fails, cfg.ShrinkRuns)
+	traced := Run(t, shrunk, Options{Sabotage: cfg.Sabotage, Trace: true})
+	r.Shrinking += time.Since(shrinkStart)
+	v := first
+	for _, tv := range traced.Violations {
+		if tv.Kind == first.Kind {
+			v = tv
+			break
+		}
+	}
+	r.Failures = append(r.Failures, Failure{Topology: t.Name, Seed: x.seed, Steps: len(x.schedule), Violation: v, Shrunk: shrunk, Trace: traced.Trace})
+	return len(r.Failures) >= cfg.MaxFailures
 }
 
 func (r *ChaosReport) add(s Stats) {
@@ -120,6 +185,17 @@ func (r *ChaosReport) add(s Stats) {
 	r.Totals.Reconciles += s.Reconciles
 }
 
+// Unexercised lists the table's edges no schedule took.
+func (r ChaosReport) Unexercised() []string {
+	var out []string
+	for _, e := range machine.Table() {
+		if name := edgeName(e.From, e.Event, e.To); r.Totals.Edges[name] == 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // OK reports whether no property failed.
 func (r ChaosReport) OK() bool { return len(r.Violations) == 0 }
 
@@ -137,17 +213,16 @@ func (r ChaosReport) Write(out io.Writer) {
 	if r.Config.Sabotage != SabotageNone {
 		fmt.Fprintf(out, ", sabotage %s", r.Config.Sabotage)
 	}
-	fmt.Fprintf(out, ") in %s: %d ticks, %.0f ticks/s, %.0f schedules/s\n", r.Elapsed.Round(time.Millisecond), r.Ticks, float64(r.Ticks)/secs, float64(r.Schedules)/secs)
+	fmt.Fprint(out, ") in ", r.Elapsed.Round(time.Millisecond))
+	if r.Config.Parallel > 0 {
+		fmt.Fprintf(out, " (%d at once)", r.Config.Parallel)
+	}
+	fmt.Fprintf(out, ": %d ticks, %.0f ticks/s, %.0f schedules/s\n", r.Ticks, float64(r.Ticks)/secs, float64(r.Schedules)/secs)
 	t := r.Totals
 	fmt.Fprintf(out, "reconciles %d, transitions %d, actions %d (%d refused or failed), client writes %d acknowledged (%d by WAIT), %d rejected\n",
 		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
-	var unexercised []string
+	unexercised := r.Unexercised()
 	edges := machine.Table()
-	for _, e := range edges {
-		if r.Totals.Edges[edgeName(e.From, e.Event, e.To)] == 0 {
-			unexercised = append(unexercised, edgeName(e.From, e.Event, e.To))
-		}
-	}
 	fmt.Fprintf(out, "table edges exercised: %d of %d", len(edges)-len(unexercised), len(edges))
 	if len(unexercised) > 0 {
 		fmt.Fprintf(out, " (not: %s)", strings.Join(unexercised, "; "))

@@ -23,11 +23,17 @@ func (o *Operator) checkDecision(obs machine.Observation, d machine.Decision) {
 			w.violate(ViolationMachine, "transition %s from persisted %s #%d is not a table edge from there", t, p.State, p.Seq)
 		}
 	}
-	again := machine.Decide(d.Next, obs)
-	if again.Transition != nil {
-		w.violate(ViolationMachine, "re-delivered observation caused another transition: %s", again.Transition)
-	} else if !sameActions(again.Actions, d.Actions) {
-		w.violate(ViolationMachine, "re-delivered observation changed the actions: %v vs %v", again.Actions, d.Actions)
+	// Without a transition the re-delivery is the same call again (d.Next is p): the rebuilt
+	// machine below decides it once more from the stored p, which checks the same purity, so
+	// only a transition's new state is given the observation again (four reconciles in five
+	// take no transition; deciding twice more each was a third of a simulated step).
+	if d.Transition != nil {
+		again := machine.Decide(d.Next, obs)
+		if again.Transition != nil {
+			w.violate(ViolationMachine, "re-delivered observation caused another transition: %s", again.Transition)
+		} else if !sameActions(again.Actions, d.Actions) {
+			w.violate(ViolationMachine, "re-delivered observation changed the actions: %v vs %v", again.Actions, d.Actions)
+		}
 	}
 	rebuilt := machine.Decide(o.stored, obs)
 	if rebuilt.String() != d.String() || (d.Transition != nil && !sameJSON(rebuilt.Next, d.Next)) {
@@ -97,7 +103,12 @@ func sameActions(a, b []machine.Action) bool {
 	return true
 }
 
+// sameJSON reports whether a and b store alike. Equal values encode alike, so only unequal
+// ones are encoded (the encoding is most of a simulated step's cost otherwise).
 func sameJSON(a, b any) bool {
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
 	ra, err1 := json.Marshal(a)
 	rb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ra) == string(rb)

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
@@ -23,6 +26,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	failures := fs.Int("failures", 1, "stop after this many failing schedules")
 	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
 	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as valkey-operator replay reads it; - for standard input); replaces -topology")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "schedules run at once (the report is the same for any number)")
+	budget := fs.Duration("budget", 0, "explore for this long (at a batch's end), up to -schedules if given: a fixed time rather than a fixed count")
+	everyEdge := fs.Bool("every-edge", false, "fail (exit 1) when a transition table edge was never taken")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the exploration to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
 		fmt.Fprintln(stderr, "Runs random fault schedules against the state machine in a simulated world and checks the safety")
@@ -32,8 +39,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *schedules < 1 || *steps < 0 {
-		fmt.Fprintln(stderr, "simulate: -schedules must be at least 1 and -steps not negative")
+	if *schedules < 1 || *steps < 0 || *parallel < 1 {
+		fmt.Fprintln(stderr, "simulate: -schedules and -parallel must be at least 1 and -steps not negative")
 		return 2
 	}
 	var topos []Topology
@@ -66,12 +73,43 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *replay != "" {
 		return replaySchedule(*replay, *topology, topos, sab, stdout, stderr)
 	}
-	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures})
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate:", err)
+			return 2
+		}
+		defer stop()
+	}
+	if *budget > 0 && !flagSet(fs, "schedules") {
+		*schedules = math.MaxInt32
+	}
+	rep := Explore(ChaosConfig{Topologies: topos, Seed: *seed, Schedules: *schedules, Steps: *steps, Sabotage: sab, MaxFailures: *failures, Parallel: *parallel, Budget: *budget})
 	rep.Write(stdout)
 	if !rep.OK() {
 		return 1
 	}
+	if un := rep.Unexercised(); *everyEdge && len(un) > 0 {
+		fmt.Fprintf(stdout, "FAILED: %d table edge(s) never taken: %s\n", len(un), strings.Join(un, "; "))
+		return 1
+	}
 	return 0
+}
+
+// startCPUProfile profiles the process into path until the returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // replaySchedule plays a schedule file (its "# topology:" line, else -topology) and prints
@@ -130,6 +168,12 @@ func topologyFromJournalFile(path string) (Topology, string, error) {
 		return Topology{}, "", fmt.Errorf("%s: %w", path, err)
 	}
 	return FromJournal(j)
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func knownSabotage(s Sabotage) bool {

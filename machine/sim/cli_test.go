@@ -34,8 +34,17 @@ func TestSimulateCommandFailsOnAViolation(t *testing.T) {
 	}
 }
 
+// With -every-edge, a run too short to take every table edge fails and names them.
+func TestSimulateCommandFailsOnAnEdgeNeverTaken(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-topology", "single", "-schedules", "3", "-steps", "30", "-every-edge"}, &out, &errOut)
+	if code != 1 || !strings.Contains(out.String(), "table edge(s) never taken: ") || !strings.Contains(out.String(), "Resharding --reshard-complete--> Steady") {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
 func TestSimulateCommandRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-topology", "nope"}, {"-sabotage", "nope"}, {"-schedules", "0"}, {"-bogus"}} {
+	for _, args := range [][]string{{"-topology", "nope"}, {"-sabotage", "nope"}, {"-schedules", "0"}, {"-parallel", "0"}, {"-bogus"}} {
 		var out, errOut bytes.Buffer
 		if code := Main(args, &out, &errOut); code != 2 {
 			t.Errorf("%v: want exit 2, got %d", args, code)

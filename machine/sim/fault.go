@@ -108,6 +108,9 @@ type Fault struct {
 	// Skew is, for an operator crash, how far the new incarnation's clock is from the old
 	// one's, in ticks (seconds; negative: behind).
 	Skew int
+	// Back: the manual failover is handed back to the primary within the step (see
+	// Sim.handBack).
+	Back bool
 }
 
 func (f Fault) String() string {
@@ -148,6 +151,11 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s %d ticks", f.Kind, f.Ticks)
 	case FaultHeal:
 		return string(f.Kind)
+	case FaultManualFailover:
+		if f.Back {
+			return fmt.Sprintf("%s %s and back", f.Kind, f.Node)
+		}
+		return fmt.Sprintf("%s %s", f.Kind, f.Node)
 	default:
 		return fmt.Sprintf("%s %s", f.Kind, f.Node)
 	}

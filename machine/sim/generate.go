@@ -32,13 +32,56 @@ func GenStep(src Source, t Topology) Step {
 	}
 }
 
-// Generate draws a schedule of n steps.
+// Generate draws a schedule of n steps. A third of the manual failovers are handed back
+// within the step (Sim.handBack). Half of the user changes that start an operation are
+// followed, 1 to 20 steps later, by the user changing their mind (changeOfMind): a spec that
+// moves while the operation it started is under way is what the machine's spec-changed and
+// hibernate-cancelled edges are for, and two independent draws rarely land in that window.
 func Generate(src Source, t Topology, n int) []Step {
 	steps := make([]Step, n)
+	followUps := map[int]UserAction{}
 	for i := range steps {
+		if u, ok := followUps[i]; ok {
+			steps[i] = Step{Kind: StepUser, User: u}
+			continue
+		}
 		steps[i] = GenStep(src, t)
+		if f := &steps[i].Fault; steps[i].Kind == StepFault && f.Kind == FaultManualFailover {
+			// Drawn here rather than in GenFault, whose draws rapid's recorded failures replay.
+			f.Back = src.Intn(3, "and back") == 0
+		}
+		if steps[i].Kind != StepUser {
+			continue
+		}
+		if u, ok := changeOfMind(steps[i].User, t); ok && src.Intn(2, "change of mind") == 0 {
+			if at := i + 1 + src.Intn(20, "changed after"); at < n {
+				if _, taken := followUps[at]; !taken {
+					followUps[at] = u
+				}
+			}
+		}
 	}
 	return steps
+}
+
+// changeOfMind is the user change that moves the goal of the operation u starts: another shard
+// count, a scale-down undone, a hibernation called off, another revision.
+func changeOfMind(u UserAction, t Topology) (UserAction, bool) {
+	switch u.Kind {
+	case UserReshard:
+		for _, n := range t.ReshardTo {
+			if n != u.Shards {
+				return UserAction{Kind: UserReshard, Shards: n}, true
+			}
+		}
+	case UserScaleDown:
+		return UserAction{Kind: UserScaleUp}, true
+	case UserHibernate:
+		return UserAction{Kind: UserWake}, true
+	case UserRollout:
+		return UserAction{Kind: UserRollout}, true
+	}
+	return UserAction{}, false
 }
 
 // GenWrite draws a client write.

@@ -160,6 +160,11 @@ func parseFault(s string) (Fault, error) {
 		f.Node, f.Ticks = ref, n
 		return f, err
 	}
+	if f.Kind == FaultManualFailover && len(fields) == 4 && fields[2] == "and" && fields[3] == "back" {
+		ref, err := parseRef(fields[1])
+		f.Node, f.Back = ref, true
+		return f, err
+	}
 	for _, k := range FaultKinds {
 		if k == f.Kind && len(fields) == 2 {
 			ref, err := parseRef(fields[1])

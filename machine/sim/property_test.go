@@ -3,8 +3,10 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -103,21 +105,25 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-var chaosLong = flag.Bool("chaos.long", false, "explore 20000 schedules of 200 steps instead of the short default run")
+var (
+	chaosLong   = flag.Bool("chaos.long", false, "explore 20000 schedules of 200 steps instead of the default time budget")
+	chaosBudget = flag.Duration("chaos.budget", 20*time.Second, "time the seeded exploration runs for (at least 200 schedules)")
+)
 
 // ciExploration is what `go test` explores besides the rapid properties: seeded schedules,
-// the same generator as `valkey-operator simulate`.
+// the same generator as `valkey-operator simulate`, for a fixed time rather than a fixed count
+// (a faster simulator explores more).
 func ciExploration() ChaosConfig {
 	var topos []Topology
 	for _, n := range TopologyNames() {
 		topos = append(topos, Topologies[n])
 	}
-	cfg := ChaosConfig{Topologies: topos, Seed: 1, Schedules: 2000, Steps: 100}
+	cfg := ChaosConfig{Topologies: topos, Seed: 1, Schedules: math.MaxInt32, Steps: 200, Budget: *chaosBudget, MinSchedules: 200}
 	if *chaosLong {
-		cfg.Schedules, cfg.Steps = 20000, 200
+		cfg.Schedules, cfg.Budget = 20000, 0
 	}
 	if testing.Short() {
-		cfg.Schedules = 200
+		cfg.Schedules, cfg.Budget = 200, 0
 	}
 	return cfg
 }

@@ -152,11 +152,16 @@ func (s *Sim) fault(f Fault) {
 	case FaultManualFailover:
 		// A person checks that the cluster is Steady first, and does not hand over to a pod
 		// the spec is removing; a hand-over run behind the operator's back in the middle of
-		// its own failover is out of scope.
+		// its own failover is out of scope. One handed back at once (a script trying a
+		// failover out) leaves the primary where it was, so it is run during a rollout too.
 		from := w.resolve(NodeRef{Shard: f.Node.Shard, Primary: true})
-		if from != nil && n != nil && from != n && s.op.status.Persisted.State == machine.Steady && n.ordinal <= w.spec.Replicas {
+		state := s.op.status.Persisted.State
+		if from != nil && n != nil && from != n && (state == machine.Steady || f.Back && state == machine.Rolling) && n.ordinal <= w.spec.Replicas {
 			if err := w.failoverTo(from, n); err == nil {
 				w.note("manual FAILOVER TO: %s handed over to %s", from.name, n.name)
+				if f.Back {
+					w.handBack(from, n)
+				}
 			}
 		}
 	case FaultHeal:
