@@ -274,6 +274,9 @@ var kubernetes = map[string]map[string]any{
 	"watchNamespaces":    {"type": "array", "description": "Namespaces to manage (namespaced mode, a Role in each); empty: every namespace.", "items": map[string]any{"type": "string", "pattern": `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`}},
 	"image.pullPolicy":   {"type": "string", "enum": []any{"Always", "IfNotPresent", "Never"}},
 	"logLevel":           {"type": "string", "enum": []any{"debug", "info", "error"}},
+	// What admissionregistration.k8s.io/v1 accepts for a webhook's failurePolicy and timeout.
+	"webhooks.failurePolicy":  {"type": "string", "enum": []any{"Fail", "Ignore"}},
+	"webhooks.timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 30},
 }
 
 // infer is the schema of a value like v at path: its default's type; objects closed, except
