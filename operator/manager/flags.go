@@ -27,8 +27,8 @@ type Config struct {
 	// JournalCertDir holds tls.crt and tls.key of the journal endpoint (empty: self-signed).
 	JournalCertDir string
 	// WebhookAddr serves the CRDs' conversion webhook and the admission webhooks (empty:
-	// none); WebhookCertDir holds its
-	// tls.crt and tls.key, signed by the CA the CRDs' caBundle names.
+	// none); WebhookCertDir holds their tls.crt and tls.key, signed by the CA the CRDs'
+	// caBundle names.
 	WebhookAddr, WebhookCertDir string
 	// JournalObservations is how many observations without a transition the journal keeps
 	// per cluster, for replays: 0 is the default (journal.DefaultObservationLimit), so that a
