@@ -278,6 +278,9 @@ var kubernetes = map[string]map[string]any{
 	"extraVolumeMounts":  {"type": "array", "description": "Mounts of the extra volumes in the operator container, as in a Pod spec.", "items": map[string]any{"type": "object"}},
 	"image.pullPolicy":   {"type": "string", "enum": []any{"Always", "IfNotPresent", "Never"}},
 	"logLevel":           {"type": "string", "enum": []any{"debug", "info", "error"}},
+	// What admissionregistration.k8s.io/v1 accepts for a webhook's failurePolicy and timeout.
+	"webhooks.failurePolicy":  {"type": "string", "enum": []any{"Fail", "Ignore"}},
+	"webhooks.timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 30},
 }
 
 // infer is the schema of a value like v at path: its default's type; objects closed, except

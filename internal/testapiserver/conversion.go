@@ -19,10 +19,14 @@ import (
 // loopback address and with the certificate of opts (made by opts.PrepWithoutInstalling, as
 // envtest does before it installs CRDs whose spec.conversion names that address and CA), until
 // the returned stop is called. It returns once the server accepts connections: the CRDs
-// store v1beta1, so every v1alpha1 request of a test needs it from the start.
-func ServeConversion(opts *envtest.WebhookInstallOptions) (stop func(), err error) {
+// store v1beta1, so every v1alpha1 request of a test needs it from the start. more register
+// further handlers on the same server (the admission webhooks), as the operator serves them.
+func ServeConversion(opts *envtest.WebhookInstallOptions, more ...func(webhook.Server)) (stop func(), err error) {
 	srv := webhook.NewServer(webhook.Options{Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir})
 	conversionwebhook.Register(srv, conversionwebhook.Scheme())
+	for _, register := range more {
+		register(srv)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
@@ -24,6 +25,10 @@ type Server struct {
 	// kinds (two versions, v1beta1 stored) get a conversion webhook: the operator's, served by
 	// this process on loopback (ServeConversion), as the operator serves it in a cluster.
 	CRDDir string
+	// Serve, with CRDDir, registers more handlers on the webhook server that converts (the
+	// admission webhooks) before it starts; cfg is the API server's administrator. Its error
+	// fails every test that asks for the server.
+	Serve func(srv webhook.Server, cfg *rest.Config) error
 	// Then runs once after the start, for what a package adds (users, clients, processes);
 	// its error fails every test that asks for the server.
 	Then func(env *envtest.Environment, cfg *rest.Config) error
@@ -66,8 +71,16 @@ func (s *Server) start() error {
 		return fmt.Errorf("starting envtest (CRDs %q): %w", s.CRDDir, err)
 	}
 	if s.CRDDir != "" {
-		if s.stopConversion, err = ServeConversion(&env.WebhookInstallOptions); err != nil {
+		var more []func(webhook.Server)
+		var serveErr error
+		if s.Serve != nil {
+			more = append(more, func(srv webhook.Server) { serveErr = s.Serve(srv, s.cfg) })
+		}
+		if s.stopConversion, err = ServeConversion(&env.WebhookInstallOptions, more...); err != nil {
 			return err
+		}
+		if serveErr != nil {
+			return serveErr
 		}
 	}
 	if s.Then != nil {

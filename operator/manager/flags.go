@@ -26,8 +26,9 @@ type Config struct {
 	JournalPath string
 	// JournalCertDir holds tls.crt and tls.key of the journal endpoint (empty: self-signed).
 	JournalCertDir string
-	// WebhookAddr serves the CRDs' conversion webhook (empty: none); WebhookCertDir holds its
-	// tls.crt and tls.key, signed by the CA the CRDs' caBundle names.
+	// WebhookAddr serves the CRDs' conversion webhook and the admission webhooks (empty:
+	// none); WebhookCertDir holds their tls.crt and tls.key, signed by the CA the CRDs'
+	// caBundle names.
 	WebhookAddr, WebhookCertDir string
 	// JournalObservations is how many observations without a transition the journal keeps
 	// per cluster, for replays: 0 is the default (journal.DefaultObservationLimit), so that a
@@ -81,7 +82,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.PprofAddr, "pprof-bind-address", "", "address of Go's profiling endpoint /debug/pprof/ (empty: off); profiles hold what the operator holds, Secrets included, so bind it only where nobody else reaches")
 	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint, an aggregated API the API server proxies to (kubectl valkey history --full); empty disables it")
 	fs.StringVar(&c.JournalCertDir, "journal-cert-dir", "", "directory with tls.crt and tls.key for the journal endpoint, whose CA the APIService names (default: a self-signed certificate)")
-	fs.StringVar(&c.WebhookAddr, "webhook-bind-address", host+":9443", "address of the CRDs' conversion webhook (v1alpha1 <-> v1beta1), which the API server calls through the chart's webhook Service; empty disables it")
+	fs.StringVar(&c.WebhookAddr, "webhook-bind-address", host+":9443", "address of the CRDs' conversion webhook (v1alpha1 <-> v1beta1) and of the admission webhooks (the chart's webhooks.enabled), which the API server calls through the chart's webhook Service; empty disables them")
 	fs.StringVar(&c.WebhookCertDir, "webhook-cert-dir", "/var/run/valkey-operator/webhook-tls", "directory with tls.crt and tls.key of the conversion webhook, signed by the CA in the CRDs' caBundle (reloaded when they change)")
 	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; 1-1.5 KB a node each, a repeat about 100 bytes), so that valkey-operator replay --set can show decisions taken earlier or later; 0 keeps none")
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")

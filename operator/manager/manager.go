@@ -25,6 +25,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/operator/admission"
 	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
@@ -102,6 +103,12 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
+	}
+	if c.WebhookAddr != "" {
+		// The admission webhooks are served beside the conversion webhook, with its
+		// certificate; the API server calls them only where the chart's webhook
+		// configurations (webhooks.enabled) name them.
+		admission.Register(mgr.GetWebhookServer(), mgr.GetScheme(), mgr.GetAPIReader(), cs.AuthorizationV1().SubjectAccessReviews())
 	}
 	var j *journal.Journal
 	var journalErr error
