@@ -17,10 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The operator's CRDs, the only ones it migrates (and the only ones its role names).
+// Its own CRDs only, by name (a list or watch is allowed too when it selects one by name);
+// the rewrites go through the status subresource.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch,resourceNames=valkeyclusters.valkey.fsm.dev;valkeybackups.valkey.fsm.dev;valkeyacls.valkey.fsm.dev
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions/status,verbs=update,resourceNames=valkeyclusters.valkey.fsm.dev;valkeybackups.valkey.fsm.dev;valkeyacls.valkey.fsm.dev
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/status;valkeybackups/status;valkeyacls/status,verbs=update
+
+// CRDs are the operator's CRDs, the only ones it migrates.
 var CRDs = []string{"valkeyclusters.valkey.fsm.dev", "valkeybackups.valkey.fsm.dev", "valkeyacls.valkey.fsm.dev"}
 
 // pageSize bounds how many objects one list holds in memory.

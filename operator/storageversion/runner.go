@@ -14,9 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// retryAfter is how long the runner waits after a failed migration before trying again (a
-// CRD change tries sooner).
-const retryAfter = 30 * time.Second
+// The runner tries a failed migration again after firstRetry, doubling up to maxRetry (a CRD
+// change tries sooner). Right after an upgrade the conversion webhook, which reading an object
+// stored in the old version needs, may not be reachable for a few seconds.
+const (
+	firstRetry = 5 * time.Second
+	maxRetry   = 5 * time.Minute
+)
 
 // settle is how long the runner waits after a CRD change (and at its start, which an upgrade
 // brings with one) before it rewrites anything. The API server serving the rewrite learns of
@@ -95,6 +99,7 @@ func (r *runner) Start(ctx context.Context) error {
 	}
 	poke() // at start, whether or not a watch gets through
 	var retry <-chan time.Time
+	backoff := firstRetry
 	for {
 		select {
 		case <-ctx.Done():
@@ -106,9 +111,16 @@ func (r *runner) Start(ctx context.Context) error {
 		if !r.sleep(ctx, r.settle) {
 			return nil
 		}
-		if err := r.migrateAll(ctx); err != nil && ctx.Err() == nil {
-			r.m.Log.Error(err, "storage migration failed; trying again", "after", retryAfter)
-			retry = time.After(retryAfter)
+		err := r.migrateAll(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			r.m.Log.Error(err, "storage migration failed; trying again", "after", backoff)
+			retry = time.After(backoff)
+			backoff = min(2*backoff, maxRetry)
+		default:
+			backoff = firstRetry
 		}
 	}
 }
