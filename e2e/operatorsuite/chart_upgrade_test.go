@@ -539,14 +539,17 @@ func checkMigrationLogged(t *testing.T, lc *localcluster.Cluster, opNS string) {
 			Objects   int    `json:"objects"`
 			Rewritten int    `json:"rewritten"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "stored objects moved to the storage version" {
-			logged[line.CRD] = fmt.Sprintf("%d objects, %d rewritten", line.Objects, line.Rewritten)
+		// How many it rewrote depends on who wrote first: the old operator's last status
+		// patches and the new one's first are stored as v1beta1 too. etcd (checkStoredAs)
+		// says whether every object got there.
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "stored objects moved to the storage version" && line.Rewritten <= line.Objects {
+			logged[line.CRD] = fmt.Sprintf("%d objects", line.Objects)
 		}
 	}
 	want := map[string]string{
-		"valkeyclusters.valkey.fsm.dev": "3 objects, 3 rewritten",
-		"valkeyacls.valkey.fsm.dev":     "3 objects, 3 rewritten",
-		"valkeybackups.valkey.fsm.dev":  "1 objects, 1 rewritten",
+		"valkeyclusters.valkey.fsm.dev": "3 objects",
+		"valkeyacls.valkey.fsm.dev":     "3 objects",
+		"valkeybackups.valkey.fsm.dev":  "1 objects",
 	}
 	for crd, w := range want {
 		if logged[crd] != w {
