@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
@@ -280,4 +282,68 @@ func waitForV1beta1Storage(t *testing.T, ctx context.Context, k client.Client, e
 			t.Fatalf("the API server does not store %s as v1beta1: %v", resourceOf(p), err)
 		}
 	}
+}
+
+// The runner, as the manager runs it on the leader, migrates at its start and again whenever a
+// CRD changes while it runs: storedVersions that name an older version again (an upgrade
+// that switched the storage version while the operator ran) are brought back to the storage
+// version alone without a restart.
+func TestTheRunnerMigratesAtStartAndAfterACRDChange(t *testing.T) {
+	_, cfg := server.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	crds := apiextensionsclient.NewForConfigOrDie(cfg).ApiextensionsV1().CustomResourceDefinitions()
+	mgr, err := manager.New(cfg, manager.Options{Scheme: conversionwebhook.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storageversion.Add(mgr); err != nil {
+		t.Fatal(err)
+	}
+	// Both versions listed, as an upgrade leaves them, before the runner starts.
+	storage := map[string]string{}
+	listBoth := func() {
+		for _, name := range storageversion.CRDs {
+			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range crd.Spec.Versions {
+				if v.Storage {
+					storage[name] = v.Name
+				}
+			}
+			crd.Status.StoredVersions = []string{"v1alpha1", "v1beta1"}
+			if _, err := crds.UpdateStatus(ctx, crd, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	settled := func(when string) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			for _, name := range storageversion.CRDs {
+				if got := storedVersions(t, ctx, crds, name); !slices.Equal(got, []string{storage[name]}) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("%s: storedVersions not the storage version alone: %v", when, err)
+		}
+	}
+	listBoth()
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	settled("at the runner's start")
+	listBoth()
+	settled("after the CRDs changed under the running runner")
 }
