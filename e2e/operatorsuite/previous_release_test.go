@@ -104,7 +104,13 @@ func buildRelease(root, commit, ref, dir string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go run ./hack/image: %w\n%s", err, out)
 	}
-	for from, to := range map[string]string{filepath.Join(src, "out"): filepath.Join(dir, "image"), filepath.Join(src, "charts", "valkey-operator"): filepath.Join(dir, "chart")} {
+	// The layout is what the local cluster runs (the archive and binaries beside it are the
+	// same image again).
+	_ = os.RemoveAll(filepath.Join(dir, "image"))
+	if err := os.MkdirAll(filepath.Join(dir, "image"), 0o755); err != nil {
+		return err
+	}
+	for from, to := range map[string]string{filepath.Join(src, "out", "oci"): filepath.Join(dir, "image", "oci"), filepath.Join(src, "charts", "valkey-operator"): filepath.Join(dir, "chart")} {
 		_ = os.RemoveAll(to)
 		if err := os.Rename(from, to); err != nil {
 			return err

@@ -70,7 +70,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// NeedLeaderElection is true: one writer is enough, and standbys may be older operators.
+// NeedLeaderElection is true: one writer is enough.
 func (r *runner) NeedLeaderElection() bool { return true }
 
 // Start watches the CRDs' metadata (not the CRDs: the ValkeyCluster CRD alone is hundreds of
