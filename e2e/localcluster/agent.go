@@ -21,6 +21,9 @@ type agent struct {
 	runners map[types.UID]*podRunner
 	newIPs  bool // Options.NewIPOnRecreate, changeable at run time
 	wg      sync.WaitGroup
+	// stopping: stopAll has begun, and a Pod that appears now (a controller still at work
+	// re-creates one) gets no runner, which stopAll would wait for and never end.
+	stopping bool
 
 	// configMaps and secrets are watch-fed caches that keep API-backed volumes current, as
 	// kubelet's default (Watch) strategy does: two live GETs per Pod every refresh made 300
@@ -58,6 +61,9 @@ func (a *agent) sync(p *corev1.Pod) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.stopping {
+		return
+	}
 	if r, ok := a.runners[p.UID]; ok {
 		r.update(p)
 		return
@@ -137,6 +143,7 @@ func (a *agent) runnersOn(n *node) []*podRunner {
 // runners to finish.
 func (a *agent) stopAll() {
 	a.mu.Lock()
+	a.stopping = true
 	rs := make([]*podRunner, 0, len(a.runners))
 	for _, r := range a.runners {
 		rs = append(rs, r)

@@ -188,6 +188,10 @@ func (c *Cluster) RESTConfig() *rest.Config { return c.cp.restConfig() }
 // Clientset is an admin client.
 func (c *Cluster) Clientset() kubernetes.Interface { return c.cs }
 
+// EtcdURL is etcd's client URL (plain HTTP on loopback): tests that must see what the API
+// server stored, not what it answers, read it there.
+func (c *Cluster) EtcdURL() string { return c.cp.plane.Etcd.URL.String() }
+
 // KubeconfigPath is an admin kubeconfig file for kubectl.
 func (c *Cluster) KubeconfigPath() string { return c.cp.kubecfg }
 

@@ -25,11 +25,17 @@ import (
 // helm runs the project's pinned helm against the local cluster.
 func helm(t testing.TB, args ...string) string {
 	t.Helper()
+	return helmOn(t, cl.KubeconfigPath(), args...)
+}
+
+// helmOn runs the project's pinned helm against the cluster of kubeconfig.
+func helmOn(t testing.TB, kubeconfig string, args ...string) string {
+	t.Helper()
 	root, err := kubeassets.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(root, "hack", "helm.sh"), append(args, "--kubeconfig", cl.KubeconfigPath())...)
+	cmd := exec.Command(filepath.Join(root, "hack", "helm.sh"), append(args, "--kubeconfig", kubeconfig)...)
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -53,7 +53,7 @@ var grantedButNotRequested = map[string]string{
 var listedByInformers = []string{
 	"/configmaps", "/persistentvolumeclaims", "/pods", "/secrets", "/services",
 	"apps/statefulsets", "policy/poddisruptionbudgets", "valkey.fsm.dev/valkeyclusters", "valkey.fsm.dev/valkeybackups", "valkey.fsm.dev/valkeyacls",
-	"networking.k8s.io/networkpolicies",
+	"networking.k8s.io/networkpolicies", "apiextensions.k8s.io/customresourcedefinitions",
 }
 
 func init() {

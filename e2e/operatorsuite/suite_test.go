@@ -27,6 +27,9 @@ var (
 	// operatorBinary is the operator's binary in its image, unpacked (for the tests that run it
 	// as a process of their own).
 	operatorBinary string
+	// operatorLayout is the OCI layout of that image, for tests that start a local cluster of
+	// their own.
+	operatorLayout string
 )
 
 func TestMain(m *testing.M) {
@@ -56,6 +59,7 @@ func buildOperatorImage() (string, error) {
 	}
 	fmt.Fprintf(os.Stderr, "operatorsuite: operator image %s %s built and unpacked in %s\n", img.Name, img.Digest, time.Since(start).Round(time.Millisecond))
 	operatorBinary = img.Path(img.Image.Entrypoint[0])
+	operatorLayout = layoutDir
 	return layoutDir, nil
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+	"github.com/valkey-fsm/valkey-operator/operator/storageversion"
 )
 
 var setGlobalLogger sync.Once
@@ -169,6 +170,13 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		return err
 	}
 	b.MaxAttempts, b.BackOff = int32(c.BackupAttempts), c.BackupBackOff
+	// Moving every stored object to the storage version needs every namespace's: the
+	// cluster-wide operator's job, which a namespaced one leaves to it.
+	if len(splitNamespaces(c.WatchNamespace)) == 0 {
+		if err := storageversion.Add(mgr); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
