@@ -274,3 +274,28 @@ func TestAFinalBackupTheStoreRefusesHoldsTheDeletionUntilItIsGivenUp(t *testing.
 		t.Error("no FinalBackupSkipped Event")
 	}
 }
+
+// TestAForegroundDeletionWithAFinalBackupWaitsAndSaysWhy: deleted with foreground propagation,
+// a cluster's pods are removed by the garbage collector before the cluster, so no final backup
+// can be read: the deletion waits, says so in status.waiting and a Warning Event, and goes once
+// spec.deletion.finalBackup is removed.
+func TestAForegroundDeletionWithAFinalBackupWaitsAndSaysWhy(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 4*time.Minute)
+	spec, _ := s3Store(t, ctx, ns)
+	backedUpCluster(t, ctx, ns, "fg", 1, spec, nil)
+	setFinalBackup(t, ctx, ns, "fg", true)
+	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fg"}}
+	if err := k.Delete(ctx, vc, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "fg", time.Minute, "waiting, saying foreground propagation removes the pods first", func(vc *v1alpha1.ValkeyCluster) bool {
+		return strings.Contains(vc.Status.Waiting, "foreground propagation") && strings.Contains(vc.Status.Waiting, "remove spec.deletion.finalBackup")
+	})
+	if !eventSeen(t, ctx, ns, "fg", "FinalBackupFailed") {
+		t.Error("no FinalBackupFailed Event")
+	}
+	setFinalBackup(t, ctx, ns, "fg", false)
+	waitGone(t, ctx, ns, "fg", time.Minute, nil)
+}
