@@ -263,7 +263,11 @@ func TestAFinalBackupTheStoreRefusesHoldsTheDeletionUntilItIsGivenUp(t *testing.
 	waitBackup(t, ns, b[0].Name, time.Minute, "tried again by the new operator", func(vb *v1alpha1.ValkeyBackup) bool {
 		return vb.Status.Attempts > attempts || vb.Status.NextAttemptAt == nil
 	})
-	waitFor(t, ns, "app", time.Minute, "still waiting after the restart", failed)
+	// Still waiting, for the same backup (its reason may now be the attempt the restart cut
+	// short rather than the store's refusal).
+	waitFor(t, ns, "app", time.Minute, "still waiting after the restart", func(vc *v1alpha1.ValkeyCluster) bool {
+		return strings.Contains(vc.Status.Waiting, "the final backup "+b[0].Name) && strings.Contains(vc.Status.Waiting, "remove spec.deletion.finalBackup")
+	})
 	if b := finalBackups(t, ctx, ns, "app"); len(b) != 1 {
 		t.Fatalf("%d final backups after the operator restarted, want the one it had made", len(b))
 	}
@@ -276,9 +280,11 @@ func TestAFinalBackupTheStoreRefusesHoldsTheDeletionUntilItIsGivenUp(t *testing.
 }
 
 // TestAForegroundDeletionWithAFinalBackupWaitsAndSaysWhy: deleted with foreground propagation,
-// a cluster's pods are removed by the garbage collector before the cluster, so no final backup
-// can be read: the deletion waits, says so in status.waiting and a Warning Event, and goes once
-// spec.deletion.finalBackup is removed.
+// a cluster's StatefulSet and pods are removed by the garbage collector before the cluster, so
+// no final backup can be read: the deletion waits, says so in status.waiting and a Warning
+// Event, and the operator does not make the StatefulSet again (the garbage collector drops its
+// foregroundDeletion finalizer once it is gone, which leaves a deleted cluster that still
+// waits). Removing spec.deletion.finalBackup lets it go.
 func TestAForegroundDeletionWithAFinalBackupWaitsAndSaysWhy(t *testing.T) {
 	ns := cl.Namespace(t)
 	startOperator(t, "")
@@ -295,6 +301,27 @@ func TestAForegroundDeletionWithAFinalBackupWaitsAndSaysWhy(t *testing.T) {
 	})
 	if !eventSeen(t, ctx, ns, "fg", "FinalBackupFailed") {
 		t.Error("no FinalBackupFailed Event")
+	}
+	// The garbage collector is done with the dependents: the cluster waits on, and nothing
+	// comes back.
+	waitFor(t, ns, "fg", time.Minute, "the foregroundDeletion finalizer dropped", func(vc *v1alpha1.ValkeyCluster) bool {
+		for _, f := range vc.Finalizers {
+			if f == metav1.FinalizerDeleteDependents {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(3 * time.Second)
+	var sts appsv1.StatefulSetList
+	if err := k.List(ctx, &sts, client.InNamespace(ns), client.MatchingLabels{"valkey.fsm.dev/cluster": "fg"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sts.Items) != 0 {
+		t.Fatalf("the StatefulSet the foreground deletion removed was made again")
+	}
+	if vc := get(t, ns, "fg"); !strings.Contains(vc.Status.Waiting, "remove spec.deletion.finalBackup") {
+		t.Fatalf("once the dependents are gone the cluster says %q", vc.Status.Waiting)
 	}
 	setFinalBackup(t, ctx, ns, "fg", false)
 	waitGone(t, ctx, ns, "fg", time.Minute, nil)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,7 +83,11 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 		}
 		return letGo()
 	}
-	vb, why, err := r.finalBackup(ctx, vc)
+	going, err := r.objectsGoing(ctx, vc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	vb, why, err := r.finalBackup(ctx, vc, going == "")
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -90,23 +95,21 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 		r.event(vc, corev1.EventTypeNormal, "FinalBackupCompleted", "final backup %s completed (%s); the cluster's objects go now", vb.Name, vb.Status.Location)
 		return letGo()
 	}
-	if why == "" {
+	switch {
+	case going != "":
+		why = going
+	case why == "":
 		why = finalBackupWaits(vb)
-	}
-	if controllerutil.ContainsFinalizer(vc, metav1.FinalizerDeleteDependents) {
-		// Foreground deletion: the garbage collector removes the StatefulSets (and their pods)
-		// before the cluster itself; a turn would only fight it for them.
-		why = "deleting with foreground propagation: Kubernetes removes the pods before the final backup can be read from them; remove spec.deletion.finalBackup to let the deletion go (delete with the default background propagation to keep a final backup)"
 	}
 	if !strings.Contains(vc.Status.Waiting, why) {
 		typ, reason := corev1.EventTypeNormal, "FinalBackupWaiting"
-		if vb != nil && vb.Status.Phase == v1alpha1.BackupFailed || controllerutil.ContainsFinalizer(vc, metav1.FinalizerDeleteDependents) {
+		if going != "" || vb != nil && vb.Status.Phase == v1alpha1.BackupFailed {
 			typ, reason = corev1.EventTypeWarning, "FinalBackupFailed"
 		}
 		r.event(vc, typ, reason, "%s", why)
 	}
 	r.finalWaits.set(vc.UID, why)
-	if controllerutil.ContainsFinalizer(vc, metav1.FinalizerDeleteDependents) {
+	if going != "" {
 		return r.retry(ctx, vc, r.waitFor(ctx, vc, why))
 	}
 	res, err := r.turn(ctx, vc)
@@ -120,9 +123,40 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 	return res, nil
 }
 
-// finalBackup finds the backup taken for vc's deletion, or creates it once the last turn saw
-// every recorded primary closed to client writes. Without one, why says what it waits for.
-func (r *Reconciler) finalBackup(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*v1alpha1.ValkeyBackup, string, error) {
+// objectsGoing says why the cluster's pods go before it ("": they do not). With foreground
+// propagation the garbage collector deletes the StatefulSets before the cluster (and then
+// drops the foregroundDeletion finalizer, so the StatefulSets' absence is what remains to
+// see); one can also be deleted by hand. A cluster being deleted is not turned then: its turn
+// would make the StatefulSets again, empty pods included, against the deletion asked for.
+func (r *Reconciler) objectsGoing(ctx context.Context, vc *v1alpha1.ValkeyCluster) (string, error) {
+	const why = "deleting: the cluster's StatefulSet is deleted (by foreground propagation, or by hand) before the final backup could be read from its pods, and is not made again for a cluster being deleted: remove spec.deletion.finalBackup to let the deletion go (delete with the default background propagation to keep a final backup)"
+	if controllerutil.ContainsFinalizer(vc, metav1.FinalizerDeleteDependents) {
+		return why, nil
+	}
+	var list appsv1.StatefulSetList
+	if err := r.Client.List(ctx, &list, client.InNamespace(vc.Namespace), client.MatchingLabels{kube.LabelCluster: vc.Name}); err != nil {
+		return "", err
+	}
+	owned := 0
+	for i := range list.Items {
+		if !metav1.IsControlledBy(&list.Items[i], vc) {
+			continue
+		}
+		if list.Items[i].DeletionTimestamp != nil {
+			return why, nil
+		}
+		owned++
+	}
+	if owned == 0 {
+		return why, nil
+	}
+	return "", nil
+}
+
+// finalBackup finds the backup taken for vc's deletion, or (mayCreate) creates it once the
+// last turn saw every recorded primary closed to client writes. Without one, why says what it
+// waits for.
+func (r *Reconciler) finalBackup(ctx context.Context, vc *v1alpha1.ValkeyCluster, mayCreate bool) (*v1alpha1.ValkeyBackup, string, error) {
 	name := finalBackupName(vc)
 	key := types.NamespacedName{Namespace: vc.Namespace, Name: name}
 	var vb v1alpha1.ValkeyBackup
@@ -130,8 +164,8 @@ func (r *Reconciler) finalBackup(ctx context.Context, vc *v1alpha1.ValkeyCluster
 	if err == nil {
 		return r.ours(vc, &vb)
 	}
-	if !apierrors.IsNotFound(err) {
-		return nil, "", err
+	if !apierrors.IsNotFound(err) || !mayCreate {
+		return nil, "", client.IgnoreNotFound(err)
 	}
 	if why := writesClosed(r.looks.get(vc.UID)); why != "" {
 		return nil, "deleting: the final backup starts once client writes are closed: " + why + " (to delete the cluster without it, remove spec.deletion.finalBackup)", nil
