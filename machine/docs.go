@@ -199,6 +199,17 @@ node. certificate-reloaded records the serial (` + "`Certificate`" + `) once eve
 answers and every one that serves TLS serves it, so history says when a renewal reached the whole
 cluster.
 
+### Closing writes for a final backup
+A ValkeyCluster deleted with spec.deletion.finalBackup keeps running until its last backup
+completed, and that backup must hold every write a primary acknowledged. The operator observes
+the deletion (Spec.CloseWrites): in every state that opens writes, each recorded primary is
+closed to client writes instead (close-writes, as for a hibernation; replication goes on, so the
+replicas catch up) and never opened again; a failover meanwhile promotes a node whose writes
+stay closed. Planned operations do not start: a closed primary is not converged. No transition is
+recorded, since the record does not change. The backup itself is no action of the machine (it
+changes nothing on the nodes): the operator creates it once it has seen every recorded primary of
+a Steady cluster closed, and lets the cluster go once it completed (docs/backup.md).
+
 ### When not to fail over
 - The recorded primary answers as the same process and is a primary: never, whatever else is wrong.
 - It does not answer but fewer than FailureThreshold consecutive probes failed: wait.

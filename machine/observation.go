@@ -137,6 +137,10 @@ type Spec struct {
 	// Hibernate asks for every pod to stop with the data kept on the claims (see
 	// hibernation.go); false wakes a hibernated cluster.
 	Hibernate bool
+	// CloseWrites keeps every recorded primary closed to client writes while replication
+	// goes on (see closewrites.go): the cluster is being deleted and waits for its final
+	// backup, which must hold every write a primary acknowledged.
+	CloseWrites bool
 }
 
 // Switchover names the node that should become the primary of a shard.

@@ -340,6 +340,9 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 			}
 		}
 	}
+	if why := d.closeWritesWaits(p); why != "" {
+		b.wait(why)
+	}
 	if why := d.switchoverWaits(p); why != "" {
 		b.wait(why)
 	}
@@ -417,7 +420,9 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 			b.add(Unseal{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
 		}
 	}
-	if open && (prim.Valkey.WritesFenced || prim.Valkey.SyncFenced) {
+	if open && d.v.spec.CloseWrites {
+		d.keepWritesClosed(s, prim, b)
+	} else if open && (prim.Valkey.WritesFenced || prim.Valkey.SyncFenced) {
 		b.add(OpenWrites{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID})
 	}
 	for _, n := range d.v.shard(s) {

@@ -131,6 +131,8 @@ type Reconciler struct {
 	acls aclMemory
 	// tls remembers each cluster's TLS configuration (the CA nodes are verified against).
 	tls tlsMemory
+	// finalWaits: what each deleted cluster's deletion waits for (finalbackup.go).
+	finalWaits finalWaits
 }
 
 func (r *Reconciler) defaults() {
@@ -185,7 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !vc.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &vc)
+		return r.deleting(ctx, &vc)
 	}
 	if !controllerutil.ContainsFinalizer(&vc, Finalizer) {
 		controllerutil.AddFinalizer(&vc, Finalizer)
@@ -238,6 +240,8 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A deleted cluster still turns only while it waits for its final backup (finalbackup.go).
+	w.obs.Spec.CloseWrites = !vc.DeletionTimestamp.IsZero()
 	desired := w.desired
 	persisted := persistedOf(&vc.Status)
 	if w.obs.Spec.Switchover, err = r.switchoverRequest(ctx, vc, w.obs, persisted); err != nil {

@@ -145,6 +145,10 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	if refused := r.live.refusals(vc, w); refused != "" {
 		why = strings.TrimPrefix(why+"; "+refused, "; ")
 	}
+	if final := r.finalWaits.get(vc.UID); final != "" && !vc.DeletionTimestamp.IsZero() {
+		// A deleted cluster waits for its final backup before anything else (finalbackup.go).
+		why = strings.TrimSuffix(final+"; "+why, "; ")
+	}
 	if why != "" && !strings.Contains(d.Waiting, why) {
 		// Whatever the machine waits for, a pod that does not start is the first thing to fix.
 		vc.Status.Waiting = strings.TrimSuffix(why+"; "+d.Waiting, "; ")
