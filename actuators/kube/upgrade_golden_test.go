@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -45,7 +46,7 @@ func upgradeCases() []upgradeCase {
 	}
 	store := v1alpha1.BackupStore{Bucket: "backups", Prefix: "prod", Endpoint: "https://s3.example.com", CredentialsSecret: "s3-creds"}
 	restarted := cluster("restarted", v1alpha1.ValkeyClusterSpec{})
-	restarted.Annotations = map[string]string{v1alpha1.AnnotationRestartRequested: "2026-11-01T10:00:00Z"}
+	restarted.Annotations = map[string]string{v1beta1.AnnotationRestartRequested: "2026-11-01T10:00:00Z"}
 	return []upgradeCase{
 		{"replication-defaults", cluster("cache-a", v1alpha1.ValkeyClusterSpec{})},
 		{"replication-one-pod", cluster("single", v1alpha1.ValkeyClusterSpec{Replicas: 1})},
@@ -130,10 +131,17 @@ func TestExistingClustersRenderTheSameObjects(t *testing.T) {
 
 func renderForUpgrade(t *testing.T, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) []byte {
 	t.Helper()
-	d := Build(vc.DeepCopy(), owner)
+	// As the operator reads it now: converted to v1beta1 by the conversion webhook, then
+	// defaulted once per turn.
+	hub := &v1beta1.ValkeyCluster{}
+	if err := vc.DeepCopy().ConvertTo(hub); err != nil {
+		t.Fatal(err)
+	}
+	v1beta1.SetDefaults(&hub.Spec)
+	d := Build(hub, owner)
 	shards := 1
 	if d.Names.Sharded {
-		shards = int(vc.Spec.Shards)
+		shards = int(hub.Spec.Shards)
 	}
 	ensured, err := ForAction(d, machine.EnsureObjects{Shards: shards, Replicas: int(*d.StatefulSet.Spec.Replicas) - 1, Revision: d.Revision})
 	if err != nil {

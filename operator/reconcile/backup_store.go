@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // The keys of a backup store's credentials Secret: the names the AWS tools use.
@@ -29,22 +29,22 @@ func backupPath(namespace, cluster, name string) string {
 // errNoCredentialsSecret refuses a store without a credentials Secret (v1beta1 allows one, for
 // the AWS SDK's default credential chain, which the backup package does not use yet): better
 // refused with a reason than sent to S3 unsigned.
-var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: the AWS SDK's default credential chain (IRSA, Pod Identity, instance roles) is not supported yet; name a Secret with the keys %s and %s (v1beta1: credentialsSecretRef, v1alpha1: credentialsSecret)", SecretAccessKeyID, SecretSecretAccessKey)
+var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: the AWS SDK's default credential chain (IRSA, Pod Identity, instance roles) is not supported yet; name a Secret with the keys %s and %s (spec.backup.store.credentialsSecretRef)", SecretAccessKeyID, SecretSecretAccessKey)
 
 // storeOf turns a store's spec into the store the backup package writes to, reading its
 // credentials from the Secret in namespace. The Secret is the user's, not the operator's, so it
 // is read from the API server (the cache holds only what the operator made).
-func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v1alpha1.BackupStore) (backup.Store, error) {
-	v1alpha1.SetStoreDefaults(&spec)
-	if spec.CredentialsSecret == "" {
+func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v1beta1.BackupStore) (backup.Store, error) {
+	v1beta1.SetStoreDefaults(&spec)
+	if spec.CredentialsSecretName() == "" {
 		return backup.Store{}, errNoCredentialsSecret
 	}
 	var sec corev1.Secret
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecret}, &sec); err != nil {
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecretName()}, &sec); err != nil {
 		if apierrors.IsNotFound(err) {
-			return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s does not exist: create it with the keys %s and %s", namespace, spec.CredentialsSecret, SecretAccessKeyID, SecretSecretAccessKey)
+			return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s does not exist: create it with the keys %s and %s", namespace, spec.CredentialsSecretName(), SecretAccessKeyID, SecretSecretAccessKey)
 		}
-		return backup.Store{}, fmt.Errorf("reading the store's credentials Secret %s/%s: %w", namespace, spec.CredentialsSecret, err)
+		return backup.Store{}, fmt.Errorf("reading the store's credentials Secret %s/%s: %w", namespace, spec.CredentialsSecretName(), err)
 	}
 	var missing []string
 	for _, k := range []string{SecretAccessKeyID, SecretSecretAccessKey} {
@@ -53,7 +53,7 @@ func storeOf(ctx context.Context, reader client.Reader, namespace string, spec v
 		}
 	}
 	if len(missing) > 0 {
-		return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s has no %s", namespace, spec.CredentialsSecret, strings.Join(missing, " and no "))
+		return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s has no %s", namespace, spec.CredentialsSecretName(), strings.Join(missing, " and no "))
 	}
 	prefix := spec.Prefix
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
