@@ -48,14 +48,18 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 	secret("noca", map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM})
 
 	cluster := func(mode v1beta1.TLSMode, secretName string) *v1beta1.ValkeyCluster {
-		return &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("uid-" + secretName)},
-			Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{Mode: mode, SecretRef: &v1beta1.SecretRef{Name: secretName}}}}
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("uid-" + secretName)},
+			Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{Mode: mode}}}
+		if secretName != "" {
+			vc.Spec.TLS.SecretRef = &v1beta1.SecretRef{Name: secretName}
+		}
+		return vc
 	}
 	if cfg, err := r.tlsConfig(ctx, cluster(v1beta1.TLSDisabled, ""), nil); cfg != nil || err != nil {
 		t.Fatalf("no TLS asked or served: want nothing, got %v, %v", cfg, err)
 	}
 	served := map[string]*corev1.Pod{"c-0": {ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kube.AnnotationTLS: "TLSOnly"}}}}
-	if _, err := r.tlsConfig(ctx, cluster(v1beta1.TLSDisabled, ""), served); err == nil || !strings.Contains(err.Error(), "secretName is empty") {
+	if _, err := r.tlsConfig(ctx, cluster(v1beta1.TLSDisabled, ""), served); err == nil || !strings.Contains(err.Error(), "secretRef is empty") {
 		t.Fatalf("a pod serves TLS while the spec names no Secret: %v", err)
 	}
 	if cfg, err := r.tlsConfig(ctx, cluster(v1beta1.TLSOnly, "good"), nil); err != nil || cfg == nil || cfg.RootCAs == nil {
