@@ -52,7 +52,7 @@ func statusAfter(history []v1beta1.HistoryEntry) v1beta1.ValkeyClusterStatus {
 			{Pod: "cache-1", IP: "10.244.2.4", Role: v1beta1.NodeRoleReplica, ReplicationOffset: 9811459, Lag: 544, Ready: true},
 			{Pod: "cache-2", IP: "10.244.3.9", Role: v1beta1.NodeRoleReplica, ReplicationOffset: 9812003, Ready: true},
 		},
-		Primary: "cache-0", ReadyNodes: "3/3", Replicas: 3, ReadyPods: 3,
+		Primary: "cache-0", ReadyNodes: "3/3", Pods: 3, ReadyPods: 3, Replicas: 2,
 	}
 	for _, typ := range v1beta1.StateConditionTypes() {
 		c := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: last.Reason, Message: "the cluster is " + string(last.To), LastTransitionTime: last.Time}
@@ -89,7 +89,7 @@ func TestStatusAndHistoryAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Assert(t, "status.txt", []byte(out))
-	for _, want := range []string{"State:        Steady for 9m (FailoverComplete)", "Primary:      cache-0", "cache-1   replica   10.244.2.4   9811459   544   true", "(3 earlier: kubectl valkey history cache -n status-and-history)"} {
+	for _, want := range []string{"State:        Steady for 9m (FailoverComplete)", "Primary:      cache-0", "cache-1   Replica   10.244.2.4   9811459   544   true", "(3 earlier: kubectl valkey history cache -n status-and-history)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q", want)
 		}
@@ -231,7 +231,7 @@ func journalAPI(t *testing.T) {
 	}
 	apiService := map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-		"metadata": map[string]any{"name": "v1beta1.journal.valkey.fsm.dev"},
+		"metadata": map[string]any{"name": "v1alpha1.journal.valkey.fsm.dev"},
 		"spec": map[string]any{
 			"group": "journal.valkey.fsm.dev", "version": "v1alpha1", "groupPriorityMinimum": 1000, "versionPriority": 15,
 			"service": map[string]any{"namespace": ns, "name": "journal", "port": port},
@@ -245,7 +245,7 @@ func journalAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = res.Delete(context.Background(), "v1beta1.journal.valkey.fsm.dev", metav1.DeleteOptions{})
+		_ = res.Delete(context.Background(), "v1alpha1.journal.valkey.fsm.dev", metav1.DeleteOptions{})
 	})
 	// Served once the aggregator finds it available.
 	deadline := time.Now().Add(30 * time.Second)
