@@ -46,11 +46,11 @@ func configFieldDoc(t *testing.T) string {
 // celListRE matches the CEL list literal after `k.lowerAscii() in` in a marker.
 var celListRE = regexp.MustCompile(`lowerAscii\(\) in \[([^\]]*)\]`)
 
-// TestCELOwnedListMatchesGoSlice checks, for v1alpha1's markers (the served spoke refuses
-// what the hub refuses), that every list of owned directives in the CEL
-// markers of spec.config (the rule, and the message that names the offending key) is
-// exactly v1beta1.OperatorOwnedDirectives, the operator's list: a directive added to one and not the other would be
-// refused by the API server but rendered by the operator, or the other way round.
+// TestCELOwnedListMatchesGoSlice checks that every list of owned directives in v1alpha1's CEL
+// markers of spec.config (the rule, and the message that names the offending key) is exactly
+// v1beta1.OperatorOwnedDirectives, the operator's list: the served spoke must refuse what the
+// operator renders itself, or a directive added to one and not the other would be refused by
+// the API server but rendered by the operator, or the other way round.
 func TestCELOwnedListMatchesGoSlice(t *testing.T) {
 	doc := configFieldDoc(t)
 	var lists int
