@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
 )
 
@@ -29,7 +29,7 @@ func at(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(d)) }
 
 // lifeOf is the history of a three-pod cluster that bootstrapped, failed over and rolled
 // out an image: entry i has seq i+1.
-var lifeOf = []v1alpha1.HistoryEntry{
+var lifeOf = []v1beta1.HistoryEntry{
 	{Seq: 1, Time: at(-72 * time.Hour), From: "Bootstrapping", To: "Steady", Event: "bootstrap-complete", Reason: "BootstrapComplete", Message: "3/3 nodes ready, primary cache-0"},
 	{Seq: 2, Time: at(-30 * time.Hour), From: "Steady", To: "FailingOver", Event: "primary-lost", Reason: "PrimaryLost", Message: "cache-0 unreachable for 3 probes"},
 	{Seq: 3, Time: at(-30*time.Hour + 6*time.Second), From: "FailingOver", To: "Steady", Event: "failover-complete", Reason: "FailoverComplete", Message: "cache-1 is primary, 2 replicas follow"},
@@ -42,19 +42,19 @@ var lifeOf = []v1alpha1.HistoryEntry{
 
 // statusAfter is the status the operator writes after the transitions of history, the last
 // one current.
-func statusAfter(history []v1alpha1.HistoryEntry) v1alpha1.ValkeyClusterStatus {
+func statusAfter(history []v1beta1.HistoryEntry) v1beta1.ValkeyClusterStatus {
 	last := history[len(history)-1]
-	st := v1alpha1.ValkeyClusterStatus{
+	st := v1beta1.ValkeyClusterStatus{
 		State: last.To, ObservedGeneration: 1, History: history,
-		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "PrimaryServing", Message: "cache-0 accepts writes", LastTransitionTime: at(-9 * time.Minute)}},
-		Nodes: []v1alpha1.NodeStatus{
-			{Pod: "cache-0", IP: "10.244.1.7", Role: v1alpha1.NodeRolePrimary, ReplicationOffset: 9812003, Ready: true},
-			{Pod: "cache-1", IP: "10.244.2.4", Role: v1alpha1.NodeRoleReplica, ReplicationOffset: 9811459, Lag: 544, Ready: true},
-			{Pod: "cache-2", IP: "10.244.3.9", Role: v1alpha1.NodeRoleReplica, ReplicationOffset: 9812003, Ready: true},
+		Conditions: []metav1.Condition{{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "PrimaryServing", Message: "cache-0 accepts writes", LastTransitionTime: at(-9 * time.Minute)}},
+		Nodes: []v1beta1.NodeStatus{
+			{Pod: "cache-0", IP: "10.244.1.7", Role: v1beta1.NodeRolePrimary, ReplicationOffset: 9812003, Ready: true},
+			{Pod: "cache-1", IP: "10.244.2.4", Role: v1beta1.NodeRoleReplica, ReplicationOffset: 9811459, Lag: 544, Ready: true},
+			{Pod: "cache-2", IP: "10.244.3.9", Role: v1beta1.NodeRoleReplica, ReplicationOffset: 9812003, Ready: true},
 		},
-		Primary: "cache-0", ReadyNodes: "3/3", Replicas: 3, ReadyReplicas: 3,
+		Primary: "cache-0", ReadyNodes: "3/3", Pods: 3, ReadyPods: 3, Replicas: 2,
 	}
-	for _, typ := range v1alpha1.StateConditionTypes() {
+	for _, typ := range v1beta1.StateConditionTypes() {
 		c := metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: last.Reason, Message: "the cluster is " + string(last.To), LastTransitionTime: last.Time}
 		if typ == string(last.To) {
 			c.Status, c.Message = metav1.ConditionTrue, last.Message
@@ -89,7 +89,7 @@ func TestStatusAndHistoryAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Assert(t, "status.txt", []byte(out))
-	for _, want := range []string{"State:        Steady for 9m (FailoverComplete)", "Primary:      cache-0", "cache-1   replica   10.244.2.4   9811459   544   true", "(3 earlier: kubectl valkey history cache -n status-and-history)"} {
+	for _, want := range []string{"State:        Steady for 9m (FailoverComplete)", "Primary:      cache-0", "cache-1   Replica   10.244.2.4   9811459   544   true", "(3 earlier: kubectl valkey history cache -n status-and-history)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q", want)
 		}
@@ -99,11 +99,11 @@ func TestStatusAndHistoryAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st v1alpha1.ValkeyClusterStatus
+	var st v1beta1.ValkeyClusterStatus
 	if err := yaml.UnmarshalStrict([]byte(out), &st); err != nil {
 		t.Fatalf("status -o yaml is not a ValkeyClusterStatus: %v\n%s", err, out)
 	}
-	if st.State != v1alpha1.StateSteady || len(st.History) != len(lifeOf) || len(st.Nodes) != 3 || len(st.Conditions) != 8 {
+	if st.State != v1beta1.StateSteady || len(st.History) != len(lifeOf) || len(st.Nodes) != 3 || len(st.Conditions) != 8 {
 		t.Errorf("status -o yaml: %+v", st)
 	}
 
@@ -120,7 +120,7 @@ func TestStatusAndHistoryAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []v1alpha1.HistoryEntry
+	var entries []v1beta1.HistoryEntry
 	if err := json.Unmarshal([]byte(out), &entries); err != nil || len(entries) != len(lifeOf) || entries[7].Message != lifeOf[7].Message {
 		t.Errorf("history -o json: %v\n%s", err, out)
 	}
@@ -297,9 +297,9 @@ func TestHistoryFull(t *testing.T) {
 // follows the backup until the operator (here the test, writing status) completes or fails it.
 func TestBackupVerb(t *testing.T) {
 	ns := namespace(t, "backup-verb")
-	createClusterWith(t, ns, "orders", v1alpha1.ValkeyClusterSpec{Backup: &v1alpha1.BackupSpec{Store: v1alpha1.BackupStore{Bucket: "backups", CredentialsSecret: "s3"}}})
+	createClusterWith(t, ns, "orders", v1beta1.ValkeyClusterSpec{Backup: &v1beta1.BackupSpec{Store: v1beta1.BackupStore{Bucket: "backups", CredentialsSecretRef: &v1beta1.SecretRef{Name: "s3"}}}})
 	createCluster(t, ns, "plain")
-	backups := shared.dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource("valkeybackups")).Namespace(ns)
+	backups := shared.dyn.Resource(v1beta1.SchemeGroupVersion.WithResource("valkeybackups")).Namespace(ns)
 
 	out, err := kubectlValkey(t, "backup", "orders", "-n", ns)
 	if err != nil || !strings.Contains(out, "backup orders-20260301-120000 of orders requested") {

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/internal/testapiserver"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
@@ -90,13 +90,13 @@ func namespace(t *testing.T, name string) string {
 // createCluster creates a ValkeyCluster with the API server's defaults.
 func createCluster(t *testing.T, ns, name string) {
 	t.Helper()
-	createClusterWith(t, ns, name, v1alpha1.ValkeyClusterSpec{})
+	createClusterWith(t, ns, name, v1beta1.ValkeyClusterSpec{})
 }
 
 // createClusterWith creates a ValkeyCluster of spec, the API server defaulting the rest.
-func createClusterWith(t *testing.T, ns, name string, spec v1alpha1.ValkeyClusterSpec) {
+func createClusterWith(t *testing.T, ns, name string, spec v1beta1.ValkeyClusterSpec) {
 	t.Helper()
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 	u, err := kube.Unstructured(vc)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func createClusterWith(t *testing.T, ns, name string, spec v1alpha1.ValkeyCluste
 
 // writeStatus replaces the cluster's status through the status subresource, as the
 // operator does.
-func writeStatus(t *testing.T, ns, name string, st v1alpha1.ValkeyClusterStatus) {
+func writeStatus(t *testing.T, ns, name string, st v1beta1.ValkeyClusterStatus) {
 	t.Helper()
 	ctx := context.Background()
 	res := kube.ClusterResource(shared.dyn, ns)

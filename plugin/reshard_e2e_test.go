@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
 // shardsStatus is the status of a Steady Cluster whose shards serve slots.
-func shardsStatus(state v1alpha1.State, slots ...string) v1alpha1.ValkeyClusterStatus {
-	st := v1alpha1.ValkeyClusterStatus{State: state, ObservedGeneration: 1, ShardCount: int32(len(slots))}
+func shardsStatus(state v1beta1.State, slots ...string) v1beta1.ValkeyClusterStatus {
+	st := v1beta1.ValkeyClusterStatus{State: state, ObservedGeneration: 1, ShardCount: int32(len(slots))}
 	for i, s := range slots {
-		st.Shards = append(st.Shards, v1alpha1.ShardStatus{Index: int32(i), Primary: "sessions-s" + string(rune('0'+i)) + "-0", Slots: s})
+		st.Shards = append(st.Shards, v1beta1.ShardStatus{Index: int32(i), Primary: "sessions-s" + string(rune('0'+i)) + "-0", Slots: s})
 	}
 	return st
 }
@@ -36,8 +36,8 @@ func specShards(t *testing.T, ns, name string) int32 {
 // --shards (not with --dry-run), and says what the operator is doing about it.
 func TestReshardAgainstAPIServer(t *testing.T) {
 	ns := namespace(t, "reshard")
-	createClusterWith(t, ns, "sessions", v1alpha1.ValkeyClusterSpec{Topology: v1alpha1.TopologyCluster, Shards: 3})
-	writeStatus(t, ns, "sessions", shardsStatus(v1alpha1.StateSteady, "0-5460", "5461-10921", "10922-16383"))
+	createClusterWith(t, ns, "sessions", v1beta1.ValkeyClusterSpec{Topology: v1beta1.TopologyCluster, Shards: 3})
+	writeStatus(t, ns, "sessions", shardsStatus(v1beta1.StateSteady, "0-5460", "5461-10921", "10922-16383"))
 
 	out, err := kubectlValkey(t, "reshard", "sessions", "-n", ns)
 	if err != nil || out != "Slots balanced over 3 shards: nothing to move.\n" {
@@ -68,7 +68,7 @@ func TestReshardAgainstAPIServer(t *testing.T) {
 	}
 
 	// The operator is on it: the plan left, the progress and what it waits for.
-	st := shardsStatus(v1alpha1.StateResharding, "0-4095", "5461-10921", "10922-16383", "4096-5460")
+	st := shardsStatus(v1beta1.StateResharding, "0-4095", "5461-10921", "10922-16383", "4096-5460")
 	st.Progress, st.Waiting = "resharding to 4 shards: 2731 slots left to move", "shard 3: sessions-s3-1 not joined"
 	writeStatus(t, ns, "sessions", st)
 	out, err = kubectlValkey(t, "reshard", "sessions", "-n", ns)
@@ -94,7 +94,7 @@ func TestReshardAgainstAPIServer(t *testing.T) {
 	if _, err := kubectlValkey(t, "reshard", "sessions", "-n", ns, "--dry-run"); err == nil || !strings.Contains(err.Error(), "--dry-run goes with --shards") {
 		t.Errorf("--dry-run without --shards: %v", err)
 	}
-	st = shardsStatus(v1alpha1.StateFailingOver, "0-4095", "", "10922-16383", "4096-5460")
+	st = shardsStatus(v1beta1.StateFailingOver, "0-4095", "", "10922-16383", "4096-5460")
 	writeStatus(t, ns, "sessions", st)
 	if out, err := kubectlValkey(t, "reshard", "sessions", "-n", ns); err != nil || !strings.Contains(out, "Warning: shard 1's slots are unknown") {
 		t.Errorf("a shard whose primary does not answer: %v\n%s", err, out)

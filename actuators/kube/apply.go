@@ -78,7 +78,7 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		name := s.kind + "/" + key.Name
 		err := c.Get(ctx, key, s.current)
 		if meta.IsNoMatchError(err) {
-			errs = append(errs, fmt.Errorf("%s: the API server does not serve the kind (%w); spec.tls.issuer needs cert-manager installed", name, err))
+			errs = append(errs, fmt.Errorf("%s: the API server does not serve the kind (%w); spec.tls.issuerRef needs cert-manager installed", name, err))
 			continue
 		}
 		if apierrors.IsNotFound(err) {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // busPortOffset is how far above its client port a node listens for the cluster bus (Valkey's
@@ -35,8 +35,8 @@ var BusPorts = []int32{valkey.Port + busPortOffset, valkey.TLSPort + busPortOffs
 // other port (TCP and UDP) from anywhere; with it, that rule is left out, since it would let
 // in everything spec.networkPolicy keeps out (its own rules already admit the cluster's pods
 // on every port).
-func busPolicy(vc *v1alpha1.ValkeyCluster, meta metav1.ObjectMeta) *networkingv1.NetworkPolicy {
-	if vc.Spec.Topology != v1alpha1.TopologyCluster {
+func busPolicy(vc *v1beta1.ValkeyCluster, meta metav1.ObjectMeta) *networkingv1.NetworkPolicy {
+	if vc.Spec.Topology != v1beta1.TopologyCluster {
 		return nil
 	}
 	tcp := ptr.To(corev1.ProtocolTCP)

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // admitted is the NetworkPolicy API's ingress semantics, written here from the API's
@@ -75,9 +75,9 @@ func admitted(pols []*networkingv1.NetworkPolicy, target, src map[string]string,
 // reach the bus ports; every other port stays as it was (open, without spec.networkPolicy;
 // as that policy says, with it).
 func TestTheClusterBusAdmitsOnlyTheClustersOwnPods(t *testing.T) {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
-	vc.Spec.Topology = v1alpha1.TopologyCluster
-	v1alpha1.SetDefaults(&vc.Spec)
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
+	vc.Spec.Topology = v1beta1.TopologyCluster
+	v1beta1.SetDefaults(&vc.Spec)
 	owner := metav1.OwnerReference{UID: "u", Name: "c"}
 	d := Build(vc, owner)
 	if d.BusPolicy == nil || d.Names.BusPolicy != "c-bus" || d.BusPolicy.Name != "c-bus" || d.BusPolicy.Namespace != "ns" {
@@ -89,7 +89,7 @@ func TestTheClusterBusAdmitsOnlyTheClustersOwnPods(t *testing.T) {
 	node := SelectorLabels(vc)
 	node[LabelShard], node[LabelRole] = "1", RoleReplica // what a running pod carries besides
 	stranger := map[string]string{"role": "app"}
-	other := SelectorLabels(&v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
+	other := SelectorLabels(&v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
 	pols := []*networkingv1.NetworkPolicy{d.NetworkPolicy, d.BusPolicy}
 	for _, bus := range []int32{16379, 16380} {
 		if !admitted(pols, node, node, corev1.ProtocolTCP, bus) {
@@ -111,7 +111,7 @@ func TestTheClusterBusAdmitsOnlyTheClustersOwnPods(t *testing.T) {
 	}
 
 	// With spec.networkPolicy the bus policy opens nothing that policy keeps out.
-	vc.Spec.NetworkPolicy = v1alpha1.NetworkPolicySpec{Enabled: true, From: []networkingv1.NetworkPolicyPeer{
+	vc.Spec.NetworkPolicy = v1beta1.NetworkPolicySpec{Enabled: true, From: []networkingv1.NetworkPolicyPeer{
 		{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "app"}}},
 	}}
 	d = Build(vc, owner)
@@ -137,7 +137,7 @@ func TestTheClusterBusAdmitsOnlyTheClustersOwnPods(t *testing.T) {
 	}
 
 	// The other topologies have no bus: no policy, and Apply deletes one left behind.
-	for _, topo := range []v1alpha1.Topology{v1alpha1.TopologyReplication, v1alpha1.TopologyStandalone} {
+	for _, topo := range []v1beta1.Topology{v1beta1.TopologyReplication, v1beta1.TopologyStandalone} {
 		vc.Spec.Topology = topo
 		if d := Build(vc, owner); d.BusPolicy != nil || d.Names.BusPolicy != "c-bus" {
 			t.Errorf("%s: bus policy %v (name %q)", topo, d.BusPolicy, d.Names.BusPolicy)

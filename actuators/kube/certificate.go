@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // CertificateGVK is cert-manager's Certificate. The operator writes it as an unstructured
@@ -14,14 +14,14 @@ import (
 // kind, which the operator reports in status.
 var CertificateGVK = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
 
-// certificate is the Certificate spec.tls.issuer asks for (nil without an issuer). It names
+// certificate is the Certificate spec.tls.issuerRef asks for (nil without an issuer). It names
 // every pod through the headless Service's wildcard, present and future: a replica added by a
 // scale-up serves a name the operator verifies from its first second, with no re-issue to
 // wait for; and the Services clients use, short and fully qualified. The usages allow client
 // authentication too: with clientCertificates the nodes present it to each other and the
 // operator presents it to them.
-func certificate(vc *v1alpha1.ValkeyCluster, names Names, meta metav1.ObjectMeta) *unstructured.Unstructured {
-	is := vc.Spec.TLS.Issuer
+func certificate(vc *v1beta1.ValkeyCluster, names Names, meta metav1.ObjectMeta) *unstructured.Unstructured {
+	is := vc.Spec.TLS.IssuerRef
 	if is == nil {
 		return nil
 	}
@@ -46,11 +46,11 @@ func certificate(vc *v1alpha1.ValkeyCluster, names Names, meta metav1.ObjectMeta
 		// A new key with each certificate: a leaked key dies with its certificate.
 		"privateKey": map[string]any{"rotationPolicy": "Always", "algorithm": "ECDSA", "size": int64(256)},
 	}
-	if is.Duration != nil {
-		spec["duration"] = is.Duration.Duration.String()
+	if d := vc.Spec.TLS.Duration; d != nil {
+		spec["duration"] = d.Duration.String()
 	}
-	if is.RenewBefore != nil {
-		spec["renewBefore"] = is.RenewBefore.Duration.String()
+	if d := vc.Spec.TLS.RenewBefore; d != nil {
+		spec["renewBefore"] = d.Duration.String()
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(CertificateGVK)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // Labels and annotations the operator sets, under valkey.fsm.dev/.
@@ -32,7 +32,7 @@ const (
 type Names struct {
 	StatefulSet, Headless, Client, Replicas, Config, Auth, PDB string
 	// Policy is spec.networkPolicy's NetworkPolicy's, BusPolicy the cluster bus's;
-	// Certificate the cert-manager Certificate's and its Secret's (v1alpha1.TLSSecretName).
+	// Certificate the cert-manager Certificate's and its Secret's (v1beta1.TLSSecretName).
 	Policy, BusPolicy, Certificate string
 	// Sharded is true for topology Cluster: one StatefulSet per shard (ShardSet).
 	Sharded bool
@@ -81,7 +81,7 @@ func number(s string) (int, bool) {
 }
 
 // NamesOf returns the owned objects' names.
-func NamesOf(vc *v1alpha1.ValkeyCluster) Names {
+func NamesOf(vc *v1beta1.ValkeyCluster) Names {
 	n := vc.Name
 	return Names{
 		StatefulSet: n,
@@ -93,13 +93,13 @@ func NamesOf(vc *v1alpha1.ValkeyCluster) Names {
 		PDB:         n,
 		Policy:      n,
 		BusPolicy:   n + "-bus",
-		Certificate: v1alpha1.IssuedSecretName(vc),
-		Sharded:     vc.Spec.Topology == v1alpha1.TopologyCluster,
+		Certificate: v1beta1.IssuedSecretName(vc),
+		Sharded:     vc.Spec.Topology == v1beta1.TopologyCluster,
 	}
 }
 
 // SelectorLabels select every pod of the cluster.
-func SelectorLabels(vc *v1alpha1.ValkeyCluster) map[string]string {
+func SelectorLabels(vc *v1beta1.ValkeyCluster) map[string]string {
 	return map[string]string{
 		"app.kubernetes.io/name":     "valkey",
 		"app.kubernetes.io/instance": vc.Name,
@@ -108,7 +108,7 @@ func SelectorLabels(vc *v1alpha1.ValkeyCluster) map[string]string {
 }
 
 // CommonLabels go on every owned object.
-func CommonLabels(vc *v1alpha1.ValkeyCluster) map[string]string {
+func CommonLabels(vc *v1beta1.ValkeyCluster) map[string]string {
 	l := SelectorLabels(vc)
 	l["app.kubernetes.io/managed-by"] = "valkey-operator"
 	return l

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // networkPolicy is spec.networkPolicy's NetworkPolicy (nil when it is not enabled): the
@@ -16,7 +16,7 @@ import (
 // client port + 10000, which is not a named container port); the operator and the user's
 // peers reach the Valkey ports only. Valkey ports are named, so the rule follows the pod as it
 // serves plain, TLS or both.
-func networkPolicy(vc *v1alpha1.ValkeyCluster, meta metav1.ObjectMeta) *networkingv1.NetworkPolicy {
+func networkPolicy(vc *v1beta1.ValkeyCluster, meta metav1.ObjectMeta) *networkingv1.NetworkPolicy {
 	np := vc.Spec.NetworkPolicy
 	if !np.Enabled {
 		return nil
@@ -28,7 +28,7 @@ func networkPolicy(vc *v1alpha1.ValkeyCluster, meta metav1.ObjectMeta) *networki
 	}
 	operator := networkingv1.NetworkPolicyPeer{
 		NamespaceSelector: &metav1.LabelSelector{},
-		PodSelector:       &metav1.LabelSelector{MatchLabels: v1alpha1.OperatorPodLabels},
+		PodSelector:       &metav1.LabelSelector{MatchLabels: v1beta1.OperatorPodLabels},
 	}
 	if np.Operator != nil {
 		operator = *np.Operator.DeepCopy()

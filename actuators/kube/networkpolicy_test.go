@@ -6,20 +6,20 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // spec.networkPolicy renders one ingress policy over the cluster's pods: its own pods on every
 // port (replication and the cluster bus, which has no named port), the operator (the chart's
 // label by default, or the peer given) and the user's peers on the Valkey ports only.
 func TestANetworkPolicyLetsInThePodsTheOperatorAndTheListedPeers(t *testing.T) {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
-	v1alpha1.SetDefaults(&vc.Spec)
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
+	v1beta1.SetDefaults(&vc.Spec)
 	if d := Build(vc, metav1.OwnerReference{}); d.NetworkPolicy != nil || d.Names.Policy != "c" {
 		t.Fatalf("disabled: policy %v (name %q)", d.NetworkPolicy, d.Names.Policy)
 	}
 	app := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "app"}}}
-	vc.Spec.NetworkPolicy = v1alpha1.NetworkPolicySpec{Enabled: true, From: []networkingv1.NetworkPolicyPeer{app}}
+	vc.Spec.NetworkPolicy = v1beta1.NetworkPolicySpec{Enabled: true, From: []networkingv1.NetworkPolicyPeer{app}}
 	np := Build(vc, metav1.OwnerReference{}).NetworkPolicy
 	if np == nil {
 		t.Fatal("enabled: no policy")

@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -45,7 +45,7 @@ type Desired struct {
 	// BusPolicy guards a Cluster topology's cluster bus, whatever spec.networkPolicy says
 	// (nil for the other topologies: Apply deletes ours then).
 	BusPolicy *networkingv1.NetworkPolicy
-	// Certificate is the cert-manager Certificate spec.tls.issuer asks for (nil without one:
+	// Certificate is the cert-manager Certificate spec.tls.issuerRef asks for (nil without one:
 	// Apply deletes ours then, if cert-manager is installed).
 	Certificate *unstructured.Unstructured
 	// Revision identifies the pod template (see AnnotationRevision).
@@ -61,12 +61,12 @@ type Desired struct {
 const ValkeyUID = int64(999)
 
 // Persistence tells whether the profile keeps data on disk (vc defaulted).
-func Persistence(vc *v1alpha1.ValkeyCluster) bool { return vc.Spec.Profile != v1alpha1.ProfileCache }
+func Persistence(vc *v1beta1.ValkeyCluster) bool { return vc.Spec.Profile != v1beta1.ProfileCache }
 
 // FsyncAlways reports whether the nodes fsync every write before they acknowledge it
 // (appendfsync always in spec.config): only then does a primary killed and restarted from its
 // append-only file hold every write it acknowledged (see docs/failover.md).
-func FsyncAlways(vc *v1alpha1.ValkeyCluster) bool {
+func FsyncAlways(vc *v1beta1.ValkeyCluster) bool {
 	for k, v := range vc.Spec.Config {
 		if strings.EqualFold(k, "appendfsync") {
 			return Persistence(vc) && strings.EqualFold(strings.TrimSpace(string(v)), "always")
@@ -75,18 +75,18 @@ func FsyncAlways(vc *v1alpha1.ValkeyCluster) bool {
 	return false
 }
 
-// Build computes the desired objects. vc's spec must be defaulted (v1alpha1.SetDefaults):
+// Build computes the desired objects. vc's spec must be defaulted (v1beta1.SetDefaults):
 // the reconciler defaults it once per turn and passes it down, so no default has a second
 // copy here.
-func Build(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference) Desired {
-	return BuildMounting(vc, owner, v1alpha1.TLSSecretName(vc))
+func Build(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference) Desired {
+	return BuildMounting(vc, owner, v1beta1.TLSSecretName(vc))
 }
 
 // BuildMounting is Build with the pods mounting tlsSecret for their certificate (with TLS on)
 // instead of spec.tls's Secret. The Secret is part of the pod template, so of the revision:
 // the reconciler keeps the one the pods mount while the operator refuses the spec's, and
 // nothing rolls onto a Secret it refused (see operator/reconcile's tlsGate).
-func BuildMounting(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, tlsSecret string) Desired {
+func BuildMounting(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, tlsSecret string) Desired {
 	names := NamesOf(vc)
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}}
@@ -95,21 +95,21 @@ func BuildMounting(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, tlsS
 	for k, v := range vc.Spec.Config {
 		extra[k] = string(v)
 	}
-	maxMemory, _ := v1alpha1.MaxMemory(&vc.Spec)
+	maxMemory, _ := v1beta1.MaxMemory(&vc.Spec)
 	// maxmemory derived from the memory limit belongs to the pod, not to the cluster: it is
 	// a server argument of the pod template, so each pod gets the value of its own limit when
 	// it rolls (a live CONFIG SET on every node at once would put maxmemory above the limit
 	// of the pods not rolled yet, when the limit grows). Set in spec.config, it is the user's
 	// value for every node, applied live.
 	var podMaxMemory string
-	if _, configured := v1alpha1.LookupConfig(vc.Spec.Config, "maxmemory"); !configured {
+	if _, configured := v1beta1.LookupConfig(vc.Spec.Config, "maxmemory"); !configured {
 		podMaxMemory, maxMemory = maxMemory, ""
 	}
 	spec := &vc.Spec
-	extra["min-replicas-to-write"] = fmt.Sprint(v1alpha1.MinReplicasToWrite(spec))
+	extra["min-replicas-to-write"] = fmt.Sprint(v1beta1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
 	tlsMode := TLSModeOf(vc)
-	in := valkey.ConfigInput{Profile: v1alpha1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded, TLS: tlsMode, TLSClientAuth: spec.TLS.ClientCertificates}
+	in := valkey.ConfigInput{Profile: v1beta1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded, TLS: tlsMode, TLSClientAuth: spec.TLS.ClientCertificates}
 	conf := valkey.RenderConfig(in)
 	restartIn, live := valkey.Split(in)
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
@@ -137,7 +137,7 @@ func BuildMounting(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, tlsS
 	if podMaxMemory != "" {
 		tmpl.Spec.Containers[0].Args = append(tmpl.Spec.Containers[0].Args, "--maxmemory", podMaxMemory)
 	}
-	if at := vc.Annotations[v1alpha1.AnnotationRestartRequested]; at != "" {
+	if at := vc.Annotations[v1beta1.AnnotationRestartRequested]; at != "" {
 		// Part of what the revision hashes: a new request is a new revision, rolled safely.
 		tmpl.Spec.Containers[0].Env = append(tmpl.Spec.Containers[0].Env, corev1.EnvVar{Name: "VALKEY_RESTART_REQUESTED", Value: at})
 	}
@@ -152,7 +152,7 @@ func BuildMounting(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, tlsS
 		tmpl.Annotations[AnnotationTLS] = string(tlsMode)
 	}
 
-	size := spec.Storage.SizeOrDefault()
+	size := spec.StorageSizeOrDefault()
 	sts := &appsv1.StatefulSet{ObjectMeta: meta(names.StatefulSet), Spec: appsv1.StatefulSetSpec{
 		Replicas:            ptr.To(replicasOf(vc)),
 		ServiceName:         names.Headless,
@@ -189,14 +189,9 @@ func BuildMounting(vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, tlsS
 	return d
 }
 
-func replicasOf(vc *v1alpha1.ValkeyCluster) int32 {
-	if vc.Spec.Topology == v1alpha1.TopologyStandalone {
-		return 1
-	}
-	return vc.Spec.Replicas
-}
+func replicasOf(vc *v1beta1.ValkeyCluster) int32 { return vc.Spec.PodsPerShard() }
 
-func podTemplate(vc *v1alpha1.ValkeyCluster, names Names, tlsSecret string) corev1.PodTemplateSpec {
+func podTemplate(vc *v1beta1.ValkeyCluster, names Names, tlsSecret string) corev1.PodTemplateSpec {
 	image := vc.Spec.Image
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(30)),
@@ -258,7 +253,7 @@ func podTemplate(vc *v1alpha1.ValkeyCluster, names Names, tlsSecret string) core
 		withTLS(&spec, tlsSecret, mode)
 	}
 	if len(spec.TopologySpreadConstraints) == 0 && spec.Affinity == nil {
-		spec.TopologySpreadConstraints = v1alpha1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
+		spec.TopologySpreadConstraints = v1beta1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
 }
@@ -349,7 +344,7 @@ func (d Desired) ShardSet(s int) *appsv1.StatefulSet {
 		sts.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 				LabelSelector: &metav1.LabelSelector{MatchLabels: withShard(sts.Spec.Selector.MatchLabels)},
-				TopologyKey:   v1alpha1.HostnameTopologyKey,
+				TopologyKey:   v1beta1.HostnameTopologyKey,
 			}},
 		}}
 	}
@@ -384,11 +379,11 @@ func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
 }
 
 // TLSModeOf is how the spec asks the nodes to accept connections.
-func TLSModeOf(vc *v1alpha1.ValkeyCluster) valkey.TLSMode {
+func TLSModeOf(vc *v1beta1.ValkeyCluster) valkey.TLSMode {
 	switch vc.Spec.TLS.Mode {
-	case v1alpha1.TLSBoth:
+	case v1beta1.TLSPlainAndTLS:
 		return valkey.TLSBoth
-	case v1alpha1.TLSOnly:
+	case v1beta1.TLSOnly:
 		return valkey.TLSOnly
 	}
 	return valkey.TLSNone

@@ -8,22 +8,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-func buildWith(config map[string]v1alpha1.ConfigValue) Desired {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{Config: config}}
+func buildWith(config map[string]v1beta1.ConfigValue) Desired {
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{Config: config}}
 	vc = vc.DeepCopy()
-	v1alpha1.SetDefaults(&vc.Spec)
+	v1beta1.SetDefaults(&vc.Spec)
 	return Build(vc, metav1.OwnerReference{Name: "c"})
 }
 
 // A directive Valkey applies at run time changes the live set, not the revision: changing it
 // rolls nothing. Any other directive changes the revision.
 func TestOnlyRestartDirectivesChangeTheRevision(t *testing.T) {
-	a := buildWith(map[string]v1alpha1.ConfigValue{"slowlog-max-len": "128", "databases": "16"})
-	b := buildWith(map[string]v1alpha1.ConfigValue{"slowlog-max-len": "256", "databases": "16"})
-	c := buildWith(map[string]v1alpha1.ConfigValue{"slowlog-max-len": "256", "databases": "32"})
+	a := buildWith(map[string]v1beta1.ConfigValue{"slowlog-max-len": "128", "databases": "16"})
+	b := buildWith(map[string]v1beta1.ConfigValue{"slowlog-max-len": "256", "databases": "16"})
+	c := buildWith(map[string]v1beta1.ConfigValue{"slowlog-max-len": "256", "databases": "32"})
 	if a.Revision != b.Revision {
 		t.Fatalf("slowlog-max-len is live: the revision must not change (%s, %s)", a.Revision, b.Revision)
 	}
@@ -42,19 +42,19 @@ func TestOnlyRestartDirectivesChangeTheRevision(t *testing.T) {
 // no and a Cache cluster (no append-only file) do not.
 func TestFsyncAlwaysOnlyWhenEveryWriteIsFsynced(t *testing.T) {
 	cases := []struct {
-		profile v1alpha1.Profile
-		config  map[string]v1alpha1.ConfigValue
+		profile v1beta1.Profile
+		config  map[string]v1beta1.ConfigValue
 		want    bool
 	}{
-		{v1alpha1.ProfileDurable, nil, false},
-		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"appendfsync": "everysec"}, false},
-		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"appendfsync": "no"}, false},
-		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"appendfsync": "always"}, true},
-		{v1alpha1.ProfileDurable, map[string]v1alpha1.ConfigValue{"APPENDFSYNC": " Always"}, true},
-		{v1alpha1.ProfileCache, map[string]v1alpha1.ConfigValue{"appendfsync": "always"}, false},
+		{v1beta1.ProfileDurable, nil, false},
+		{v1beta1.ProfileDurable, map[string]v1beta1.ConfigValue{"appendfsync": "everysec"}, false},
+		{v1beta1.ProfileDurable, map[string]v1beta1.ConfigValue{"appendfsync": "no"}, false},
+		{v1beta1.ProfileDurable, map[string]v1beta1.ConfigValue{"appendfsync": "always"}, true},
+		{v1beta1.ProfileDurable, map[string]v1beta1.ConfigValue{"APPENDFSYNC": " Always"}, true},
+		{v1beta1.ProfileCache, map[string]v1beta1.ConfigValue{"appendfsync": "always"}, false},
 	}
 	for _, c := range cases {
-		vc := &v1alpha1.ValkeyCluster{Spec: v1alpha1.ValkeyClusterSpec{Profile: c.profile, Config: c.config}}
+		vc := &v1beta1.ValkeyCluster{Spec: v1beta1.ValkeyClusterSpec{Profile: c.profile, Config: c.config}}
 		if got := FsyncAlways(vc); got != c.want {
 			t.Errorf("%s %v: FsyncAlways = %v, want %v", c.profile, c.config, got, c.want)
 		}
@@ -65,10 +65,10 @@ func TestFsyncAlwaysOnlyWhenEveryWriteIsFsynced(t *testing.T) {
 // template, which rolls), never a live directive set on every node at once; set in
 // spec.config it is the user's value for every node, applied live.
 func TestMaxMemoryFromTheLimitChangesWithThePod(t *testing.T) {
-	build := func(limit string, config map[string]v1alpha1.ConfigValue) Desired {
-		vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{Config: config}}
+	build := func(limit string, config map[string]v1beta1.ConfigValue) Desired {
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{Config: config}}
 		vc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)}
-		v1alpha1.SetDefaults(&vc.Spec)
+		v1beta1.SetDefaults(&vc.Spec)
 		return Build(vc, metav1.OwnerReference{Name: "c"})
 	}
 	small, large := build("100Mi", nil), build("200Mi", nil)
@@ -82,7 +82,7 @@ func TestMaxMemoryFromTheLimitChangesWithThePod(t *testing.T) {
 	if small.Revision == large.Revision {
 		t.Fatal("a new memory limit is a new revision: each pod gets its maxmemory when it rolls")
 	}
-	set := build("100Mi", map[string]v1alpha1.ConfigValue{"maxmemory": "50mb"})
+	set := build("100Mi", map[string]v1beta1.ConfigValue{"maxmemory": "50mb"})
 	if set.Live["maxmemory"] != "50mb" || strings.Contains(strings.Join(set.StatefulSet.Spec.Template.Spec.Containers[0].Args, " "), "--maxmemory") {
 		t.Fatalf("maxmemory from spec.config is live and not an argument: live %v", set.Live)
 	}
@@ -95,7 +95,7 @@ func TestMaxMemoryFromTheLimitChangesWithThePod(t *testing.T) {
 // The operator's password is not in the pod at all: a password resolved into env when the
 // container started went stale after a rotation retired it (WRONGPASS, every pod NotReady).
 func TestNoPasswordOnACommandLine(t *testing.T) {
-	for _, tls := range []v1alpha1.TLSMode{v1alpha1.TLSDisabled, v1alpha1.TLSBoth, v1alpha1.TLSOnly} {
+	for _, tls := range []v1beta1.TLSMode{v1beta1.TLSDisabled, v1beta1.TLSPlainAndTLS, v1beta1.TLSOnly} {
 		d := buildTLS(tls)
 		spec := d.StatefulSet.Spec.Template.Spec
 		c := spec.Containers[0]
@@ -109,7 +109,7 @@ func TestNoPasswordOnACommandLine(t *testing.T) {
 		if !strings.Contains(preStop, "read -r REDISCLI_AUTH < /etc/valkey/auth/"+KeyProbePassword+";") || !strings.Contains(preStop, "--user probe role") {
 			t.Errorf("tls %q: the preStop hook must ask ROLE as the probe user with the password read from the mounted file: %q", tls, preStop)
 		}
-		if tls == v1alpha1.TLSOnly && !strings.Contains(preStop, "--tls") {
+		if tls == v1beta1.TLSOnly && !strings.Contains(preStop, "--tls") {
 			t.Errorf("tls %q: the preStop hook does not speak TLS: %q", tls, preStop)
 		}
 		for _, e := range c.Env {

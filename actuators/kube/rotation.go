@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -38,7 +38,7 @@ const (
 )
 
 // RotationSecretName is the name of cluster vc's rotation Secret.
-func RotationSecretName(vc *v1alpha1.ValkeyCluster) string { return vc.Name + "-rotation" }
+func RotationSecretName(vc *v1beta1.ValkeyCluster) string { return vc.Name + "-rotation" }
 
 // keyOf is the auth Secret key of a user's password.
 func keyOf(user string) string {
@@ -54,7 +54,7 @@ func keyOf(user string) string {
 
 // LoadRotation reads the rotation Secret: nil when there is none, when it is empty (the
 // rotation it held completed), and when the cluster does not own it.
-func LoadRotation(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyCluster) (*valkey.RotationPasswords, error) {
+func LoadRotation(ctx context.Context, c client.Reader, vc *v1beta1.ValkeyCluster) (*valkey.RotationPasswords, error) {
 	var s corev1.Secret
 	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: RotationSecretName(vc)}, &s); err != nil {
 		return nil, client.IgnoreNotFound(err)
@@ -76,9 +76,9 @@ func LoadRotation(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyClust
 
 // PrepareRotation writes the rotation Secret for request id of users: their current passwords
 // (current) as the previous ones, new ones generated, or, for the application user with
-// spec.auth.existingSecret, clientNext (the password the user put there). An existing Secret
+// spec.auth.passwordSecretRef, clientNext (the password the user put there). An existing Secret
 // of the same request is kept as it is: its new passwords may be on nodes already.
-func PrepareRotation(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, id string, users []string, current valkey.Passwords, clientNext string) (*valkey.RotationPasswords, error) {
+func PrepareRotation(ctx context.Context, c client.Client, live client.Reader, vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, id string, users []string, current valkey.Passwords, clientNext string) (*valkey.RotationPasswords, error) {
 	if r, err := LoadRotation(ctx, live, vc); err != nil || (r != nil && r.ID == id) {
 		return r, err
 	}
@@ -118,7 +118,7 @@ func PrepareRotation(ctx context.Context, c client.Client, live client.Reader, v
 // EmptyRotation removes the passwords of a completed or withdrawn rotation from the rotation
 // Secret; the Secret stays, empty, until the next rotation or the cluster's deletion. A Secret
 // of that name the cluster does not own is left alone.
-func EmptyRotation(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyCluster) error {
+func EmptyRotation(ctx context.Context, c client.Client, vc *v1beta1.ValkeyCluster) error {
 	var s corev1.Secret
 	if err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: RotationSecretName(vc)}, &s); err != nil {
 		return client.IgnoreNotFound(err)
@@ -132,7 +132,7 @@ func EmptyRotation(ctx context.Context, c client.Client, vc *v1alpha1.ValkeyClus
 
 // ownedByCluster reports whether obj has an owner reference to vc (by UID: a re-created
 // cluster of the same name is another owner).
-func ownedByCluster(vc *v1alpha1.ValkeyCluster, obj metav1.Object) bool {
+func ownedByCluster(vc *v1beta1.ValkeyCluster, obj metav1.Object) bool {
 	return vc.UID != "" && ownedBy(metav1.OwnerReference{UID: vc.UID}, obj)
 }
 

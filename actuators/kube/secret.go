@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -35,10 +35,10 @@ const (
 // to sync), and nothing the operator could do would bring the old ones back.
 var ErrAuthLost = errors.New("auth Secret lost")
 
-// ErrExistingSecret is a spec.auth.existingSecret the operator cannot take the application
+// ErrExistingSecret is a spec.auth.passwordSecretRef the operator cannot take the application
 // password from: the Secret is missing, or has no password under the key. It is the user's
 // to fix (the message says what to create or change); until then the cluster waits.
-var ErrExistingSecret = errors.New("spec.auth.existingSecret unusable")
+var ErrExistingSecret = errors.New("spec.auth.passwordSecretRef unusable")
 
 // AuthInputs is what the auth Secret is made from besides the cluster and its own content.
 type AuthInputs struct {
@@ -60,11 +60,11 @@ type AuthResult struct {
 	Restored []string
 	// Published is what the Secret reflects of a rotation.
 	Published machine.PasswordsObject
-	// ExistingSecretErr says why spec.auth.existingSecret is unusable now (ErrExistingSecret)
+	// ExistingSecretErr says why spec.auth.passwordSecretRef is unusable now (ErrExistingSecret)
 	// while the cluster already runs with an application password: that one is kept, and the
 	// cluster goes on (failover included) while the user puts the Secret back.
 	ExistingSecretErr error
-	// ClientChanged is the password spec.auth.existingSecret holds when it differs from the
+	// ClientChanged is the password spec.auth.passwordSecretRef holds when it differs from the
 	// one the cluster uses: the change is a rotation to it, never a rewrite of the Secret
 	// before every node accepts it ("" when unchanged).
 	ClientChanged string
@@ -80,7 +80,7 @@ type AuthResult struct {
 // and is empty when auth is off. users (ValkeyACL users) are written into the users' file after
 // the operator's own. c may see only the operator's own objects (a filtered cache);
 // live reads the API server: the user's existing Secret, and an auth Secret in the way.
-func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1alpha1.ValkeyCluster, owner metav1.OwnerReference, in AuthInputs) (res AuthResult, err error) {
+func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, in AuthInputs) (res AuthResult, err error) {
 	remembered := in.Remembered
 	names := NamesOf(vc)
 	var s corev1.Secret
@@ -107,7 +107,7 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 		key        string
 		remembered string
 	}{{KeyOperatorPassword, remembered.Operator}, {KeyReplicationPassword, remembered.Replication}}
-	if AuthEnabled(vc) && vc.Spec.Auth.ExistingSecret == nil {
+	if AuthEnabled(vc) && vc.Spec.Auth.PasswordSecretRef == nil {
 		generated = append(generated, struct {
 			key        string
 			remembered string
@@ -170,7 +170,7 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	case err != nil:
 		return AuthResult{}, err
 	}
-	if cur := string(data[KeyClientPassword]); cur != "" && client != cur && vc.Spec.Auth.ExistingSecret != nil && AuthEnabled(vc) {
+	if cur := string(data[KeyClientPassword]); cur != "" && client != cur && vc.Spec.Auth.PasswordSecretRef != nil && AuthEnabled(vc) {
 		res.ClientChanged = client
 	} else {
 		data[KeyClientPassword] = []byte(client)
@@ -211,11 +211,11 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	return res, c.Update(ctx, &s)
 }
 
-func clientPassword(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyCluster, current []byte) (string, error) {
+func clientPassword(ctx context.Context, c client.Reader, vc *v1beta1.ValkeyCluster, current []byte) (string, error) {
 	if !AuthEnabled(vc) {
 		return "", nil
 	}
-	ref := vc.Spec.Auth.ExistingSecret
+	ref := vc.Spec.Auth.PasswordSecretRef
 	if ref == nil {
 		if len(current) > 0 {
 			return string(current), nil
@@ -224,28 +224,28 @@ func clientPassword(ctx context.Context, c client.Reader, vc *v1alpha1.ValkeyClu
 	}
 	key := ref.Key
 	if key == "" {
-		key = v1alpha1.DefaultSecretKey
+		key = v1beta1.DefaultSecretKey
 	}
 	var s corev1.Secret
 	err := c.Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: ref.Name}, &s)
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", fmt.Errorf("%w: Secret %s/%s does not exist: create it with the application password under key %q "+
-			"(kubectl create secret generic %s -n %s --from-literal=%s=...), or name an existing Secret in spec.auth.existingSecret",
+			"(kubectl create secret generic %s -n %s --from-literal=%s=...), or name an existing Secret in spec.auth.passwordSecretRef",
 			ErrExistingSecret, vc.Namespace, ref.Name, key, ref.Name, vc.Namespace, key)
 	case err != nil:
-		return "", fmt.Errorf("spec.auth.existingSecret %s: %w", ref.Name, err)
+		return "", fmt.Errorf("spec.auth.passwordSecretRef %s: %w", ref.Name, err)
 	}
 	v := s.Data[key]
 	if len(v) == 0 {
-		return "", fmt.Errorf("%w: Secret %s/%s has no password under key %q: add it, or set spec.auth.existingSecret.key to the key that holds it",
+		return "", fmt.Errorf("%w: Secret %s/%s has no password under key %q: add it, or set spec.auth.passwordSecretRef.key to the key that holds it",
 			ErrExistingSecret, vc.Namespace, ref.Name, key)
 	}
 	return string(v), nil
 }
 
 // AuthEnabled is spec.auth.enabled with its default (on).
-func AuthEnabled(vc *v1alpha1.ValkeyCluster) bool {
+func AuthEnabled(vc *v1beta1.ValkeyCluster) bool {
 	return vc.Spec.Auth.Enabled == nil || *vc.Spec.Auth.Enabled
 }
 

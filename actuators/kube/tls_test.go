@@ -9,19 +9,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-func buildTLS(mode v1alpha1.TLSMode) Desired {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: mode, SecretName: "c-tls"}}}
-	v1alpha1.SetDefaults(&vc.Spec)
+func buildTLS(mode v1beta1.TLSMode) Desired {
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{Mode: mode, SecretRef: &v1beta1.SecretRef{Name: "c-tls"}}}}
+	v1beta1.SetDefaults(&vc.Spec)
 	return Build(vc, metav1.OwnerReference{Name: "c"})
 }
 
 // Each TLS mode is a revision of its own (a roll), mounts the certificate, and opens the ports
 // it serves, on the pods and the Services; TLSOnly serves nothing in plain and probes over TLS.
 func TestTLSModesRenderPortsProbesAndTheirOwnRevision(t *testing.T) {
-	off, both, only := buildTLS(v1alpha1.TLSDisabled), buildTLS(v1alpha1.TLSBoth), buildTLS(v1alpha1.TLSOnly)
+	off, both, only := buildTLS(v1beta1.TLSDisabled), buildTLS(v1beta1.TLSPlainAndTLS), buildTLS(v1beta1.TLSOnly)
 	if off.Revision == both.Revision || both.Revision == only.Revision {
 		t.Fatal("each TLS mode must be a revision of its own: turning TLS on or off is a roll")
 	}
@@ -68,14 +68,14 @@ func TestTLSModesRenderPortsProbesAndTheirOwnRevision(t *testing.T) {
 	}
 }
 
-// With spec.tls.issuer the operator asks cert-manager for a Certificate whose Secret the pods
+// With spec.tls.issuerRef the operator asks cert-manager for a Certificate whose Secret the pods
 // mount: it names every pod (the headless wildcard) and each Service, allows client
 // authentication (mutual TLS uses the node certificate), and follows the issuer given.
 func TestAnIssuerGetsACertificateNamingEveryPodAndService(t *testing.T) {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{
-		Mode: v1alpha1.TLSBoth, Issuer: &v1alpha1.TLSIssuer{Name: "ca", Kind: "ClusterIssuer", Duration: &metav1.Duration{Duration: time.Hour}},
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{
+		Mode: v1beta1.TLSPlainAndTLS, IssuerRef: &v1beta1.IssuerRef{Name: "ca", Kind: "ClusterIssuer"}, Duration: &metav1.Duration{Duration: time.Hour},
 	}}}
-	v1alpha1.SetDefaults(&vc.Spec)
+	v1beta1.SetDefaults(&vc.Spec)
 	d := Build(vc, metav1.OwnerReference{Name: "c", UID: "u"})
 	if d.Certificate == nil {
 		t.Fatal("no Certificate for an issuer")
@@ -115,9 +115,10 @@ func TestAnIssuerGetsACertificateNamingEveryPodAndService(t *testing.T) {
 	}
 }
 
-func withoutIssuer(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyCluster {
+func withoutIssuer(vc *v1beta1.ValkeyCluster) *v1beta1.ValkeyCluster {
 	c := vc.DeepCopy()
-	c.Spec.TLS.Issuer, c.Spec.TLS.SecretName = nil, "mine"
+	c.Spec.TLS.IssuerRef, c.Spec.TLS.SecretRef = nil, &v1beta1.SecretRef{Name: "mine"}
+	c.Spec.TLS.Duration, c.Spec.TLS.RenewBefore = nil, nil
 	return c
 }
 
@@ -125,10 +126,10 @@ func withoutIssuer(vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyCluster {
 // and tls-replication in the rendered file, not per link: the bus cannot be mixed); a
 // replication group never renders tls-cluster.
 func TestAClusterTopologyWithTLSRunsItsBusOverTLS(t *testing.T) {
-	for _, mode := range []v1alpha1.TLSMode{v1alpha1.TLSBoth, v1alpha1.TLSOnly} {
-		vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1alpha1.ValkeyClusterSpec{
-			Topology: v1alpha1.TopologyCluster, TLS: v1alpha1.TLSSpec{Mode: mode, SecretName: "c-tls"}}}
-		v1alpha1.SetDefaults(&vc.Spec)
+	for _, mode := range []v1beta1.TLSMode{v1beta1.TLSPlainAndTLS, v1beta1.TLSOnly} {
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{
+			Topology: v1beta1.TopologyCluster, TLS: v1beta1.TLSSpec{Mode: mode, SecretRef: &v1beta1.SecretRef{Name: "c-tls"}}}}
+		v1beta1.SetDefaults(&vc.Spec)
 		conf := Build(vc, metav1.OwnerReference{}).Config.Data["valkey.conf"]
 		for _, line := range []string{"tls-cluster yes\n", "tls-replication yes\n", "cluster-enabled yes\n"} {
 			if !strings.Contains(conf, line) {
@@ -136,7 +137,7 @@ func TestAClusterTopologyWithTLSRunsItsBusOverTLS(t *testing.T) {
 			}
 		}
 	}
-	if conf := buildTLS(v1alpha1.TLSBoth).Config.Data["valkey.conf"]; strings.Contains(conf, "tls-cluster") {
+	if conf := buildTLS(v1beta1.TLSPlainAndTLS).Config.Data["valkey.conf"]; strings.Contains(conf, "tls-cluster") {
 		t.Errorf("a replication group renders tls-cluster:\n%s", conf)
 	}
 }

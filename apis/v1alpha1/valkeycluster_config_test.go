@@ -4,11 +4,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // configFieldDoc returns the doc comment (markers included) of ValkeyClusterSpec.Config as
@@ -45,10 +46,11 @@ func configFieldDoc(t *testing.T) string {
 // celListRE matches the CEL list literal after `k.lowerAscii() in` in a marker.
 var celListRE = regexp.MustCompile(`lowerAscii\(\) in \[([^\]]*)\]`)
 
-// TestCELOwnedListMatchesGoSlice checks that every list of owned directives in the CEL
-// markers of spec.config (the rule, and the message that names the offending key) is
-// exactly OperatorOwnedDirectives: a directive added to one and not the other would be
-// refused by the API server but rendered by the operator, or the other way round.
+// TestCELOwnedListMatchesGoSlice checks that every list of owned directives in v1alpha1's CEL
+// markers of spec.config (the rule, and the message that names the offending key) is exactly
+// v1beta1.OperatorOwnedDirectives, the operator's list: the served spoke must refuse what the
+// operator renders itself, or a directive added to one and not the other would be refused by
+// the API server but rendered by the operator, or the other way round.
 func TestCELOwnedListMatchesGoSlice(t *testing.T) {
 	doc := configFieldDoc(t)
 	var lists int
@@ -67,8 +69,8 @@ func TestCELOwnedListMatchesGoSlice(t *testing.T) {
 				}
 				got = append(got, item[1:len(item)-1])
 			}
-			if !slices.Equal(got, OperatorOwnedDirectives) {
-				t.Errorf("CEL list differs from OperatorOwnedDirectives:\n CEL: %v\n Go:  %v", got, OperatorOwnedDirectives)
+			if !slices.Equal(got, v1beta1.OperatorOwnedDirectives) {
+				t.Errorf("CEL list differs from v1beta1.OperatorOwnedDirectives:\n CEL: %v\n Go:  %v", got, v1beta1.OperatorOwnedDirectives)
 			}
 		}
 	}
@@ -79,7 +81,7 @@ func TestCELOwnedListMatchesGoSlice(t *testing.T) {
 }
 
 // TestConfigDocListsOwnedDirectives checks the list users read in kubectl explain (the
-// field's description) against OperatorOwnedDirectives.
+// field's description) against v1beta1.OperatorOwnedDirectives.
 func TestConfigDocListsOwnedDirectives(t *testing.T) {
 	doc := strings.Join(strings.Fields(configFieldDoc(t)), " ")
 	const intro = "are refused here: "
@@ -92,73 +94,7 @@ func TestConfigDocListsOwnedDirectives(t *testing.T) {
 		t.Fatalf("Config's doc comment does not end the list after %q with a period", intro)
 	}
 	listed := strings.Split(list, ", ")
-	if !slices.Equal(listed, OperatorOwnedDirectives) {
-		t.Errorf("Config's doc comment lists\n %v\nwant\n %v", listed, OperatorOwnedDirectives)
-	}
-}
-
-// TestAPIDocListsOwnedDirectives checks docs/api.md names every owned directive.
-func TestAPIDocListsOwnedDirectives(t *testing.T) {
-	data, err := os.ReadFile("../../docs/api.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range OperatorOwnedDirectives {
-		if !strings.Contains(string(data), "`"+d+"`") {
-			t.Errorf("docs/api.md does not list `%s`", d)
-		}
-	}
-}
-
-func TestOperatorOwnedDirectivesShape(t *testing.T) {
-	seen := map[string]bool{}
-	valid := regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	for _, d := range OperatorOwnedDirectives {
-		if !valid.MatchString(d) {
-			t.Errorf("%q is not a lower-case directive name", d)
-		}
-		if seen[d] {
-			t.Errorf("%q is listed twice", d)
-		}
-		seen[d] = true
-	}
-}
-
-func TestIsOperatorOwned(t *testing.T) {
-	for name, want := range map[string]bool{
-		"bind": true, "BIND": true, "AppendOnly": true, "Min-Slaves-To-Write": true, "user": true,
-		"maxmemory": false, "maxmemory-samples": false, "appendfsync": false, "binds": false, "": false,
-	} {
-		if got := IsOperatorOwned(name); got != want {
-			t.Errorf("IsOperatorOwned(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
-
-func TestLookupConfig(t *testing.T) {
-	cases := []struct {
-		name   string
-		config map[string]ConfigValue
-		key    string
-		want   ConfigValue
-		found  bool
-	}{
-		{"absent", map[string]ConfigValue{"hz": "10"}, "maxmemory", "", false},
-		{"nil map", nil, "maxmemory", "", false},
-		{"exact", map[string]ConfigValue{"maxmemory": "1gb"}, "maxmemory", "1gb", true},
-		{"other case in map", map[string]ConfigValue{"MaxMemory": "1gb"}, "maxmemory", "1gb", true},
-		{"other case asked", map[string]ConfigValue{"maxmemory": "1gb"}, "MAXMEMORY", "1gb", true},
-		{"lower case wins", map[string]ConfigValue{"MAXMEMORY": "2gb", "maxmemory": "1gb", "MaxMemory": "3gb"}, "maxmemory", "1gb", true},
-		{"first spelling wins", map[string]ConfigValue{"maxMemory": "2gb", "MaxMemory": "3gb"}, "maxmemory", "3gb", true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			for range 20 { // map order must not matter
-				got, found := LookupConfig(c.config, c.key)
-				if got != c.want || found != c.found {
-					t.Fatalf("LookupConfig = %q, %v; want %q, %v", got, found, c.want, c.found)
-				}
-			}
-		})
+	if !slices.Equal(listed, v1beta1.OperatorOwnedDirectives) {
+		t.Errorf("Config's doc comment lists\n %v\nwant\n %v", listed, v1beta1.OperatorOwnedDirectives)
 	}
 }

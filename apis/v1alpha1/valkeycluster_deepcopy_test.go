@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // fullCluster returns a ValkeyCluster with every field of this package's types set (checked
@@ -55,7 +57,7 @@ func fullCluster() *ValkeyCluster {
 				}}},
 			}},
 			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-				MaxSkew: 1, TopologyKey: HostnameTopologyKey, WhenUnsatisfiable: corev1.DoNotSchedule,
+				MaxSkew: 1, TopologyKey: v1beta1.HostnameTopologyKey, WhenUnsatisfiable: corev1.DoNotSchedule,
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "vk"}},
 			}},
 			PodDisruptionBudget: PodDisruptionBudgetSpec{Enabled: ptrTo(false)},
@@ -73,7 +75,7 @@ func fullCluster() *ValkeyCluster {
 			State:              StateFailingOver,
 			ObservedGeneration: 7,
 			Conditions: []metav1.Condition{{
-				Type: ConditionFailingOver, Status: metav1.ConditionTrue, Reason: "PrimaryLost",
+				Type: v1beta1.ConditionFailingOver, Status: metav1.ConditionTrue, Reason: "PrimaryLost",
 				Message: "vk-0 stopped answering", LastTransitionTime: at, ObservedGeneration: 7,
 			}},
 			History: []HistoryEntry{{

@@ -78,18 +78,6 @@ type TLSIssuer struct {
 	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
 }
 
-// TLSSecretName is the Secret the nodes' certificate comes from: spec.tls.secretName, or the
-// operator's Certificate's <name>-tls when an issuer issues it ("" when neither is set).
-func TLSSecretName(vc *ValkeyCluster) string {
-	if vc.Spec.TLS.Issuer != nil {
-		return IssuedSecretName(vc)
-	}
-	return vc.Spec.TLS.SecretName
-}
-
-// IssuedSecretName is the name of the operator's Certificate and of its Secret.
-func IssuedSecretName(vc *ValkeyCluster) string { return vc.Name + "-tls" }
-
 // TLSStatus is what the operator saw of the cluster's certificates.
 type TLSStatus struct {
 	// Secret is the certificate in spec.tls's Secret.

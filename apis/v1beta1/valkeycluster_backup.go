@@ -147,3 +147,11 @@ type RestoreSource struct {
 	// +optional
 	DiscardCurrentData bool `json:"discardCurrentData,omitempty"`
 }
+
+// CredentialsSecretName is the name of credentialsSecretRef's Secret, "" without one.
+func (s BackupStore) CredentialsSecretName() string {
+	if s.CredentialsSecretRef == nil {
+		return ""
+	}
+	return s.CredentialsSecretRef.Name
+}

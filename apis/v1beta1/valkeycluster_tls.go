@@ -85,6 +85,21 @@ type IssuerRef struct {
 	Group string `json:"group,omitempty"`
 }
 
+// TLSSecretName is the Secret the nodes' certificate comes from: spec.tls.secretRef's, or the
+// operator's Certificate's <name>-tls when an issuer issues it ("" when neither is set).
+func TLSSecretName(vc *ValkeyCluster) string {
+	if vc.Spec.TLS.IssuerRef != nil {
+		return IssuedSecretName(vc)
+	}
+	if r := vc.Spec.TLS.SecretRef; r != nil {
+		return r.Name
+	}
+	return ""
+}
+
+// IssuedSecretName is the name of the operator's Certificate and of its Secret.
+func IssuedSecretName(vc *ValkeyCluster) string { return vc.Name + "-tls" }
+
 // TLSStatus is what the operator saw of the cluster's certificates.
 type TLSStatus struct {
 	// Secret is the certificate in spec.tls's Secret.

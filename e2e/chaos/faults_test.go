@@ -17,6 +17,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine/sim"
 )
 
@@ -501,7 +502,7 @@ func (h *harness) partition(name string, f sim.Fault) (string, error) {
 func (h *harness) requestRestart(name string) error {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationRestartRequested, time.Now().UTC().Format(time.RFC3339Nano))
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1beta1.AnnotationRestartRequested, time.Now().UTC().Format(time.RFC3339Nano))
 	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name}}
 	return k.Patch(ctx, vc, client.RawPatch(types.MergePatchType, []byte(patch)))
 }

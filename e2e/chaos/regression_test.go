@@ -14,6 +14,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/machine/sim"
 )
@@ -151,7 +152,7 @@ func emptyRestart(pod string, vc *v1alpha1.ValkeyCluster) step {
 func (h *harness) switchover(name, pod string) (*v1alpha1.ValkeyCluster, error) {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationSwitchoverTo, pod)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1beta1.AnnotationSwitchoverTo, pod)
 	if err := k.Patch(ctx, &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func TestDataSurvivesOnTheOneNodeThatKeptIt(t *testing.T) {
 	}
 	node := ""
 	var list corev1.PodList
-	if err := k.List(ctxT(t, 10*time.Second), &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
+	if err := k.List(ctxT(t, 10*time.Second), &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(hubOf(vc)))); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range list.Items {

@@ -205,7 +205,7 @@ func (h *harness) checkShards(vc *v1alpha1.ValkeyCluster) []violation {
 	if err != nil {
 		return []violation{{vReplicaConverge, "survey: " + err.Error()}}
 	}
-	names := kube.NamesOf(vc)
+	names := kube.NamesOf(hubOf(vc))
 	byShard := map[int][]nodeInfo{}
 	var out []violation
 	for _, n := range infos {

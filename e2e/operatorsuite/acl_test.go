@@ -45,6 +45,7 @@ func TestValkeyACLUsersReachEveryNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitACL(t, ns, "app", "Applied", "2/2")
+	kubectlOut(t, ctxFor(t, 40*time.Second), "wait", "--for=condition=Ready", "valkeyacl/app", "-n", ns, "--timeout=30s")
 	everyNode(t, ctx, ns, "app", "app-secret-1", true, true)
 
 	// A pod re-created, and one added by a scale-up.

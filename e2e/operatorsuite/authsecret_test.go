@@ -13,6 +13,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestALostAuthSecretNeverReKeysRunningNodes: the auth Secret is deleted. The operator puts it
@@ -56,7 +57,7 @@ func TestALostAuthSecretNeverReKeysRunningNodes(t *testing.T) {
 	deleteSecret()
 	waitEvent(t, ctx, ns, "AuthSecretRestored", "operator-password")
 	waitFor(t, ns, "ak", 30*time.Second, "the Secret back with the same passwords, the cluster Ready", func(vc *v1alpha1.ValkeyCluster) bool {
-		return samePasswords() && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return samePasswords() && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady)
 	})
 	writable(t, vc)
 
@@ -77,7 +78,7 @@ func TestALostAuthSecretNeverReKeysRunningNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ns, "ak", 30*time.Second, "going on once the Secret is back", func(vc *v1alpha1.ValkeyCluster) bool {
-		return !strings.Contains(vc.Status.Waiting, "auth Secret lost") && steadyWith(3)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return !strings.Contains(vc.Status.Waiting, "auth Secret lost") && steadyWith(3)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady)
 	})
 
 	// A wrong operator password: the nodes answer and refuse it.

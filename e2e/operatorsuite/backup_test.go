@@ -25,6 +25,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/internal/oracle"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
@@ -240,6 +241,11 @@ func TestABackupOnDemandIsAVerifiedSnapshotReadFromAReplica(t *testing.T) {
 	}
 	vb := waitBackup(t, ns, "first", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
 	fill(t, ctx, c, "after", 100)
+	// What users script and read: kubectl wait on the Ready condition, the Size column.
+	kubectlOut(t, ctx, "wait", "--for=condition=Ready", "vkb/first", "-n", ns, "--timeout=30s")
+	if table, want := kubectlOut(t, ctx, "get", "vkb", "first", "-n", ns), v1beta1.HumanSize(vb.Status.Size); !strings.Contains(strings.Split(table, "\n")[0], "SIZE") || !strings.Contains(table, " "+want+" ") {
+		t.Errorf("kubectl get vkb does not show the SIZE %s of a %d-byte backup:\n%s", want, vb.Status.Size, table)
+	}
 
 	st := vb.Status
 	if st.Attempts != 1 || len(st.Shards) != 1 || st.Mode != "replication" || st.ValkeyVersion == "" || st.CompletedAt == nil || st.Runner == "" {

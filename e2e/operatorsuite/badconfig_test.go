@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestAPodThatDoesNotStartSaysWhy: a directive Valkey refuses (the API cannot know every
@@ -75,6 +76,6 @@ func TestAPodThatDoesNotStartSaysWhy(t *testing.T) {
 	vc.Spec.Config = nil
 	update(t, ctx, vc)
 	waitFor(t, ns, "badconf", time.Minute, "Steady and Ready once the directive is gone", func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(1)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady) && !strings.Contains(vc.Status.Waiting, "does not start")
+		return steadyWith(1)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady) && !strings.Contains(vc.Status.Waiting, "does not start")
 	})
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // What the upgrade test holds the data plane to: a snapshot of what no operator upgrade may
@@ -43,7 +44,7 @@ func snapshotDataPlane(t *testing.T, ctx context.Context, kc client.Client, ns s
 			d.lastSeqs[vc.Name] = h[len(h)-1].Seq
 		}
 		var s corev1.Secret
-		if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(&vc).Auth}, &s); err != nil {
+		if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(&v1beta1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}).Auth}, &s); err != nil {
 			t.Fatal(err)
 		}
 		var pods corev1.PodList

@@ -237,7 +237,7 @@ func waitACLOn(t *testing.T, kc client.Client, ns, name string) {
 func upgradeClient(t *testing.T, ctx context.Context, kc client.Client, vc *v1alpha1.ValkeyCluster) vk.Client {
 	t.Helper()
 	var s corev1.Secret
-	if err := kc.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(vc).Auth}, &s); err != nil {
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(&v1beta1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}).Auth}, &s); err != nil {
 		t.Fatal(err)
 	}
 	pass := string(s.Data[kube.KeyClientPassword])
@@ -245,7 +245,7 @@ func upgradeClient(t *testing.T, ctx context.Context, kc client.Client, vc *v1al
 		return clusterClient(t, net.JoinHostPort(vc.Status.Nodes[0].IP, "6379"), pass)
 	}
 	var svc corev1.Service
-	if err := kc.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(vc).Client}, &svc); err != nil {
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(&v1beta1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}).Client}, &svc); err != nil {
 		t.Fatal(err)
 	}
 	return appClient(t, net.JoinHostPort(svc.Spec.ClusterIP, "6379"), pass)

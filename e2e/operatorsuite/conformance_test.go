@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine/conformance"
 	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
 )
@@ -33,7 +34,7 @@ func TestRealActuatorsConformToTheTable(t *testing.T) {
 	}
 	vc := waitFor(t, ns, "conf", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
 	if vc.Status.Primary != "conf-0" {
-		annotate(t, ctx, ns, "conf", v1alpha1.AnnotationSwitchoverTo, "conf-0")
+		annotate(t, ctx, ns, "conf", v1beta1.AnnotationSwitchoverTo, "conf-0")
 		waitFor(t, ns, "conf", time.Minute, "conf-0 the primary", func(vc *v1alpha1.ValkeyCluster) bool {
 			return vc.Status.Primary == "conf-0" && steadyWith(3)(vc)
 		})

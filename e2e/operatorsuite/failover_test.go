@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
 )
@@ -46,10 +47,10 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 	// Status tells the truth while it happens: Ready is computed from what is observed, so it
 	// goes False, naming the old primary, before the machine has even left Steady.
 	notReady := waitFor(t, ns, "fo", 30*time.Second, "Ready=False naming the lost primary", func(vc *v1alpha1.ValkeyCluster) bool {
-		r := meta.FindStatusCondition(vc.Status.Conditions, v1alpha1.ConditionReady)
+		r := meta.FindStatusCondition(vc.Status.Conditions, v1beta1.ConditionReady)
 		return r != nil && r.Status == metav1.ConditionFalse && strings.Contains(r.Message, oldPrimary)
 	})
-	r := meta.FindStatusCondition(notReady.Status.Conditions, v1alpha1.ConditionReady)
+	r := meta.FindStatusCondition(notReady.Status.Conditions, v1beta1.ConditionReady)
 	t.Logf("while failing over (state %s): Ready=False %s: %s", notReady.Status.State, r.Reason, r.Message)
 	vc = waitFor(t, ns, "fo", 90*time.Second, "a new primary", func(vc *v1alpha1.ValkeyCluster) bool {
 		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary != "" && vc.Status.Primary != oldPrimary
@@ -85,7 +86,7 @@ func TestPrimaryNodeLostFailsOverWithoutLosingWAITedWrites(t *testing.T) {
 	for _, want := range []struct {
 		typ    string
 		status metav1.ConditionStatus
-	}{{v1alpha1.ConditionReady, metav1.ConditionTrue}, {"Degraded", metav1.ConditionFalse}, {"Progressing", metav1.ConditionFalse}} {
+	}{{v1beta1.ConditionReady, metav1.ConditionTrue}, {"Degraded", metav1.ConditionFalse}, {"Progressing", metav1.ConditionFalse}} {
 		waitFor(t, ns, "fo", 30*time.Second, want.typ+"="+string(want.status)+" once converged", func(vc *v1alpha1.ValkeyCluster) bool {
 			return meta.IsStatusConditionPresentAndEqual(vc.Status.Conditions, want.typ, want.status)
 		})

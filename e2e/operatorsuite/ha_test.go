@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
@@ -77,7 +78,7 @@ func TestTheStandbyTakesOverWhenTheLeadersNodeIsLost(t *testing.T) {
 		t.Fatalf("no Valkey pod on the leader's node %s: %v", leaderNode, podNodes(pods.Items))
 	}
 	if vc.Status.Primary != onLeaderNode {
-		annotate(t, ctx, ns, "ha", v1alpha1.AnnotationSwitchoverTo, onLeaderNode)
+		annotate(t, ctx, ns, "ha", v1beta1.AnnotationSwitchoverTo, onLeaderNode)
 		vc = waitFor(t, ns, "ha", time.Minute, "switched over to "+onLeaderNode, func(vc *v1alpha1.ValkeyCluster) bool {
 			return vc.Status.Primary == onLeaderNode && steadyWith(3)(vc)
 		})

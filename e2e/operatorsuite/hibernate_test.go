@@ -12,6 +12,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestAHibernatedClusterWakesWithEveryAcknowledgedWrite: a writer WAIT-acknowledges keys
@@ -33,7 +34,7 @@ func TestAHibernatedClusterWakesWithEveryAcknowledgedWrite(t *testing.T) {
 	first := vc.Status.Primary
 	kubectlValkey(t, "failover", name, "-n", ns)
 	vc = waitFor(t, ns, name, 2*time.Minute, "Steady on another primary", func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(3)(vc) && vc.Status.Primary != first && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+		return steadyWith(3)(vc) && vc.Status.Primary != first && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})
 	primaryAtStop := vc.Status.Primary
 	w := startAckedWriter(ctx, writable(t, vc), "sleepy")
@@ -66,10 +67,10 @@ func TestAHibernatedClusterWakesWithEveryAcknowledgedWrite(t *testing.T) {
 	if len(claims.Items) != 3 {
 		t.Fatalf("%d claims kept by the hibernation, want 3", len(claims.Items))
 	}
-	if _, err := cl.Clientset().CoreV1().Secrets(ns).Get(ctx, kube.NamesOf(vc).Auth, metav1.GetOptions{}); err != nil {
+	if _, err := cl.Clientset().CoreV1().Secrets(ns).Get(ctx, kube.NamesOf(hubOf(vc)).Auth, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the auth Secret is gone: %v", err)
 	}
-	ready := condition(vc, v1alpha1.ConditionReady)
+	ready := condition(vc, v1beta1.ConditionReady)
 	if ready == nil || ready.Status != "False" || ready.Reason != "Hibernated" {
 		t.Fatalf("Ready while hibernated: %+v", ready)
 	}

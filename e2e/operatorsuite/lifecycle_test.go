@@ -20,6 +20,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // printedColumns asks the API server for the Table view kubectl get prints.
@@ -82,10 +83,10 @@ func TestScalingConvergesAndShowsInHistory(t *testing.T) {
 	vc := waitFor(t, ns, "scale", 2*time.Minute, "Steady with 5", steadyWith(5))
 	checkReplication(t, vc, 4)
 	// Put the primary on an ordinal the scale-down removes: it must hand over first.
-	vc.Annotations = map[string]string{v1alpha1.AnnotationSwitchoverTo: "scale-4"}
+	vc.Annotations = map[string]string{v1beta1.AnnotationSwitchoverTo: "scale-4"}
 	update(t, ctx, vc)
 	vc = waitFor(t, ns, "scale", 2*time.Minute, "scale-4 primary", func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(5)(vc) && vc.Status.Primary == "scale-4" && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+		return steadyWith(5)(vc) && vc.Status.Primary == "scale-4" && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})
 	w := startWriter(ctx, writable(t, vc), "scale")
 	// Each removed replica's own log, read from now on (held open: the file goes with the
@@ -247,7 +248,7 @@ func TestDriftIsRepairedAndDeletionRemovesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	vc := waitFor(t, ns, "tidy", 2*time.Minute, "Steady", steadyWith(2))
-	names := kube.NamesOf(vc)
+	names := kube.NamesOf(hubOf(vc))
 	var svc corev1.Service
 	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Client}, &svc); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
@@ -243,7 +244,7 @@ func primariesOnto(tb testing.TB, ns string, names []string, node string) []stri
 			if vc.Annotations == nil {
 				vc.Annotations = map[string]string{}
 			}
-			vc.Annotations[v1alpha1.AnnotationSwitchoverTo] = pod
+			vc.Annotations[v1beta1.AnnotationSwitchoverTo] = pod
 			if err := k.Patch(context.Background(), &vc, patch); err != nil {
 				tb.Fatal(err)
 			}
@@ -253,7 +254,7 @@ func primariesOnto(tb testing.TB, ns string, names []string, node string) []stri
 		}
 	}
 	waitAll(tb, ns, moved, 5*time.Minute, "switched over onto "+node, func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(3)(vc) && onNode[vc.Status.Primary] && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+		return steadyWith(3)(vc) && onNode[vc.Status.Primary] && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})
 	return affected
 }

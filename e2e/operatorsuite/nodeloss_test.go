@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestLosingANodeWithThePrimaryAndAReplica: three pods on two nodes (fewer nodes than pods, as
@@ -57,7 +58,7 @@ func TestLosingANodeWithThePrimaryAndAReplica(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(on[shared], ","), vc.Status.Primary) {
 		to := on[shared][0]
-		annotate(t, ctx, ns, "nl", v1alpha1.AnnotationSwitchoverTo, to)
+		annotate(t, ctx, ns, "nl", v1beta1.AnnotationSwitchoverTo, to)
 		vc = waitFor(t, ns, "nl", time.Minute, "switched over to "+to, func(vc *v1alpha1.ValkeyCluster) bool {
 			return vc.Status.Primary == to && steadyWith(3)(vc)
 		})
@@ -79,14 +80,14 @@ func TestLosingANodeWithThePrimaryAndAReplica(t *testing.T) {
 	t.Cleanup(func() { _ = cl.StartNode(context.Background(), shared) })
 
 	vc = waitFor(t, ns, "nl", time.Minute, "waiting, saying why and what to do", func(vc *v1alpha1.ValkeyCluster) bool {
-		r := meta.FindStatusCondition(vc.Status.Conditions, v1alpha1.ConditionReady)
-		return strings.Contains(vc.Status.Waiting, lostReplica) && strings.Contains(vc.Status.Waiting, v1alpha1.AnnotationFailoverWithout) &&
+		r := meta.FindStatusCondition(vc.Status.Conditions, v1beta1.ConditionReady)
+		return strings.Contains(vc.Status.Waiting, lostReplica) && strings.Contains(vc.Status.Waiting, v1beta1.AnnotationFailoverWithout) &&
 			r != nil && r.Status == metav1.ConditionFalse
 	})
 	t.Logf("waiting: %s", vc.Status.Waiting)
-	waitEvent(t, ctx, ns, "FailoverWaiting", v1alpha1.AnnotationFailoverWithout)
+	waitEvent(t, ctx, ns, "FailoverWaiting", v1beta1.AnnotationFailoverWithout)
 	out, err := exec.Command(pluginBinary(t), "status", "nl", "-n", ns, "--kubeconfig", cl.KubeconfigPath()).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), v1alpha1.AnnotationFailoverWithout) {
+	if err != nil || !strings.Contains(string(out), v1beta1.AnnotationFailoverWithout) {
 		t.Fatalf("kubectl valkey status does not say what to do (%v):\n%s", err, out)
 	}
 	// Waiting is not a stall in disguise: nothing was promoted meanwhile.
@@ -94,7 +95,7 @@ func TestLosingANodeWithThePrimaryAndAReplica(t *testing.T) {
 		t.Fatalf("failed over to %s while %s was unseen", vc.Status.Primary, lostReplica)
 	}
 
-	annotate(t, ctx, ns, "nl", v1alpha1.AnnotationFailoverWithout, lostReplica)
+	annotate(t, ctx, ns, "nl", v1beta1.AnnotationFailoverWithout, lostReplica)
 	vc = waitFor(t, ns, "nl", 90*time.Second, "failed over to "+survivor, func(vc *v1alpha1.ValkeyCluster) bool {
 		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary == survivor
 	})
@@ -106,7 +107,7 @@ func TestLosingANodeWithThePrimaryAndAReplica(t *testing.T) {
 		t.Fatalf("history does not record the user's decision:\n%s", summary(vc))
 	}
 	waitEvent(t, ctx, ns, "FailoverWithoutCleared", "completed")
-	if _, still := get(t, ns, "nl").Annotations[v1alpha1.AnnotationFailoverWithout]; still {
+	if _, still := get(t, ns, "nl").Annotations[v1beta1.AnnotationFailoverWithout]; still {
 		t.Fatal("the annotation outlived the failover it was given for")
 	}
 	// With both replicas on the lost node the new primary has none: min-replicas-to-write

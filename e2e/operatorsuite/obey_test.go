@@ -15,6 +15,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestTheStatefulSetFollowsTheMachineNotTheSpec: the machine holds a scale-down back while
@@ -47,7 +48,7 @@ func TestTheStatefulSetFollowsTheMachineNotTheSpec(t *testing.T) {
 	if vc.Annotations == nil {
 		vc.Annotations = map[string]string{}
 	}
-	vc.Annotations[v1alpha1.AnnotationRestartRequested] = time.Now().UTC().Format(time.RFC3339)
+	vc.Annotations[v1beta1.AnnotationRestartRequested] = time.Now().UTC().Format(time.RFC3339)
 	update(t, ctx, vc)
 	// The template moves to the new revision; the pod count stays where the machine holds it.
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -25,11 +26,11 @@ import (
 // forwards only to Ready pods) still reach the primary, and no pod restart.
 func TestPodsStayReadyAfterTheOperatorPasswordIsRotated(t *testing.T) {
 	ns, ctx, vc := steadyReplication(t, "probed", 5*time.Minute)
-	names := kube.NamesOf(vc)
+	names := kube.NamesOf(hubOf(vc))
 	pods := podRestarts(t, ctx, ns, vc)
 	oldOp := secretKey(t, vc, kube.KeyOperatorPassword)
 
-	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "all@" + time.Now().UTC().Format(time.RFC3339Nano)}
+	vc.Annotations = map[string]string{v1beta1.AnnotationRotatePasswords: "all@" + time.Now().UTC().Format(time.RFC3339Nano)}
 	update(t, ctx, vc)
 	rotationPhase(t, ns, "probed", machine.RotationPublished)
 	retireNow(t, ctx, ns, "probed")
@@ -120,7 +121,7 @@ func TestALostProbePasswordIsMadeAgainForTheRunningPods(t *testing.T) {
 	op.stop(t)
 	startOperator(t, "")
 	var s corev1.Secret
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(vc).Auth}, &s); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(hubOf(vc)).Auth}, &s); err != nil {
 		t.Fatal(err)
 	}
 	delete(s.Data, kube.KeyProbePassword)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestReCreationOnKeptClaimsLosesNoAcknowledgedKey is the routine of a GitOps re-sync or a
@@ -136,12 +137,12 @@ func switchoverTo(t *testing.T, ns, name, pod string) *v1alpha1.ValkeyCluster {
 	if vc.Annotations == nil {
 		vc.Annotations = map[string]string{}
 	}
-	vc.Annotations[v1alpha1.AnnotationSwitchoverTo] = pod
+	vc.Annotations[v1beta1.AnnotationSwitchoverTo] = pod
 	if err := k.Update(ctxFor(t, 10*time.Second), vc); err != nil {
 		t.Fatal(err)
 	}
 	return waitFor(t, ns, name, time.Minute, "switched over to "+pod, func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(3)(vc) && vc.Status.Primary == pod && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+		return steadyWith(3)(vc) && vc.Status.Primary == pod && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestAClusterRunsUnderPodSecurityRestricted: the namespace enforces Pod Security
@@ -80,7 +81,7 @@ func TestAClusterRunsUnderPodSecurityRestricted(t *testing.T) {
 		for _, h := range vc.Status.History {
 			done = done || h.Event == "failover-complete"
 		}
-		return done && vc.Status.State == v1alpha1.StateSteady && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return done && vc.Status.State == v1alpha1.StateSteady && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady)
 	})
 	c2 := writable(t, vc)
 	for i := 0; i < 50; i++ {

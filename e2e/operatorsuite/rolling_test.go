@@ -19,6 +19,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestConfigChangeRollsEveryPodWithoutLosingWrites changes a directive that needs a restart:
@@ -222,7 +223,7 @@ func TestAMemoryLimitChangeTakesEffectPodByPodWithTheRoll(t *testing.T) {
 				continue // restarting, or replaced between the two looks
 			}
 			samples++
-			if want, _ := v1alpha1.MaxMemoryBytes(limit); got > want {
+			if want, _ := v1beta1.MaxMemoryBytes(limit); got > want {
 				return false, fmt.Errorf("%s runs under a %s limit with maxmemory %d (more than %d)", p.Name, limit.String(), got, want)
 			}
 		}

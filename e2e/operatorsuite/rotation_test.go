@@ -17,6 +17,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -174,7 +175,7 @@ func TestPasswordsRotateWithoutARestartUnderAWriterAndAReader(t *testing.T) {
 
 	vc = get(t, ns, "rotating")
 	seq := vc.Status.Machine.Seq
-	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "all@" + time.Now().UTC().Format(time.RFC3339Nano)}
+	vc.Annotations = map[string]string{v1beta1.AnnotationRotatePasswords: "all@" + time.Now().UTC().Format(time.RFC3339Nano)}
 	update(t, ctx, vc)
 
 	// The clients move over at a random moment after the new password is published.
@@ -280,7 +281,7 @@ func retireNow(t *testing.T, ctx context.Context, ns, name string) {
 	if vc.Annotations == nil {
 		vc.Annotations = map[string]string{}
 	}
-	vc.Annotations[v1alpha1.AnnotationRetireOldPasswords] = "now"
+	vc.Annotations[v1beta1.AnnotationRetireOldPasswords] = "now"
 	update(t, ctx, vc)
 }
 
@@ -322,20 +323,20 @@ func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
 	oldRepl := secretKey(t, vc, kube.KeyReplicationPassword)
 
 	// Refused: the application password of this cluster is the user's.
-	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "default@1"}
+	vc.Annotations = map[string]string{v1beta1.AnnotationRotatePasswords: "default@1"}
 	update(t, ctx, vc)
 	waitFor(t, ns, "rot", time.Minute, "refused request removed", func(vc *v1alpha1.ValkeyCluster) bool {
-		return vc.Annotations[v1alpha1.AnnotationRotatePasswords] == ""
+		return vc.Annotations[v1beta1.AnnotationRotatePasswords] == ""
 	})
 	if note := eventNote(t, ctx, ns, "rot", "RotationRefused"); !strings.Contains(note, "Secret app-pw") {
 		t.Errorf("RotationRefused Event: %q", note)
 	}
 
 	vc = get(t, ns, "rot")
-	vc.Annotations = map[string]string{v1alpha1.AnnotationRotatePasswords: "replication,operator@2"}
+	vc.Annotations = map[string]string{v1beta1.AnnotationRotatePasswords: "replication,operator@2"}
 	update(t, ctx, vc)
 	vc = rotationPhase(t, ns, "rot", machine.RotationPublished)
-	if vc.Annotations[v1alpha1.AnnotationRotatePasswords] != "" {
+	if vc.Annotations[v1beta1.AnnotationRotatePasswords] != "" {
 		t.Errorf("the request annotation is still there once recorded")
 	}
 
@@ -371,7 +372,7 @@ func TestARotationSurvivesAnOperatorRestartAndAFailover(t *testing.T) {
 		}
 	}
 	waitFor(t, ns, "rot", time.Minute, "retire request removed", func(vc *v1alpha1.ValkeyCluster) bool {
-		return vc.Annotations[v1alpha1.AnnotationRetireOldPasswords] == ""
+		return vc.Annotations[v1beta1.AnnotationRetireOldPasswords] == ""
 	})
 	if err := setAndWait(ctx, c, "after-retire:", 10, 2); err != nil {
 		t.Fatalf("writes after the retirement not acknowledged by both replicas: %v", err)

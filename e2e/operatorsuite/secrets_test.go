@@ -14,6 +14,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 )
 
@@ -79,7 +80,7 @@ func TestNoPasswordInLogsEventsStatusOrJournal(t *testing.T) {
 	vc.Spec.Config = nil
 	update(t, ctx, vc)
 	vc = waitFor(t, ns, "pw", 30*time.Second, "Ready", func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(3)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return steadyWith(3)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady)
 	})
 
 	texts := map[string]string{"the operator's log": localcluster.SuiteLog(1<<20, "[operator]", ns)}

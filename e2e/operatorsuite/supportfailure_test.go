@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 )
 
@@ -56,7 +57,7 @@ func TestFailoverGoesOnWhenASupportObjectCannotBeWritten(t *testing.T) {
 		for _, h := range vc.Status.History {
 			failedOver = failedOver || h.Event == "failover-complete"
 		}
-		return failedOver && vc.Status.State == v1alpha1.StateSteady && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return failedOver && vc.Status.State == v1alpha1.StateSteady && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady)
 	})
 	t.Logf("primary %s killed; now %s, with %s still refused", old, vc.Status.Primary, refused)
 	writable(t, vc)
@@ -145,7 +146,7 @@ func TestAStatusWriteTheAPIServerRefusesIsReportedAndRetriedCalmly(t *testing.T)
 		for _, h := range vc.Status.History {
 			recovered = recovered || h.Event == "failover-complete" || h.Event == "primary-recovered"
 		}
-		return recovered && vc.Status.State == v1alpha1.StateSteady && meta.IsStatusConditionTrue(vc.Status.Conditions, v1alpha1.ConditionReady)
+		return recovered && vc.Status.State == v1alpha1.StateSteady && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady)
 	})
 	writable(t, vc)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // gapRun is one planned or reactive operation under a writing client.
@@ -145,7 +146,7 @@ func gapScenario(b testing.TB, ns, name string, tap *opLogTap, plugin, kind stri
 	case "switchover":
 		runPlugin(b, plugin, "failover", name, "-n", ns)
 		done = func(vc *v1alpha1.ValkeyCluster) bool {
-			return steadyWith(3)(vc) && vc.Status.Primary != old && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+			return steadyWith(3)(vc) && vc.Status.Primary != old && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 		}
 	case "restart":
 		runPlugin(b, plugin, "restart", name, "-n", ns)

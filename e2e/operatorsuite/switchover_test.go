@@ -13,6 +13,7 @@ import (
 	vk "github.com/valkey-io/valkey-go"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // kubectlValkey runs the plugin against the local cluster.
@@ -84,7 +85,7 @@ func TestKubectlValkeyFailoverSwitchesOverWithoutLoss(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	kubectlValkey(t, "failover", "sw", "-n", ns)
 	vc = waitFor(t, ns, "sw", 2*time.Minute, "switched over", func(vc *v1alpha1.ValkeyCluster) bool {
-		return steadyWith(3)(vc) && vc.Status.Primary != old && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] == ""
+		return steadyWith(3)(vc) && vc.Status.Primary != old && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})
 	time.Sleep(300 * time.Millisecond)
 	lost, acked := w.lost(t, writable(t, vc))

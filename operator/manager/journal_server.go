@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 )
 
@@ -377,7 +377,7 @@ func (s *journalServer) get(w http.ResponseWriter, req *http.Request) {
 // now, or, once it is deleted, of the cluster of that name whose journal was written last
 // (the user's right to read is checked for the namespace and name either way).
 func (s *journalServer) clusterKey(ctx context.Context, ns, name string) (string, error) {
-	var vc v1alpha1.ValkeyCluster
+	var vc v1beta1.ValkeyCluster
 	err := s.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &vc)
 	if err == nil {
 		return ns + "/" + name + "/" + string(vc.UID), nil

@@ -35,7 +35,7 @@ import (
 var setGlobalLogger sync.Once
 
 // Scheme knows the built-in kinds and both versions of the operator's kinds: the reconciler
-// reads and writes v1alpha1 (the API server converts), the conversion webhook needs both.
+// reads and writes v1beta1, the hub and storage version; the conversion webhook needs both.
 func Scheme() *runtime.Scheme { return conversionwebhook.Scheme() }
 
 // Run runs the operator until ctx ends, against the cluster that cfg (or, when nil, the

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // The label the cache selects on is no proof that the operator made an object: anyone who may
@@ -22,7 +22,7 @@ import (
 // makes. Which cluster is checked where it matters (by UID).
 func madeForACluster(o metav1.Object) bool {
 	for _, ref := range o.GetOwnerReferences() {
-		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == v1alpha1.SchemeGroupVersion.Group && ref.Kind == "ValkeyCluster" {
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == v1beta1.SchemeGroupVersion.Group && ref.Kind == "ValkeyCluster" {
 			return true
 		}
 	}
@@ -55,7 +55,7 @@ func strangerTransform(obj any) (any, error) {
 	kept.SetOwnerReferences(o.GetOwnerReferences())
 	labels := map[string]string{}
 	for k, v := range o.GetLabels() {
-		if strings.HasPrefix(k, v1alpha1.SchemeGroupVersion.Group+"/") {
+		if strings.HasPrefix(k, v1beta1.SchemeGroupVersion.Group+"/") {
 			labels[k] = v
 		}
 	}

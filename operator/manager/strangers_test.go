@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestTheCacheKeepsOnlyTheMetadataOfAStranger: an object carrying the cluster label that no
@@ -38,7 +38,7 @@ func TestTheCacheKeepsOnlyTheMetadataOfAStranger(t *testing.T) {
 
 	ours := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "v-auth", Namespace: "ns", Annotations: map[string]string{"a": "b"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: "v", UID: "c"}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: "v", UID: "c"}},
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "valkey-operator"}}},
 		Data: map[string][]byte{"auth.conf": []byte("user ...")},
 	}

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // ValkeyACL users are carried out beside the machine, like live configuration: they change no
@@ -85,7 +86,7 @@ func usersHash(users []valkey.ACLUser) string {
 
 // applyACLs resolves the cluster's ValkeyACLs, applies the accepted set to every answering
 // process that lacks it, and writes each ValkeyACL's status.
-func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world) {
+func (r *Reconciler) applyACLs(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world) {
 	acls, err := r.aclsOf(ctx, client.ObjectKeyFromObject(vc))
 	if err != nil {
 		logFrom(ctx).Info("listing ValkeyACLs failed; users are applied on a later turn", "error", err.Error())
@@ -177,7 +178,7 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 // checkACL resolves one ValkeyACL: its passwords (read again after aclSecretsTTL) and, once per
 // generation, Valkey's judgement of its rules. A check that could not run (no node answers) is
 // not remembered.
-func (r *Reconciler) checkACL(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a *v1alpha1.ValkeyACL) aclCheck {
+func (r *Reconciler) checkACL(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a *v1beta1.ValkeyACL) aclCheck {
 	old, found := r.acls.checks.lookup(vc.UID, a.Name)
 	judged := found && old.generation == a.Generation
 	if judged && r.now().Sub(old.read) < aclSecretsTTL {
@@ -189,7 +190,7 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1alpha1.ValkeyCluster, w
 	for _, rule := range a.Spec.Rules {
 		ch.user.Rules = append(ch.user.Rules, string(rule))
 	}
-	for _, ref := range a.Spec.PasswordSecrets {
+	for _, ref := range a.Spec.PasswordSecretRefs {
 		key := ref.Key
 		if key == "" {
 			key = "password"
@@ -238,17 +239,17 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1alpha1.ValkeyCluster, w
 
 // writeACLStatus writes a ValkeyACL's status when it changed, with an Event when its phase
 // does.
-func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, ch aclCheck, applied, nodes int, failed string) {
-	st := v1alpha1.ValkeyACLStatus{ObservedGeneration: a.Generation}
+func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, ch aclCheck, applied, nodes int, failed string) {
+	st := v1beta1.ValkeyACLStatus{ObservedGeneration: a.Generation}
 	switch {
 	case ch.refusal() != "":
-		st.Phase, st.Reason = "Refused", ch.refusal()
+		st.Phase, st.Reason = aclRefused, ch.refusal()
 	case nodes == 0:
-		st.Phase, st.Reason = "Pending", "no node of the cluster answers yet"
+		st.Phase, st.Reason = aclPending, "no node of the cluster answers yet"
 	case applied < nodes:
-		st.Phase, st.Reason = "Pending", failed
+		st.Phase, st.Reason = aclPending, failed
 	default:
-		st.Phase = "Applied"
+		st.Phase = aclApplied
 	}
 	if ch.refusal() == "" {
 		st.Applied = fmt.Sprintf("%d/%d", applied, nodes)
@@ -256,9 +257,9 @@ func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, 
 	before, written := r.setACLStatus(ctx, a, st)
 	if written && (st.Phase != before.Phase || st.Reason != before.Reason) {
 		switch st.Phase {
-		case "Refused":
+		case aclRefused:
 			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, "ACLRefused", "ACLRefused", "user %s not applied: %s; the other users keep working", a.Spec.User, st.Reason)
-		case "Applied":
+		case aclApplied:
 			r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "ACLApplied", "ACLApplied", "user %s applied to %s node(s)", a.Spec.User, st.Applied)
 		}
 	}
@@ -272,18 +273,18 @@ func (r *Reconciler) aclsWithoutCluster(ctx context.Context, cluster types.Names
 		return
 	}
 	for i := range acls {
-		r.setACLStatus(ctx, &acls[i], v1alpha1.ValkeyACLStatus{ObservedGeneration: acls[i].Generation, Phase: "Pending",
+		r.setACLStatus(ctx, &acls[i], v1beta1.ValkeyACLStatus{ObservedGeneration: acls[i].Generation, Phase: aclPending,
 			Reason: fmt.Sprintf("ValkeyCluster %s is not found in namespace %s: the user is applied once it exists", cluster.Name, cluster.Namespace)})
 	}
 }
 
 // aclsOf lists the ValkeyACLs that name cluster and are not being deleted.
-func (r *Reconciler) aclsOf(ctx context.Context, cluster types.NamespacedName) ([]v1alpha1.ValkeyACL, error) {
-	var list v1alpha1.ValkeyACLList
+func (r *Reconciler) aclsOf(ctx context.Context, cluster types.NamespacedName) ([]v1beta1.ValkeyACL, error) {
+	var list v1beta1.ValkeyACLList
 	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
 		return nil, err
 	}
-	var out []v1alpha1.ValkeyACL
+	var out []v1beta1.ValkeyACL
 	for _, a := range list.Items {
 		if a.Spec.Cluster == cluster.Name && a.DeletionTimestamp.IsZero() {
 			out = append(out, a)
@@ -294,9 +295,10 @@ func (r *Reconciler) aclsOf(ctx context.Context, cluster types.NamespacedName) (
 
 // setACLStatus writes st as a's status when it differs from it; it returns the status before and
 // whether it wrote (a refused write is logged and tried again on the next turn).
-func (r *Reconciler) setACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, st v1alpha1.ValkeyACLStatus) (v1alpha1.ValkeyACLStatus, bool) {
+func (r *Reconciler) setACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, st v1beta1.ValkeyACLStatus) (v1beta1.ValkeyACLStatus, bool) {
 	before := a.Status
-	if st == before {
+	setACLReady(&st, before.Conditions, a.Generation, r.now())
+	if equality.Semantic.DeepEqual(st, before) {
 		return before, false
 	}
 	orig := a.DeepCopy()
@@ -310,7 +312,7 @@ func (r *Reconciler) setACLStatus(ctx context.Context, a *v1alpha1.ValkeyACL, st
 
 // aclToCluster maps a ValkeyACL to its cluster.
 func aclToCluster(_ context.Context, o client.Object) []ctrl.Request {
-	a, ok := o.(*v1alpha1.ValkeyACL)
+	a, ok := o.(*v1beta1.ValkeyACL)
 	if !ok || a.Spec.Cluster == "" {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -104,7 +104,7 @@ func refuseShrinkingWithoutItsPrimaries(ctx context.Context, w *world, keep []ma
 }
 
 // recordApply counts, logs and announces what Apply wrote.
-func (r *Reconciler) recordApply(ctx context.Context, vc *v1alpha1.ValkeyCluster, res kube.Result) {
+func (r *Reconciler) recordApply(ctx context.Context, vc *v1beta1.ValkeyCluster, res kube.Result) {
 	for _, n := range res.Created {
 		r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "create").Inc()
 		logFrom(ctx).Info("created", "object", n)
@@ -195,10 +195,10 @@ func atomicSlotMigration(nodes []machine.Node) bool {
 // cannot be reached must not keep the others from converging. An action that failed is tried
 // again only after its back-off (w.failing, written to status.failingActions by report); the
 // next reconcile decides again from what the world shows.
-func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, actions []machine.Action) error {
+func (r *Reconciler) act(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, actions []machine.Action) error {
 	log := logFrom(ctx)
 	now := r.now()
-	prev := map[string]v1alpha1.FailingAction{}
+	prev := map[string]v1beta1.FailingAction{}
 	for _, f := range vc.Status.FailingActions {
 		prev[f.Action] = f
 	}
@@ -246,7 +246,7 @@ func (r *Reconciler) act(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *wor
 		if err != nil {
 			failed = append(failed, a)
 			count := prev[key].Count + 1
-			w.failing = append(w.failing, v1alpha1.FailingAction{
+			w.failing = append(w.failing, v1beta1.FailingAction{
 				Action: key, Count: count, LastError: err.Error(),
 				RetryAt: metav1.NewTime(now.Add(r.backOff(count)).UTC().Truncate(time.Second)),
 			})
@@ -315,7 +315,7 @@ func (r *Reconciler) backOff(count int32) time.Duration {
 	return min(d, maxBackOff)
 }
 
-func (r *Reconciler) do(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.Action) error {
+func (r *Reconciler) do(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a machine.Action) error {
 	ip := func(node string) (string, error) {
 		p := w.pods[node]
 		if p == nil || p.Status.PodIP == "" {

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,7 +20,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -67,7 +68,7 @@ func (r *Reconciler) SetupBackupsWithManager(mgr ctrl.Manager) (*BackupReconcile
 	})); err != nil {
 		return nil, err
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("valkeybackup").For(&v1alpha1.ValkeyBackup{}).Complete(b); err != nil {
+	if err := ctrl.NewControllerManagedBy(mgr).Named("valkeybackup").For(&v1beta1.ValkeyBackup{}).Complete(b); err != nil {
 		return nil, err
 	}
 	return b, (&BackupScheduler{Reconciler: r}).setup(mgr)
@@ -97,15 +98,18 @@ func (b *BackupReconciler) baseContext() context.Context {
 
 // Reconcile starts a backup's next attempt when it is due and the cluster is ready for one.
 func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var vb v1alpha1.ValkeyBackup
+	var vb v1beta1.ValkeyBackup
 	if err := b.Client.Get(ctx, req.NamespacedName, &vb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	clusterKey := types.NamespacedName{Namespace: vb.Namespace, Name: vb.Spec.Cluster}
+	if err := b.backfillReady(ctx, &vb); err != nil {
+		return ctrl.Result{}, err
+	}
 	switch vb.Status.Phase {
-	case v1alpha1.BackupCompleted:
+	case v1beta1.BackupCompleted:
 		return ctrl.Result{}, nil
-	case v1alpha1.BackupRunning:
+	case v1beta1.BackupRunning:
 		if b.runs(clusterKey, vb.Name) {
 			return ctrl.Result{}, nil // its attempt writes the outcome
 		}
@@ -115,7 +119,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			why = "the attempt was interrupted"
 		}
 		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, b.finish(ctx, &vb, nil, errors.New(why))
-	case v1alpha1.BackupFailed:
+	case v1beta1.BackupFailed:
 		if vb.Status.NextAttemptAt == nil {
 			return ctrl.Result{}, nil
 		}
@@ -127,7 +131,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if base == nil {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	var vc v1alpha1.ValkeyCluster
+	var vc v1beta1.ValkeyCluster
 	if err := b.Client.Get(ctx, clusterKey, &vc); err != nil {
 		if apierrors.IsNotFound(err) {
 			return b.pending(ctx, &vb, fmt.Sprintf("the ValkeyCluster %s does not exist", vb.Spec.Cluster), 30*time.Second)
@@ -137,7 +141,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if vc.Spec.Backup == nil {
 		return b.pending(ctx, &vb, fmt.Sprintf("the ValkeyCluster %s has no spec.backup: set spec.backup.store to say where its backups go", vc.Name), 30*time.Second)
 	}
-	if vc.Status.State != v1alpha1.StateSteady {
+	if vc.Status.State != v1beta1.StateSteady {
 		return b.pending(ctx, &vb, fmt.Sprintf("waiting for %s to be Steady (it is %s)", vc.Name, orNone(string(vc.Status.State))), 5*time.Second)
 	}
 	if other := b.runningFor(clusterKey); other != "" {
@@ -150,7 +154,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// From here on, a refusal is a failed attempt: it is counted and backs off.
 	dir := backupPath(vb.Namespace, vc.Name, vb.Name)
 	spec := vc.Spec.Backup.Store
-	v1alpha1.SetStoreDefaults(&spec)
+	v1beta1.SetStoreDefaults(&spec)
 	// refusal is why this attempt cannot stream; it is recorded as the attempt's failure once
 	// the attempt itself is recorded.
 	store, refusal := b.storeOf(ctx, vb.Namespace, spec)
@@ -178,7 +182,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	before := vb.DeepCopy()
 	now := metav1.NewTime(b.now())
-	vb.Status.Phase = v1alpha1.BackupRunning
+	vb.Status.Phase = v1beta1.BackupRunning
 	vb.Status.Attempts++
 	vb.Status.StartedAt = &now
 	vb.Status.CompletedAt = nil
@@ -188,12 +192,13 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	vb.Status.Store = &spec
 	vb.Status.Path = dir
 	vb.Status.Location = store.Location(dir + "/")
-	vb.Status.Mode = string(look.obs.Spec.Mode)
+	vb.Status.Mode = backupModeOf(look.obs.Spec.Mode)
 	// The nodes being read, for whoever watches a long backup; completion fills in the rest.
 	vb.Status.Shards, vb.Status.Size = nil, 0
 	for _, src := range sources {
-		vb.Status.Shards = append(vb.Status.Shards, v1alpha1.BackupShard{Index: int32(src.Index), Node: src.Node, Slots: rangesText(src.Slots)})
+		vb.Status.Shards = append(vb.Status.Shards, v1beta1.BackupShard{Index: int32(src.Index), Node: src.Node, Slots: rangesText(src.Slots)})
 	}
+	setBackupReady(&vb.Status, vb.Generation, now.Time)
 	if err := b.Client.Status().Patch(ctx, &vb, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
@@ -218,7 +223,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 // run is one attempt: abort what interrupted attempts left in the store, stream every shard,
 // write the manifest, record the outcome.
-func (b *BackupReconciler) run(ctx context.Context, vb *v1alpha1.ValkeyBackup, cluster types.NamespacedName, store backup.Store, dir, version string, sources []backup.ShardSource) {
+func (b *BackupReconciler) run(ctx context.Context, vb *v1beta1.ValkeyBackup, cluster types.NamespacedName, store backup.Store, dir, version string, sources []backup.ShardSource) {
 	defer b.stop(cluster)
 	log := ctrl.LoggerFrom(ctx).WithValues("backup", vb.Name, "namespace", vb.Namespace)
 	// One backup of a cluster runs at a time, so an upload under the cluster's directory that
@@ -232,7 +237,7 @@ func (b *BackupReconciler) run(ctx context.Context, vb *v1alpha1.ValkeyBackup, c
 	} else if n > 0 {
 		log.Info("aborted multipart uploads left by interrupted backups", "count", n)
 	}
-	m, err := backup.TakeAll(ctx, store, dir, cluster.Name, machine.Mode(vb.Status.Mode), version, sources, b.now)
+	m, err := backup.TakeAll(ctx, store, dir, cluster.Name, machineModeOf(vb.Status.Mode), version, sources, b.now)
 	if ctx.Err() != nil {
 		return // the operator stops: its successor finds the attempt interrupted
 	}
@@ -243,15 +248,15 @@ func (b *BackupReconciler) run(ctx context.Context, vb *v1alpha1.ValkeyBackup, c
 
 // finish records an attempt's outcome: Completed with its files, or Failed with the reason and
 // the next attempt's time while attempts are left.
-func (b *BackupReconciler) finish(ctx context.Context, vb *v1alpha1.ValkeyBackup, m *backup.Manifest, failure error) error {
+func (b *BackupReconciler) finish(ctx context.Context, vb *v1beta1.ValkeyBackup, m *backup.Manifest, failure error) error {
 	maxAttempts, backOff := b.defaultsOf()
 	key := client.ObjectKeyFromObject(vb)
 	for try := 0; ; try++ {
-		var cur v1alpha1.ValkeyBackup
+		var cur v1beta1.ValkeyBackup
 		if err := b.apiReader().Get(ctx, key, &cur); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		if cur.Status.Phase != v1alpha1.BackupRunning || cur.Status.Attempts != vb.Status.Attempts || cur.Status.Runner != vb.Status.Runner {
+		if cur.Status.Phase != v1beta1.BackupRunning || cur.Status.Attempts != vb.Status.Attempts || cur.Status.Runner != vb.Status.Runner {
 			// Another attempt's record (the cache was behind when this one was judged
 			// interrupted): not this attempt's to end.
 			return nil
@@ -259,20 +264,20 @@ func (b *BackupReconciler) finish(ctx context.Context, vb *v1alpha1.ValkeyBackup
 		before := cur.DeepCopy()
 		now := metav1.NewTime(b.now())
 		if failure == nil {
-			cur.Status.Phase = v1alpha1.BackupCompleted
+			cur.Status.Phase = v1beta1.BackupCompleted
 			cur.Status.CompletedAt = &now
 			cur.Status.Reason = ""
 			cur.Status.ValkeyVersion = m.ValkeyVersion
 			cur.Status.Shards = nil
 			cur.Status.Size = 0
 			for _, s := range m.Shards {
-				cur.Status.Shards = append(cur.Status.Shards, v1alpha1.BackupShard{
+				cur.Status.Shards = append(cur.Status.Shards, v1beta1.BackupShard{
 					Index: int32(s.Index), Node: s.Node, Slots: rangesText(s.Slots), File: s.File, Size: s.Size, SHA256: s.SHA256, RDBVersion: s.RDBVersion,
 				})
 				cur.Status.Size += s.Size
 			}
 		} else {
-			cur.Status.Phase = v1alpha1.BackupFailed
+			cur.Status.Phase = v1beta1.BackupFailed
 			cur.Status.Reason = failure.Error()
 			cur.Status.NextAttemptAt = nil
 			if cur.Status.Attempts < maxAttempts {
@@ -281,6 +286,7 @@ func (b *BackupReconciler) finish(ctx context.Context, vb *v1alpha1.ValkeyBackup
 				cur.Status.NextAttemptAt = &next
 			}
 		}
+		setBackupReady(&cur.Status, cur.Generation, now.Time)
 		err := b.Client.Status().Patch(ctx, &cur, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 		if apierrors.IsConflict(err) && try < 5 {
 			continue
@@ -293,9 +299,21 @@ func (b *BackupReconciler) finish(ctx context.Context, vb *v1alpha1.ValkeyBackup
 	}
 }
 
+// backfillReady writes the Ready condition and sizeHuman of a backup whose status was last
+// written without them (by an operator that wrote only its phase), so that kubectl wait and
+// the Size column work for backups taken before too.
+func (b *BackupReconciler) backfillReady(ctx context.Context, vb *v1beta1.ValkeyBackup) error {
+	if vb.Status.Phase == "" || meta.FindStatusCondition(vb.Status.Conditions, v1beta1.ConditionBackupReady) != nil {
+		return nil
+	}
+	before := vb.DeepCopy()
+	setBackupReady(&vb.Status, vb.Generation, b.now())
+	return client.IgnoreNotFound(b.Client.Status().Patch(ctx, vb, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
 // reportOutcome writes the Event, the log line and the metrics of a finished attempt.
-func (b *BackupReconciler) reportOutcome(vb *v1alpha1.ValkeyBackup, failure error) {
-	var vc v1alpha1.ValkeyCluster
+func (b *BackupReconciler) reportOutcome(vb *v1beta1.ValkeyBackup, failure error) {
+	var vc v1beta1.ValkeyCluster
 	related := client.Object(nil)
 	if b.Client.Get(context.Background(), types.NamespacedName{Namespace: vb.Namespace, Name: vb.Spec.Cluster}, &vc) == nil {
 		related = &vc
@@ -316,15 +334,16 @@ func (b *BackupReconciler) reportOutcome(vb *v1alpha1.ValkeyBackup, failure erro
 }
 
 // pending records why a backup has not started and looks again after.
-func (b *BackupReconciler) pending(ctx context.Context, vb *v1alpha1.ValkeyBackup, why string, after time.Duration) (ctrl.Result, error) {
-	if vb.Status.Phase == v1alpha1.BackupFailed {
+func (b *BackupReconciler) pending(ctx context.Context, vb *v1beta1.ValkeyBackup, why string, after time.Duration) (ctrl.Result, error) {
+	if vb.Status.Phase == v1beta1.BackupFailed {
 		// A failed backup waiting for its next attempt keeps its failure's reason.
 		return ctrl.Result{RequeueAfter: after}, nil
 	}
-	if vb.Status.Phase != v1alpha1.BackupPending || vb.Status.Reason != why {
+	if vb.Status.Phase != v1beta1.BackupPending || vb.Status.Reason != why {
 		before := vb.DeepCopy()
-		vb.Status.Phase = v1alpha1.BackupPending
+		vb.Status.Phase = v1beta1.BackupPending
 		vb.Status.Reason = why
+		setBackupReady(&vb.Status, vb.Generation, b.now())
 		if err := b.Client.Status().Patch(ctx, vb, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -384,4 +403,22 @@ func orNone(s string) string {
 		return "not started"
 	}
 	return s
+}
+
+// backupModeOf is the status.mode a backup of a cluster in mode m records: the API's
+// PascalCase topology names for the machine's modes.
+func backupModeOf(m machine.Mode) v1beta1.BackupMode {
+	if m == machine.ModeCluster {
+		return v1beta1.BackupModeCluster
+	}
+	return v1beta1.BackupModeReplication
+}
+
+// machineModeOf is backupModeOf's inverse, for the backup package, which lays the files out
+// by the machine's mode.
+func machineModeOf(m v1beta1.BackupMode) machine.Mode {
+	if m == v1beta1.BackupModeCluster {
+		return machine.ModeCluster
+	}
+	return machine.ModeReplication
 }

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestRetentionKeepsTheNewestAndWhatARestoreNeeds runs retention against a real API server:
@@ -30,8 +30,8 @@ func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 	ns := newNamespace(t, c, "retention-")
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	s := &BackupScheduler{Reconciler: &Reconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Metrics: NewMetrics(prometheus.NewRegistry()), Now: func() time.Time { return now }}}
-	cluster := func(name string, edit func(*v1alpha1.ValkeyCluster)) *v1alpha1.ValkeyCluster {
-		vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name}}
+	cluster := func(name string, edit func(*v1beta1.ValkeyCluster)) *v1beta1.ValkeyCluster {
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name}}
 		edit(vc)
 		st := vc.Status
 		if err := c.Create(ctx, vc); err != nil {
@@ -45,11 +45,11 @@ func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 		}
 		return vc
 	}
-	src := cluster("src", func(vc *v1alpha1.ValkeyCluster) {
-		vc.Spec.Backup = &v1alpha1.BackupSpec{Store: v1alpha1.BackupStore{Bucket: "backups", CredentialsSecret: "s3"}, Retention: v1alpha1.BackupRetention{Count: ptr.To[int32](2)}}
+	src := cluster("src", func(vc *v1beta1.ValkeyCluster) {
+		vc.Spec.Backup = &v1beta1.BackupSpec{Store: v1beta1.BackupStore{Bucket: "backups", CredentialsSecretRef: &v1beta1.SecretRef{Name: "s3"}}, Retention: v1beta1.BackupRetention{Count: ptr.To[int32](2)}}
 	})
-	backup := func(name string, scheduled bool, phase v1alpha1.BackupPhase, age time.Duration) {
-		vb := &v1alpha1.ValkeyBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name, Labels: map[string]string{kube.LabelCluster: "src"}}, Spec: v1alpha1.ValkeyBackupSpec{Cluster: "src"}}
+	backup := func(name string, scheduled bool, phase v1beta1.BackupPhase, age time.Duration) {
+		vb := &v1beta1.ValkeyBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name, Labels: map[string]string{kube.LabelCluster: "src"}}, Spec: v1beta1.ValkeyBackupSpec{Cluster: "src"}}
 		if scheduled {
 			vb.Labels[LabelScheduled] = "true"
 		}
@@ -57,8 +57,8 @@ func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := metav1.NewTime(now.Add(-age))
-		vb.Status = v1alpha1.ValkeyBackupStatus{Phase: phase, Path: ns.Name + "/src/" + name}
-		if phase == v1alpha1.BackupCompleted {
+		vb.Status = v1beta1.ValkeyBackupStatus{Phase: phase, Path: ns.Name + "/src/" + name}
+		if phase == v1beta1.BackupCompleted {
 			vb.Status.CompletedAt = &done
 		}
 		if err := c.Status().Update(ctx, vb); err != nil {
@@ -66,18 +66,18 @@ func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 		}
 		time.Sleep(1100 * time.Millisecond) // creation times a second apart, oldest first
 	}
-	backup("failed-old", true, v1alpha1.BackupFailed, 0)
+	backup("failed-old", true, v1beta1.BackupFailed, 0)
 	for i := 5; i >= 1; i-- {
-		backup(fmt.Sprintf("s%d", i), true, v1alpha1.BackupCompleted, time.Duration(i)*time.Hour)
+		backup(fmt.Sprintf("s%d", i), true, v1beta1.BackupCompleted, time.Duration(i)*time.Hour)
 	}
-	backup("on-demand", false, v1alpha1.BackupCompleted, 10*time.Hour)
-	cluster("copy", func(vc *v1alpha1.ValkeyCluster) { vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "s5"} })
-	cluster("restoring", func(vc *v1alpha1.ValkeyCluster) {
-		vc.Status.Restore = &v1alpha1.RestoreStatus{ID: "x", HistoriesOf: "x", Path: ns.Name + "/src/s4"}
+	backup("on-demand", false, v1beta1.BackupCompleted, 10*time.Hour)
+	cluster("copy", func(vc *v1beta1.ValkeyCluster) { vc.Spec.RestoreFrom = &v1beta1.RestoreSource{Backup: "s5"} })
+	cluster("restoring", func(vc *v1beta1.ValkeyCluster) {
+		vc.Status.Restore = &v1beta1.RestoreStatus{ID: "x", HistoriesOf: "x", Path: ns.Name + "/src/s4"}
 	})
 
 	remaining := func() []string {
-		var list v1alpha1.ValkeyBackupList
+		var list v1beta1.ValkeyBackupList
 		if err := c.List(ctx, &list, client.InNamespace(ns.Name)); err != nil {
 			t.Fatal(err)
 		}
@@ -88,8 +88,8 @@ func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 		sort.Strings(names)
 		return names
 	}
-	scheduled := func() []v1alpha1.ValkeyBackup {
-		var list v1alpha1.ValkeyBackupList
+	scheduled := func() []v1beta1.ValkeyBackup {
+		var list v1beta1.ValkeyBackupList
 		if err := c.List(ctx, &list, client.InNamespace(ns.Name), client.MatchingLabels{LabelScheduled: "true"}); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestRetentionKeepsTheNewestAndWhatARestoreNeeds(t *testing.T) {
 	}
 
 	// Every backup older than maxAge: the newest completed one stays all the same.
-	src.Spec.Backup.Retention = v1alpha1.BackupRetention{Count: ptr.To[int32](5), MaxAge: &metav1.Duration{Duration: 30 * time.Minute}}
+	src.Spec.Backup.Retention = v1beta1.BackupRetention{Count: ptr.To[int32](5), MaxAge: &metav1.Duration{Duration: 30 * time.Minute}}
 	if err := s.prune(ctx, src, scheduled()); err != nil {
 		t.Fatal(err)
 	}

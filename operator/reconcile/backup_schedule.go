@@ -18,7 +18,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // Labels and annotations of the ValkeyBackups the schedule creates.
@@ -39,14 +39,14 @@ type BackupScheduler struct {
 
 func (s *BackupScheduler) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("valkeybackup-schedule").
-		For(&v1alpha1.ValkeyCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1beta1.ValkeyCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A backup that completes may put one beyond retention.
-		Watches(&v1alpha1.ValkeyBackup{}, handler.EnqueueRequestsFromMapFunc(backupToCluster)).
+		Watches(&v1beta1.ValkeyBackup{}, handler.EnqueueRequestsFromMapFunc(backupToCluster)).
 		Complete(s)
 }
 
 func backupToCluster(_ context.Context, o client.Object) []ctrl.Request {
-	vb, ok := o.(*v1alpha1.ValkeyBackup)
+	vb, ok := o.(*v1beta1.ValkeyBackup)
 	if !ok || vb.Labels[LabelScheduled] != "true" {
 		return nil
 	}
@@ -56,7 +56,7 @@ func backupToCluster(_ context.Context, o client.Object) []ctrl.Request {
 // scheduleRefused says why spec.backup.schedule schedules nothing although the API server took
 // it (CEL checks its shape; cron refuses, say, "99 * * * *"): for status.waiting, where the
 // cluster's reconcile puts it, and the scheduler's Event ("": it schedules, or asks for nothing).
-func scheduleRefused(vc *v1alpha1.ValkeyCluster) string {
+func scheduleRefused(vc *v1beta1.ValkeyCluster) string {
 	b := vc.Spec.Backup
 	if b == nil || b.Schedule == "" || b.Suspend {
 		return ""
@@ -69,14 +69,14 @@ func scheduleRefused(vc *v1alpha1.ValkeyCluster) string {
 
 // Reconcile creates the backup that is due, prunes, and comes back at the next time.
 func (s *BackupScheduler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var vc v1alpha1.ValkeyCluster
+	var vc v1beta1.ValkeyCluster
 	if err := s.Client.Get(ctx, req.NamespacedName, &vc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if vc.Spec.Backup == nil || !vc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	var list v1alpha1.ValkeyBackupList
+	var list v1beta1.ValkeyBackupList
 	if err := s.Client.List(ctx, &list, client.InNamespace(vc.Namespace), client.MatchingLabels{kube.LabelCluster: vc.Name, LabelScheduled: "true"}); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -129,14 +129,14 @@ func dueTime(sched cron.Schedule, last, now time.Time) time.Time {
 
 // create makes the ValkeyBackup of scheduled time at; one that exists is fine (another turn, or
 // the operator before a restart, made it).
-func (s *BackupScheduler) create(ctx context.Context, vc *v1alpha1.ValkeyCluster, at time.Time) error {
-	vb := &v1alpha1.ValkeyBackup{
+func (s *BackupScheduler) create(ctx context.Context, vc *v1beta1.ValkeyCluster, at time.Time) error {
+	vb := &v1beta1.ValkeyBackup{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("%s-%s", vc.Name, at.Format("20060102-150405")), Namespace: vc.Namespace,
 			Labels:      map[string]string{kube.LabelCluster: vc.Name, LabelScheduled: "true"},
 			Annotations: map[string]string{AnnotationScheduledAt: at.Format(time.RFC3339)},
 		},
-		Spec: v1alpha1.ValkeyBackupSpec{Cluster: vc.Name},
+		Spec: v1beta1.ValkeyBackupSpec{Cluster: vc.Name},
 	}
 	if err := s.Client.Create(ctx, vb); err != nil {
 		if apierrors.IsAlreadyExists(err) {
@@ -153,15 +153,15 @@ func (s *BackupScheduler) create(ctx context.Context, vc *v1alpha1.ValkeyCluster
 // count or older than maxAge (never the newest completed one), and failed ones with no attempt
 // left that are older than the oldest completed one kept. Each loses its objects in the store
 // first, then its ValkeyBackup; a deletion that fails is tried again on the next turn.
-func (s *BackupScheduler) prune(ctx context.Context, vc *v1alpha1.ValkeyCluster, backups []v1alpha1.ValkeyBackup) error {
+func (s *BackupScheduler) prune(ctx context.Context, vc *v1beta1.ValkeyCluster, backups []v1beta1.ValkeyBackup) error {
 	ret := vc.Spec.Backup.Retention
-	count := v1alpha1.DefaultBackupRetention
+	count := v1beta1.DefaultBackupRetention
 	if ret.Count != nil {
 		count = *ret.Count
 	}
-	var completed []v1alpha1.ValkeyBackup
+	var completed []v1beta1.ValkeyBackup
 	for _, b := range backups {
-		if b.Status.Phase == v1alpha1.BackupCompleted && b.Status.CompletedAt != nil {
+		if b.Status.Phase == v1beta1.BackupCompleted && b.Status.CompletedAt != nil {
 			completed = append(completed, b)
 		}
 	}
@@ -169,7 +169,7 @@ func (s *BackupScheduler) prune(ctx context.Context, vc *v1alpha1.ValkeyCluster,
 		return completed[i].Status.CompletedAt.After(completed[j].Status.CompletedAt.Time)
 	})
 	now := s.now()
-	var drop []v1alpha1.ValkeyBackup
+	var drop []v1beta1.ValkeyBackup
 	var oldestKept time.Time
 	for i, b := range completed {
 		tooOld := ret.MaxAge != nil && now.Sub(b.Status.CompletedAt.Time) > ret.MaxAge.Duration
@@ -180,7 +180,7 @@ func (s *BackupScheduler) prune(ctx context.Context, vc *v1alpha1.ValkeyCluster,
 		oldestKept = b.CreationTimestamp.Time
 	}
 	for _, b := range backups {
-		if b.Status.Phase == v1alpha1.BackupFailed && b.Status.NextAttemptAt == nil && !oldestKept.IsZero() && b.CreationTimestamp.Time.Before(oldestKept) {
+		if b.Status.Phase == v1beta1.BackupFailed && b.Status.NextAttemptAt == nil && !oldestKept.IsZero() && b.CreationTimestamp.Time.Before(oldestKept) {
 			drop = append(drop, b)
 		}
 	}
@@ -204,7 +204,7 @@ func (s *BackupScheduler) prune(ctx context.Context, vc *v1alpha1.ValkeyCluster,
 // namespace names in spec.restoreFrom (by name), and those whose directory a cluster's restore
 // reads or read ("path:" and the path): a restore under way must find its snapshot.
 func (s *BackupScheduler) restoreSources(ctx context.Context, namespace string) (map[string]bool, error) {
-	var clusters v1alpha1.ValkeyClusterList
+	var clusters v1beta1.ValkeyClusterList
 	if err := s.Client.List(ctx, &clusters, client.InNamespace(namespace)); err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (s *BackupScheduler) restoreSources(ctx context.Context, namespace string) 
 	return out, nil
 }
 
-func (s *BackupScheduler) pruneOne(ctx context.Context, vc *v1alpha1.ValkeyCluster, b *v1alpha1.ValkeyBackup) error {
+func (s *BackupScheduler) pruneOne(ctx context.Context, vc *v1beta1.ValkeyCluster, b *v1beta1.ValkeyBackup) error {
 	objects := 0
 	if b.Status.Store != nil && b.Status.Path != "" {
 		store, err := s.storeOf(ctx, b.Namespace, *b.Status.Store)

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // The keys of a backup store's credentials Secret: the names the AWS tools use.
@@ -29,16 +29,16 @@ func backupPath(namespace, cluster, name string) string {
 // errNoCredentialsSecret refuses a store without a credentials Secret when the operator may
 // not lend it its own identity (Options.AmbientCredentials): that identity is shared by every
 // namespace the operator watches, so only its administrator can allow it.
-var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: name a Secret with the keys %s and %s (v1beta1: credentialsSecretRef, v1alpha1: credentialsSecret), or ask the operator's administrator to let stores without one use the operator's own cloud identity (IRSA, Pod Identity, instance role: the operator's flag --backup-ambient-credentials, chart value backup.ambientCredentials)", SecretAccessKeyID, SecretSecretAccessKey)
+var errNoCredentialsSecret = fmt.Errorf("the store names no credentials Secret: name a Secret with the keys %s and %s (spec.backup.store.credentialsSecretRef), or ask the operator's administrator to let stores without one use the operator's own cloud identity (IRSA, Pod Identity, instance role: the operator's flag --backup-ambient-credentials, chart value backup.ambientCredentials)", SecretAccessKeyID, SecretSecretAccessKey)
 
 // storeOf turns a store's spec into the store the backup package writes to, reading its
 // credentials from the Secret in namespace. The Secret is the user's, not the operator's, so it
 // is read from the API server (the cache holds only what the operator made). A store naming no
 // Secret signs with the operator's default credential chain, where the operator allows it; a
 // Secret named but missing or incomplete never falls back to it.
-func (r *Reconciler) storeOf(ctx context.Context, namespace string, spec v1alpha1.BackupStore) (backup.Store, error) {
-	v1alpha1.SetStoreDefaults(&spec)
-	if spec.CredentialsSecret == "" {
+func (r *Reconciler) storeOf(ctx context.Context, namespace string, spec v1beta1.BackupStore) (backup.Store, error) {
+	v1beta1.SetStoreDefaults(&spec)
+	if spec.CredentialsSecretName() == "" {
 		if r.Options.AmbientCredentials == nil {
 			return backup.Store{}, errNoCredentialsSecret
 		}
@@ -51,11 +51,11 @@ func (r *Reconciler) storeOf(ctx context.Context, namespace string, spec v1alpha
 	}
 	reader := r.apiReader()
 	var sec corev1.Secret
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecret}, &sec); err != nil {
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: spec.CredentialsSecretName()}, &sec); err != nil {
 		if apierrors.IsNotFound(err) {
-			return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s does not exist: create it with the keys %s and %s", namespace, spec.CredentialsSecret, SecretAccessKeyID, SecretSecretAccessKey)
+			return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s does not exist: create it with the keys %s and %s", namespace, spec.CredentialsSecretName(), SecretAccessKeyID, SecretSecretAccessKey)
 		}
-		return backup.Store{}, fmt.Errorf("reading the store's credentials Secret %s/%s: %w", namespace, spec.CredentialsSecret, err)
+		return backup.Store{}, fmt.Errorf("reading the store's credentials Secret %s/%s: %w", namespace, spec.CredentialsSecretName(), err)
 	}
 	var missing []string
 	for _, k := range []string{SecretAccessKeyID, SecretSecretAccessKey} {
@@ -64,20 +64,20 @@ func (r *Reconciler) storeOf(ctx context.Context, namespace string, spec v1alpha
 		}
 	}
 	if len(missing) > 0 {
-		return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s has no %s", namespace, spec.CredentialsSecret, strings.Join(missing, " and no "))
+		return backup.Store{}, fmt.Errorf("the store's credentials Secret %s/%s has no %s", namespace, spec.CredentialsSecretName(), strings.Join(missing, " and no "))
 	}
 	store, err := storeWithoutCredentials(spec)
 	if err != nil {
 		return backup.Store{}, err
 	}
 	store.AccessKey, store.SecretKey = string(sec.Data[SecretAccessKeyID]), string(sec.Data[SecretSecretAccessKey])
-	store.CredentialsSecret = namespace + "/" + spec.CredentialsSecret
+	store.CredentialsSecret = namespace + "/" + spec.CredentialsSecretName()
 	return store, nil
 }
 
 // storeWithoutCredentials is the store of spec, its endpoint checked, before the caller gives
 // it credentials.
-func storeWithoutCredentials(spec v1alpha1.BackupStore) (backup.Store, error) {
+func storeWithoutCredentials(spec v1beta1.BackupStore) (backup.Store, error) {
 	prefix := spec.Prefix
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"

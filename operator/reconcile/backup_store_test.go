@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // A store without a credentials Secret is refused, before anything is read or sent, unless the
@@ -18,7 +18,7 @@ import (
 // ways out.
 func TestAStoreWithoutASecretIsRefusedUnlessTheOperatorAllowsItsIdentity(t *testing.T) {
 	r := &Reconciler{}
-	_, err := r.storeOf(context.Background(), "ns", v1alpha1.BackupStore{Bucket: "b"})
+	_, err := r.storeOf(context.Background(), "ns", v1beta1.BackupStore{Bucket: "b"})
 	if !errors.Is(err, errNoCredentialsSecret) {
 		t.Fatalf("a store without credentials: %v, want the refusal", err)
 	}
@@ -29,7 +29,7 @@ func TestAStoreWithoutASecretIsRefusedUnlessTheOperatorAllowsItsIdentity(t *test
 	}
 
 	r.Options.AmbientCredentials = backup.NewAmbientCredentials()
-	store, err := r.storeOf(context.Background(), "ns", v1alpha1.BackupStore{Bucket: "b", Region: "eu-west-1"})
+	store, err := r.storeOf(context.Background(), "ns", v1beta1.BackupStore{Bucket: "b", Region: "eu-west-1"})
 	if err != nil {
 		t.Fatalf("a store without a Secret, the operator's identity allowed: %v", err)
 	}
@@ -40,7 +40,7 @@ func TestAStoreWithoutASecretIsRefusedUnlessTheOperatorAllowsItsIdentity(t *test
 		t.Errorf("the store's credentials are said to be %q", got)
 	}
 	// The endpoint is checked for these stores too.
-	if _, err := r.storeOf(context.Background(), "ns", v1alpha1.BackupStore{Bucket: "b", Endpoint: "http://s3.example"}); !errors.Is(err, backup.ErrPlainHTTP) {
+	if _, err := r.storeOf(context.Background(), "ns", v1beta1.BackupStore{Bucket: "b", Endpoint: "http://s3.example"}); !errors.Is(err, backup.ErrPlainHTTP) {
 		t.Errorf("a plain-HTTP endpoint without allowPlainHTTP: %v", err)
 	}
 }
@@ -63,12 +63,12 @@ func TestAStoreNamingABrokenSecretNeverFallsBackToTheOperatorsIdentity(t *testin
 		"missing": "the store's credentials Secret " + ns + "/missing does not exist",
 		"half":    "the store's credentials Secret " + ns + "/half has no AWS_SECRET_ACCESS_KEY",
 	} {
-		store, err := r.storeOf(ctx, ns, v1alpha1.BackupStore{Bucket: "b", CredentialsSecret: secret})
+		store, err := r.storeOf(ctx, ns, v1beta1.BackupStore{Bucket: "b", CredentialsSecretRef: &v1beta1.SecretRef{Name: secret}})
 		if err == nil || !strings.Contains(err.Error(), want) || store.Ambient != nil {
 			t.Errorf("the Secret %s: store %+v, error %v; want %q and no store", secret, store, err, want)
 		}
 	}
-	store, err := r.storeOf(ctx, ns, v1alpha1.BackupStore{Bucket: "b", CredentialsSecret: "whole"})
+	store, err := r.storeOf(ctx, ns, v1beta1.BackupStore{Bucket: "b", CredentialsSecretRef: &v1beta1.SecretRef{Name: "whole"}})
 	if err != nil {
 		t.Fatal(err)
 	}

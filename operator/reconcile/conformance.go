@@ -12,7 +12,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/machine/conformance"
 )
@@ -23,7 +23,7 @@ import (
 type ConformanceWorld struct {
 	r   *Reconciler
 	key types.NamespacedName
-	vc  *v1alpha1.ValkeyCluster
+	vc  *v1beta1.ValkeyCluster
 	w   *world
 }
 
@@ -35,7 +35,7 @@ func NewConformanceWorld(r *Reconciler, key types.NamespacedName) *ConformanceWo
 
 // Observe is what a reconcile would see now.
 func (c *ConformanceWorld) Observe(ctx context.Context) (machine.Observation, error) {
-	var vc v1alpha1.ValkeyCluster
+	var vc v1beta1.ValkeyCluster
 	if err := c.r.Client.Get(ctx, c.key, &vc); err != nil {
 		return machine.Observation{}, err
 	}
@@ -86,7 +86,7 @@ func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
 		return "", errors.New("the cluster has no spec.backup: the table's restore row needs a store")
 	}
 	spec := vc.Spec.Backup.Store
-	v1alpha1.SetStoreDefaults(&spec)
+	v1beta1.SetStoreDefaults(&spec)
 	store, err := c.r.storeOf(ctx, vc.Namespace, spec)
 	if err != nil {
 		return "", err
@@ -110,7 +110,7 @@ func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
 	if _, err := backup.TakeAll(ctx, store, dir, vc.Name, c.w.obs.Spec.Mode, prim.Valkey.Version, src, time.Now); err != nil {
 		return "", err
 	}
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Store: &spec, Path: dir}
+	vc.Spec.RestoreFrom = &v1beta1.RestoreSource{Store: &spec, Path: dir}
 	if err := c.r.Client.Update(ctx, vc); err != nil {
 		return "", err
 	}
@@ -139,9 +139,9 @@ func (c *ConformanceWorld) PrepareRotation(ctx context.Context) (string, error) 
 	if m := c.vc.Status.Machine; m == nil || m.Rotation == nil {
 		before, vc := c.vc.DeepCopy(), c.vc.DeepCopy()
 		if vc.Status.Machine == nil {
-			vc.Status.Machine = &v1alpha1.MachineStatus{}
+			vc.Status.Machine = &v1beta1.MachineStatus{}
 		}
-		vc.Status.Machine.Rotation = &v1alpha1.RotationRecord{ID: conformanceRotation, Users: valkey.UserClient + "," + valkey.UserReplication, Phase: string(machine.RotationAdding)}
+		vc.Status.Machine.Rotation = &v1beta1.RotationRecord{ID: conformanceRotation, Users: valkey.UserClient + "," + valkey.UserReplication, Phase: string(machine.RotationAdding)}
 		if err := c.r.patchStatus(ctx, vc, before, "conformance-rotation"); err != nil {
 			return "", err
 		}

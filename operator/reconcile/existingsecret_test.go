@@ -17,10 +17,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-// TestANewClusterSaysItsExistingSecretIsUnusable: a new cluster whose spec.auth.existingSecret
+// TestANewClusterSaysItsExistingSecretIsUnusable: a new cluster whose spec.auth.passwordSecretRef
 // is missing, or lacks the key, waits with the reason (and what to create or change) in
 // status.waiting and on Ready=False, where kubectl valkey status and kubectl wait look, not
 // only in an Event; the turn ends without an error back-off and creates no pod. Before, the
@@ -32,8 +32,8 @@ func TestANewClusterSaysItsExistingSecretIsUnusable(t *testing.T) {
 	now := time.Now()
 	rec := events.NewFakeRecorder(100)
 	r := &Reconciler{Client: c, APIReader: c, Recorder: rec, Metrics: NewMetrics(prometheus.NewRegistry()), Now: func() time.Time { return now }}
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
-		Spec: v1alpha1.ValkeyClusterSpec{Auth: v1alpha1.AuthSpec{ExistingSecret: &v1alpha1.SecretKeyReference{Name: "app-password"}}}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
+		Spec: v1beta1.ValkeyClusterSpec{Auth: v1beta1.AuthSpec{PasswordSecretRef: &v1beta1.SecretKeyRef{Name: "app-password"}}}}
 	if err := c.Create(ctx, vc); err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func TestANewClusterSaysItsExistingSecretIsUnusable(t *testing.T) {
 		} else if res.RequeueAfter <= 0 {
 			t.Errorf("%s: no requeue (%+v): a Secret created later must be seen", step, res)
 		}
-		var got v1alpha1.ValkeyCluster
+		var got v1beta1.ValkeyCluster
 		if err := c.Get(ctx, req.NamespacedName, &got); err != nil {
 			t.Fatal(err)
 		}
-		ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
+		ready := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionReady)
 		for _, w := range want {
 			if !strings.Contains(got.Status.Waiting, w) {
 				t.Errorf("%s: status.waiting %q does not say %q", step, got.Status.Waiting, w)
@@ -76,7 +76,7 @@ func TestANewClusterSaysItsExistingSecretIsUnusable(t *testing.T) {
 	if err := c.Create(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	turn("key missing", `no password under key "password"`, "spec.auth.existingSecret.key")
+	turn("key missing", `no password under key "password"`, "spec.auth.passwordSecretRef.key")
 
 	// Nothing ran meanwhile: no StatefulSet, so no pod.
 	var sts appsv1.StatefulSet
@@ -86,7 +86,7 @@ func TestANewClusterSaysItsExistingSecretIsUnusable(t *testing.T) {
 }
 
 // TestARunningClusterKeepsItsPasswordWhenItsExistingSecretGoes: once a cluster runs with the
-// password of spec.auth.existingSecret, deleting that Secret does not stop its turns (a turn
+// password of spec.auth.passwordSecretRef, deleting that Secret does not stop its turns (a turn
 // that stops also stops failovers): the application password the nodes check stays in the
 // auth Secret, and status.waiting and an AuthFailed Event say what is missing. Before, every
 // turn ended at the missing Secret until it was back.
@@ -101,8 +101,8 @@ func TestARunningClusterKeepsItsPasswordWhenItsExistingSecretGoes(t *testing.T) 
 	if err := c.Create(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
-		Spec: v1alpha1.ValkeyClusterSpec{Auth: v1alpha1.AuthSpec{ExistingSecret: &v1alpha1.SecretKeyReference{Name: "app-password"}}}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"},
+		Spec: v1beta1.ValkeyClusterSpec{Auth: v1beta1.AuthSpec{PasswordSecretRef: &v1beta1.SecretKeyRef{Name: "app-password"}}}}
 	if err := c.Create(ctx, vc); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestARunningClusterKeepsItsPasswordWhenItsExistingSecretGoes(t *testing.T) 
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatalf("the turn failed once the existing Secret was gone: %v", err)
 	}
-	var got v1alpha1.ValkeyCluster
+	var got v1beta1.ValkeyCluster
 	if err := c.Get(ctx, req.NamespacedName, &got); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -14,8 +14,8 @@ import (
 // failover completed) or is not needed (every pod it names answers again), so that a decision
 // to give up a lost node's writes never applies to a later failover it was not made for. A
 // name that is not a pod of the cluster is reported and the annotation removed.
-func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1alpha1.ValkeyCluster, obs machine.Observation, d machine.Decision) error {
-	names := podList(vc.Annotations[v1alpha1.AnnotationFailoverWithout])
+func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1beta1.ValkeyCluster, obs machine.Observation, d machine.Decision) error {
+	names := podList(vc.Annotations[v1beta1.AnnotationFailoverWithout])
 	if len(names) == 0 {
 		return nil
 	}
@@ -38,7 +38,7 @@ func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1alpha1.Valk
 	}
 	switch {
 	case len(unknown) > 0:
-		r.event(vc, corev1.EventTypeWarning, "FailoverWithoutRefused", "%s: not a pod of this cluster; name the pods to go on without in %s again", strings.Join(unknown, ", "), v1alpha1.AnnotationFailoverWithout)
+		r.event(vc, corev1.EventTypeWarning, "FailoverWithoutRefused", "%s: not a pod of this cluster; name the pods to go on without in %s again", strings.Join(unknown, ", "), v1beta1.AnnotationFailoverWithout)
 		why = "it names pods that do not exist"
 	case d.Transition != nil && d.Transition.Event == machine.EventFailoverComplete:
 		why = "the failover it was given for completed"
@@ -47,6 +47,6 @@ func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1alpha1.Valk
 	default:
 		return nil
 	}
-	r.event(vc, corev1.EventTypeNormal, "FailoverWithoutCleared", "%s removed: %s", v1alpha1.AnnotationFailoverWithout, why)
-	return r.setAnnotation(ctx, vc, v1alpha1.AnnotationFailoverWithout, "", "failover-without-annotation")
+	r.event(vc, corev1.EventTypeNormal, "FailoverWithoutCleared", "%s removed: %s", v1beta1.AnnotationFailoverWithout, why)
+	return r.setAnnotation(ctx, vc, v1beta1.AnnotationFailoverWithout, "", "failover-without-annotation")
 }

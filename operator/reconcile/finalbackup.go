@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
@@ -55,13 +54,13 @@ func (m *finalWaits) set(cluster types.UID, why string) {
 }
 
 // finalBackupName is the name of the backup taken when vc was deleted.
-func finalBackupName(vc *v1alpha1.ValkeyCluster) string {
+func finalBackupName(vc *v1beta1.ValkeyCluster) string {
 	return fmt.Sprintf("%s-final-%s", vc.Name, vc.DeletionTimestamp.UTC().Format("20060102-150405"))
 }
 
 // deleting handles a cluster being deleted: with spec.deletion.finalBackup it keeps the cluster
 // running, writes closed, until the final backup completed; then (or without it) it lets go.
-func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl.Result, error) {
+func (r *Reconciler) deleting(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.Result, error) {
 	letGo := func() (ctrl.Result, error) {
 		r.finalWaits.forget(vc.UID)
 		return ctrl.Result{}, r.finalize(ctx, vc)
@@ -69,14 +68,8 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return letGo()
 	}
-	// spec.deletion is a v1beta1 field: read the cluster as the API server serves it, past the
-	// cache (this cluster's v1alpha1 form carries it only in an annotation).
-	var hub v1beta1.ValkeyCluster
-	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(vc), &hub); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
 	waited := strings.Contains(vc.Status.Waiting, "final backup")
-	if hub.Spec.Deletion == nil || !hub.Spec.Deletion.FinalBackup || hub.Spec.Backup == nil || vc.Status.State == "" {
+	if vc.Spec.Deletion == nil || !vc.Spec.Deletion.FinalBackup || vc.Spec.Backup == nil || vc.Status.State == "" {
 		if waited {
 			// The user's way out of a wait: said, since the backup it waited for is not taken.
 			r.event(vc, corev1.EventTypeWarning, "FinalBackupSkipped", "spec.deletion.finalBackup was removed: the cluster is deleted without its final backup")
@@ -91,7 +84,7 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if vb != nil && vb.Status.Phase == v1alpha1.BackupCompleted {
+	if vb != nil && vb.Status.Phase == v1beta1.BackupCompleted {
 		r.event(vc, corev1.EventTypeNormal, "FinalBackupCompleted", "final backup %s completed (%s); the cluster's objects go now", vb.Name, vb.Status.Location)
 		return letGo()
 	}
@@ -103,7 +96,7 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 	}
 	if !strings.Contains(vc.Status.Waiting, why) {
 		typ, reason := corev1.EventTypeNormal, "FinalBackupWaiting"
-		if going != "" || vb != nil && vb.Status.Phase == v1alpha1.BackupFailed {
+		if going != "" || vb != nil && vb.Status.Phase == v1beta1.BackupFailed {
 			typ, reason = corev1.EventTypeWarning, "FinalBackupFailed"
 		}
 		r.event(vc, typ, reason, "%s", why)
@@ -128,7 +121,7 @@ func (r *Reconciler) deleting(ctx context.Context, vc *v1alpha1.ValkeyCluster) (
 // drops the foregroundDeletion finalizer, so the StatefulSets' absence is what remains to
 // see); one can also be deleted by hand. A cluster being deleted is not turned then: its turn
 // would make the StatefulSets again, empty pods included, against the deletion asked for.
-func (r *Reconciler) objectsGoing(ctx context.Context, vc *v1alpha1.ValkeyCluster) (string, error) {
+func (r *Reconciler) objectsGoing(ctx context.Context, vc *v1beta1.ValkeyCluster) (string, error) {
 	const why = "deleting: the cluster's StatefulSet is deleted (by foreground propagation, or by hand) before the final backup could be read from its pods, and is not made again for a cluster being deleted: remove spec.deletion.finalBackup to let the deletion go (delete with the default background propagation to keep a final backup)"
 	if controllerutil.ContainsFinalizer(vc, metav1.FinalizerDeleteDependents) {
 		return why, nil
@@ -156,10 +149,10 @@ func (r *Reconciler) objectsGoing(ctx context.Context, vc *v1alpha1.ValkeyCluste
 // finalBackup finds the backup taken for vc's deletion, or (mayCreate) creates it once the
 // last turn saw every recorded primary closed to client writes. Without one, why says what it
 // waits for.
-func (r *Reconciler) finalBackup(ctx context.Context, vc *v1alpha1.ValkeyCluster, mayCreate bool) (*v1alpha1.ValkeyBackup, string, error) {
+func (r *Reconciler) finalBackup(ctx context.Context, vc *v1beta1.ValkeyCluster, mayCreate bool) (*v1beta1.ValkeyBackup, string, error) {
 	name := finalBackupName(vc)
 	key := types.NamespacedName{Namespace: vc.Namespace, Name: name}
-	var vb v1alpha1.ValkeyBackup
+	var vb v1beta1.ValkeyBackup
 	err := r.Client.Get(ctx, key, &vb)
 	if err == nil {
 		return r.ours(vc, &vb)
@@ -170,13 +163,13 @@ func (r *Reconciler) finalBackup(ctx context.Context, vc *v1alpha1.ValkeyCluster
 	if why := writesClosed(r.looks.get(vc.UID)); why != "" {
 		return nil, "deleting: the final backup starts once client writes are closed: " + why + " (to delete the cluster without it, remove spec.deletion.finalBackup)", nil
 	}
-	vb = v1alpha1.ValkeyBackup{
+	vb = v1beta1.ValkeyBackup{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: vc.Namespace,
 			Labels:      map[string]string{kube.LabelCluster: vc.Name, LabelFinalBackup: "true"},
 			Annotations: map[string]string{AnnotationFinalBackupOf: string(vc.UID)},
 		},
-		Spec: v1alpha1.ValkeyBackupSpec{Cluster: vc.Name},
+		Spec: v1beta1.ValkeyBackupSpec{Cluster: vc.Name},
 	}
 	if err := r.Client.Create(ctx, &vb); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
@@ -194,7 +187,7 @@ func (r *Reconciler) finalBackup(ctx context.Context, vc *v1alpha1.ValkeyCluster
 }
 
 // ours returns vb if it is vc's final backup, else says what is in the way.
-func (r *Reconciler) ours(vc *v1alpha1.ValkeyCluster, vb *v1alpha1.ValkeyBackup) (*v1alpha1.ValkeyBackup, string, error) {
+func (r *Reconciler) ours(vc *v1beta1.ValkeyCluster, vb *v1beta1.ValkeyBackup) (*v1beta1.ValkeyBackup, string, error) {
 	if vb.Annotations[AnnotationFinalBackupOf] != string(vc.UID) {
 		return nil, fmt.Sprintf("deleting: a ValkeyBackup %s that is not this cluster's final backup is in the way of it: delete it, or remove spec.deletion.finalBackup to delete the cluster without a final backup", vb.Name), nil
 	}
@@ -237,18 +230,18 @@ func nodeNamed(obs machine.Observation, name string) *machine.Node {
 
 // finalBackupWaits says what the deletion waits for, from the final backup's status, and how
 // to go on without it when it failed.
-func finalBackupWaits(vb *v1alpha1.ValkeyBackup) string {
+func finalBackupWaits(vb *v1beta1.ValkeyBackup) string {
 	const without = "to delete the cluster without it, remove spec.deletion.finalBackup"
 	st := vb.Status
 	switch st.Phase {
-	case v1alpha1.BackupRunning:
+	case v1beta1.BackupRunning:
 		return fmt.Sprintf("deleting: waits for the final backup %s (Running, attempt %d, to %s)", vb.Name, st.Attempts, st.Location)
-	case v1alpha1.BackupFailed:
+	case v1beta1.BackupFailed:
 		if st.NextAttemptAt != nil {
 			return fmt.Sprintf("deleting: the final backup %s failed (attempt %d: %s); next attempt at %s: fix spec.backup.store (or the store's bucket or credentials) meanwhile, or %s", vb.Name, st.Attempts, st.Reason, st.NextAttemptAt.UTC().Format(time.RFC3339), without)
 		}
 		return fmt.Sprintf("deleting: the final backup %s failed and has no attempt left (attempt %d: %s): fix spec.backup.store (or the store's bucket or credentials) and delete ValkeyBackup %s to have it taken again, or %s", vb.Name, st.Attempts, st.Reason, vb.Name, without)
-	case v1alpha1.BackupPending:
+	case v1beta1.BackupPending:
 		return fmt.Sprintf("deleting: waits for the final backup %s (Pending: %s)", vb.Name, st.Reason)
 	}
 	return fmt.Sprintf("deleting: waits for the final backup %s to start", vb.Name)

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -27,7 +27,7 @@ type liveAttempt struct {
 }
 
 // refusals says, for status, which processes refused the current set of live directives.
-func (l *liveApplied) refusals(vc *v1alpha1.ValkeyCluster, w *world) string {
+func (l *liveApplied) refusals(vc *v1beta1.ValkeyCluster, w *world) string {
 	hash := valkey.LiveHash(w.desired.Live)
 	var out []string
 	for _, n := range w.obs.Nodes {
@@ -43,7 +43,7 @@ func (l *liveApplied) refusals(vc *v1alpha1.ValkeyCluster, w *world) string {
 // rolls nothing. A process that restarted gets them again, since its mounted ConfigMap may
 // still be the old one (kubelet refreshes it lazily). A refused value is reported once per
 // process and change (Warning Event), and the cluster keeps serving with the old one.
-func (r *Reconciler) applyLive(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world) {
+func (r *Reconciler) applyLive(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world) {
 	live := w.desired.Live
 	hash := valkey.LiveHash(live)
 	var set, failed []string

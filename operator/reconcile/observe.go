@@ -18,7 +18,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -41,7 +41,7 @@ type world struct {
 	// tlsErr is why the nodes that serve TLS cannot be reached with verification (nil: they
 	// can, or none serves TLS).
 	tlsErr error
-	// existingSecretErr is why spec.auth.existingSecret is unusable while the cluster keeps
+	// existingSecretErr is why spec.auth.passwordSecretRef is unusable while the cluster keeps
 	// the application password it runs with (nil: usable, or not used).
 	existingSecretErr error
 	// readsSecrets: the turn reads Secrets the operator does not own (the user's application
@@ -50,15 +50,15 @@ type world struct {
 	readsSecrets bool
 	// tlsLeaf is the certificate in spec.tls's Secret, nodeCerts what each TLS node served.
 	tlsLeaf   *x509.Certificate
-	nodeCerts []v1alpha1.NodeCertificate
-	// certificate is the operator's cert-manager Certificate (nil without spec.tls.issuer).
-	certificate *v1alpha1.CertificateRequestStatus
+	nodeCerts []v1beta1.NodeCertificate
+	// certificate is the operator's cert-manager Certificate (nil without spec.tls.issuerRef).
+	certificate *v1beta1.CertificateRequestStatus
 	// interval is the cluster's probe interval: each survey gets at most that long, and the
 	// next probe is due that long after this one started.
 	interval time.Duration
 	// failing are the actions of this turn's decision that failed or back off, for
 	// status.failingActions.
-	failing []v1alpha1.FailingAction
+	failing []v1beta1.FailingAction
 	// supportErr is why support objects could not be written this turn (nil: they were).
 	supportErr error
 	// migration is this turn's slot migration step, if any.
@@ -72,7 +72,7 @@ type world struct {
 	restoreMu         sync.Mutex
 	restorePhase      string
 	// restoreSpec and restorePath are where restoreFrom's snapshot is (nil: none resolved).
-	restoreSpec *v1alpha1.BackupStore
+	restoreSpec *v1beta1.BackupStore
 	restorePath string
 	// owner is the owner reference of the cluster's objects.
 	owner metav1.OwnerReference
@@ -96,7 +96,7 @@ func (p *probeCounters) count(cluster types.UID, node string, ok bool) int {
 
 // observe (vc defaulted) builds the machine's observation: the spec summary, what the StatefulSet asks for,
 // and one node per pod that should exist or does, with its Valkey survey.
-func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, desired kube.Desired, pool *valkey.Pool) (*world, error) {
+func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, desired kube.Desired, pool *valkey.Pool) (*world, error) {
 	w := &world{pods: map[string]*corev1.Pod{}, claims: map[string]*corev1.PersistentVolumeClaim{}, desired: desired, pool: pool, surveyErrs: map[string]string{}, stats: map[string]valkey.Stats{}}
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
@@ -125,7 +125,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 	w.obs.Time = r.now().UTC().Truncate(time.Microsecond)
 	w.obs.Clock = r.clock
 	spec := &vc.Spec
-	minSync := v1alpha1.MinReplicasToWrite(spec)
+	minSync := v1beta1.MinReplicasToWrite(spec)
 	pool.SetWriteQuorum(int(minSync))
 	// An isolated primary stops taking writes once its replicas lag more than maxLag (as
 	// Valkey rounds and refreshes it); only then may a promoted replica be opened without
@@ -150,8 +150,8 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 		MinSyncReplicas:  int(minSync),
 		FailureThreshold: int(spec.Failover.FailureThreshold),
 		FenceTimeout:     fence,
-		BootstrapFrom:    vc.Annotations[v1alpha1.AnnotationBootstrapFrom],
-		FailoverWithout:  podList(vc.Annotations[v1alpha1.AnnotationFailoverWithout]),
+		BootstrapFrom:    vc.Annotations[v1beta1.AnnotationBootstrapFrom],
+		FailoverWithout:  podList(vc.Annotations[v1beta1.AnnotationFailoverWithout]),
 		Hibernate:        spec.Hibernate,
 	}
 	if spec.Storage.Size != nil {
@@ -253,7 +253,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1alpha1.ValkeyCluster, de
 
 // keptFromBefore reports whether claim c is older than the cluster: kept from a deleted cluster
 // of the same name (claims outlive their cluster), so it may hold data.
-func keptFromBefore(c *corev1.PersistentVolumeClaim, vc *v1alpha1.ValkeyCluster) bool {
+func keptFromBefore(c *corev1.PersistentVolumeClaim, vc *v1beta1.ValkeyCluster) bool {
 	return c.CreationTimestamp.Before(&vc.CreationTimestamp)
 }
 
@@ -263,7 +263,7 @@ type podPlace struct{ shard, ordinal int }
 // claimsBeyond lists the claims kept from before the cluster (older than it) whose pods are
 // not among the observed nodes: ordinals or shards the spec no longer asks for, whose data a
 // first bootstrap must not go on without. Sorted by name: the machine is given no map order.
-func claimsBeyond(claims map[string]*corev1.PersistentVolumeClaim, observed map[string]podPlace, names kube.Names, vc *v1alpha1.ValkeyCluster) []machine.Claim {
+func claimsBeyond(claims map[string]*corev1.PersistentVolumeClaim, observed map[string]podPlace, names kube.Names, vc *v1beta1.ValkeyCluster) []machine.Claim {
 	var out []machine.Claim
 	for pod, c := range claims {
 		if _, seen := observed[pod]; seen || !keptFromBefore(c, vc) {
@@ -331,7 +331,7 @@ func podFacts(pod *corev1.Pod) machine.Pod {
 
 // statefulSets reads the cluster's StatefulSets by shard: the one named after the cluster in a
 // replication group, <name>-s<N> in a Cluster topology.
-func (r *Reconciler) statefulSets(ctx context.Context, vc *v1alpha1.ValkeyCluster, names kube.Names) (map[int]*appsv1.StatefulSet, error) {
+func (r *Reconciler) statefulSets(ctx context.Context, vc *v1beta1.ValkeyCluster, names kube.Names) (map[int]*appsv1.StatefulSet, error) {
 	sets := map[int]*appsv1.StatefulSet{}
 	if names.Sharded {
 		var list appsv1.StatefulSetList

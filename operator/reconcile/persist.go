@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -20,7 +20,7 @@ var errConflict = errors.New("status changed since it was read")
 
 // journalKey names a cluster's journal stream; the UID keeps a re-created cluster of the same
 // name apart.
-func journalKey(vc *v1alpha1.ValkeyCluster) string {
+func journalKey(vc *v1beta1.ValkeyCluster) string {
 	return vc.Namespace + "/" + vc.Name + "/" + string(vc.UID)
 }
 
@@ -39,7 +39,7 @@ func (e statusWriteError) Unwrap() error { return e.err }
 
 // patchStatus writes vc's status with optimistic locking: the write fails if anyone (another
 // leader, a previous reconcile) changed the object since it was read.
-func (r *Reconciler) patchStatus(ctx context.Context, vc, before *v1alpha1.ValkeyCluster, kind string) error {
+func (r *Reconciler) patchStatus(ctx context.Context, vc, before *v1beta1.ValkeyCluster, kind string) error {
 	err := r.Client.Status().Patch(ctx, vc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsConflict(err):
@@ -54,12 +54,12 @@ func (r *Reconciler) patchStatus(ctx context.Context, vc, before *v1alpha1.Valke
 }
 
 // initialize persists Bootstrapping for a new cluster before anything is created for it.
-func (r *Reconciler) initialize(ctx context.Context, vc *v1alpha1.ValkeyCluster) error {
+func (r *Reconciler) initialize(ctx context.Context, vc *v1beta1.ValkeyCluster) error {
 	before := vc.DeepCopy()
 	now := r.now().UTC().Truncate(time.Microsecond)
-	vc.Status.State = v1alpha1.StateBootstrapping
+	vc.Status.State = v1beta1.StateBootstrapping
 	vc.Status.Conditions = apiConditions(machine.InitialConditions(now), vc.Generation)
-	vc.Status.Machine = &v1alpha1.MachineStatus{}
+	vc.Status.Machine = &v1beta1.MachineStatus{}
 	vc.Status.ObservedGeneration = vc.Generation
 	if err := r.patchStatus(ctx, vc, before, "status-initial"); err != nil {
 		return err
@@ -73,7 +73,7 @@ func (r *Reconciler) initialize(ctx context.Context, vc *v1alpha1.ValkeyCluster)
 // machine memory, conditions and history in one status patch, then the Event, the journal
 // and the metrics. A crash after the patch is harmless: the next reconcile starts from it
 // (and the journal append is idempotent and backfilled).
-func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyCluster, d machine.Decision, obs machine.Observation) error {
+func (r *Reconciler) persistTransition(ctx context.Context, vc *v1beta1.ValkeyCluster, d machine.Decision, obs machine.Observation) error {
 	t := *d.Transition
 	before := vc.DeepCopy()
 	var entered time.Time // when the state left now was entered
@@ -86,7 +86,7 @@ func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyC
 		// we read is not the one the machine's memory came from.
 		return fmt.Errorf("%w: %v", errConflict, err)
 	}
-	vc.Status.State = v1alpha1.State(t.To)
+	vc.Status.State = v1beta1.State(t.To)
 	vc.Status.Machine = machineStatusOf(d.Next)
 	vc.Status.Conditions = apiConditions(machine.ApplyTransition(conditionsOf(vc.Status.Conditions), t), vc.Generation)
 	vc.Status.History = vc.Status.History[:0:0]
@@ -114,7 +114,7 @@ func (r *Reconciler) persistTransition(ctx context.Context, vc *v1alpha1.ValkeyC
 
 // journalAppend records the transition in the bbolt journal, first backfilling from
 // status.history what this operator never journaled (it was not the leader then).
-func (r *Reconciler) journalAppend(ctx context.Context, vc *v1alpha1.ValkeyCluster, history []machine.HistoryRecord, d machine.Decision, obs machine.Observation) {
+func (r *Reconciler) journalAppend(ctx context.Context, vc *v1beta1.ValkeyCluster, history []machine.HistoryRecord, d machine.Decision, obs machine.Observation) {
 	if r.Journal == nil {
 		return
 	}
@@ -138,7 +138,7 @@ func (r *Reconciler) journalAppend(ctx context.Context, vc *v1alpha1.ValkeyClust
 // with other settings need them; journal.Observe keeps them bounded and writes them off this
 // path). A leader that has not journaled the state it was decided on backfills it from
 // status.history first, as journalAppend does.
-func (r *Reconciler) journalObserve(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, obs machine.Observation) {
+func (r *Reconciler) journalObserve(ctx context.Context, vc *v1beta1.ValkeyCluster, p machine.Persisted, obs machine.Observation) {
 	if r.Journal == nil {
 		return
 	}
@@ -161,7 +161,7 @@ func (e errCannotGoOn) Error() string { return e.why }
 // cluster with no primary recorded yet (a new one) serves nothing: Ready says why too, as a
 // turn that observes would (machine.Observed), so kubectl wait and tools see it. A cluster
 // that served keeps the Ready its last observation computed: this turn observed nothing.
-func (r *Reconciler) waitFor(ctx context.Context, vc *v1alpha1.ValkeyCluster, why string) error {
+func (r *Reconciler) waitFor(ctx context.Context, vc *v1beta1.ValkeyCluster, why string) error {
 	before := vc.DeepCopy()
 	vc.Status.Waiting = why
 	if p := persistedOf(&vc.Status); len(p.Shards) == 0 {

@@ -5,12 +5,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // persistedOf reads the machine's memory back from status: status.state and status.machine.
-func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
+func persistedOf(st *v1beta1.ValkeyClusterStatus) machine.Persisted {
 	p := machine.Persisted{State: machine.State(st.State)}
 	m := st.Machine
 	if m == nil {
@@ -41,27 +41,27 @@ func persistedOf(st *v1alpha1.ValkeyClusterStatus) machine.Persisted {
 }
 
 // machineStatusOf is the inverse of persistedOf.
-func machineStatusOf(p machine.Persisted) *v1alpha1.MachineStatus {
-	m := &v1alpha1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard), Rotated: p.Rotated, Certificate: p.Certificate}
+func machineStatusOf(p machine.Persisted) *v1beta1.MachineStatus {
+	m := &v1beta1.MachineStatus{Seq: int64(p.Seq), Since: toMicro(p.Since), Clock: p.Clock, Restored: p.Restored, PodsPerShard: int32(p.PodsPerShard), Rotated: p.Rotated, Certificate: p.Certificate}
 	if r := p.Rotation; r != (machine.Rotation{}) {
-		m.Rotation = &v1alpha1.RotationRecord{ID: r.ID, Users: r.Users, Phase: string(r.Phase), PublishedAt: toMicro(r.PublishedAt), PublishedClock: r.PublishedClock}
+		m.Rotation = &v1beta1.RotationRecord{ID: r.ID, Users: r.Users, Phase: string(r.Phase), PublishedAt: toMicro(r.PublishedAt), PublishedClock: r.PublishedClock}
 	}
 	for _, s := range p.Shards {
-		m.Shards = append(m.Shards, v1alpha1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch), ClaimEpoch: int64(s.ClaimEpoch), ClaimNode: s.ClaimNode, Deposed: apiDeposed(s.Deposed)})
+		m.Shards = append(m.Shards, v1beta1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch), ClaimEpoch: int64(s.ClaimEpoch), ClaimNode: s.ClaimNode, Deposed: apiDeposed(s.Deposed)})
 	}
 	if p.Op != (machine.Operation{}) {
 		o := p.Op
-		m.Operation = &v1alpha1.OperationRecord{
+		m.Operation = &v1beta1.OperationRecord{
 			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
 			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: toMicro(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: toMicro(o.FenceFrom),
-			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1alpha1.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
+			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1beta1.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
 			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot, GiveBack: o.GiveBack,
 		}
 	}
 	return m
 }
 
-func historyOf(h v1alpha1.ReplicationHistory) machine.History {
+func historyOf(h v1beta1.ReplicationHistory) machine.History {
 	out := machine.History{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd, PrevRestarted: h.PrevRestarted}
 	for i, l := range h.Older {
 		if i < len(out.Older) {
@@ -72,8 +72,8 @@ func historyOf(h v1alpha1.ReplicationHistory) machine.History {
 }
 
 // apiHistory keeps the used links of the machine's fixed-size chain (unused ones are zero).
-func apiHistory(h machine.History) v1alpha1.ReplicationHistory {
-	out := v1alpha1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd, PrevRestarted: h.PrevRestarted}
+func apiHistory(h machine.History) v1beta1.ReplicationHistory {
+	out := v1beta1.ReplicationHistory{ID: h.ID, PrevID: h.PrevID, PrevEnd: h.PrevEnd, PrevRestarted: h.PrevRestarted}
 	used := 0
 	for i, l := range h.Older {
 		if l != (machine.HistoryLink{}) {
@@ -102,7 +102,7 @@ func toMicro(t time.Time) *metav1.MicroTime {
 }
 
 // historyRecordsOf converts status.history for the machine (history checks, journal backfill).
-func historyRecordsOf(h []v1alpha1.HistoryEntry) []machine.HistoryRecord {
+func historyRecordsOf(h []v1beta1.HistoryEntry) []machine.HistoryRecord {
 	out := make([]machine.HistoryRecord, 0, len(h))
 	for _, e := range h {
 		out = append(out, machine.HistoryRecord{
@@ -113,9 +113,9 @@ func historyRecordsOf(h []v1alpha1.HistoryEntry) []machine.HistoryRecord {
 	return out
 }
 
-func historyEntryOf(r machine.HistoryRecord) v1alpha1.HistoryEntry {
-	return v1alpha1.HistoryEntry{
-		Seq: int64(r.Seq), Time: metav1.NewTime(r.Time), From: v1alpha1.State(r.From), To: v1alpha1.State(r.To),
+func historyEntryOf(r machine.HistoryRecord) v1beta1.HistoryEntry {
+	return v1beta1.HistoryEntry{
+		Seq: int64(r.Seq), Time: metav1.NewTime(r.Time), From: v1beta1.State(r.From), To: v1beta1.State(r.To),
 		Event: string(r.Event), Reason: r.Reason, Message: r.Message,
 	}
 }
@@ -145,15 +145,15 @@ func apiConditions(conds []machine.Condition, generation int64) []metav1.Conditi
 }
 
 // linkOf and apiLink convert one history link (the chain's, a deposed pod's Left).
-func linkOf(l v1alpha1.HistoryLink) machine.HistoryLink {
+func linkOf(l v1beta1.HistoryLink) machine.HistoryLink {
 	return machine.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
 }
 
-func apiLink(l machine.HistoryLink) v1alpha1.HistoryLink {
-	return v1alpha1.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
+func apiLink(l machine.HistoryLink) v1beta1.HistoryLink {
+	return v1beta1.HistoryLink{ID: l.ID, End: l.End, Restarted: l.Restarted}
 }
 
-func deposedOf(ds []v1alpha1.DeposedPod) []machine.DeposedPod {
+func deposedOf(ds []v1beta1.DeposedPod) []machine.DeposedPod {
 	var out []machine.DeposedPod
 	for _, d := range ds {
 		m := machine.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
@@ -165,10 +165,10 @@ func deposedOf(ds []v1alpha1.DeposedPod) []machine.DeposedPod {
 	return out
 }
 
-func apiDeposed(ds []machine.DeposedPod) []v1alpha1.DeposedPod {
-	var out []v1alpha1.DeposedPod
+func apiDeposed(ds []machine.DeposedPod) []v1beta1.DeposedPod {
+	var out []v1beta1.DeposedPod
 	for _, d := range ds {
-		a := v1alpha1.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
+		a := v1beta1.DeposedPod{Pod: d.Pod, Keys: d.Keys, Resyncing: d.Resyncing, ResyncKeys: d.ResyncKeys}
 		if d.Left != (machine.HistoryLink{}) {
 			left := apiLink(d.Left)
 			a.Left = &left

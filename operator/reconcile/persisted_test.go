@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -55,12 +55,12 @@ func TestPersistedSurvivesTheStatusRoundTrip(t *testing.T) {
 	var p machine.Persisted
 	n := 0
 	fill(reflect.ValueOf(&p).Elem(), &n)
-	st := v1alpha1.ValkeyClusterStatus{State: v1alpha1.State(p.State), Machine: machineStatusOf(p)}
+	st := v1beta1.ValkeyClusterStatus{State: v1beta1.State(p.State), Machine: machineStatusOf(p)}
 	data, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back v1alpha1.ValkeyClusterStatus
+	var back v1beta1.ValkeyClusterStatus
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}

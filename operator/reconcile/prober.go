@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -90,7 +90,7 @@ func newProber(r *Reconciler) *prober {
 
 // track makes the cluster's prober survey the nodes of this turn's world, at its interval,
 // starting it on the first call.
-func (p *prober) track(vc *v1alpha1.ValkeyCluster, w *world, idle bool) {
+func (p *prober) track(vc *v1beta1.ValkeyCluster, w *world, idle bool) {
 	targets := map[string]probeTarget{}
 	for _, n := range w.obs.Nodes {
 		if n.Pod.Exists && n.Pod.Running && n.Pod.IP != "" {
@@ -118,7 +118,7 @@ func (p *prober) track(vc *v1alpha1.ValkeyCluster, w *world, idle bool) {
 
 // poke wakes a cluster's turn (a background check finished), unless the queue is full: the
 // cluster is then reconciled at its next probe or resync anyway.
-func (p *prober) poke(vc *v1alpha1.ValkeyCluster) {
+func (p *prober) poke(vc *v1beta1.ValkeyCluster) {
 	select {
 	case p.wake <- wakeEvent(types.NamespacedName{Namespace: vc.Namespace, Name: vc.Name}):
 	default:
@@ -133,7 +133,7 @@ func (c *clusterProbe) isIdle() bool {
 
 // wakeEvent asks the controller for a turn of the cluster key.
 func wakeEvent(key types.NamespacedName) event.GenericEvent {
-	return event.GenericEvent{Object: &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+	return event.GenericEvent{Object: &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 }
 
 // stopAll stops every prober: the operator stops (or lost its lease).

@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // A turn that finishes after the manager stopped must not start a prober: nothing would stop
@@ -15,7 +15,7 @@ import (
 func TestATurnAfterTheManagerStoppedStartsNoProber(t *testing.T) {
 	r := &Reconciler{}
 	p := newProber(r)
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "uid-a"}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "uid-a"}}
 	p.track(vc, &world{interval: time.Hour}, true)
 	if len(p.clusters) != 1 {
 		t.Fatalf("a running manager's turn tracks its cluster: %d probers", len(p.clusters))
@@ -24,7 +24,7 @@ func TestATurnAfterTheManagerStoppedStartsNoProber(t *testing.T) {
 	if len(p.clusters) != 0 {
 		t.Fatalf("stopAll left %d probers", len(p.clusters))
 	}
-	late := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "uid-b"}}
+	late := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "uid-b"}}
 	p.track(late, &world{interval: time.Hour}, true)
 	p.track(vc, &world{interval: time.Hour}, true)
 	if len(p.clusters) != 0 {

@@ -33,7 +33,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 )
@@ -154,7 +154,7 @@ func (r *Reconciler) now() time.Time {
 func logFrom(ctx context.Context) logr.Logger { return log.FromContext(ctx) }
 
 // event records a Kubernetes Event about the cluster; the reason doubles as the action.
-func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format string, args ...any) {
+func (r *Reconciler) event(vc *v1beta1.ValkeyCluster, typ, reason, format string, args ...any) {
 	r.Recorder.Eventf(vc, nil, typ, reason, reason, format, args...)
 }
 
@@ -178,7 +178,7 @@ func (r *Reconciler) event(vc *v1alpha1.ValkeyCluster, typ, reason, format strin
 // Reconcile is one turn of the loop for one cluster.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r.defaults()
-	var vc v1alpha1.ValkeyCluster
+	var vc v1beta1.ValkeyCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &vc); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Reached through a ValkeyACL that names it: say so on the ValkeyACL.
@@ -212,7 +212,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // refused for another reason is reported (a Warning Event, an error in the log) and retried
 // at the retry interval: a tight loop would not make the API server accept it, and nothing
 // the machine decides is carried out before its transition is written. Other errors back off.
-func (r *Reconciler) retry(ctx context.Context, vc *v1alpha1.ValkeyCluster, err error) (ctrl.Result, error) {
+func (r *Reconciler) retry(ctx context.Context, vc *v1beta1.ValkeyCluster, err error) (ctrl.Result, error) {
 	if errors.Is(err, errConflict) || apierrors.IsConflict(err) {
 		logFrom(ctx).V(1).Info("status changed meanwhile; observing again")
 		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
@@ -232,7 +232,7 @@ func (r *Reconciler) retry(ctx context.Context, vc *v1alpha1.ValkeyCluster, err 
 }
 
 // turn is observe -> decide -> persist -> act -> report.
-func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl.Result, error) {
+func (r *Reconciler) turn(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.Result, error) {
 	log := logFrom(ctx)
 	start := time.Now()
 	r.Metrics.Turns.WithLabelValues(vc.Namespace, vc.Name).Inc()
@@ -258,7 +258,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 		if err := r.persistTransition(ctx, vc, d, w.obs); err != nil {
 			return ctrl.Result{}, err
 		}
-		if t.Event == machine.EventSwitchoverStale && vc.Annotations[v1alpha1.AnnotationSwitchoverTo] != "" {
+		if t.Event == machine.EventSwitchoverStale && vc.Annotations[v1beta1.AnnotationSwitchoverTo] != "" {
 			// The request failed; retrying it is the user's decision, not a loop of ours.
 			r.event(vc, corev1.EventTypeWarning, "SwitchoverAborted", "%s", t.Message)
 			if err := r.setSwitchover(ctx, vc, ""); err != nil {
@@ -308,7 +308,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 	// at the cluster's probe interval, and faster while something is in progress.
 	// Probes are due every interval from the start of this one: a turn that waited for a
 	// survey timeout has used that time already.
-	w.readsSecrets = w.readsSecrets || vc.Spec.Auth.ExistingSecret != nil || w.tlsLeaf != nil || w.tlsErr != nil
+	w.readsSecrets = w.readsSecrets || vc.Spec.Auth.PasswordSecretRef != nil || w.tlsLeaf != nil || w.tlsErr != nil
 	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{}) && w.restorePhase == "" && !w.readsSecrets
 	r.prober.track(vc, w, idle)
 	if idle {
@@ -325,9 +325,9 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1alpha1.ValkeyCluster) (ctrl
 
 // look builds this turn's world: the cluster's passwords, the spec defaulted once, the
 // objects it asks for, and what is observed.
-func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*world, error) {
+func (r *Reconciler) look(ctx context.Context, vc *v1beta1.ValkeyCluster) (*world, error) {
 	owner := metav1.OwnerReference{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
+		APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}
 	persisted := persistedOf(&vc.Status)
@@ -358,7 +358,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 	// The spec's defaults, once per turn: everything below reads this copy (the object the
 	// API server returns is defaulted, but one created before a field existed is not).
 	defaulted := vc.DeepCopy()
-	v1alpha1.SetDefaults(&defaulted.Spec)
+	v1beta1.SetDefaults(&defaulted.Spec)
 	cert := r.certificateStatus(ctx, defaulted)
 	tg, err := r.tlsGate(ctx, defaulted, cert)
 	if err != nil {
@@ -384,7 +384,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 			// (missing, of another type, made for something else) is theirs to fix; an issuer's
 			// is cert-manager's to issue.
 			typ, reason := corev1.EventTypeWarning, "TLSRefused"
-			if defaulted.Spec.TLS.Issuer != nil {
+			if defaulted.Spec.TLS.IssuerRef != nil {
 				typ, reason = corev1.EventTypeNormal, "TLSWaiting"
 			}
 			r.event(vc, typ, reason, "%s", gate)
@@ -423,7 +423,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1alpha1.ValkeyCluster) (*wor
 }
 
 // finalize lets go of a cluster being deleted.
-func (r *Reconciler) finalize(ctx context.Context, vc *v1alpha1.ValkeyCluster) error {
+func (r *Reconciler) finalize(ctx context.Context, vc *v1beta1.ValkeyCluster) error {
 	r.pools.forget(vc.UID)
 	r.passwords.forget(vc.UID)
 	r.probes.forget(vc.UID)
@@ -466,7 +466,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.ValkeyCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		For(&v1beta1.ValkeyCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
@@ -474,7 +474,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster), builder.WithPredicates(podChanged{})).
-		Watches(&v1alpha1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(aclToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1beta1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(aclToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.prober.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Complete(r)

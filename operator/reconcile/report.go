@@ -11,9 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -39,7 +40,7 @@ func roleOf(p machine.Persisted, n machine.Node) string {
 }
 
 // syncRoles keeps the pods' role labels equal to what their processes report.
-func (r *Reconciler) syncRoles(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) error {
+func (r *Reconciler) syncRoles(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, p machine.Persisted) error {
 	for _, n := range w.obs.Nodes {
 		pod := w.pods[n.Name]
 		if pod == nil || pod.DeletionTimestamp != nil {
@@ -58,7 +59,7 @@ func (r *Reconciler) syncRoles(ctx context.Context, vc *v1alpha1.ValkeyCluster, 
 
 // report writes the status fields that describe the world (nodes, primary, ready counts)
 // when they differ from what status shows: no write when nothing changed.
-func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) error {
+func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, d machine.Decision) error {
 	p := d.Next
 	before := vc.DeepCopy()
 	primaryOffset := map[int]int64{}
@@ -67,7 +68,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 			primaryOffset[n.Shard] = n.Valkey.Offset
 		}
 	}
-	nodes := make([]v1alpha1.NodeStatus, 0, len(w.obs.Nodes))
+	nodes := make([]v1beta1.NodeStatus, 0, len(w.obs.Nodes))
 	ready, exist := int32(0), int32(0)
 	for _, n := range w.obs.Nodes {
 		if n.Pod.Exists {
@@ -76,14 +77,14 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 		if !n.Pod.Exists && !n.Reachable {
 			continue
 		}
-		ns := v1alpha1.NodeStatus{Pod: n.Name, IP: n.Pod.IP, Role: v1alpha1.NodeRoleUnknown, Shard: int32(n.Shard), Ready: n.Pod.Ready && n.Reachable}
+		ns := v1beta1.NodeStatus{Pod: n.Name, IP: n.Pod.IP, Role: v1beta1.NodeRoleUnknown, Shard: int32(n.Shard), Ready: n.Pod.Ready && n.Reachable}
 		if n.Reachable {
 			ns.ReplicationOffset = n.Valkey.Offset
 			switch n.Valkey.Role {
 			case machine.RolePrimary:
-				ns.Role = v1alpha1.NodeRolePrimary
+				ns.Role = v1beta1.NodeRolePrimary
 			case machine.RoleReplica:
-				ns.Role = v1alpha1.NodeRoleReplica
+				ns.Role = v1beta1.NodeRoleReplica
 				if primaryOffset[n.Shard] > n.Valkey.Offset {
 					ns.Lag = primaryOffset[n.Shard] - n.Valkey.Offset
 				}
@@ -99,8 +100,11 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 	vc.Status.Nodes = nodes
 	// Pods that exist, not the spec's count: while the machine holds a scale-down back they
 	// differ, and status must say what is there.
-	vc.Status.Replicas = exist
-	vc.Status.ReadyReplicas = ready
+	vc.Status.Pods = exist
+	vc.Status.ReadyPods = ready
+	vc.Status.Replicas = replicasNow(w.obs.Nodes, w.obs.Spec.Shards)
+	vc.Status.Selector = labels.SelectorFromSet(kube.SelectorLabels(vc)).String()
+	vc.Status.ValkeyVersion = versionsSeen(w.obs.Nodes)
 	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
@@ -205,12 +209,12 @@ func (r *Reconciler) report(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *
 }
 
 // reportMetrics sets the cluster's gauges from this turn's report.
-func (r *Reconciler) reportMetrics(vc *v1alpha1.ValkeyCluster, w *world, d machine.Decision) {
+func (r *Reconciler) reportMetrics(vc *v1beta1.ValkeyCluster, w *world, d machine.Decision) {
 	m := r.Metrics
-	m.Ready.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(v1alpha1.IsReady(vc)))
+	m.Ready.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(v1beta1.IsReady(vc)))
 	m.Progressing.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(meta.IsStatusConditionTrue(vc.Status.Conditions, machine.ConditionProgressing)))
 	spec := vc.Spec.DeepCopy()
-	v1alpha1.SetDefaults(spec)
+	v1beta1.SetDefaults(spec)
 	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
 	m.Info.WithLabelValues(vc.Namespace, vc.Name, string(spec.Topology), string(spec.Profile)).Set(1)
 	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(strings.Contains(d.Waiting, "no failover: ")))
@@ -224,7 +228,7 @@ func (r *Reconciler) reportMetrics(vc *v1alpha1.ValkeyCluster, w *world, d machi
 
 // reportShards writes, for a Cluster topology, each recorded shard's primary and slots, and how
 // many of the hash slots the recorded primaries serve (as they report it themselves).
-func reportShards(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) {
+func reportShards(vc *v1beta1.ValkeyCluster, w *world, p machine.Persisted) {
 	vc.Status.Shards, vc.Status.ShardCount, vc.Status.Slots = nil, 0, ""
 	if w.obs.Spec.Mode != machine.ModeCluster {
 		return
@@ -232,7 +236,7 @@ func reportShards(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) {
 	vc.Status.ShardCount = int32(len(p.Shards))
 	served := 0
 	for sh, rec := range p.Shards {
-		st := v1alpha1.ShardStatus{Index: int32(sh), Primary: rec.Primary}
+		st := v1beta1.ShardStatus{Index: int32(sh), Primary: rec.Primary}
 		for _, n := range w.obs.Nodes {
 			if n.Name == rec.Primary && n.Reachable && n.Valkey.Role == machine.RolePrimary {
 				for _, r := range n.Valkey.Slots {
@@ -251,7 +255,7 @@ func reportShards(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) {
 
 // withoutOffsets masks what changes without anything happening: offsets, and lag except
 // whether it is zero.
-func withoutOffsets(st v1alpha1.ValkeyClusterStatus) v1alpha1.ValkeyClusterStatus {
+func withoutOffsets(st v1beta1.ValkeyClusterStatus) v1beta1.ValkeyClusterStatus {
 	st = *st.DeepCopy()
 	for i := range st.Nodes {
 		st.Nodes[i].ReplicationOffset = 0

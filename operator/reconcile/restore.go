@@ -17,7 +17,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -37,7 +37,7 @@ type restoreCheck struct {
 	id string
 	// gen is the cluster's generation the source was resolved at.
 	gen   int64
-	spec  v1alpha1.BackupStore
+	spec  v1beta1.BackupStore
 	store backup.Store
 	path  string
 	done  bool
@@ -161,17 +161,17 @@ func (c *restoreChecks) forget(cluster types.UID) {
 
 // restoreSource resolves spec.restoreFrom to the store's spec, the store and the backup's
 // directory in it.
-func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyCluster) (v1alpha1.BackupStore, backup.Store, string, error) {
+func (r *Reconciler) restoreSource(ctx context.Context, vc *v1beta1.ValkeyCluster) (v1beta1.BackupStore, backup.Store, string, error) {
 	rf := vc.Spec.RestoreFrom
-	var spec v1alpha1.BackupStore
+	var spec v1beta1.BackupStore
 	var dir string
 	switch {
 	case rf.Backup != "":
-		var vb v1alpha1.ValkeyBackup
+		var vb v1beta1.ValkeyBackup
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: rf.Backup}, &vb); err != nil {
 			return spec, backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s: %w", rf.Backup, client.IgnoreNotFound(err))
 		}
-		if vb.Status.Phase != v1alpha1.BackupCompleted || vb.Status.Store == nil {
+		if vb.Status.Phase != v1beta1.BackupCompleted || vb.Status.Store == nil {
 			return spec, backup.Store{}, "", fmt.Errorf("restoreFrom.backup %s is %s, not Completed", rf.Backup, orNone(string(vb.Status.Phase)))
 		}
 		spec, dir = *vb.Status.Store, vb.Status.Path
@@ -187,7 +187,7 @@ func (r *Reconciler) restoreSource(ctx context.Context, vc *v1alpha1.ValkeyClust
 // restoreRequest is spec.restoreFrom as the machine sees it (vc defaulted; nil: none).
 // phase is Verifying or Refused for a pending request. It also records in w where the
 // snapshot is, for status.restore when the restore starts.
-func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, w *world) (req *machine.RestoreRequest, phase string) {
+func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1beta1.ValkeyCluster, p machine.Persisted, w *world) (req *machine.RestoreRequest, phase string) {
 	spec := w.obs.Spec
 	if vc.Spec.RestoreFrom == nil {
 		return nil, ""
@@ -234,7 +234,7 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1alpha1.ValkeyClus
 
 // verifyRestore checks a backup before anything is touched and records the outcome (and an
 // Event), then wakes the cluster's turn.
-func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyCluster, ch restoreCheck, spec machine.Spec) {
+func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1beta1.ValkeyCluster, ch restoreCheck, spec machine.Spec) {
 	// Bounded, generously: reading a large backup takes a while (50 MB/s is 20 minutes for
 	// 60 GB), and the check reads all of it.
 	ctx, cancel := context.WithTimeout(ctx, 6*time.Hour)
@@ -264,7 +264,7 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1alpha1.ValkeyClust
 // node then detaches) and the node opens for replicas, as the simulator's world does; client
 // writes stay fenced until the machine opens them. The node's new replication IDs are recorded
 // as the restore's histories.
-func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.RestoreSnapshot, podIP string) error {
+func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a machine.RestoreSnapshot, podIP string) error {
 	if why := r.refusedLoads.of(vc.UID, a.RequestID, vc.Generation); why != "" {
 		// Another shard's load was refused this turn: this one is not begun either, so that
 		// no shard's data changes while the restore may still give the cluster back.
@@ -318,7 +318,7 @@ func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1alpha1.ValkeyClu
 // loadFailed passes a load's error on, and records a refusal of the snapshot for its content
 // (backup.Refused: its files are not the ones checked, or not loadable): the machine learns it
 // from the request, and decides whether the cluster is given back or waits.
-func (r *Reconciler) loadFailed(vc *v1alpha1.ValkeyCluster, a machine.RestoreSnapshot, err error) error {
+func (r *Reconciler) loadFailed(vc *v1beta1.ValkeyCluster, a machine.RestoreSnapshot, err error) error {
 	if backup.Refused(err) {
 		r.refusedLoads.record(vc.UID, a.RequestID, vc.Generation, err)
 		r.event(vc, corev1.EventTypeWarning, "RestoreRefused", "%s: shard %d: the load into %s was refused: %v; it is not tried again until the cluster's spec changes", a.RequestID, a.Shard, a.Node, err)
@@ -394,7 +394,7 @@ func slotSet(ranges []machine.SlotRange) (set [machine.NumSlots]bool) {
 // snapshotStore finds the store of the snapshot an action names: the one recorded in
 // status.restore when the restore started, else the one restoreFrom names now when its location
 // is the action's.
-func (r *Reconciler) snapshotStore(ctx context.Context, vc *v1alpha1.ValkeyCluster, location string) (backup.Store, string, error) {
+func (r *Reconciler) snapshotStore(ctx context.Context, vc *v1beta1.ValkeyCluster, location string) (backup.Store, string, error) {
 	if rs := vc.Status.Restore; rs != nil && rs.HistoriesOf == location && rs.Store != nil {
 		store, err := r.storeOf(ctx, vc.Namespace, *rs.Store)
 		return store, rs.Path, err
@@ -428,7 +428,7 @@ const maxRestoreHistories = 16
 // in status (its replication ID, or the one it had before a promotion, is among the restore's
 // histories) and returns the histories with the IDs such nodes hold now added (nil: no
 // restore recorded).
-func markRestored(rs *v1alpha1.RestoreStatus, nodes []machine.Node) []string {
+func markRestored(rs *v1beta1.RestoreStatus, nodes []machine.Node) []string {
 	if rs == nil || len(rs.Histories) == 0 {
 		return nil
 	}
@@ -464,9 +464,9 @@ func (w *world) addRestoredHistories(ids ...string) {
 
 // restoreStatus is status.restore after this turn: the request's progress, and the histories of
 // the restored data (of the restore under way, or else of the last one completed).
-func restoreStatus(vc *v1alpha1.ValkeyCluster, w *world, p machine.Persisted) *v1alpha1.RestoreStatus {
+func restoreStatus(vc *v1beta1.ValkeyCluster, w *world, p machine.Persisted) *v1beta1.RestoreStatus {
 	old := vc.Status.Restore
-	st := &v1alpha1.RestoreStatus{}
+	st := &v1beta1.RestoreStatus{}
 	if old != nil {
 		*st = *old
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -62,7 +62,7 @@ func TestALoadRefusedForItsContentIsNotTriedAgain(t *testing.T) {
 	r := &Reconciler{Now: func() time.Time { return t0 }, Recorder: rec}
 	store := backup.Store{Bucket: "b", Prefix: "c/"}
 	id := store.Location("nightly/")
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{UID: "uid-2", Generation: 3}, Spec: v1alpha1.ValkeyClusterSpec{RestoreFrom: &v1alpha1.RestoreSource{Store: &v1alpha1.BackupStore{Bucket: "b"}, Path: "nightly"}}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{UID: "uid-2", Generation: 3}, Spec: v1beta1.ValkeyClusterSpec{RestoreFrom: &v1beta1.RestoreSource{Store: &v1beta1.BackupStore{Bucket: "b"}, Path: "nightly"}}}
 	// The restore was checked and started: the resolution of this generation is remembered.
 	r.restores.want(vc.UID, restoreCheck{id: id, gen: 3, store: store, path: "nightly", done: true, at: t0}, t0)
 	p := machine.Persisted{State: machine.Restoring, Op: machine.Operation{Target: id, Snapshot: id, GiveBack: true}}

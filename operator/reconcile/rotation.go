@@ -15,13 +15,13 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 // Password rotation, the operator's side (the steps are the machine's: machine/rotation.go).
 // A request comes from the rotate-passwords annotation, or from a new password in
-// spec.auth.existingSecret (a rotation of the application user to it). Before the machine can
+// spec.auth.passwordSecretRef (a rotation of the application user to it). Before the machine can
 // record it the operator prepares the rotation Secret (kube.PrepareRotation): the new
 // passwords exist durably before any node is given one. While a rotation is recorded, each
 // turn compares every answering node's passwords with the rotation's (Valkey.Passwords).
@@ -30,7 +30,7 @@ import (
 var errNoRotation = errors.New("not the prepared rotation")
 
 // rotationUsers parses the users of a rotate-passwords value ("default,operator@...", "all").
-func rotationUsers(value string, vc *v1alpha1.ValkeyCluster) ([]string, error) {
+func rotationUsers(value string, vc *v1beta1.ValkeyCluster) ([]string, error) {
 	list, _, _ := strings.Cut(value, "@")
 	var users []string
 	seen := map[string]bool{}
@@ -40,21 +40,21 @@ func rotationUsers(value string, vc *v1alpha1.ValkeyCluster) ([]string, error) {
 		switch u {
 		case "all":
 			add = []string{valkey.UserOperator, valkey.UserReplication}
-			if kube.AuthEnabled(vc) && vc.Spec.Auth.ExistingSecret == nil {
+			if kube.AuthEnabled(vc) && vc.Spec.Auth.PasswordSecretRef == nil {
 				add = append(add, valkey.UserClient)
 			}
 		case valkey.UserClient:
 			if !kube.AuthEnabled(vc) {
 				return nil, fmt.Errorf("the application user has no password (spec.auth.enabled is false)")
 			}
-			if ref := vc.Spec.Auth.ExistingSecret; ref != nil {
+			if ref := vc.Spec.Auth.PasswordSecretRef; ref != nil {
 				return nil, fmt.Errorf("the application password comes from Secret %s: put the new password there and the operator rotates to it", ref.Name)
 			}
 			add = []string{u}
 		case valkey.UserOperator, valkey.UserReplication:
 			add = []string{u}
 		default:
-			return nil, fmt.Errorf("%q is not a user whose password the operator manages (default, operator, replication or all); a ValkeyACL user is rotated by listing a second Secret in its passwordSecrets, then removing the first", u)
+			return nil, fmt.Errorf("%q is not a user whose password the operator manages (default, operator, replication or all); a ValkeyACL user is rotated by listing a second Secret in its passwordSecretRefs, then removing the first", u)
 		}
 		for _, a := range add {
 			if !seen[a] {
@@ -66,22 +66,22 @@ func rotationUsers(value string, vc *v1alpha1.ValkeyCluster) ([]string, error) {
 	return users, nil
 }
 
-// rotationRequest reads the rotation asked for (annotation, or a changed existingSecret) and
+// rotationRequest reads the rotation asked for (annotation, or a changed passwordSecretRef) and
 // prepares its Secret when the machine can record it, answers the annotations the operator
 // removes (a recorded or refused request, a retire request with nothing to retire), and
 // returns the machine's request, the rotation whose passwords apply (prepared), and
 // RetireNow. clientChanged is EnsureAuth's ClientChanged.
-func (r *Reconciler) rotationRequest(ctx context.Context, vc *v1alpha1.ValkeyCluster, p machine.Persisted, current valkey.Passwords, clientChanged string, prepared *valkey.RotationPasswords) (*machine.RotationRequest, *valkey.RotationPasswords, bool, error) {
+func (r *Reconciler) rotationRequest(ctx context.Context, vc *v1beta1.ValkeyCluster, p machine.Persisted, current valkey.Passwords, clientChanged string, prepared *valkey.RotationPasswords) (*machine.RotationRequest, *valkey.RotationPasswords, bool, error) {
 	var req *machine.RotationRequest
-	if v := vc.Annotations[v1alpha1.AnnotationRotatePasswords]; v != "" {
+	if v := vc.Annotations[v1beta1.AnnotationRotatePasswords]; v != "" {
 		users, err := rotationUsers(v, vc)
 		switch {
 		case err != nil:
-			r.event(vc, corev1.EventTypeWarning, "RotationRefused", "%s=%s: %v", v1alpha1.AnnotationRotatePasswords, v, err)
-			return nil, prepared, false, r.setAnnotation(ctx, vc, v1alpha1.AnnotationRotatePasswords, "", "rotate-annotation")
+			r.event(vc, corev1.EventTypeWarning, "RotationRefused", "%s=%s: %v", v1beta1.AnnotationRotatePasswords, v, err)
+			return nil, prepared, false, r.setAnnotation(ctx, vc, v1beta1.AnnotationRotatePasswords, "", "rotate-annotation")
 		case p.Rotation.ID == v || p.Rotated == v:
 			// Recorded (the status says so): the machine carries it on from its record.
-			if err := r.setAnnotation(ctx, vc, v1alpha1.AnnotationRotatePasswords, "", "rotate-annotation"); err != nil {
+			if err := r.setAnnotation(ctx, vc, v1beta1.AnnotationRotatePasswords, "", "rotate-annotation"); err != nil {
 				return nil, prepared, false, err
 			}
 		default:
@@ -96,7 +96,7 @@ func (r *Reconciler) rotationRequest(ctx context.Context, vc *v1alpha1.ValkeyClu
 		req = &machine.RotationRequest{ID: valkey.UserClient + "@existing-secret-" + hex.EncodeToString(mac.Sum(nil))[:12], Users: []string{valkey.UserClient}}
 	}
 	if req != nil && p.Rotation.ID == "" && req.ID != p.Rotated && (prepared == nil || prepared.ID != req.ID) {
-		owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID, Controller: ptrTrue(), BlockOwnerDeletion: ptrTrue()}
+		owner := metav1.OwnerReference{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID, Controller: ptrTrue(), BlockOwnerDeletion: ptrTrue()}
 		rot, err := kube.PrepareRotation(ctx, r.Client, r.apiReader(), vc, owner, req.ID, req.Users, current, clientChanged)
 		if err != nil {
 			req.Pending = "preparing the new passwords: " + err.Error()
@@ -105,9 +105,9 @@ func (r *Reconciler) rotationRequest(ctx context.Context, vc *v1alpha1.ValkeyClu
 			r.event(vc, corev1.EventTypeNormal, "RotationPrepared", "new passwords for %s made (rotation %s); adding them to every node", strings.Join(req.Users, ", "), req.ID)
 		}
 	}
-	retire := vc.Annotations[v1alpha1.AnnotationRetireOldPasswords] != ""
+	retire := vc.Annotations[v1beta1.AnnotationRetireOldPasswords] != ""
 	if retire && p.Rotation.ID == "" && req == nil {
-		if err := r.setAnnotation(ctx, vc, v1alpha1.AnnotationRetireOldPasswords, "", "retire-annotation"); err != nil {
+		if err := r.setAnnotation(ctx, vc, v1beta1.AnnotationRetireOldPasswords, "", "retire-annotation"); err != nil {
 			return nil, prepared, false, err
 		}
 		retire = false
@@ -155,7 +155,7 @@ func comparePasswords(ctx context.Context, w *world, rot *valkey.RotationPasswor
 }
 
 // doPasswords carries out the rotation's actions.
-func (r *Reconciler) doPasswords(ctx context.Context, vc *v1alpha1.ValkeyCluster, w *world, a machine.Action, ip func(string) (string, error)) error {
+func (r *Reconciler) doPasswords(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a machine.Action, ip func(string) (string, error)) error {
 	rot := w.rotation
 	var id, node, runID string
 	switch a := a.(type) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestARotationSecretFeedsPasswordsOnlyWhenTheClusterOwnsAndFilledIt: the rotation Secret
@@ -22,7 +22,7 @@ func TestARotationSecretFeedsPasswordsOnlyWhenTheClusterOwnsAndFilledIt(t *testi
 	c := apiClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c, "rotation-secret-")
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c"}}
 	if err := c.Create(ctx, vc); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestARotationSecretFeedsPasswordsOnlyWhenTheClusterOwnsAndFilledIt(t *testi
 		}
 		return r
 	}
-	ours := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID}
+	ours := metav1.OwnerReference{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: vc.Name, UID: vc.UID}
 	other := ours
 	other.UID = "an-earlier-cluster-of-the-same-name"
 

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -14,8 +14,8 @@ import (
 // "auto" is resolved once, to the most caught-up linked replica, and written back, so that
 // every later observation names the same target (a changing target would abort the
 // hand-over as stale). A request that is done or cannot be carried out is removed.
-func (r *Reconciler) switchoverRequest(ctx context.Context, vc *v1alpha1.ValkeyCluster, obs machine.Observation, p machine.Persisted) (*machine.Switchover, error) {
-	to := vc.Annotations[v1alpha1.AnnotationSwitchoverTo]
+func (r *Reconciler) switchoverRequest(ctx context.Context, vc *v1beta1.ValkeyCluster, obs machine.Observation, p machine.Persisted) (*machine.Switchover, error) {
+	to := vc.Annotations[v1beta1.AnnotationSwitchoverTo]
 	if to == "" {
 		return nil, nil
 	}
@@ -29,7 +29,7 @@ func (r *Reconciler) switchoverRequest(ctx context.Context, vc *v1alpha1.ValkeyC
 			primaryIP = n.Pod.IP
 		}
 	}
-	if to == v1alpha1.SwitchoverAuto {
+	if to == v1beta1.SwitchoverAuto {
 		var best *machine.Node
 		for i, n := range obs.Nodes {
 			if n.Reachable && n.Valkey.Role == machine.RoleReplica && n.Valkey.LinkUp && n.Valkey.PrimaryHost == primaryIP &&
@@ -60,13 +60,13 @@ func (r *Reconciler) switchoverRequest(ctx context.Context, vc *v1alpha1.ValkeyC
 }
 
 // setSwitchover writes (or, with "", removes) the switchover annotation.
-func (r *Reconciler) setSwitchover(ctx context.Context, vc *v1alpha1.ValkeyCluster, to string) error {
-	return r.setAnnotation(ctx, vc, v1alpha1.AnnotationSwitchoverTo, to, "switchover-annotation")
+func (r *Reconciler) setSwitchover(ctx context.Context, vc *v1beta1.ValkeyCluster, to string) error {
+	return r.setAnnotation(ctx, vc, v1beta1.AnnotationSwitchoverTo, to, "switchover-annotation")
 }
 
 // setAnnotation writes (or, with "", removes) one of the annotations users give the operator
 // requests in, once the operator has answered the request.
-func (r *Reconciler) setAnnotation(ctx context.Context, vc *v1alpha1.ValkeyCluster, key, value, kind string) error {
+func (r *Reconciler) setAnnotation(ctx context.Context, vc *v1beta1.ValkeyCluster, key, value, kind string) error {
 	patch := client.MergeFrom(vc.DeepCopy())
 	if value == "" {
 		delete(vc.Annotations, key)

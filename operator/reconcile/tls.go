@@ -19,7 +19,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TLS, the operator's side: every node whose pod serves TLS (its revision's kube.AnnotationTLS)
@@ -55,29 +55,29 @@ func (t *tlsMemory) forget(uid types.UID) {
 }
 
 // podDNSName is the name a pod's certificate must carry: <pod>.<headless>.<namespace>.svc.
-func podDNSName(vc *v1alpha1.ValkeyCluster, names kube.Names, pod string) string {
+func podDNSName(vc *v1beta1.ValkeyCluster, names kube.Names, pod string) string {
 	return pod + "." + names.Headless + "." + vc.Namespace + ".svc"
 }
 
 // tlsConfig is the configuration to verify the cluster's TLS nodes with (nil when none of its
 // pods serves TLS and the spec asks for none).
-func (r *Reconciler) tlsConfig(ctx context.Context, vc *v1alpha1.ValkeyCluster, pods map[string]*corev1.Pod) (*tls.Config, error) {
+func (r *Reconciler) tlsConfig(ctx context.Context, vc *v1beta1.ValkeyCluster, pods map[string]*corev1.Pod) (*tls.Config, error) {
 	cfg, _, err := r.tlsRead(ctx, vc, pods)
 	return cfg, err
 }
 
 // tlsRead is tlsConfig with the Secret's certificate (nil when none could be parsed).
-func (r *Reconciler) tlsRead(ctx context.Context, vc *v1alpha1.ValkeyCluster, pods map[string]*corev1.Pod) (*tls.Config, *x509.Certificate, error) {
-	needed := vc.Spec.TLS.Mode == v1alpha1.TLSBoth || vc.Spec.TLS.Mode == v1alpha1.TLSOnly
+func (r *Reconciler) tlsRead(ctx context.Context, vc *v1beta1.ValkeyCluster, pods map[string]*corev1.Pod) (*tls.Config, *x509.Certificate, error) {
+	needed := vc.Spec.TLS.Mode == v1beta1.TLSPlainAndTLS || vc.Spec.TLS.Mode == v1beta1.TLSOnly
 	for _, p := range pods {
 		needed = needed || p.Annotations[kube.AnnotationTLS] != ""
 	}
-	name := v1alpha1.TLSSecretName(vc)
+	name := v1beta1.TLSSecretName(vc)
 	if !needed {
 		return nil, nil, nil
 	}
 	if name == "" {
-		return nil, nil, errors.New("pods serve TLS but spec.tls.secretName is empty: name the Secret their certificate comes from")
+		return nil, nil, errors.New("pods serve TLS but spec.tls.secretRef is empty: name the Secret their certificate comes from")
 	}
 	r.tls.mu.Lock()
 	if r.tls.m == nil {
@@ -105,7 +105,7 @@ func (r *Reconciler) tlsRead(ctx context.Context, vc *v1alpha1.ValkeyCluster, po
 // not refused (nil otherwise). While spec.tls names a refused Secret, the pods keep the one
 // they mount (tlsGate) and serve its certificate: an operator that starts then has no last
 // good configuration in memory, and reaches them with this one rather than not at all.
-func (r *Reconciler) mountedConfig(ctx context.Context, vc *v1alpha1.ValkeyCluster, refused string, pods map[string]*corev1.Pod) *tls.Config {
+func (r *Reconciler) mountedConfig(ctx context.Context, vc *v1beta1.ValkeyCluster, refused string, pods map[string]*corev1.Pod) *tls.Config {
 	tried := map[string]bool{refused: true, "": true}
 	for _, name := range slices.Sorted(maps.Keys(pods)) {
 		p := pods[name]
@@ -133,7 +133,7 @@ func orGood(t tlsRead) *tls.Config {
 // names the cluster's pods (with the key, the operator's client certificate when nodes require
 // one).
 //
-// The pods' name is what keeps spec.tls.secretName from being a way to read another Secret of
+// The pods' name is what keeps spec.tls.secretRef from being a way to read another Secret of
 // the namespace (whoever may create a ValkeyCluster chooses its image, and the image reads what
 // the pods mount): the pods mount only a Secret that passed these checks, and a certificate
 // made for something else does not name this cluster's pods. Nothing is lost by refusing it:
@@ -141,7 +141,7 @@ func orGood(t tlsRead) *tls.Config {
 // serve. The Secret's type is not required to be kubernetes.io/tls: a running cluster whose
 // Secret of another type names its pods was made for it, and refusing it on an upgrade would
 // leave the operator unable to reach nodes that serve TLS.
-func (r *Reconciler) readTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, name string) (*tls.Config, *x509.Certificate, error) {
+func (r *Reconciler) readTLS(ctx context.Context, vc *v1beta1.ValkeyCluster, name string) (*tls.Config, *x509.Certificate, error) {
 	var s corev1.Secret
 	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: name}, &s); err != nil {
 		return nil, nil, fmt.Errorf("TLS Secret %s: %w", name, err)
@@ -183,7 +183,7 @@ func (r *Reconciler) readTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, na
 
 // routeTLS tells the pool how to reach each pod, and the TLS configuration (an error: the
 // Secret is refused, status says why, and the last good configuration, if any, stays in use).
-func (r *Reconciler) routeTLS(ctx context.Context, vc *v1alpha1.ValkeyCluster, names kube.Names, pods map[string]*corev1.Pod, pool *valkey.Pool) (*x509.Certificate, error) {
+func (r *Reconciler) routeTLS(ctx context.Context, vc *v1beta1.ValkeyCluster, names kube.Names, pods map[string]*corev1.Pod, pool *valkey.Pool) (*x509.Certificate, error) {
 	cfg, leaf, err := r.tlsRead(ctx, vc, pods)
 	pool.SetTLS(cfg)
 	for name, p := range pods {
@@ -208,9 +208,9 @@ func serialOf(c *x509.Certificate) string {
 }
 
 // infoOf describes a certificate for status.
-func infoOf(c *x509.Certificate) v1alpha1.CertificateInfo {
+func infoOf(c *x509.Certificate) v1beta1.CertificateInfo {
 	t := metav1.NewTime(c.NotAfter)
-	return v1alpha1.CertificateInfo{Subject: c.Subject.String(), Issuer: c.Issuer.String(), Serial: serialOf(c), DNSNames: c.DNSNames, NotAfter: &t}
+	return v1beta1.CertificateInfo{Subject: c.Subject.String(), Issuer: c.Issuer.String(), Serial: serialOf(c), DNSNames: c.DNSNames, NotAfter: &t}
 }
 
 // observeCertificates asks every answering node that serves TLS, over a fresh handshake,
@@ -235,7 +235,7 @@ func observeCertificates(ctx context.Context, w *world) {
 			cert, err := w.pool.ServedCertificate(cctx, n.Pod.IP)
 			mu.Lock()
 			defer mu.Unlock()
-			nc := v1alpha1.NodeCertificate{Pod: n.Name}
+			nc := v1beta1.NodeCertificate{Pod: n.Name}
 			if err != nil {
 				nc.Error = err.Error()
 			} else {
@@ -251,11 +251,11 @@ func observeCertificates(ctx context.Context, w *world) {
 }
 
 // tlsStatus is status.tls (nil when the cluster has nothing of TLS to show).
-func tlsStatus(w *world) *v1alpha1.TLSStatus {
+func tlsStatus(w *world) *v1beta1.TLSStatus {
 	if w.tlsLeaf == nil && w.tlsErr == nil && len(w.nodeCerts) == 0 && w.certificate == nil {
 		return nil
 	}
-	st := &v1alpha1.TLSStatus{Nodes: w.nodeCerts, Certificate: w.certificate}
+	st := &v1beta1.TLSStatus{Nodes: w.nodeCerts, Certificate: w.certificate}
 	if w.tlsLeaf != nil {
 		info := infoOf(w.tlsLeaf)
 		st.Secret = &info

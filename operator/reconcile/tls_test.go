@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/internal/testcert"
 )
 
@@ -47,23 +47,27 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 	secret("foreign", map[string][]byte{"tls.crt": foreign.CertPEM, "tls.key": foreign.KeyPEM, "ca.crt": ca.PEM})
 	secret("noca", map[string][]byte{"tls.crt": good.CertPEM, "tls.key": good.KeyPEM})
 
-	cluster := func(mode v1alpha1.TLSMode, secretName string) *v1alpha1.ValkeyCluster {
-		return &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("uid-" + secretName)},
-			Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: mode, SecretName: secretName}}}
+	cluster := func(mode v1beta1.TLSMode, secretName string) *v1beta1.ValkeyCluster {
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("uid-" + secretName)},
+			Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{Mode: mode}}}
+		if secretName != "" {
+			vc.Spec.TLS.SecretRef = &v1beta1.SecretRef{Name: secretName}
+		}
+		return vc
 	}
-	if cfg, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSDisabled, ""), nil); cfg != nil || err != nil {
+	if cfg, err := r.tlsConfig(ctx, cluster(v1beta1.TLSDisabled, ""), nil); cfg != nil || err != nil {
 		t.Fatalf("no TLS asked or served: want nothing, got %v, %v", cfg, err)
 	}
 	served := map[string]*corev1.Pod{"c-0": {ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kube.AnnotationTLS: "TLSOnly"}}}}
-	if _, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSDisabled, ""), served); err == nil || !strings.Contains(err.Error(), "secretName is empty") {
+	if _, err := r.tlsConfig(ctx, cluster(v1beta1.TLSDisabled, ""), served); err == nil || !strings.Contains(err.Error(), "secretRef is empty") {
 		t.Fatalf("a pod serves TLS while the spec names no Secret: %v", err)
 	}
-	if cfg, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSOnly, "good"), nil); err != nil || cfg == nil || cfg.RootCAs == nil {
+	if cfg, err := r.tlsConfig(ctx, cluster(v1beta1.TLSOnly, "good"), nil); err != nil || cfg == nil || cfg.RootCAs == nil {
 		t.Fatalf("a good Secret: %v, %v", cfg, err)
 	}
 	// The Secret turns bad (an expired certificate put in it): refused and said, and the last
 	// good configuration stays in use, since the nodes still serve what they loaded.
-	vc := cluster(v1alpha1.TLSOnly, "good")
+	vc := cluster(v1beta1.TLSOnly, "good")
 	var s corev1.Secret
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "good"}, &s); err != nil {
 		t.Fatal(err)
@@ -82,7 +86,7 @@ func TestATLSSecretIsCheckedBeforeItIsUsed(t *testing.T) {
 		"noca":    "lacks ca.crt",
 		"absent":  "TLS Secret absent",
 	} {
-		if _, err := r.tlsConfig(ctx, cluster(v1alpha1.TLSBoth, name), nil); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := r.tlsConfig(ctx, cluster(v1beta1.TLSPlainAndTLS, name), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Secret %s: want %q, got %v", name, want, err)
 		}
 	}
@@ -101,14 +105,14 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	ns := newNamespace(t, c, "tlsgate-")
 	now := time.Now()
 	r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: "gate"},
-		Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, Issuer: &v1alpha1.TLSIssuer{Name: "ca"}}}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: "gate"},
+		Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{Mode: v1beta1.TLSOnly, IssuerRef: &v1beta1.IssuerRef{Name: "ca"}}}}
 	type result struct {
-		mode  v1alpha1.TLSMode
+		mode  v1beta1.TLSMode
 		why   string
 		fresh bool
 	}
-	mode := func(vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) result {
+	mode := func(vc *v1beta1.ValkeyCluster, cert *v1beta1.CertificateRequestStatus) result {
 		t.Helper()
 		g, err := r.tlsGate(ctx, vc, cert)
 		if err != nil {
@@ -116,7 +120,7 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 		}
 		return result{g.mode, g.why, g.fresh}
 	}
-	if got := mode(&v1alpha1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}, nil); got != (result{}) {
+	if got := mode(&v1beta1.ValkeyCluster{ObjectMeta: vc.ObjectMeta}, nil); got != (result{}) {
 		t.Fatalf("no TLS asked: %+v", got)
 	}
 	cert := r.certificateStatus(ctx, vc)
@@ -124,7 +128,7 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 		t.Fatalf("Certificate status without cert-manager: %+v", cert)
 	}
 	got := mode(vc, cert)
-	if got.mode != v1alpha1.TLSDisabled || !got.fresh || !strings.Contains(got.why, "TLS Secret c-tls") || !strings.Contains(got.why, "not found") || !strings.Contains(got.why, "cert-manager is not installed") {
+	if got.mode != v1beta1.TLSDisabled || !got.fresh || !strings.Contains(got.why, "TLS Secret c-tls") || !strings.Contains(got.why, "not found") || !strings.Contains(got.why, "cert-manager is not installed") {
 		t.Fatalf("issuer, no Secret, no pod: %+v", got)
 	}
 	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c-0", Labels: kube.SelectorLabels(vc)},
@@ -132,7 +136,7 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	if err := c.Create(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
-	if got := mode(vc, cert); got.mode != v1alpha1.TLSDisabled || got.fresh || got.why == "" {
+	if got := mode(vc, cert); got.mode != v1beta1.TLSDisabled || got.fresh || got.why == "" {
 		t.Fatalf("issuer, no Secret, a plain pod: %+v", got)
 	}
 	ca, err := testcert.NewCA("ca")
@@ -148,7 +152,7 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(tlsReread + time.Second)
-	if got := mode(vc, cert); got != (result{mode: v1alpha1.TLSBoth}) {
+	if got := mode(vc, cert); got != (result{mode: v1beta1.TLSPlainAndTLS}) {
 		t.Fatalf("usable Secret, TLSOnly asked of plain pods: want Both first, got %+v", got)
 	}
 	delete(s.Data, "ca.crt")
@@ -163,7 +167,7 @@ func TestTLSWaitsForAUsableCertificateBeforeAnyPodRollsOntoIt(t *testing.T) {
 	if err := c.Update(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
-	if got := mode(vc, cert); got != (result{mode: v1alpha1.TLSOnly}) {
+	if got := mode(vc, cert); got != (result{mode: v1beta1.TLSOnly}) {
 		t.Fatalf("a pod serves TLS: the spec is followed, got %+v", got)
 	}
 }

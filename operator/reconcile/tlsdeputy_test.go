@@ -12,12 +12,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/internal/testcert"
 )
 
 // The confused deputy: whoever may create a ValkeyCluster chooses its image, and the image reads
-// what the pods mount, so spec.tls.secretName must not open another Secret of the namespace.
+// what the pods mount, so spec.tls.secretRef must not open another Secret of the namespace.
 // A Secret whose certificate was made for something else (it does not name the cluster's pods)
 // is refused with a reason that says what to change, and a new cluster then creates no pod, so
 // nothing mounts it. A Secret made for the cluster is taken, also one of type Opaque (a running
@@ -46,36 +46,36 @@ func TestATLSSecretNotMadeForTheClusterIsNotMounted(t *testing.T) {
 	secret("payments-tls", corev1.SecretTypeTLS, forAnApp)
 	secret("payments-opaque", corev1.SecretTypeOpaque, forAnApp)
 	secret("c-tls", corev1.SecretTypeTLS, forCluster)
-	for _, topo := range []v1alpha1.Topology{v1alpha1.TopologyReplication, v1alpha1.TopologyCluster} {
+	for _, topo := range []v1beta1.Topology{v1beta1.TopologyReplication, v1beta1.TopologyCluster} {
 		for name, want := range map[string]string{
 			"opaque":          "",
 			"payments-tls":    "the certificate does not name the cluster's pods",
 			"payments-opaque": "the certificate does not name the cluster's pods",
 			"c-tls":           "",
 		} {
-			vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("u-" + string(topo) + "-" + name)},
-				Spec: v1alpha1.ValkeyClusterSpec{Topology: topo, TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSBoth, SecretName: name}}}
+			vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("u-" + string(topo) + "-" + name)},
+				Spec: v1beta1.ValkeyClusterSpec{Topology: topo, TLS: v1beta1.TLSSpec{Mode: v1beta1.TLSPlainAndTLS, SecretRef: &v1beta1.SecretRef{Name: name}}}}
 			g, err := r.tlsGate(ctx, vc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			mode, why, fresh := g.mode, g.why, g.fresh
 			if want == "" {
-				if mode != v1alpha1.TLSBoth || why != "" {
+				if mode != v1beta1.TLSPlainAndTLS || why != "" {
 					t.Errorf("%s, Secret %s made for the cluster: mode %s, refused %q", topo, name, mode, why)
 				}
 				continue
 			}
 			// fresh and a reason: the reconciler creates no StatefulSet (reconciler.look), so no
 			// pod mounts the Secret.
-			if mode != v1alpha1.TLSDisabled || !fresh || !strings.Contains(why, want) {
+			if mode != v1beta1.TLSDisabled || !fresh || !strings.Contains(why, want) {
 				t.Errorf("%s, Secret %s: mode %s, fresh %v, refused %q; want it refused with %q before any pod", topo, name, mode, fresh, why, want)
 			}
 		}
 	}
 }
 
-// A running cluster whose spec.tls.secretName moves to a Secret the operator refuses keeps
+// A running cluster whose spec.tls.secretRef moves to a Secret the operator refuses keeps
 // the Secret its pod template mounts: the template, so its revision, does not change (nothing
 // rolls), and the reason says both the refusal and what is kept. An operator that starts then
 // (no last good configuration in memory) reaches the nodes with the Secret the pods mount.
@@ -89,7 +89,7 @@ func TestARunningClusterKeepsItsTLSSecretWhileTheSpecNamesARefusedOne(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, topo := range []v1alpha1.Topology{v1alpha1.TopologyReplication, v1alpha1.TopologyCluster} {
+	for _, topo := range []v1beta1.Topology{v1beta1.TopologyReplication, v1beta1.TopologyCluster} {
 		ns := newNamespace(t, c, "keep-")
 		forCluster, _ := ca.Issue(40, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-time.Hour), 24*time.Hour)
 		renewed, _ := ca.Issue(41, []string{"*.c-nodes." + ns.Name + ".svc"}, nil, now.Add(-time.Hour), 24*time.Hour)
@@ -101,10 +101,10 @@ func TestARunningClusterKeepsItsTLSSecretWhileTheSpecNamesARefusedOne(t *testing
 				t.Fatal(err)
 			}
 		}
-		vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("keep-" + string(topo))},
-			Spec: v1alpha1.ValkeyClusterSpec{Topology: topo, TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, SecretName: "c-tls"}}}
-		v1alpha1.SetDefaults(&vc.Spec)
-		owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: "c", UID: vc.UID, Controller: ptr.To(true)}
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "c", UID: types.UID("keep-" + string(topo))},
+			Spec: v1beta1.ValkeyClusterSpec{Topology: topo, TLS: v1beta1.TLSSpec{Mode: v1beta1.TLSOnly, SecretRef: &v1beta1.SecretRef{Name: "c-tls"}}}}
+		v1beta1.SetDefaults(&vc.Spec)
+		owner := metav1.OwnerReference{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "ValkeyCluster", Name: "c", UID: vc.UID, Controller: ptr.To(true)}
 		running := kube.Build(vc, owner)
 		sts := running.ShardSet(0)
 		if err := c.Create(ctx, sts); err != nil {
@@ -120,13 +120,13 @@ func TestARunningClusterKeepsItsTLSSecretWhileTheSpecNamesARefusedOne(t *testing
 			t.Fatal(err)
 		}
 
-		vc.Spec.TLS.SecretName = "payments-tls"
+		vc.Spec.TLS.SecretRef = &v1beta1.SecretRef{Name: "payments-tls"}
 		r := &Reconciler{Client: c, APIReader: c, Now: func() time.Time { return now }}
 		g, err := r.tlsGate(ctx, vc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g.secret != "c-tls" || g.mode != v1alpha1.TLSOnly || g.fresh ||
+		if g.secret != "c-tls" || g.mode != v1beta1.TLSOnly || g.fresh ||
 			!strings.Contains(g.why, "TLS Secret payments-tls: the certificate does not name the cluster's pods") || !strings.Contains(g.why, "the pods keep Secret c-tls") {
 			t.Fatalf("%s, spec moved to a refused Secret: %+v; want the pods kept on c-tls, and why", topo, g)
 		}
@@ -138,7 +138,7 @@ func TestARunningClusterKeepsItsTLSSecretWhileTheSpecNamesARefusedOne(t *testing
 			t.Errorf("%s, a new operator, spec naming a refused Secret: want the refusal and the mounted Secret's configuration, got %v, %v", topo, cfg, err)
 		}
 
-		vc.Spec.TLS.SecretName = "c-next"
+		vc.Spec.TLS.SecretRef = &v1beta1.SecretRef{Name: "c-next"}
 		if g, err = r.tlsGate(ctx, vc, nil); err != nil || g.secret != "c-next" || g.why != "" {
 			t.Fatalf("%s, spec moved on to a Secret made for the cluster: %+v, %v", topo, g, err)
 		}

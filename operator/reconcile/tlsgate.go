@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create;update;delete
@@ -22,7 +22,7 @@ import (
 // tlsPlan is how the pods are built for TLS this turn, and why where it is not as the spec asks.
 type tlsPlan struct {
 	// mode is the TLS mode the pods are built with.
-	mode v1alpha1.TLSMode
+	mode v1beta1.TLSMode
 	// secret is the Secret the pods mount their certificate from.
 	secret string
 	// why says why the pods are not built as the spec asks ("" when they are).
@@ -45,14 +45,14 @@ type tlsPlan struct {
 //   - Pods serve TLS and spec.tls names a Secret the operator refuses, other than the one the
 //     pod template mounts now: the template keeps mounting that one, so its revision does not
 //     change and nothing rolls. Rolling would mount a Secret that failed readTLS's checks
-//     (which keep spec.tls.secretName from opening any Secret of the namespace to the pods'
+//     (which keep spec.tls.secretRef from opening any Secret of the namespace to the pods'
 //     image) and leave the pods with a certificate they cannot serve. Once the spec names a
 //     Secret that passes, the pods roll onto it.
 //
 // Once a pod serves TLS the spec's mode is followed, with the last good configuration if the
 // Secret turns bad: holding TLS back then would roll pods back to plain.
-func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, cert *v1alpha1.CertificateRequestStatus) (tlsPlan, error) {
-	g := tlsPlan{mode: vc.Spec.TLS.Mode, secret: v1alpha1.TLSSecretName(vc)}
+func (r *Reconciler) tlsGate(ctx context.Context, vc *v1beta1.ValkeyCluster, cert *v1beta1.CertificateRequestStatus) (tlsPlan, error) {
+	g := tlsPlan{mode: vc.Spec.TLS.Mode, secret: v1beta1.TLSSecretName(vc)}
 	if kube.TLSModeOf(vc) == "" {
 		return g, nil
 	}
@@ -91,11 +91,11 @@ func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, ce
 			}
 			g.why += ")"
 		}
-		g.mode = v1alpha1.TLSDisabled
+		g.mode = v1beta1.TLSDisabled
 		return g, nil
 	}
-	if g.mode == v1alpha1.TLSOnly && !g.fresh {
-		g.mode = v1alpha1.TLSBoth
+	if g.mode == v1beta1.TLSOnly && !g.fresh {
+		g.mode = v1beta1.TLSPlainAndTLS
 	}
 	return g, nil
 }
@@ -103,7 +103,7 @@ func (r *Reconciler) tlsGate(ctx context.Context, vc *v1alpha1.ValkeyCluster, ce
 // templateTLSSecret is the Secret the cluster's pod template mounts now ("" without one): the
 // first shard's StatefulSet that mounts one, in a Cluster topology (the machine keeps every
 // shard at one revision).
-func (r *Reconciler) templateTLSSecret(ctx context.Context, vc *v1alpha1.ValkeyCluster) (string, error) {
+func (r *Reconciler) templateTLSSecret(ctx context.Context, vc *v1beta1.ValkeyCluster) (string, error) {
 	sets, err := r.statefulSets(ctx, vc, kube.NamesOf(vc))
 	if err != nil {
 		return "", err
@@ -117,13 +117,13 @@ func (r *Reconciler) templateTLSSecret(ctx context.Context, vc *v1alpha1.ValkeyC
 	return "", nil
 }
 
-// certificateStatus reads the operator's cert-manager Certificate (nil without spec.tls.issuer):
+// certificateStatus reads the operator's cert-manager Certificate (nil without spec.tls.issuerRef):
 // whether cert-manager says it is Ready, and why not.
-func (r *Reconciler) certificateStatus(ctx context.Context, vc *v1alpha1.ValkeyCluster) *v1alpha1.CertificateRequestStatus {
-	if vc.Spec.TLS.Issuer == nil {
+func (r *Reconciler) certificateStatus(ctx context.Context, vc *v1beta1.ValkeyCluster) *v1beta1.CertificateRequestStatus {
+	if vc.Spec.TLS.IssuerRef == nil {
 		return nil
 	}
-	st := &v1alpha1.CertificateRequestStatus{Name: v1alpha1.IssuedSecretName(vc), Ready: "Unknown"}
+	st := &v1beta1.CertificateRequestStatus{Name: v1beta1.IssuedSecretName(vc), Ready: "Unknown"}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(kube.CertificateGVK)
 	err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: vc.Namespace, Name: st.Name}, u)

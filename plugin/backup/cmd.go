@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
 // ValkeyBackups is the resource of the ValkeyBackup kind.
-var ValkeyBackups = v1alpha1.SchemeGroupVersion.WithResource("valkeybackups")
+var ValkeyBackups = v1beta1.SchemeGroupVersion.WithResource("valkeybackups")
 
 // NewCmd is the backup verb. now names backups created without --name.
 func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
@@ -56,10 +56,10 @@ Follow it with kubectl get valkeybackup BACKUP -w, or wait here with --wait.`,
 			if name == "" {
 				name = fmt.Sprintf("%s-%s", args[0], now().UTC().Format("20060102-150405"))
 			}
-			vb := &v1alpha1.ValkeyBackup{
-				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ValkeyBackup"},
+			vb := &v1beta1.ValkeyBackup{
+				TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "ValkeyBackup"},
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clients.Namespace, Labels: map[string]string{"valkey.fsm.dev/cluster": args[0]}},
-				Spec:       v1alpha1.ValkeyBackupSpec{Cluster: args[0]},
+				Spec:       v1beta1.ValkeyBackupSpec{Cluster: args[0]},
 			}
 			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(vb)
 			if err != nil {
@@ -94,7 +94,7 @@ func follow(ctx context.Context, res dynamic.ResourceInterface, name string, out
 		if err != nil {
 			return err
 		}
-		var vb v1alpha1.ValkeyBackup
+		var vb v1beta1.ValkeyBackup
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &vb); err != nil {
 			return err
 		}
@@ -108,10 +108,10 @@ func follow(ctx context.Context, res dynamic.ResourceInterface, name string, out
 			last = line
 		}
 		switch {
-		case st.Phase == v1alpha1.BackupCompleted:
+		case st.Phase == v1beta1.BackupCompleted:
 			_, err := fmt.Fprintf(out, "completed: %d shard(s), %d bytes, in %s\n", len(st.Shards), st.Size, st.Location)
 			return err
-		case st.Phase == v1alpha1.BackupFailed && st.NextAttemptAt == nil:
+		case st.Phase == v1beta1.BackupFailed && st.NextAttemptAt == nil:
 			return fmt.Errorf("backup %s failed after %d attempt(s): %s", name, st.Attempts, st.Reason)
 		}
 		select {

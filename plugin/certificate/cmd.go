@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
@@ -21,7 +21,7 @@ func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
 		Short: "Show the certificate each pod serves and whether it is the TLS Secret's",
 		Long: `Show the serving certificate of each pod of a ValkeyCluster as the operator saw it over a
 fresh TLS handshake (subject, DNS names, serial, expiry, issuer), the certificate in the
-cluster's TLS Secret (spec.tls.secretName), and whether each pod serves the Secret's. A renewed
+cluster's TLS Secret (spec.tls.secretRef), and whether each pod serves the Secret's. A renewed
 certificate is loaded by the nodes without a restart; a pod that still serves the old one is
 being reloaded (kubectl valkey history shows certificate-reloaded once all serve it).`,
 		Example:           `  kubectl valkey certificate cache`,
@@ -46,11 +46,11 @@ being reloaded (kubectl valkey history shows certificate-reloaded once all serve
 }
 
 // Print writes the certificates of vc's status.
-func Print(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
+func Print(w io.Writer, vc *v1beta1.ValkeyCluster, now time.Time) error {
 	st := vc.Status.TLS
 	mode := vc.Spec.TLS.Mode
 	if mode == "" {
-		mode = v1alpha1.TLSDisabled
+		mode = v1beta1.TLSDisabled
 	}
 	if st == nil {
 		_, err := fmt.Fprintf(w, "%s serves no TLS (spec.tls.mode %s) and no pod presents a certificate\n", vc.Name, mode)
@@ -59,7 +59,7 @@ func Print(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "TLS mode:  %s\n", mode)
 	if s := st.Secret; s != nil {
-		fmt.Fprintf(b, "Secret:    %s  serial %s  expires %s  issuer %s\n", v1alpha1.TLSSecretName(vc), s.Serial, expiry(s.NotAfter, now), s.Issuer)
+		fmt.Fprintf(b, "Secret:    %s  serial %s  expires %s  issuer %s\n", v1beta1.TLSSecretName(vc), s.Serial, expiry(s.NotAfter, now), s.Issuer)
 		fmt.Fprintf(b, "           subject %s  DNS %s\n", s.Subject, strings.Join(s.DNSNames, ", "))
 	}
 	if c := st.Certificate; c != nil {

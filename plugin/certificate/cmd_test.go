@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // The pods' certificates are shown against the Secret's: which pod still serves another one,
@@ -16,13 +16,13 @@ import (
 func TestCertificatesAreShownAgainstTheSecret(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	soon, past := metav1.NewTime(now.Add(30*time.Hour)), metav1.NewTime(now.Add(-time.Hour))
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache"}, Spec: v1alpha1.ValkeyClusterSpec{TLS: v1alpha1.TLSSpec{Mode: v1alpha1.TLSOnly, SecretName: "cache-tls"}}}
-	vc.Status.TLS = &v1alpha1.TLSStatus{
-		Secret:  &v1alpha1.CertificateInfo{Serial: "B2", Subject: "CN=cache", Issuer: "CN=ca", NotAfter: &past},
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache"}, Spec: v1beta1.ValkeyClusterSpec{TLS: v1beta1.TLSSpec{Mode: v1beta1.TLSOnly, SecretRef: &v1beta1.SecretRef{Name: "cache-tls"}}}}
+	vc.Status.TLS = &v1beta1.TLSStatus{
+		Secret:  &v1beta1.CertificateInfo{Serial: "B2", Subject: "CN=cache", Issuer: "CN=ca", NotAfter: &past},
 		Refused: "TLS Secret cache-tls: the certificate does not verify against its ca.crt now: x509: certificate has expired",
-		Nodes: []v1alpha1.NodeCertificate{
-			{Pod: "cache-0", CertificateInfo: v1alpha1.CertificateInfo{Serial: "A1", Subject: "CN=cache", Issuer: "CN=ca", NotAfter: &soon, DNSNames: []string{"*.cache-nodes.ns.svc"}}},
-			{Pod: "cache-1", CertificateInfo: v1alpha1.CertificateInfo{Serial: "B2", NotAfter: &past}, MatchesSecret: true},
+		Nodes: []v1beta1.NodeCertificate{
+			{Pod: "cache-0", CertificateInfo: v1beta1.CertificateInfo{Serial: "A1", Subject: "CN=cache", Issuer: "CN=ca", NotAfter: &soon, DNSNames: []string{"*.cache-nodes.ns.svc"}}},
+			{Pod: "cache-1", CertificateInfo: v1beta1.CertificateInfo{Serial: "B2", NotAfter: &past}, MatchesSecret: true},
 			{Pod: "cache-2", Error: "x509: certificate signed by unknown authority"},
 		},
 	}
@@ -45,8 +45,8 @@ func TestCertificatesAreShownAgainstTheSecret(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	vc.Spec.TLS.SecretName, vc.Spec.TLS.Issuer = "", &v1alpha1.TLSIssuer{Name: "ca"}
-	vc.Status.TLS.Certificate = &v1alpha1.CertificateRequestStatus{Name: "cache-tls", Ready: "False", Message: "Issuing certificate as Secret does not exist"}
+	vc.Spec.TLS.SecretRef, vc.Spec.TLS.IssuerRef = nil, &v1beta1.IssuerRef{Name: "ca"}
+	vc.Status.TLS.Certificate = &v1beta1.CertificateRequestStatus{Name: "cache-tls", Ready: "False", Message: "Issuing certificate as Secret does not exist"}
 	out.Reset()
 	if err := Print(&out, vc, now); err != nil || !strings.Contains(out.String(), "Issued by: cert-manager Certificate cache-tls  Ready False  (Issuing certificate as Secret does not exist)") {
 		t.Errorf("with an issuer: %q, %v", out.String(), err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/nodecli"
 )
@@ -89,7 +89,7 @@ hints); with piped input valkey-cli reads commands from it.`,
 				return err
 			}
 			var extra []string
-			if vc.Spec.Topology == v1alpha1.TopologyCluster {
+			if vc.Spec.Topology == v1beta1.TopologyCluster {
 				extra = append(extra, "-c")
 			}
 			if n := cmd.ArgsLenAtDash(); n >= 0 {

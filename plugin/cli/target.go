@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // choosePod picks the pod of the session from what the operator last recorded: the primary
 // (of shard in a Cluster topology), or with replica the most caught-up ready replica.
-func choosePod(vc *v1alpha1.ValkeyCluster, replica bool, shard int32) (string, error) {
+func choosePod(vc *v1beta1.ValkeyCluster, replica bool, shard int32) (string, error) {
 	cluster := vc.Namespace + "/" + vc.Name
-	sharded := vc.Spec.Topology == v1alpha1.TopologyCluster
+	sharded := vc.Spec.Topology == v1beta1.TopologyCluster
 	if !sharded && shard != 0 {
 		return "", fmt.Errorf("--shard is for topology Cluster; %s is %s", cluster, vc.Spec.Topology)
 	}
-	if replica && vc.Spec.Topology == v1alpha1.TopologyStandalone {
+	if replica && vc.Spec.Topology == v1beta1.TopologyStandalone {
 		return "", fmt.Errorf("%s is Standalone: it has no replica", cluster)
 	}
 	if !replica {
@@ -33,9 +33,9 @@ func choosePod(vc *v1alpha1.ValkeyCluster, replica bool, shard int32) (string, e
 		}
 		return primary, nil
 	}
-	var replicas []v1alpha1.NodeStatus
+	var replicas []v1beta1.NodeStatus
 	for _, n := range vc.Status.Nodes {
-		if n.Role == v1alpha1.NodeRoleReplica && (!sharded || n.Shard == shard) {
+		if n.Role == v1beta1.NodeRoleReplica && (!sharded || n.Shard == shard) {
 			replicas = append(replicas, n)
 		}
 	}
@@ -43,7 +43,7 @@ func choosePod(vc *v1alpha1.ValkeyCluster, replica bool, shard int32) (string, e
 		return "", fmt.Errorf("%s has no replica recorded in status%s: kubectl valkey status %s", cluster, shardText(sharded, shard), vc.Name)
 	}
 	// Ready first, then the least behind: the replica that answers what the primary would.
-	slices.SortStableFunc(replicas, func(a, b v1alpha1.NodeStatus) int {
+	slices.SortStableFunc(replicas, func(a, b v1beta1.NodeStatus) int {
 		if a.Ready != b.Ready {
 			if a.Ready {
 				return -1

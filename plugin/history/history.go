@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/timeline"
 )
@@ -23,7 +23,7 @@ type Options struct {
 
 // Print writes the status.history of vc in opts.Format: a table, or the list of entries as
 // one JSON or YAML document.
-func Print(w io.Writer, vc *v1alpha1.ValkeyCluster, opts Options) error {
+func Print(w io.Writer, vc *v1beta1.ValkeyCluster, opts Options) error {
 	return newPrinter(w, io.Discard, opts, false).print(vc)
 }
 
@@ -53,7 +53,7 @@ func newPrinter(out, notes io.Writer, opts Options, stream bool) *printer {
 	return &printer{out: out, notes: notes, opts: opts, stream: stream}
 }
 
-func (p *printer) print(vc *v1alpha1.ValkeyCluster) error {
+func (p *printer) print(vc *v1beta1.ValkeyCluster) error {
 	cluster := vc.Namespace + "/" + vc.Name
 	if p.started && vc.UID != p.uid {
 		fmt.Fprintf(p.notes, "ValkeyCluster %s was deleted and created again: its history starts over\n", cluster)
@@ -61,7 +61,7 @@ func (p *printer) print(vc *v1alpha1.ValkeyCluster) error {
 	}
 	p.uid = vc.UID
 
-	var fresh []v1alpha1.HistoryEntry
+	var fresh []v1beta1.HistoryEntry
 	for _, e := range vc.Status.History {
 		if e.Seq > 0 && uint64(e.Seq) > p.last {
 			fresh = append(fresh, e)
@@ -111,13 +111,13 @@ func (p *printer) print(vc *v1alpha1.ValkeyCluster) error {
 	return err
 }
 
-func (p *printer) encode(cluster string, fresh []v1alpha1.HistoryEntry, first bool, gapFrom, gapTo uint64) error {
+func (p *printer) encode(cluster string, fresh []v1beta1.HistoryEntry, first bool, gapFrom, gapTo uint64) error {
 	if len(fresh) > 0 {
 		p.last = uint64(fresh[len(fresh)-1].Seq)
 	}
 	if !p.stream {
 		if fresh == nil {
-			fresh = []v1alpha1.HistoryEntry{}
+			fresh = []v1beta1.HistoryEntry{}
 		}
 		return output.Encode(p.out, fresh, p.opts.Format)
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
@@ -23,7 +23,7 @@ func clock() time.Time { return now }
 
 // transitions are a cluster's life: bootstrap, a failover, a rollout with a hand-over, and
 // a switchover. Entry i has seq i+1.
-var transitions = []v1alpha1.HistoryEntry{
+var transitions = []v1beta1.HistoryEntry{
 	{Seq: 1, Time: at(-72 * time.Hour), From: "Bootstrapping", To: "Steady", Event: "bootstrap-complete", Reason: "BootstrapComplete", Message: "3/3 nodes ready, primary cache-0"},
 	{Seq: 2, Time: at(-30 * time.Hour), From: "Steady", To: "FailingOver", Event: "primary-lost", Reason: "PrimaryLost", Message: "cache-0 unreachable for 3 probes"},
 	{Seq: 3, Time: at(-30*time.Hour + 4*time.Second), From: "FailingOver", To: "FailingOver", Event: "candidate-elected", Reason: "CandidateElected", Message: "cache-1 has the highest offset (120394)"},
@@ -39,17 +39,17 @@ var transitions = []v1alpha1.HistoryEntry{
 func at(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(d)) }
 
 // entries returns transitions from seq first to last.
-func entries(first, last int) []v1alpha1.HistoryEntry {
-	return append([]v1alpha1.HistoryEntry(nil), transitions[first-1:last]...)
+func entries(first, last int) []v1beta1.HistoryEntry {
+	return append([]v1beta1.HistoryEntry(nil), transitions[first-1:last]...)
 }
 
-func cluster(uid string, h []v1alpha1.HistoryEntry) *v1alpha1.ValkeyCluster {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod", UID: types.UID("uid-" + uid)}}
+func cluster(uid string, h []v1beta1.HistoryEntry) *v1beta1.ValkeyCluster {
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod", UID: types.UID("uid-" + uid)}}
 	vc.Status.History = h
 	return vc
 }
 
-func printed(t *testing.T, vc *v1alpha1.ValkeyCluster, opts Options) string {
+func printed(t *testing.T, vc *v1beta1.ValkeyCluster, opts Options) string {
 	t.Helper()
 	var out bytes.Buffer
 	if opts.Now == nil {
@@ -120,7 +120,7 @@ func TestHistoryJSONAndYAML(t *testing.T) {
 	gotYAML := printed(t, vc, Options{Format: output.YAML})
 	golden.Assert(t, "history.yaml", []byte(gotYAML))
 	for name, data := range map[string]string{"json": gotJSON, "yaml": gotYAML} {
-		var back []v1alpha1.HistoryEntry
+		var back []v1beta1.HistoryEntry
 		if err := yaml.UnmarshalStrict([]byte(data), &back); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/golden"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
@@ -21,8 +21,8 @@ import (
 
 // The successive states of status.history a watch sees, as the operator appends and the
 // bounded history drops old entries.
-func watchSequence() []*v1alpha1.ValkeyCluster {
-	return []*v1alpha1.ValkeyCluster{
+func watchSequence() []*v1beta1.ValkeyCluster {
+	return []*v1beta1.ValkeyCluster{
 		cluster("a", entries(1, 3)),
 		cluster("a", entries(1, 3)), // another status field changed: nothing new
 		cluster("a", entries(2, 5)), // 1 dropped, 4 and 5 appended
@@ -87,7 +87,7 @@ func TestWatchJSONStream(t *testing.T) {
 	dec := json.NewDecoder(&out)
 	var seqs []int64
 	for {
-		var e v1alpha1.HistoryEntry
+		var e v1beta1.HistoryEntry
 		if err := dec.Decode(&e); err == io.EOF {
 			break
 		} else if err != nil {
@@ -127,7 +127,7 @@ func equal(a, b []int64) bool {
 	return true
 }
 
-func object(t *testing.T, vc *v1alpha1.ValkeyCluster) *unstructured.Unstructured {
+func object(t *testing.T, vc *v1beta1.ValkeyCluster) *unstructured.Unstructured {
 	t.Helper()
 	u, err := kube.Unstructured(vc)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/nodecli"
 )
@@ -103,7 +103,7 @@ answer) is noted in the summary and as PART.error in the archive; the report goe
 
 // collect writes every part into b. Only a failure to write the archive is returned; a part
 // that cannot be collected is recorded in b.
-func collect(ctx context.Context, c *kube.Clients, u *unstructured.Unstructured, vc *v1alpha1.ValkeyCluster, b *bundle, now func() time.Time) error {
+func collect(ctx context.Context, c *kube.Clients, u *unstructured.Unstructured, vc *v1beta1.ValkeyCluster, b *bundle, now func() time.Time) error {
 	values, notes := secretValues(ctx, c.Core, c.Dynamic, vc)
 	b.redact, b.notes = newRedactor(values), notes
 
@@ -174,13 +174,13 @@ func collect(ctx context.Context, c *kube.Clients, u *unstructured.Unstructured,
 }
 
 // collectNodes asks every running node what nodeCommands list.
-func collectNodes(ctx context.Context, c *kube.Clients, vc *v1alpha1.ValkeyCluster, pods []corev1.Pod, b *bundle) error {
+func collectNodes(ctx context.Context, c *kube.Clients, vc *v1beta1.ValkeyCluster, pods []corev1.Pod, b *bundle) error {
 	password, passwordErr := nodecli.Password(ctx, c.Core, vc.Namespace, vc.Name, kube.KeyOperatorPassword)
 	ex := nodecli.Exec{Config: c.Config, Core: c.Core}
 	for i := range pods {
 		target, targetErr := nodecli.TargetOfPod(&pods[i], vc.Name)
 		for _, cmd := range nodeCommands {
-			if cmd.clusterOnly && vc.Spec.Topology != v1alpha1.TopologyCluster {
+			if cmd.clusterOnly && vc.Spec.Topology != v1beta1.TopologyCluster {
 				continue
 			}
 			name := "nodes/" + pods[i].Name + "/" + cmd.file

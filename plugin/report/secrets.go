@@ -11,28 +11,28 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
-var valkeyACLs = v1alpha1.SchemeGroupVersion.WithResource("valkeyacls")
+var valkeyACLs = v1beta1.SchemeGroupVersion.WithResource("valkeyacls")
 
 // secretValues reads every value of the cluster's Secrets, for the redactor: the auth Secret,
 // a rotation's, the ones the spec names (the application password, the certificate, the
 // object store's credentials), the ValkeyACL users' passwords, and any other carrying the
 // cluster's label. What cannot be read is said in the notes: its values are then redacted only
 // where they match a pattern.
-func secretValues(ctx context.Context, core kubernetes.Interface, dyn dynamic.Interface, vc *v1alpha1.ValkeyCluster) (values, notes []string) {
+func secretValues(ctx context.Context, core kubernetes.Interface, dyn dynamic.Interface, vc *v1beta1.ValkeyCluster) (values, notes []string) {
 	ns := vc.Namespace
 	names := []string{kube.AuthSecret(vc.Name), kube.RotationSecret(vc.Name)}
-	if ref := vc.Spec.Auth.ExistingSecret; ref != nil {
+	if ref := vc.Spec.Auth.PasswordSecretRef; ref != nil {
 		names = append(names, ref.Name)
 	}
-	if s := v1alpha1.TLSSecretName(vc); s != "" {
+	if s := v1beta1.TLSSecretName(vc); s != "" {
 		names = append(names, s)
 	}
-	if b := vc.Spec.Backup; b != nil && b.Store.CredentialsSecret != "" {
-		names = append(names, b.Store.CredentialsSecret)
+	if b := vc.Spec.Backup; b != nil && b.Store.CredentialsSecretName() != "" {
+		names = append(names, b.Store.CredentialsSecretName())
 	}
 	if acls, err := dyn.Resource(valkeyACLs).Namespace(ns).List(ctx, metav1.ListOptions{}); err != nil {
 		notes = append(notes, fmt.Sprintf("the ValkeyACL users' password Secrets are not known (listing ValkeyACLs: %v): their values are redacted only where a pattern matches", err))
@@ -41,7 +41,7 @@ func secretValues(ctx context.Context, core kubernetes.Interface, dyn dynamic.In
 			if c, _, _ := unstructured.NestedString(u.Object, "spec", "cluster"); c != vc.Name {
 				continue
 			}
-			refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "passwordSecrets")
+			refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "passwordSecretRefs")
 			for _, r := range refs {
 				if m, ok := r.(map[string]any); ok {
 					if n, ok := m["name"].(string); ok {

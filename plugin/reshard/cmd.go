@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
@@ -49,8 +49,8 @@ Follow it with kubectl valkey status NAME (progress) or kubectl valkey history N
 				return err
 			}
 			spec := vc.Spec.DeepCopy()
-			v1alpha1.SetDefaults(spec) // shards defaults by topology, in the operator
-			if spec.Topology != v1alpha1.TopologyCluster {
+			v1beta1.SetDefaults(spec) // shards defaults by topology, in the operator
+			if spec.Topology != v1beta1.TopologyCluster {
 				return fmt.Errorf("%s/%s has topology %s: only topology Cluster has shards", clients.Namespace, name, spec.Topology)
 			}
 			target := int(spec.Shards)

@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
 
 // Owned parses the slots each shard's primary serves, as status reports them ("0-5460",
 // "0-99,102-5460", "7"), by shard index.
-func Owned(shards []v1alpha1.ShardStatus) (map[int][]machine.SlotRange, error) {
+func Owned(shards []v1beta1.ShardStatus) (map[int][]machine.SlotRange, error) {
 	owned := map[int][]machine.SlotRange{}
 	for _, sh := range shards {
 		if sh.Slots == "" {
@@ -52,7 +52,7 @@ func (p Plan) Slots() int {
 
 // PlanFor is the machine's plan for vc's shards, as status reports their slots, balanced over
 // n shards.
-func PlanFor(vc *v1alpha1.ValkeyCluster, n int) (Plan, error) {
+func PlanFor(vc *v1beta1.ValkeyCluster, n int) (Plan, error) {
 	owned, err := Owned(vc.Status.Shards)
 	if err != nil {
 		return Plan{}, err

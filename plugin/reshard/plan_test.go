@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // Slots that strayed (finished elsewhere by an open migration) go home; status's forms of a
 // range (single slots, lists) parse; what is not a range is an error naming the field.
 func TestPlanFromStatusSlots(t *testing.T) {
-	vc := &v1alpha1.ValkeyCluster{Status: v1alpha1.ValkeyClusterStatus{Shards: []v1alpha1.ShardStatus{
+	vc := &v1beta1.ValkeyCluster{Status: v1beta1.ValkeyClusterStatus{Shards: []v1beta1.ShardStatus{
 		{Index: 0, Slots: "0-99,102-5460"}, {Index: 1, Slots: "100,101,5461-10921"}, {Index: 2, Slots: "10922-16383"},
 	}}}
 	plan, err := PlanFor(vc, 3)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
@@ -31,8 +31,8 @@ is rotated by listing a second Secret in its passwordSecrets, then removing the 
 --retire ends the grace period of the rotation in progress: the old passwords are removed
 at once (say so only when every client uses the new one).
 
-The request is an annotation on the ValkeyCluster (` + v1alpha1.AnnotationRotatePasswords + `,
-or ` + v1alpha1.AnnotationRetireOldPasswords + ` with --retire).`,
+The request is an annotation on the ValkeyCluster (` + v1beta1.AnnotationRotatePasswords + `,
+or ` + v1beta1.AnnotationRetireOldPasswords + ` with --retire).`,
 		Example: `  kubectl valkey rotate cache
   kubectl valkey rotate cache --user default
   kubectl valkey rotate cache --retire`,
@@ -49,7 +49,7 @@ or ` + v1alpha1.AnnotationRetireOldPasswords + ` with --retire).`,
 				if len(users) > 0 {
 					return fmt.Errorf("--retire takes no --user: it ends the grace period of the rotation in progress")
 				}
-				if err := kube.Annotate(cmd.Context(), clients.Dynamic, clients.Namespace, name, v1alpha1.AnnotationRetireOldPasswords, at); err != nil {
+				if err := kube.Annotate(cmd.Context(), clients.Dynamic, clients.Namespace, name, v1beta1.AnnotationRetireOldPasswords, at); err != nil {
 					return err
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "retiring the old passwords of %s's rotation in progress requested; follow it with: kubectl valkey history %s --watch\n", name, name)
@@ -67,7 +67,7 @@ or ` + v1alpha1.AnnotationRetireOldPasswords + ` with --retire).`,
 				list = strings.Join(users, ",")
 			}
 			value := list + "@" + at
-			if err := kube.Annotate(cmd.Context(), clients.Dynamic, clients.Namespace, name, v1alpha1.AnnotationRotatePasswords, value); err != nil {
+			if err := kube.Annotate(cmd.Context(), clients.Dynamic, clients.Namespace, name, v1beta1.AnnotationRotatePasswords, value); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "password rotation of %s (%s) requested; follow it with: kubectl valkey history %s --watch\n", name, list, name)

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/timeline"
@@ -41,7 +41,7 @@ func Print(w io.Writer, u *unstructured.Unstructured, format output.Format, now 
 	return printText(w, vc, now())
 }
 
-func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
+func printText(w io.Writer, vc *v1beta1.ValkeyCluster, now time.Time) error {
 	var b strings.Builder
 	st := vc.Status
 
@@ -52,8 +52,12 @@ func printText(w io.Writer, vc *v1alpha1.ValkeyCluster, now time.Time) error {
 	fields.Row("Topology:", orNone(string(vc.Spec.Topology)))
 	fields.Row("Profile:", orNone(string(vc.Spec.Profile)))
 	fields.Row("Image:", orNone(vc.Spec.Image))
+	if st.ValkeyVersion != "" {
+		// What the servers report, which the image's tag need not say (a moving tag).
+		fields.Row("Version:", st.ValkeyVersion)
+	}
 	fields.Row("Ready:", readyLine(vc))
-	if vc.Spec.Topology == v1alpha1.TopologyCluster {
+	if vc.Spec.Topology == v1beta1.TopologyCluster {
 		fields.Row("Shards:", fmt.Sprintf("%d with a primary, slots served %s", st.ShardCount, orNone(st.Slots)))
 	} else {
 		fields.Row("Primary:", orNone(st.Primary))
@@ -133,7 +137,7 @@ func orNone(s string) string {
 // stateLine is the state, with how long the cluster has been in it and the event that
 // brought it there, taken from the state's condition (its lastTransitionTime is when the
 // state was entered).
-func stateLine(vc *v1alpha1.ValkeyCluster, now time.Time) string {
+func stateLine(vc *v1beta1.ValkeyCluster, now time.Time) string {
 	st := vc.Status
 	if st.State == "" {
 		return "<none> (the operator has not reconciled this cluster yet)"
@@ -150,13 +154,13 @@ func stateLine(vc *v1alpha1.ValkeyCluster, now time.Time) string {
 
 // readyLine is status.readyNodes as the operator wrote it; before it has, the counts it is
 // made of.
-func readyLine(vc *v1alpha1.ValkeyCluster) string {
+func readyLine(vc *v1beta1.ValkeyCluster) string {
 	st := vc.Status
 	ready := st.ReadyNodes
 	if ready == "" {
-		ready = fmt.Sprintf("%d/%d", st.ReadyReplicas, vc.Spec.Replicas)
+		ready = fmt.Sprintf("%d/%d", st.ReadyPods, vc.Spec.PodsPerShard())
 	}
-	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c != nil {
+	if c := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionReady); c != nil {
 		ready += " (Ready=" + string(c.Status) + ")"
 	}
 	return ready
@@ -164,7 +168,7 @@ func readyLine(vc *v1alpha1.ValkeyCluster) string {
 
 // generationLine shows whether the operator has acted on the latest spec: an
 // observedGeneration behind metadata.generation means a change is not handled yet.
-func generationLine(vc *v1alpha1.ValkeyCluster) string {
+func generationLine(vc *v1beta1.ValkeyCluster) string {
 	gen, observed := vc.Generation, vc.Status.ObservedGeneration
 	if observed == gen {
 		return strconv.FormatInt(gen, 10)
@@ -179,11 +183,11 @@ func generationLine(vc *v1alpha1.ValkeyCluster) string {
 // invariants of the state conditions, more than one node reporting itself primary, or the
 // recognised primary not reporting itself primary. They can be passing during a failover
 // or a rollout; the state says whether one is running.
-func Warnings(vc *v1alpha1.ValkeyCluster) []string {
+func Warnings(vc *v1beta1.ValkeyCluster) []string {
 	st := vc.Status
 	var out []string
 	if st.State != "" {
-		if err := v1alpha1.CheckStateConditions(st.Conditions, st.State); err != nil {
+		if err := v1beta1.CheckStateConditions(st.Conditions, st.State); err != nil {
 			out = append(out, "state conditions: "+err.Error())
 		}
 	}
@@ -191,7 +195,7 @@ func Warnings(vc *v1alpha1.ValkeyCluster) []string {
 	primaries := map[int32][]string{}
 	var shards []int32
 	for _, n := range st.Nodes {
-		if n.Role == v1alpha1.NodeRolePrimary {
+		if n.Role == v1beta1.NodeRolePrimary {
 			if len(primaries[n.Shard]) == 0 {
 				shards = append(shards, n.Shard)
 			}
@@ -201,7 +205,7 @@ func Warnings(vc *v1alpha1.ValkeyCluster) []string {
 	for _, sh := range shards {
 		if p := primaries[sh]; len(p) > 1 {
 			where := ""
-			if vc.Spec.Topology == v1alpha1.TopologyCluster {
+			if vc.Spec.Topology == v1beta1.TopologyCluster {
 				where = fmt.Sprintf(" of shard %d", sh)
 			}
 			out = append(out, fmt.Sprintf("%d nodes%s report role primary: %s", len(p), where, strings.Join(p, ", ")))
@@ -209,7 +213,7 @@ func Warnings(vc *v1alpha1.ValkeyCluster) []string {
 	}
 	if st.Primary != "" {
 		for _, n := range st.Nodes {
-			if n.Pod == st.Primary && n.Role != v1alpha1.NodeRolePrimary {
+			if n.Pod == st.Primary && n.Role != v1beta1.NodeRolePrimary {
 				out = append(out, fmt.Sprintf("the recognised primary %s reports role %s", n.Pod, n.Role))
 			}
 		}
@@ -217,7 +221,7 @@ func Warnings(vc *v1alpha1.ValkeyCluster) []string {
 	return out
 }
 
-func nodesTable(nodes []v1alpha1.NodeStatus) *output.Table {
+func nodesTable(nodes []v1beta1.NodeStatus) *output.Table {
 	t := output.NewTable("POD", "ROLE", "IP", "OFFSET", "LAG", "READY")
 	// Lag is within a shard: each shard has its own primary and offsets.
 	for _, n := range nodes {
@@ -228,7 +232,7 @@ func nodesTable(nodes []v1alpha1.NodeStatus) *output.Table {
 }
 
 // failingTable lists the machine's actions that keep failing, with when they are tried next.
-func failingTable(fs []v1alpha1.FailingAction, now time.Time) *output.Table {
+func failingTable(fs []v1beta1.FailingAction, now time.Time) *output.Table {
 	t := output.NewTable("ACTION", "FAILURES", "NEXT TRY", "LAST ERROR")
 	for _, f := range fs {
 		next := "now"
@@ -244,7 +248,7 @@ func failingTable(fs []v1alpha1.FailingAction, now time.Time) *output.Table {
 // then any other in alphabetical order: the same order whatever order the operator wrote
 // them in.
 func conditionsTable(conds []metav1.Condition, now time.Time) *output.Table {
-	order := append([]string{v1alpha1.ConditionReady}, v1alpha1.StateConditionTypes()...)
+	order := append([]string{v1beta1.ConditionReady}, v1beta1.StateConditionTypes()...)
 	rank := func(typ string) int {
 		if i := slices.Index(order, typ); i >= 0 {
 			return i
@@ -265,7 +269,7 @@ func conditionsTable(conds []metav1.Condition, now time.Time) *output.Table {
 	return t
 }
 
-func writeRecent(b *strings.Builder, vc *v1alpha1.ValkeyCluster, now time.Time) {
+func writeRecent(b *strings.Builder, vc *v1beta1.ValkeyCluster, now time.Time) {
 	h := vc.Status.History
 	b.WriteString("\nLast transitions:\n")
 	if len(h) == 0 {

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1alpha1 "github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // TestCreateValidation creates one ValkeyCluster per case and checks that the API server
@@ -138,7 +138,7 @@ func TestCreateValidation(t *testing.T) {
 }
 
 // TestOwnedDirectivesRefused checks that the API server refuses every directive in
-// v1alpha1.OperatorOwnedDirectives, in any letter case, and names it as the user wrote it.
+// v1beta1.OperatorOwnedDirectives, in any letter case, and names it as the user wrote it.
 func TestOwnedDirectivesRefused(t *testing.T) {
 	vkc := clusters(t)
 	spellings := func(d string) []string {
@@ -149,7 +149,7 @@ func TestOwnedDirectivesRefused(t *testing.T) {
 		return []string{d, strings.ToUpper(d), string(mixed)}
 	}
 	n := 0
-	for _, d := range v1alpha1.OperatorOwnedDirectives {
+	for _, d := range v1beta1.OperatorOwnedDirectives {
 		for _, name := range spellings(d) {
 			n++
 			spec := fmt.Sprintf("config: {%q: 'x', maxmemory-samples: '5'}", name)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1alpha1 "github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // steadyStatus is a status as the operator writes it after a failover.
@@ -18,14 +19,14 @@ func steadyStatus() v1alpha1.ValkeyClusterStatus {
 	// Microsecond precision survives the round trip: fence timeouts are measured from it.
 	micro := metav1.NewMicroTime(time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC))
 	var conds []metav1.Condition
-	for _, typ := range v1alpha1.StateConditionTypes() {
+	for _, typ := range v1beta1.StateConditionTypes() {
 		status := metav1.ConditionFalse
-		if typ == v1alpha1.ConditionSteady {
+		if typ == v1beta1.ConditionSteady {
 			status = metav1.ConditionTrue
 		}
 		conds = append(conds, metav1.Condition{Type: typ, Status: status, Reason: "FailoverComplete", Message: "vk-1 promoted", LastTransitionTime: at, ObservedGeneration: 1})
 	}
-	conds = append(conds, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "FailoverComplete", LastTransitionTime: at})
+	conds = append(conds, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "FailoverComplete", LastTransitionTime: at})
 	return v1alpha1.ValkeyClusterStatus{
 		State:              v1alpha1.StateSteady,
 		ObservedGeneration: 1,
@@ -93,7 +94,7 @@ func TestStatusValidation(t *testing.T) {
 		{"unknown history state", func(s *v1alpha1.ValkeyClusterStatus) { s.History[0].To = "Sleeping" }, `status.history[0].to: Unsupported value: "Sleeping"`},
 		{"unknown node role", func(s *v1alpha1.ValkeyClusterStatus) { s.Nodes[0].Role = "master" }, `status.nodes[0].role: Unsupported value: "master"`},
 		{"node listed twice", func(s *v1alpha1.ValkeyClusterStatus) { s.Nodes[2].Pod = "vk-0" }, `status.nodes[2]: Duplicate value`},
-		{"condition listed twice", func(s *v1alpha1.ValkeyClusterStatus) { s.Conditions[1].Type = v1alpha1.ConditionBootstrapping }, `status.conditions[1]: Duplicate value`},
+		{"condition listed twice", func(s *v1alpha1.ValkeyClusterStatus) { s.Conditions[1].Type = v1beta1.ConditionBootstrapping }, `status.conditions[1]: Duplicate value`},
 		// Kubernetes' own rules for conditions: a reason is required and CamelCase, so the
 		// machine's kebab-case events must be converted (Event.Reason) before they get here.
 		{"condition without a reason", func(s *v1alpha1.ValkeyClusterStatus) { s.Conditions[0].Reason = "" }, "status.conditions[0].reason"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // ValkeyClusters is the resource of the ValkeyCluster kind.
-var ValkeyClusters = v1alpha1.SchemeGroupVersion.WithResource("valkeyclusters")
+var ValkeyClusters = v1beta1.SchemeGroupVersion.WithResource("valkeyclusters")
 
 // ClusterResource is a client of the ValkeyClusters of one namespace.
 func ClusterResource(dyn dynamic.Interface, namespace string) dynamic.ResourceInterface {
@@ -50,8 +51,8 @@ func NotFoundHint(err error, namespace, name string) error {
 }
 
 // Typed converts a ValkeyCluster read with the dynamic client.
-func Typed(u *unstructured.Unstructured) (*v1alpha1.ValkeyCluster, error) {
-	var vc v1alpha1.ValkeyCluster
+func Typed(u *unstructured.Unstructured) (*v1beta1.ValkeyCluster, error) {
+	var vc v1beta1.ValkeyCluster
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &vc); err != nil {
 		return nil, fmt.Errorf("reading ValkeyCluster %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
@@ -60,13 +61,13 @@ func Typed(u *unstructured.Unstructured) (*v1alpha1.ValkeyCluster, error) {
 
 // Unstructured converts a typed ValkeyCluster, as tests and the status writer of the
 // end-to-end test need it.
-func Unstructured(vc *v1alpha1.ValkeyCluster) (*unstructured.Unstructured, error) {
+func Unstructured(vc *v1beta1.ValkeyCluster) (*unstructured.Unstructured, error) {
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(vc)
 	if err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("ValkeyCluster"))
+	u.SetGroupVersionKind(v1beta1.SchemeGroupVersion.WithKind("ValkeyCluster"))
 	return u, nil
 }
 

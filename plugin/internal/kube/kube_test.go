@@ -12,11 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 func TestNotFoundHint(t *testing.T) {
-	missingObject := apierrors.NewNotFound(v1alpha1.Resource("valkeyclusters"), "cache")
+	missingObject := apierrors.NewNotFound(v1beta1.Resource("valkeyclusters"), "cache")
 	if got := NotFoundHint(missingObject, "prod", "cache").Error(); got != "ValkeyCluster prod/cache not found" {
 		t.Errorf("missing object: %q", got)
 	}
@@ -32,21 +32,21 @@ func TestNotFoundHint(t *testing.T) {
 }
 
 func TestTypedRoundTrip(t *testing.T) {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod"}}
-	vc.Status.State = v1alpha1.StateSteady
-	vc.Status.Nodes = []v1alpha1.NodeStatus{{Pod: "cache-0", Role: v1alpha1.NodeRolePrimary, ReplicationOffset: 7}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod"}}
+	vc.Status.State = v1beta1.StateSteady
+	vc.Status.Nodes = []v1beta1.NodeStatus{{Pod: "cache-0", Role: v1beta1.NodeRolePrimary, ReplicationOffset: 7}}
 	u, err := Unstructured(vc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.GetKind() != "ValkeyCluster" || u.GetAPIVersion() != "valkey.fsm.dev/v1alpha1" {
+	if u.GetKind() != "ValkeyCluster" || u.GetAPIVersion() != "valkey.fsm.dev/v1beta1" {
 		t.Errorf("kind %q apiVersion %q", u.GetKind(), u.GetAPIVersion())
 	}
 	back, err := Typed(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Status.State != v1alpha1.StateSteady || back.Status.Nodes[0].ReplicationOffset != 7 {
+	if back.Status.State != v1beta1.StateSteady || back.Status.Nodes[0].ReplicationOffset != 7 {
 		t.Errorf("status did not survive: %+v", back.Status)
 	}
 	bad := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"nodes": "not a list"}}}

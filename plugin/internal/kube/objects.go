@@ -1,6 +1,6 @@
 package kube
 
-import "github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+import "github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 
 // What the operator names and labels on the objects a ValkeyCluster owns, as the verbs that
 // reach the pods need it. They mirror actuators/kube and actuators/valkey rather than import
@@ -24,7 +24,7 @@ const (
 
 	// Port and TLSPort are what a node listens on, bound to its pod IP only.
 	Port    = 6379
-	TLSPort = v1alpha1.TLSPort
+	TLSPort = v1beta1.TLSPort
 	// TLSDir is where the pod mounts its certificate, key and CA (tls.crt, tls.key, ca.crt).
 	TLSDir = "/etc/valkey/tls"
 )

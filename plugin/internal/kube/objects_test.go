@@ -7,13 +7,13 @@ import (
 
 	operatorkube "github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // The plugin's copies of the operator's names are what the operator really uses: a rename
 // there would otherwise send cli and report to objects that do not exist.
 func TestObjectsMirrorTheOperator(t *testing.T) {
-	vc := &v1alpha1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod"}}
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "prod"}}
 	names := operatorkube.NamesOf(vc)
 	for _, c := range []struct{ what, plugin, operator string }{
 		{"cluster label", LabelCluster, operatorkube.LabelCluster},
@@ -36,7 +36,7 @@ func TestObjectsMirrorTheOperator(t *testing.T) {
 	if got := operatorkube.SelectorLabels(vc)[LabelCluster]; got != "cache" {
 		t.Errorf("the pods' selector labels %v lack %s=cache", operatorkube.SelectorLabels(vc), LabelCluster)
 	}
-	v1alpha1.SetDefaults(&vc.Spec)
+	v1beta1.SetDefaults(&vc.Spec)
 	d := operatorkube.Build(vc, metav1.OwnerReference{})
 	if c := d.StatefulSet.Spec.Template.Spec.Containers[0].Name; c != Container {
 		t.Errorf("the Valkey container is %q, the plugin execs in %q", c, Container)

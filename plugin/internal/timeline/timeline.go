@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
@@ -27,7 +27,7 @@ type Transition struct {
 }
 
 // FromHistory is the transition of a status.history entry.
-func FromHistory(e v1alpha1.HistoryEntry) Transition {
+func FromHistory(e v1beta1.HistoryEntry) Transition {
 	seq := uint64(0)
 	if e.Seq > 0 {
 		seq = uint64(e.Seq)

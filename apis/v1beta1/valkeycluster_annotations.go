@@ -1,4 +1,4 @@
-package v1alpha1
+package v1beta1
 
 // Annotations on a ValkeyCluster through which users (and `kubectl valkey`) ask the operator
 // for an operation. They carry intent only: the operator does the work, records it in
