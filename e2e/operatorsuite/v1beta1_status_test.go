@@ -2,7 +2,6 @@ package operatorsuite
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,19 +27,27 @@ func kubectlOut(t *testing.T, ctx context.Context, args ...string) string {
 	return string(out)
 }
 
-// columnOf reads one column of kubectl get's table: the value under header in the row of name.
+// columnOf reads one column of kubectl get's table: the text under header in the row of
+// name, by the header's position (kubectl aligns its columns), so that an empty cell reads
+// as "" rather than as its neighbour.
 func columnOf(t *testing.T, table, name, header string) string {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(table), "\n")
-	headers := strings.Fields(lines[0])
-	i := slices.Index(headers, header)
-	if i < 0 {
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	head := lines[0]
+	at := strings.Index(" "+head+" ", " "+header+" ")
+	if at < 0 {
 		t.Fatalf("kubectl get shows no %s column:\n%s", header, table)
+	}
+	end := len(head)
+	if next := strings.IndexFunc(head[at+len(header):], func(r rune) bool { return r != ' ' }); next >= 0 {
+		end = at + len(header) + next
 	}
 	for _, l := range lines[1:] {
 		if f := strings.Fields(l); len(f) > 0 && f[0] == name {
-			// Columns before header hold one word each (NAME, STATE, TOPOLOGY).
-			return f[i]
+			if at >= len(l) {
+				return ""
+			}
+			return strings.TrimSpace(l[at:min(end, len(l))])
 		}
 	}
 	t.Fatalf("kubectl get shows no row %s:\n%s", name, table)
