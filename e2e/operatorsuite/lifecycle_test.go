@@ -23,11 +23,17 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-// printedColumns asks the API server for the Table view kubectl get prints.
+// printedColumns asks the API server for the Table view kubectl get prints of v1alpha1.
 func printedColumns(t *testing.T, ns, name string) map[string]string {
 	t.Helper()
+	return printedColumnsOf(t, "v1alpha1", ns, name)
+}
+
+// printedColumnsOf asks the API server for the Table view kubectl get prints of a version.
+func printedColumnsOf(t *testing.T, version, ns, name string) map[string]string {
+	t.Helper()
 	raw, err := cl.Clientset().CoreV1().RESTClient().Get().
-		AbsPath("/apis/valkey.fsm.dev/v1alpha1/namespaces", ns, "valkeyclusters", name).
+		AbsPath("/apis/valkey.fsm.dev", version, "namespaces", ns, "valkeyclusters", name).
 		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctxFor(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +68,10 @@ func TestStandaloneReachesSteadyWithItsPrintedColumns(t *testing.T) {
 	}
 	if _, ok := cols["Age"]; !ok {
 		t.Errorf("no Age column: %v", cols)
+	}
+	// v1beta1 leads with the phase, what people read (a planned hand-over is not a failure).
+	if beta := printedColumnsOf(t, "v1beta1", ns, "solo"); beta["Phase"] != "Steady" || beta["State"] != "Steady" {
+		t.Errorf("v1beta1 printed Phase %q and State %q, want Steady and Steady (all: %v)", beta["Phase"], beta["State"], beta)
 	}
 	writable(t, vc)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,7 @@ func TestKubectlValkeyFailoverSwitchesOverWithoutLoss(t *testing.T) {
 	c := writable(t, vc)
 	w := startWriter(ctx, c, "sw")
 	time.Sleep(300 * time.Millisecond)
+	phases := watchPhases(t, ctx, ns, "sw")
 	kubectlValkey(t, "failover", "sw", "-n", ns)
 	vc = waitFor(t, ns, "sw", 2*time.Minute, "switched over", func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(3)(vc) && vc.Status.Primary != old && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
@@ -91,6 +93,10 @@ func TestKubectlValkeyFailoverSwitchesOverWithoutLoss(t *testing.T) {
 	lost, acked := w.lost(t, writable(t, vc))
 	if lost > 0 {
 		t.Fatalf("%d of %d acknowledged writes lost in a planned switchover:\n%s", lost, acked, summary(vc))
+	}
+	// A planned hand-over reads as one: nobody is paged by FailingOver for it.
+	if seen := phases(); !slices.Contains(seen, "SwitchingOver") || slices.Contains(seen, "FailingOver") {
+		t.Errorf("status.phase went through %v during a planned switchover, want SwitchingOver and never FailingOver", seen)
 	}
 	hist := kubectlValkey(t, "history", "sw", "-n", ns)
 	if !strings.Contains(hist, "switchover-requested") {

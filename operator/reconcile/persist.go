@@ -58,6 +58,7 @@ func (r *Reconciler) initialize(ctx context.Context, vc *v1beta1.ValkeyCluster) 
 	before := vc.DeepCopy()
 	now := r.now().UTC().Truncate(time.Microsecond)
 	vc.Status.State = v1beta1.StateBootstrapping
+	vc.Status.Phase = string(machine.Bootstrapping)
 	vc.Status.Conditions = apiConditions(machine.InitialConditions(now), vc.Generation)
 	vc.Status.Machine = &v1beta1.MachineStatus{}
 	vc.Status.ObservedGeneration = vc.Generation
@@ -87,6 +88,7 @@ func (r *Reconciler) persistTransition(ctx context.Context, vc *v1beta1.ValkeyCl
 		return fmt.Errorf("%w: %v", errConflict, err)
 	}
 	vc.Status.State = v1beta1.State(t.To)
+	vc.Status.Phase = string(d.Next.Phase())
 	vc.Status.Machine = machineStatusOf(d.Next)
 	vc.Status.Conditions = apiConditions(machine.ApplyTransition(conditionsOf(vc.Status.Conditions), t), vc.Generation)
 	vc.Status.History = vc.Status.History[:0:0]

@@ -105,6 +105,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *w
 	vc.Status.Replicas = replicasNow(w.obs.Nodes, w.obs.Spec.Shards)
 	vc.Status.Selector = labels.SelectorFromSet(kube.SelectorLabels(vc)).String()
 	vc.Status.ValkeyVersion = versionsSeen(w.obs.Nodes)
+	vc.Status.Phase = string(p.Phase())
 	vc.Status.ReadyNodes = fmt.Sprintf("%d/%d", ready, want)
 	vc.Status.ObservedGeneration = vc.Generation
 	vc.Status.Progress = progressOf(w, p)
