@@ -19,7 +19,12 @@ var ErrOtherProcess = errors.New("the node runs another process than the one the
 
 // guard runs steps on the node at podIP only if it still runs process runID.
 func (p *Pool) guard(ctx context.Context, podIP, runID string, steps func(ctx context.Context, c vk.Client) error) error {
-	return p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
+	return p.guardFor(ctx, podIP, runID, p.opts.Timeout, steps)
+}
+
+// guardFor is guard with a deadline of its own (bulkTimeout for a bulk action).
+func (p *Pool) guardFor(ctx context.Context, podIP, runID string, timeout time.Duration, steps func(ctx context.Context, c vk.Client) error) error {
+	return p.runFor(ctx, Addr(podIP), timeout, func(ctx context.Context, c vk.Client) error {
 		text, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
 		if err != nil {
 			return err

@@ -389,3 +389,16 @@ func TestARoleHandedOverAndBackNamesTheIntermediateHistory(t *testing.T) {
 		}
 	}
 }
+
+// A bulk action's deadline grows with its commands: taking all 16384 slots over gets nine
+// timeouts, not one, so a busy node that answers it in a few seconds does not fail it on every
+// retry; a small action keeps the single timeout that bounds an unreachable node.
+func TestABulkActionsDeadlineGrowsWithItsWork(t *testing.T) {
+	p := newTestPool(t)
+	if got := p.bulkTimeout(machine.NumSlots); got != 9*time.Second {
+		t.Errorf("16384 slots get %s, want 9s", got)
+	}
+	if got := p.bulkTimeout(10); got != time.Second {
+		t.Errorf("10 slots get %s, want the pool's timeout, 1s", got)
+	}
+}

@@ -167,6 +167,22 @@ func (p *Pool) Close() { p.Retain(nil) }
 // that broke since its last use (the node restarted, the pod moved) is dialled again once;
 // a timeout is not retried, so that an unreachable node costs one timeout, not two.
 func (p *Pool) run(ctx context.Context, addr string, f func(ctx context.Context, c vk.Client) error) error {
+	return p.runFor(ctx, addr, p.opts.Timeout, f)
+}
+
+// commandsPerTimeout is how many pipelined commands of a bulk action (one per hash slot) one
+// pool timeout is allowed for: a node answers thousands a second even when busy, and a
+// deadline that does not grow with the work fails a whole-cluster action on a loaded node
+// every time it is retried.
+const commandsPerTimeout = 2048
+
+// bulkTimeout is the deadline of an action that pipelines commands commands.
+func (p *Pool) bulkTimeout(commands int) time.Duration {
+	return p.opts.Timeout * time.Duration(1+commands/commandsPerTimeout)
+}
+
+// runFor is run with a deadline of its own (bulkTimeout for a bulk action).
+func (p *Pool) runFor(ctx context.Context, addr string, timeout time.Duration, f func(ctx context.Context, c vk.Client) error) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		var c vk.Client
@@ -174,7 +190,7 @@ func (p *Pool) run(ctx context.Context, addr string, f func(ctx context.Context,
 		if err != nil {
 			return err
 		}
-		cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		err = f(cctx, c)
 		cancel()
 		if err == nil {

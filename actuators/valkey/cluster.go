@@ -224,7 +224,7 @@ func (p *Pool) Meet(ctx context.Context, podIP, runID string, peerIPs ...string)
 // node's view names it, says itself that it does not serve it and holds no key in it is taken
 // back (an overruled hand-over, disclaimed.go).
 func (p *Pool) AssignSlots(ctx context.Context, podIP, runID string, ranges []machine.SlotRange) error {
-	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+	return p.guardFor(ctx, podIP, runID, p.bulkTimeout(machine.SlotCount(ranges)), func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err

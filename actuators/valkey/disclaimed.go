@@ -24,7 +24,7 @@ import (
 // serves them in its own view nor holds a key in them. An error says which and why, or that the
 // owner could not be asked (then nothing may be taken from it).
 func (p *Pool) disclaims(ctx context.Context, ownerIP string, slots []int) error {
-	return p.run(ctx, Addr(ownerIP), func(ctx context.Context, c vk.Client) error {
+	return p.runFor(ctx, Addr(ownerIP), p.bulkTimeout(len(slots)), func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
@@ -77,7 +77,7 @@ func (p *Pool) TakeSlotsOver(ctx context.Context, podIP, runID, fromIP, fromRunI
 	if err := p.Alive(ctx, fromIP, fromRunID); err != nil {
 		return fmt.Errorf("the node the slots are taken from: %w", err)
 	}
-	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
+	return p.guardFor(ctx, podIP, runID, p.bulkTimeout(machine.SlotCount(ranges)), func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err

@@ -451,7 +451,7 @@ func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcRunID, srcID, 
 // before it was told and carrying an epoch bumped by a collision, overruled the target's
 // (disclaimed.go). Left alone the slots would be served by nobody.
 func (p *Pool) keepHandedOver(ctx context.Context, fromIP, toIP string, slots []int) error {
-	return p.run(ctx, Addr(toIP), func(ctx context.Context, c vk.Client) error {
+	return p.runFor(ctx, Addr(toIP), p.bulkTimeout(len(slots)), func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
