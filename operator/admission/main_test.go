@@ -40,7 +40,7 @@ const (
 // the conversion webhook (as the operator serves them), and the chart's own webhook
 // configurations (webhooks.enabled) pointing at them.
 var server = testapiserver.Server{
-	ServiceRange: "127.243.0.0/16", CRDDir: "../../charts/valkey-operator/files/crds",
+	ServiceRange: "127.231.0.0/16", CRDDir: "../../charts/valkey-operator/files/crds",
 	Serve: serve, Then: installChartWebhooks,
 }
 

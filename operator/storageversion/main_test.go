@@ -17,7 +17,7 @@ import (
 // One API server for the package. Its CRDs are the chart's with the storage version put back
 // to v1alpha1, as the previous release's CRDs stored it; tests switch it to v1beta1 as an
 // upgrade does.
-var server = testapiserver.Server{ServiceRange: "127.243.0.0/16"}
+var server = testapiserver.Server{ServiceRange: "127.232.0.0/16"}
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
