@@ -118,8 +118,9 @@ type BackupStore struct {
 // RestoreSource names the backup a cluster is restored from: a ValkeyBackup in the cluster's
 // namespace, or a backup's directory in a store (a backup of another namespace, or one whose
 // ValkeyBackup is gone). On a new cluster the snapshot is loaded while it bootstraps, before
-// any client write is accepted; on a running cluster, changing restoreFrom starts a restore
-// (the Restoring state): every write acknowledged after the backup was taken is discarded.
+// any client write is accepted. A restore into a running cluster discards every write
+// acknowledged after the backup was taken; v1alpha1 refuses it (see restoreFrom), v1beta1
+// does it with restoreFrom.discardCurrentData.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.backup) != (has(self.store) || has(self.path))",message="restoreFrom names either backup (a ValkeyBackup) or store and path (a backup's directory in a store), not both"
 // +kubebuilder:validation:XValidation:rule="has(self.store) == has(self.path)",message="restoreFrom.store and restoreFrom.path go together: path is the backup's directory in the store, below its prefix (namespace/cluster/backup)"

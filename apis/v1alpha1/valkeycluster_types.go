@@ -91,6 +91,7 @@ type ConfigValue string
 // +kubebuilder:validation:XValidation:rule="!((has(self.hibernate) && self.hibernate) || (has(oldSelf.hibernate) && oldSelf.hibernate)) || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && (has(self.shards) ? self.shards : 0) == (has(oldSelf.shards) ? oldSelf.shards : 0) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.hibernate is set and cleared alone, and a hibernated cluster keeps its replicas, shards and image: change them once status.state is Steady again"
 // +kubebuilder:validation:XValidation:rule="!has(self.shards) || (has(self.topology) && self.topology == 'Cluster')",message="spec.shards is for topology Cluster: remove it, or set topology to Cluster (on a new ValkeyCluster: topology is immutable)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.shards) || !has(self.shards) || self.shards == oldSelf.shards || ((has(self.replicas) ? self.replicas : 3) == (has(oldSelf.replicas) ? oldSelf.replicas : 3) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.shards changes alone: a resharding moves data between shards and must not run together with a change of replicas or image; apply the shard count first, then the other change once status.state is Steady again"
+// +kubebuilder:validation:XValidation:rule="!has(self.restoreFrom) || (has(oldSelf.restoreFrom) && (has(self.restoreFrom.backup) == has(oldSelf.restoreFrom.backup) && (!has(self.restoreFrom.backup) || self.restoreFrom.backup == oldSelf.restoreFrom.backup)) && (has(self.restoreFrom.path) == has(oldSelf.restoreFrom.path) && (!has(self.restoreFrom.path) || self.restoreFrom.path == oldSelf.restoreFrom.path)) && (has(self.restoreFrom.store) == has(oldSelf.restoreFrom.store) && (!has(self.restoreFrom.store) || (self.restoreFrom.store.bucket == oldSelf.restoreFrom.store.bucket && (has(self.restoreFrom.store.prefix) == has(oldSelf.restoreFrom.store.prefix) && (!has(self.restoreFrom.store.prefix) || self.restoreFrom.store.prefix == oldSelf.restoreFrom.store.prefix)) && (has(self.restoreFrom.store.endpoint) == has(oldSelf.restoreFrom.store.endpoint) && (!has(self.restoreFrom.store.endpoint) || self.restoreFrom.store.endpoint == oldSelf.restoreFrom.store.endpoint))))))",message="restoring into a running cluster replaces all of its data with the backup's and discards every write acknowledged since the backup was taken, and v1alpha1 has no field to say that is meant: write the change as valkey.fsm.dev/v1beta1 with spec.restoreFrom.discardCurrentData: true, or restore into a new ValkeyCluster"
 type ValkeyClusterSpec struct {
 	// Topology is how the pods are arranged. Standalone runs a single Valkey server (replicas
 	// must be 1) with no failover. Replication runs one primary and replicas-1 replicas that
@@ -256,8 +257,9 @@ type ValkeyClusterSpec struct {
 
 	// RestoreFrom loads a backup into the cluster: a new cluster loads it while it
 	// bootstraps, before accepting any write; on a running cluster, setting or changing it
-	// starts a restore, which discards every write acknowledged after the backup was taken.
-	// A restore of one source is carried out once.
+	// would start a restore, which discards every write acknowledged after the backup was
+	// taken: v1alpha1 refuses it, having no field to say it is meant (v1beta1's
+	// restoreFrom.discardCurrentData does). A restore of one source is carried out once.
 	// +optional
 	RestoreFrom *RestoreSource `json:"restoreFrom,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
@@ -78,9 +79,7 @@ func TestABackupWithoutASecretUsesTheOperatorsIdentityOnlyWhenAllowed(t *testing
 		t.Errorf("the backup's directory holds %v", keys)
 	}
 
-	vc = get(t, ns, "solo")
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
-	update(t, ctx, vc)
+	restoreInPlace(t, ctx, ns, "solo", v1beta1.RestoreSource{Backup: "snap"})
 	waitFor(t, ns, "solo", 3*time.Minute, "restored", restorePhase("Completed"))
 	vc = waitFor(t, ns, "solo", time.Minute, "Steady with 1 ready", steadyWith(1))
 	if d := nodeDigests(t, ctx, vc); len(d) != 1 || d[0] != atSnapshot {

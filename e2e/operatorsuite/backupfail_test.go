@@ -15,6 +15,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
 
@@ -152,9 +153,7 @@ func TestBackupsInterruptedMidStreamFailWithTheReasonAndAreRetried(t *testing.T)
 	// snapshot: the ValkeyBackup it named is deleted meanwhile (its objects stay).
 	atSnapshot, _ := dumpDigest(t, ctx, c)
 	fill(t, ctx, c, "later", 500)
-	vc = get(t, ns, "slow")
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "s3-gone"}
-	update(t, ctx, vc)
+	restoreInPlace(t, ctx, ns, "slow", v1beta1.RestoreSource{Backup: "s3-gone"})
 	waitFor(t, ns, "slow", 2*time.Minute, "Restoring", func(vc *v1alpha1.ValkeyCluster) bool { return vc.Status.State == v1alpha1.StateRestoring })
 	time.Sleep(time.Second)
 	op2.stop(t)

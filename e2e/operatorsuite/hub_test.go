@@ -16,3 +16,14 @@ func hubOf(vc *v1alpha1.ValkeyCluster) *v1beta1.ValkeyCluster {
 	v1beta1.SetDefaults(&hub.Spec)
 	return hub
 }
+
+// hubStore is store as v1beta1 spells it (credentialsSecretRef for credentialsSecret), through
+// the API's own conversion, for a test that writes a v1beta1 field naming a store.
+func hubStore(store v1alpha1.BackupStore) *v1beta1.BackupStore {
+	vc := &v1alpha1.ValkeyCluster{Spec: v1alpha1.ValkeyClusterSpec{RestoreFrom: &v1alpha1.RestoreSource{Store: &store}}}
+	hub := &v1beta1.ValkeyCluster{}
+	if err := vc.ConvertTo(hub); err != nil {
+		panic(err) // a v1alpha1 object always converts; an error is a bug of the conversion
+	}
+	return hub.Spec.RestoreFrom.Store
+}

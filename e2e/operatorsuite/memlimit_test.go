@@ -27,6 +27,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
@@ -109,9 +110,7 @@ func TestTheOperatorStaysWithinItsMemoryLimitUnderHostileLoad(t *testing.T) {
 	}
 	alive()
 
-	vc = get(t, ns, "mem")
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Store: &spec, Path: path.Join(ns, crafted)}
-	update(t, ctx, vc)
+	restoreInPlace(t, ctx, ns, "mem", v1beta1.RestoreSource{Store: hubStore(spec), Path: path.Join(ns, crafted)})
 	const why = "a string claims 1099511627776 bytes"
 	vc = waitFor(t, ns, "mem", 2*time.Minute, "refusing the crafted backup", func(vc *v1alpha1.ValkeyCluster) bool {
 		if vc.Status.State == v1alpha1.StateRestoring {

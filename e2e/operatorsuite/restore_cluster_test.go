@@ -10,6 +10,7 @@ import (
 	vk "github.com/valkey-io/valkey-go"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/internal/oracle"
 )
 
@@ -49,9 +50,7 @@ func TestAClusterTopologyIsRestoredPerShard(t *testing.T) {
 	}
 
 	// In place.
-	vc = get(t, ns, "sharded")
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
-	update(t, ctx, vc)
+	restoreInPlace(t, ctx, ns, "sharded", v1beta1.RestoreSource{Backup: "snap"})
 	waitFor(t, ns, "sharded", 3*time.Minute, "restored", restorePhase("Completed"))
 	vc = waitFor(t, ns, "sharded", time.Minute, "Steady with 2 shards of 2", steadyCluster(2, 2))
 	checkRestoredPerShard(t, ctx, vc, atSnapshot)

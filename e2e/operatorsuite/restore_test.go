@@ -14,6 +14,7 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
 // restorePhase waits until status.restore reaches phase.
@@ -61,9 +62,7 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	atSnapshot, keys := backedUpThenChanged(t, ctx, ns, "shop", c, 1000, 300, 200)
 
 	// In place.
-	vc = get(t, ns, "shop")
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
-	update(t, ctx, vc)
+	restoreInPlace(t, ctx, ns, "shop", v1beta1.RestoreSource{Backup: "snap"})
 	waitFor(t, ns, "shop", 3*time.Minute, "restored", restorePhase("Completed"))
 	vc = waitFor(t, ns, "shop", time.Minute, "Steady with 3 ready", steadyWith(3))
 	for i, d := range nodeDigests(t, ctx, vc) {
@@ -111,17 +110,15 @@ func TestRestoreInPlaceAndIntoANewCluster(t *testing.T) {
 	vb = waitBackup(t, ns, "snap3", 2*time.Minute, "Completed", phase(v1alpha1.BackupCompleted))
 	truncate(t, ctx, store, path.Join(vb.Status.Path, vb.Status.Shards[0].File))
 	for _, rf := range []struct {
-		source v1alpha1.RestoreSource
+		source v1beta1.RestoreSource
 		dir    string
 		why    string
 	}{
-		{v1alpha1.RestoreSource{Backup: "snap2"}, "snap2", "sha256"},
-		{v1alpha1.RestoreSource{Backup: "snap3"}, "snap3", "bytes, the backup recorded"},
-		{v1alpha1.RestoreSource{Store: &spec, Path: ns + "/shop/never-taken"}, "never-taken", "incomplete"},
+		{v1beta1.RestoreSource{Backup: "snap2"}, "snap2", "sha256"},
+		{v1beta1.RestoreSource{Backup: "snap3"}, "snap3", "bytes, the backup recorded"},
+		{v1beta1.RestoreSource{Store: hubStore(spec), Path: ns + "/shop/never-taken"}, "never-taken", "incomplete"},
 	} {
-		vc = get(t, ns, "shop")
-		vc.Spec.RestoreFrom = &rf.source
-		update(t, ctx, vc)
+		restoreInPlace(t, ctx, ns, "shop", rf.source)
 		id := "s3://backups/team-a/" + ns + "/shop/" + rf.dir + "/"
 		vc = waitFor(t, ns, "shop", time.Minute, "refusing the restore of "+rf.dir, func(vc *v1alpha1.ValkeyCluster) bool {
 			return vc.Status.Restore != nil && vc.Status.Restore.Phase == "Refused" && vc.Status.Restore.ID == id
@@ -208,9 +205,7 @@ func TestAStandaloneClusterIsRestoredInPlace(t *testing.T) {
 	vc := backedUpCluster(t, ctx, ns, "solo", 1, spec, nil)
 	c := writable(t, vc)
 	atSnapshot, _ := backedUpThenChanged(t, ctx, ns, "solo", c, 500, 100, 100)
-	vc = get(t, ns, "solo")
-	vc.Spec.RestoreFrom = &v1alpha1.RestoreSource{Backup: "snap"}
-	update(t, ctx, vc)
+	restoreInPlace(t, ctx, ns, "solo", v1beta1.RestoreSource{Backup: "snap"})
 	waitFor(t, ns, "solo", 3*time.Minute, "restored", restorePhase("Completed"))
 	vc = waitFor(t, ns, "solo", time.Minute, "Steady with 1 ready", steadyWith(1))
 	if d := nodeDigests(t, ctx, vc); len(d) != 1 || d[0] != atSnapshot {
