@@ -43,10 +43,9 @@ const (
 
 var resources = map[string]string{"ValkeyCluster": "valkeyclusters", "ValkeyBackup": "valkeybackups", "ValkeyACL": "valkeyacls"}
 
-// notChecked are pages left out, with the reason.
-var notChecked = map[string]string{
-	"docs/api.md": "its hand-written part, above the generated reference, still shows v1alpha1: remove this entry once it speaks v1beta1",
-}
+// notChecked are pages left out, with the reason: none now; an entry is for a page being
+// rewritten, never for a manifest that should be fixed instead.
+var notChecked = map[string]string{}
 
 // TestEveryManifestInTheDocsIsAccepted extracts every ValkeyCluster, ValkeyBackup and
 // ValkeyACL from the ```yaml blocks of README.md, docs/*.md and the valkey-cluster chart's
