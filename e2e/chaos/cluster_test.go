@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"io"
 	"net"
 	"net/netip"
@@ -174,16 +175,16 @@ func (h *harness) podsAtRevision(vc *v1alpha1.ValkeyCluster) (bool, string) {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	var sts appsv1.StatefulSet
-	set := kube.NamesOf(hubOf(vc)).StatefulSet
+	set := kube.NamesOf(valkeyapi.HubOf(vc)).StatefulSet
 	if sharded(vc) {
-		set = kube.NamesOf(hubOf(vc)).ShardSet(0) // every shard's template has the spec's revision
+		set = kube.NamesOf(valkeyapi.HubOf(vc)).ShardSet(0) // every shard's template has the spec's revision
 	}
 	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: set}, &sts); err != nil {
 		return false, err.Error()
 	}
 	want := sts.Spec.Template.Annotations[kube.AnnotationRevision]
 	var list corev1.PodList
-	if err := k.List(ctx, &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(hubOf(vc)))); err != nil {
+	if err := k.List(ctx, &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(valkeyapi.HubOf(vc)))); err != nil {
 		return false, err.Error()
 	}
 	n := 0
@@ -283,7 +284,7 @@ func (h *harness) secret(vc *v1alpha1.ValkeyCluster, key string) (string, error)
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	var s corev1.Secret
-	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: kube.NamesOf(hubOf(vc)).Auth}, &s); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Auth}, &s); err != nil {
 		return "", err
 	}
 	return string(s.Data[key]), nil
@@ -297,7 +298,7 @@ func (h *harness) clientAddr(vc *v1alpha1.ValkeyCluster) (string, error) {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	var svc corev1.Service
-	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: kube.NamesOf(hubOf(vc)).Client}, &svc); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Client}, &svc); err != nil {
 		return "", err
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "6379"), nil
@@ -306,14 +307,14 @@ func (h *harness) clientAddr(vc *v1alpha1.ValkeyCluster) (string, error) {
 // pod is the pod of an ordinal: of the schedule's shard in topology Cluster.
 func (h *harness) pod(vc *v1alpha1.ValkeyCluster, ordinal int) string {
 	if sharded(vc) {
-		return kube.NamesOf(hubOf(vc)).PodName(h.shard, ordinal)
+		return kube.NamesOf(valkeyapi.HubOf(vc)).PodName(h.shard, ordinal)
 	}
 	return podName(vc, ordinal)
 }
 
 // podName is the pod of an ordinal.
 func podName(vc *v1alpha1.ValkeyCluster, ordinal int) string {
-	return fmt.Sprintf("%s-%d", kube.NamesOf(hubOf(vc)).StatefulSet, ordinal)
+	return fmt.Sprintf("%s-%d", kube.NamesOf(valkeyapi.HubOf(vc)).StatefulSet, ordinal)
 }
 
 // nodeInfo is what a node says about itself (INFO replication), asked directly at its pod IP.
@@ -347,7 +348,7 @@ func (h *harness) survey(vc *v1alpha1.ValkeyCluster) ([]nodeInfo, error) {
 	ctx, cancel := ctxFor(10 * time.Second)
 	defer cancel()
 	var list corev1.PodList
-	if err := k.List(ctx, &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(hubOf(vc)))); err != nil {
+	if err := k.List(ctx, &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(valkeyapi.HubOf(vc)))); err != nil {
 		return nil, err
 	}
 	out := make([]nodeInfo, len(list.Items))

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"net/netip"
 	"testing"
 	"time"
@@ -233,7 +234,7 @@ func TestDataSurvivesOnTheOneNodeThatKeptIt(t *testing.T) {
 	}
 	node := ""
 	var list corev1.PodList
-	if err := k.List(ctxT(t, 10*time.Second), &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(hubOf(vc)))); err != nil {
+	if err := k.List(ctxT(t, 10*time.Second), &list, client.InNamespace(h.ns), client.MatchingLabels(kube.SelectorLabels(valkeyapi.HubOf(vc)))); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range list.Items {

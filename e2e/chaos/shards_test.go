@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"net"
 	"os"
 	"os/exec"
@@ -205,7 +206,7 @@ func (h *harness) checkShards(vc *v1alpha1.ValkeyCluster) []violation {
 	if err != nil {
 		return []violation{{vReplicaConverge, "survey: " + err.Error()}}
 	}
-	names := kube.NamesOf(hubOf(vc))
+	names := kube.NamesOf(valkeyapi.HubOf(vc))
 	byShard := map[int][]nodeInfo{}
 	var out []violation
 	for _, n := range infos {

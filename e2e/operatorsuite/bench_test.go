@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"io"
 	"math"
 	"net"
@@ -54,11 +55,11 @@ func BenchmarkApplyToSteady(b *testing.B) {
 		vc := newCluster(ns2, "ref", v1alpha1.TopologyReplication, 3)
 		vc.UID = types.UID("bench-ref")
 		v1alpha1.SetDefaults(&vc.Spec)
-		d := kube.Build(hubOf(vc), metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "bench-ref"})
+		d := kube.Build(valkeyapi.HubOf(vc), metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "bench-ref"})
 		d.StatefulSet.OwnerReferences = nil
 		d.Config.OwnerReferences = nil
 		// The pods need their ConfigMap and auth Secret, as the operator would create them.
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns2, Name: kube.NamesOf(hubOf(vc)).Auth}, StringData: map[string]string{
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns2, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Auth}, StringData: map[string]string{
 			kube.KeyOperatorPassword: "x", "auth.conf": "user operator on >x ~* &* +@all\n",
 		}}
 		for _, o := range []client.Object{sec, d.Config, d.Headless} {

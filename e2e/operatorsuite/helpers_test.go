@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"net"
 	"net/http"
 	"strings"
@@ -141,7 +142,7 @@ func password(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
 func secretKey(t *testing.T, vc *v1alpha1.ValkeyCluster, key string) string {
 	t.Helper()
 	var s corev1.Secret
-	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(hubOf(vc)).Auth}, &s); err != nil {
+	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Auth}, &s); err != nil {
 		t.Fatal(err)
 	}
 	return string(s.Data[key])
@@ -172,7 +173,7 @@ func appClient(t *testing.T, addr, pass string) vk.Client {
 func clientServiceAddr(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
 	t.Helper()
 	var svc corev1.Service
-	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(hubOf(vc)).Client}, &svc); err != nil {
+	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Client}, &svc); err != nil {
 		t.Fatal(err)
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "6379")

@@ -1,6 +1,7 @@
 package operatorsuite
 
 import (
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestAHibernatedClusterWakesWithEveryAcknowledgedWrite(t *testing.T) {
 	if len(claims.Items) != 3 {
 		t.Fatalf("%d claims kept by the hibernation, want 3", len(claims.Items))
 	}
-	if _, err := cl.Clientset().CoreV1().Secrets(ns).Get(ctx, kube.NamesOf(hubOf(vc)).Auth, metav1.GetOptions{}); err != nil {
+	if _, err := cl.Clientset().CoreV1().Secrets(ns).Get(ctx, kube.NamesOf(valkeyapi.HubOf(vc)).Auth, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the auth Secret is gone: %v", err)
 	}
 	ready := condition(vc, v1beta1.ConditionReady)

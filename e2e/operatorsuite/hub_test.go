@@ -5,18 +5,6 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-// hubOf is vc as the operator reads it: converted to v1beta1, the hub, and defaulted. The
-// tests create v1alpha1 objects (which exercises the conversion); what the operator derives
-// from a cluster (names, objects) takes the hub's.
-func hubOf(vc *v1alpha1.ValkeyCluster) *v1beta1.ValkeyCluster {
-	hub := &v1beta1.ValkeyCluster{}
-	if err := vc.DeepCopy().ConvertTo(hub); err != nil {
-		panic(err) // a v1alpha1 object always converts; an error is a bug of the conversion
-	}
-	v1beta1.SetDefaults(&hub.Spec)
-	return hub
-}
-
 // hubStore is store as v1beta1 spells it (credentialsSecretRef for credentialsSecret), through
 // the API's own conversion, for a test that writes a v1beta1 field naming a store.
 func hubStore(store v1alpha1.BackupStore) *v1beta1.BackupStore {

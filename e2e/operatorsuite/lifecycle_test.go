@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"io"
 	"os"
 	"strings"
@@ -258,7 +259,7 @@ func TestDriftIsRepairedAndDeletionRemovesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	vc := waitFor(t, ns, "tidy", 2*time.Minute, "Steady", steadyWith(2))
-	names := kube.NamesOf(hubOf(vc))
+	names := kube.NamesOf(valkeyapi.HubOf(vc))
 	var svc corev1.Service
 	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Client}, &svc); err != nil {
 		t.Fatal(err)

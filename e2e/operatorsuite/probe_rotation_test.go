@@ -3,6 +3,7 @@ package operatorsuite
 import (
 	"context"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ import (
 // forwards only to Ready pods) still reach the primary, and no pod restart.
 func TestPodsStayReadyAfterTheOperatorPasswordIsRotated(t *testing.T) {
 	ns, ctx, vc := steadyReplication(t, "probed", 5*time.Minute)
-	names := kube.NamesOf(hubOf(vc))
+	names := kube.NamesOf(valkeyapi.HubOf(vc))
 	pods := podRestarts(t, ctx, ns, vc)
 	oldOp := secretKey(t, vc, kube.KeyOperatorPassword)
 
@@ -121,7 +122,7 @@ func TestALostProbePasswordIsMadeAgainForTheRunningPods(t *testing.T) {
 	op.stop(t)
 	startOperator(t, "")
 	var s corev1.Secret
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(hubOf(vc)).Auth}, &s); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Auth}, &s); err != nil {
 		t.Fatal(err)
 	}
 	delete(s.Data, kube.KeyProbePassword)

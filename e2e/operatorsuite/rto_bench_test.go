@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"io"
 	"math"
 	"net"
@@ -532,11 +533,11 @@ func clientEndpoint(tb testing.TB, vc *v1alpha1.ValkeyCluster) (string, string) 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var svc corev1.Service
-	if err := k.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(hubOf(vc)).Client}, &svc); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Client}, &svc); err != nil {
 		tb.Fatal(err)
 	}
 	var s corev1.Secret
-	if err := k.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(hubOf(vc)).Auth}, &s); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Auth}, &s); err != nil {
 		tb.Fatal(err)
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "6379"), string(s.Data[kube.KeyClientPassword])

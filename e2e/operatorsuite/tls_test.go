@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"net"
 	"strings"
 	"sync"
@@ -86,7 +87,7 @@ func TestTLSIsTurnedOnUnderAWriterWithoutLosingAWrite(t *testing.T) {
 	writable(t, vc)
 	pass := password(t, vc)
 	var svc corev1.Service
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(hubOf(vc)).Client}, &svc); err != nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Client}, &svc); err != nil {
 		t.Fatal(err)
 	}
 	plainAddr := net.JoinHostPort(svc.Spec.ClusterIP, "6379")
@@ -329,7 +330,7 @@ func TestARenewedCertificateIsLoadedWithoutARestart(t *testing.T) {
 		t.Errorf("history lacks certificate-reloaded: %v", eventsSince(vc, 1))
 	}
 	var out strings.Builder
-	if err := certificate.Print(&out, hubOf(vc), time.Now()); err != nil {
+	if err := certificate.Print(&out, valkeyapi.HubOf(vc), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); strings.Count(got, "  yes  ") != 3 || !strings.Contains(got, "serial 3") {
