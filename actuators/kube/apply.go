@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -232,11 +233,28 @@ func serviceStep(want *corev1.Service) step {
 	return step{"Service", want, &corev1.Service{}, func(cur client.Object) bool {
 		s := cur.(*corev1.Service)
 		return equality.Semantic.DeepEqual(want.Spec.Selector, s.Spec.Selector) &&
-			equality.Semantic.DeepDerivative(want.Spec.Ports, s.Spec.Ports) &&
-			want.Spec.PublishNotReadyAddresses == s.Spec.PublishNotReadyAddresses
+			// Node ports are Kubernetes' to allocate: one the spec leaves 0 is not drift.
+			equality.Semantic.DeepDerivative(keepNodePorts(want.Spec.Ports, s, serviceType(want.Spec.Type)), s.Spec.Ports) &&
+			want.Spec.PublishNotReadyAddresses == s.Spec.PublishNotReadyAddresses &&
+			serviceType(want.Spec.Type) == serviceType(s.Spec.Type) &&
+			annotationsSet(want.Annotations, s.Annotations)
 	}, func(cur client.Object) {
 		s := cur.(*corev1.Service)
-		s.Spec.Selector, s.Spec.Ports, s.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.Ports, want.Spec.PublishNotReadyAddresses
+		// A type changes in place: the ClusterIP, which Kubernetes keeps across a change
+		// between ClusterIP, NodePort and LoadBalancer, is never touched here; the fields only
+		// the old type had (node ports, traffic policies) the API server drops itself.
+		s.Spec.Ports = keepNodePorts(want.Spec.Ports, s, serviceType(want.Spec.Type))
+		s.Spec.Selector, s.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.PublishNotReadyAddresses
+		s.Spec.Type = serviceType(want.Spec.Type)
+		// Added, never removed: a cloud's controllers annotate the Services too.
+		if len(want.Annotations) > 0 {
+			a := s.Annotations
+			if a == nil {
+				a = map[string]string{}
+			}
+			maps.Copy(a, want.Annotations)
+			s.Annotations = a
+		}
 	}}
 }
 
