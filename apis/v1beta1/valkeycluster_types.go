@@ -261,7 +261,7 @@ type ValkeyClusterSpec struct {
 	// of what is set on pods is read only when a pod starts, and every pod keeps the labels
 	// of the template it was made from.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by']) && !k.startsWith('valkey.fsm.dev/'))",message="podLabels sets a label the operator selects its pods by (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by or one under valkey.fsm.dev/): remove it, or use another key"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by']) && !k.startsWith('valkey.fsm.dev/'))",messageExpression="'podLabels sets ' + self.filter(k, k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by'] || k.startsWith('valkey.fsm.dev/'))[0] + ', a label the operator selects its pods by (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by and those under valkey.fsm.dev/): another value would hide a pod from its cluster; remove it, or use another key'"
 	// +optional
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
@@ -269,7 +269,7 @@ type ValkeyClusterSpec struct {
 	// settings). Annotations under valkey.fsm.dev/ are the operator's and refused. Changing
 	// them rolls the pods, as any change of the pod template does.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('valkey.fsm.dev/'))",message="podAnnotations sets an annotation under valkey.fsm.dev/, which the operator owns on its pods: remove it, or use another key"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('valkey.fsm.dev/'))",messageExpression="'podAnnotations sets ' + self.filter(k, k.startsWith('valkey.fsm.dev/'))[0] + ', an annotation under valkey.fsm.dev/, which the operator owns on its pods (revision, TLS): remove it, or use another key'"
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
