@@ -46,9 +46,11 @@ func TestDayOneKnobsReachThePodsAndServices(t *testing.T) {
 	}
 
 	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "knobs"}, Spec: v1beta1.ValkeyClusterSpec{
-		Topology:           v1beta1.TopologyReplication,
-		Replicas:           ptr.To(int32(2)),
-		ImagePullPolicy:    corev1.PullIfNotPresent,
+		Topology: v1beta1.TopologyReplication,
+		Replicas: ptr.To(int32(2)),
+		// Never is no default of Kubernetes' (IfNotPresent is, for a tagged image): seen on a
+		// pod, it came from the spec. The local node agent runs images from its own store.
+		ImagePullPolicy:    corev1.PullNever,
 		ImagePullSecrets:   []corev1.LocalObjectReference{{Name: "registry-creds"}},
 		PodLabels:          map[string]string{"team": "cart", "tier": "data"},
 		PodAnnotations:     map[string]string{"example.com/scrape": "true"},
@@ -135,7 +137,7 @@ func checkKnobPods(t *testing.T, ns string, labels map[string]string, class *sch
 		if p.Annotations["example.com/scrape"] != "true" || p.Annotations[kube.AnnotationRevision] == "" {
 			t.Errorf("pod %s: annotations %v", p.Name, p.Annotations)
 		}
-		if len(p.Spec.ImagePullSecrets) != 1 || p.Spec.ImagePullSecrets[0].Name != "registry-creds" || p.Spec.Containers[0].ImagePullPolicy != corev1.PullIfNotPresent {
+		if len(p.Spec.ImagePullSecrets) != 1 || p.Spec.ImagePullSecrets[0].Name != "registry-creds" || p.Spec.Containers[0].ImagePullPolicy != corev1.PullNever {
 			t.Errorf("pod %s: pull secrets %v, pull policy %s", p.Name, p.Spec.ImagePullSecrets, p.Spec.Containers[0].ImagePullPolicy)
 		}
 		if p.Spec.PriorityClassName != class.Name || ptr.Deref(p.Spec.Priority, 0) != class.Value {
