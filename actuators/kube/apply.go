@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -237,7 +236,7 @@ func serviceStep(want *corev1.Service) step {
 			equality.Semantic.DeepDerivative(keepNodePorts(want.Spec.Ports, s, serviceType(want.Spec.Type)), s.Spec.Ports) &&
 			want.Spec.PublishNotReadyAddresses == s.Spec.PublishNotReadyAddresses &&
 			serviceType(want.Spec.Type) == serviceType(s.Spec.Type) &&
-			annotationsSet(want.Annotations, s.Annotations)
+			annotationsAsSpec(want, s)
 	}, func(cur client.Object) {
 		s := cur.(*corev1.Service)
 		// A type changes in place: the ClusterIP, which Kubernetes keeps across a change
@@ -246,15 +245,7 @@ func serviceStep(want *corev1.Service) step {
 		s.Spec.Ports = keepNodePorts(want.Spec.Ports, s, serviceType(want.Spec.Type))
 		s.Spec.Selector, s.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.PublishNotReadyAddresses
 		s.Spec.Type = serviceType(want.Spec.Type)
-		// Added, never removed: a cloud's controllers annotate the Services too.
-		if len(want.Annotations) > 0 {
-			a := s.Annotations
-			if a == nil {
-				a = map[string]string{}
-			}
-			maps.Copy(a, want.Annotations)
-			s.Annotations = a
-		}
+		mergeAnnotations(want, s)
 	}}
 }
 

@@ -2,6 +2,8 @@ package kube
 
 import (
 	"maps"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,8 +22,59 @@ func withServiceSpec(vc *v1beta1.ValkeyCluster, client ...*corev1.Service) {
 		svc.Spec.Type = s.Type
 		if len(s.Annotations) > 0 {
 			svc.Annotations = maps.Clone(s.Annotations)
+			svc.Annotations[AnnotationServiceAnnotations] = strings.Join(slices.Sorted(maps.Keys(s.Annotations)), ",")
 		}
 	}
+}
+
+// AnnotationServiceAnnotations on a client Service lists the keys of the annotations the
+// operator set there from spec.service.annotations (comma-separated: an annotation key holds
+// no comma). A cloud's controllers annotate the Services too, so an annotation the Service
+// has and the spec has not is theirs, unless listed here: then the user removed it from the
+// spec, and the operator removes it from the Service.
+const AnnotationServiceAnnotations = "valkey.fsm.dev/service-annotations"
+
+// setByOperator is the annotation keys svc lists as set from the spec.
+func setByOperator(svc *corev1.Service) []string {
+	v := svc.Annotations[AnnotationServiceAnnotations]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// annotationsAsSpec reports whether cur carries want's annotations, and none that the
+// operator set from the spec and the spec no longer has.
+func annotationsAsSpec(want, cur *corev1.Service) bool {
+	if !annotationsSet(want.Annotations, cur.Annotations) {
+		return false
+	}
+	for _, k := range setByOperator(cur) {
+		if _, ok := want.Annotations[k]; !ok {
+			return false
+		}
+	}
+	_, listed := cur.Annotations[AnnotationServiceAnnotations]
+	_, wanted := want.Annotations[AnnotationServiceAnnotations]
+	return !listed || wanted
+}
+
+// mergeAnnotations brings cur's annotations to want's: those the operator set from the spec
+// and the spec dropped are removed, the spec's set; the others' are kept.
+func mergeAnnotations(want, cur *corev1.Service) {
+	a := maps.Clone(cur.Annotations)
+	if a == nil {
+		a = map[string]string{}
+	}
+	for _, k := range setByOperator(cur) {
+		delete(a, k)
+	}
+	delete(a, AnnotationServiceAnnotations)
+	maps.Copy(a, want.Annotations)
+	if len(a) == 0 {
+		a = nil
+	}
+	cur.Annotations = a
 }
 
 // serviceType is t with the API server's default for an empty one.

@@ -75,3 +75,39 @@ func TestClientServiceRepairKeepsWhatKubernetesAllocated(t *testing.T) {
 		t.Errorf("switched back to ClusterIP: type %q, nodePort %d, clusterIP %q", cur.Spec.Type, cur.Spec.Ports[0].NodePort, cur.Spec.ClusterIP)
 	}
 }
+
+// An annotation dropped from spec.service.annotations leaves the Services; those a cloud's
+// controller wrote stay.
+func TestADroppedServiceAnnotationLeavesTheServices(t *testing.T) {
+	annotated := wantService(func(s *v1beta1.ValkeyClusterSpec) {
+		s.Service = &v1beta1.ServiceSpec{Annotations: map[string]string{"dns.example/name": "cache", "lb.example/internal": "true"}}
+	})
+	cur := runningService(corev1.ServiceTypeClusterIP)
+	serviceStep(annotated).merge(cur)
+
+	fewer := serviceStep(wantService(func(s *v1beta1.ValkeyClusterSpec) {
+		s.Service = &v1beta1.ServiceSpec{Annotations: map[string]string{"dns.example/name": "cache"}}
+	}))
+	if fewer.same(cur) {
+		t.Fatal("a Service with an annotation the spec dropped counts as repaired")
+	}
+	fewer.merge(cur)
+	if _, ok := cur.Annotations["lb.example/internal"]; ok || cur.Annotations["dns.example/name"] != "cache" || cur.Annotations["cloud.example/id"] != "lb-1" {
+		t.Errorf("one annotation dropped from the spec: %v", cur.Annotations)
+	}
+	if !fewer.same(cur) {
+		t.Error("a repaired Service still counts as drifted")
+	}
+
+	none := serviceStep(wantService(func(s *v1beta1.ValkeyClusterSpec) {}))
+	if none.same(cur) {
+		t.Fatal("a Service with annotations from a spec that has none counts as repaired")
+	}
+	none.merge(cur)
+	if len(cur.Annotations) != 1 || cur.Annotations["cloud.example/id"] != "lb-1" {
+		t.Errorf("spec.service unset: annotations %v, want only the cloud's", cur.Annotations)
+	}
+	if !none.same(cur) {
+		t.Error("a repaired Service still counts as drifted")
+	}
+}

@@ -13,9 +13,8 @@ type ServiceSpec struct {
 	Type corev1.ServiceType `json:"type,omitempty"`
 
 	// Annotations are added to the Services' annotations, for what a cloud's load balancer
-	// or DNS controller reads there (internal load balancer, DNS name). The operator adds
-	// and updates them, and never removes an annotation (those controllers write their own
-	// there): one dropped from this list stays on the Services until removed from them.
+	// or DNS controller reads there (internal load balancer, DNS name). One dropped from this
+	// list is removed from the Services; those the controllers write there are left alone.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`

@@ -99,13 +99,26 @@ func TestDayOneKnobsReachThePodsAndServices(t *testing.T) {
 	checkKnobPods(t, ns, map[string]string{"team": "checkout", "tier": "data"}, class)
 	t.Logf("pod label changed: every pod rolled, %d writes acknowledged, none lost", acked)
 
-	// The Services' type changes in place: no pod restarts, the cluster IP stays.
+	// The Services' type and annotations change in place: no pod restarts, the cluster IP
+	// stays, the annotation dropped from the spec leaves and one written by someone else (a
+	// cloud's controller) stays.
 	before = podRevisions(t, ns)
-	updateBeta(t, ctx, ns, "knobs", func(s *v1beta1.ValkeyClusterSpec) { s.Service.Type = corev1.ServiceTypeClusterIP })
+	patch := client.MergeFrom(service(t, ns, names.Client))
+	cloud := service(t, ns, names.Client)
+	cloud.Annotations["cloud.example.com/id"] = "lb-7"
+	if err := k.Patch(ctx, cloud, patch); err != nil {
+		t.Fatal(err)
+	}
+	updateBeta(t, ctx, ns, "knobs", func(s *v1beta1.ValkeyClusterSpec) {
+		s.Service = &v1beta1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Annotations: map[string]string{"example.com/dns": "cache"}}
+	})
 	waitForService(t, ctx, ns, names.Client, func(svc *corev1.Service) bool { return svc.Spec.Type == corev1.ServiceTypeClusterIP })
 	svc := service(t, ns, names.Client)
-	if svc.Spec.ClusterIP != nodePortIP || svc.Spec.Ports[0].NodePort != 0 || svc.Annotations["example.com/lb"] != "internal" {
-		t.Fatalf("switched to ClusterIP: cluster IP %s (was %s), ports %+v, annotations %v", svc.Spec.ClusterIP, nodePortIP, svc.Spec.Ports, svc.Annotations)
+	if svc.Spec.ClusterIP != nodePortIP || svc.Spec.Ports[0].NodePort != 0 {
+		t.Fatalf("switched to ClusterIP: cluster IP %s (was %s), ports %+v", svc.Spec.ClusterIP, nodePortIP, svc.Spec.Ports)
+	}
+	if _, ok := svc.Annotations["example.com/lb"]; ok || svc.Annotations["example.com/dns"] != "cache" || svc.Annotations["cloud.example.com/id"] != "lb-7" {
+		t.Fatalf("annotations after the spec replaced example.com/lb with example.com/dns: %v", svc.Annotations)
 	}
 	writable(t, get(t, ns, "knobs"))
 	if after := podRevisions(t, ns); !maps.Equal(before, after) {
