@@ -232,11 +232,20 @@ func serviceStep(want *corev1.Service) step {
 	return step{"Service", want, &corev1.Service{}, func(cur client.Object) bool {
 		s := cur.(*corev1.Service)
 		return equality.Semantic.DeepEqual(want.Spec.Selector, s.Spec.Selector) &&
-			equality.Semantic.DeepDerivative(want.Spec.Ports, s.Spec.Ports) &&
-			want.Spec.PublishNotReadyAddresses == s.Spec.PublishNotReadyAddresses
+			// Node ports are Kubernetes' to allocate: one the spec leaves 0 is not drift.
+			equality.Semantic.DeepDerivative(keepNodePorts(want.Spec.Ports, s, serviceType(want.Spec.Type)), s.Spec.Ports) &&
+			want.Spec.PublishNotReadyAddresses == s.Spec.PublishNotReadyAddresses &&
+			serviceType(want.Spec.Type) == serviceType(s.Spec.Type) &&
+			annotationsAsSpec(want, s)
 	}, func(cur client.Object) {
 		s := cur.(*corev1.Service)
-		s.Spec.Selector, s.Spec.Ports, s.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.Ports, want.Spec.PublishNotReadyAddresses
+		// A type changes in place: the ClusterIP, which Kubernetes keeps across a change
+		// between ClusterIP, NodePort and LoadBalancer, is never touched here; the fields only
+		// the old type had (node ports, traffic policies) the API server drops itself.
+		s.Spec.Ports = keepNodePorts(want.Spec.Ports, s, serviceType(want.Spec.Type))
+		s.Spec.Selector, s.Spec.PublishNotReadyAddresses = want.Spec.Selector, want.Spec.PublishNotReadyAddresses
+		s.Spec.Type = serviceType(want.Spec.Type)
+		mergeAnnotations(want, s)
 	}}
 }
 

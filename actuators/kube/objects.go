@@ -132,6 +132,7 @@ func BuildMounting(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, tlsSe
 	}
 	clientSvc := &corev1.Service{ObjectMeta: meta(names.Client), Spec: corev1.ServiceSpec{Selector: withRole(RolePrimary), Ports: port}}
 	replicasSvc := &corev1.Service{ObjectMeta: meta(names.Replicas), Spec: corev1.ServiceSpec{Selector: withRole(RoleReplica), Ports: port}}
+	withServiceSpec(vc, clientSvc, replicasSvc)
 
 	tmpl := podTemplate(vc, names, tlsSecret)
 	if podMaxMemory != "" {
@@ -146,8 +147,10 @@ func BuildMounting(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, tlsSe
 	h := sha256.New()
 	_ = json.NewEncoder(h).Encode(tmpl.Spec)
 	h.Write([]byte(valkey.RenderConfig(restartIn)))
+	hashPodMeta(h, vc)
 	revision := hex.EncodeToString(h.Sum(nil))[:16]
-	tmpl.Annotations = map[string]string{AnnotationRevision: revision}
+	tmpl.Annotations = podAnnotations(vc)
+	tmpl.Annotations[AnnotationRevision] = revision
 	if tlsMode != valkey.TLSNone {
 		tmpl.Annotations[AnnotationTLS] = string(tlsMode)
 	}
@@ -202,16 +205,23 @@ func podTemplate(vc *v1beta1.ValkeyCluster, names Names, tlsSecret string) corev
 			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 			SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
+		// Valkey never calls the API server: the account (spec.serviceAccountName) is for what
+		// the cluster's policies attach to it (an image pull secret, a workload identity), and
+		// its token stays out of the pod.
 		AutomountServiceAccountToken: ptr.To(false),
+		ServiceAccountName:           vc.Spec.ServiceAccountName,
+		ImagePullSecrets:             vc.Spec.ImagePullSecrets,
+		PriorityClassName:            vc.Spec.PriorityClassName,
 		NodeSelector:                 vc.Spec.NodeSelector,
 		Tolerations:                  vc.Spec.Tolerations,
 		Affinity:                     vc.Spec.Affinity,
 		TopologySpreadConstraints:    vc.Spec.TopologySpreadConstraints,
 		Containers: []corev1.Container{{
-			Name:    "valkey",
-			Image:   image,
-			Command: valkey.ServerCommand(names.Sharded),
-			Args:    valkey.ServerArgs(names.Sharded),
+			Name:            "valkey",
+			Image:           image,
+			ImagePullPolicy: vc.Spec.ImagePullPolicy,
+			Command:         valkey.ServerCommand(names.Sharded),
+			Args:            valkey.ServerArgs(names.Sharded),
 			SecurityContext: &corev1.SecurityContext{
 				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
 				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -255,7 +265,7 @@ func podTemplate(vc *v1beta1.ValkeyCluster, names Names, tlsSecret string) corev
 	if len(spec.TopologySpreadConstraints) == 0 && spec.Affinity == nil {
 		spec.TopologySpreadConstraints = v1beta1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SelectorLabels(vc)})
 	}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(vc)}, Spec: spec}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(vc)}, Spec: spec}
 }
 
 // probeFile is where the readiness probe reads its password: the auth Secret's probe key,

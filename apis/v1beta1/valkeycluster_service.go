@@ -13,7 +13,8 @@ type ServiceSpec struct {
 	Type corev1.ServiceType `json:"type,omitempty"`
 
 	// Annotations are added to the Services' annotations, for what a cloud's load balancer
-	// or DNS controller reads there (internal load balancer, DNS name).
+	// or DNS controller reads there (internal load balancer, DNS name). One dropped from this
+	// list is removed from the Services; those the controllers write there are left alone.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`

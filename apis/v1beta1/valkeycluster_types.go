@@ -240,12 +240,14 @@ type ValkeyClusterSpec struct {
 
 	// ImagePullPolicy is the valkey container's pull policy, as in a Pod spec (Kubernetes'
 	// default when unset: Always for a :latest or untagged image, IfNotPresent otherwise).
+	// Changing it rolls the pods, as any change of the pod template does.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	// +optional
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// ImagePullSecrets name Secrets in this namespace that hold credentials for the image's
-	// registry, as in a Pod spec.
+	// registry, as in a Pod spec. Changing them rolls the pods, as any change of the pod
+	// template does.
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
@@ -254,9 +256,12 @@ type ValkeyClusterSpec struct {
 	// PodLabels are added to every pod's labels (cost centres, mesh or policy selectors).
 	// The labels the operator selects its pods by (app.kubernetes.io/name, instance and
 	// managed-by, and everything under valkey.fsm.dev/) are refused: another value would
-	// hide a pod from its own cluster.
+	// hide a pod from its own cluster. Changing them rolls the pods, as any change of the pod
+	// template does (replicas first, each primary last after handing its role over): much
+	// of what is set on pods is read only when a pod starts, and every pod keeps the labels
+	// of the template it was made from.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by']) && !k.startsWith('valkey.fsm.dev/'))",message="podLabels sets a label the operator selects its pods by (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by or one under valkey.fsm.dev/): remove it, or use another key"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by']) && !k.startsWith('valkey.fsm.dev/'))",messageExpression="'podLabels sets ' + self.filter(k, k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/managed-by'] || k.startsWith('valkey.fsm.dev/'))[0] + ', a label the operator selects its pods by (app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by and those under valkey.fsm.dev/): another value would hide a pod from its cluster; remove it, or use another key'"
 	// +optional
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
@@ -264,25 +269,31 @@ type ValkeyClusterSpec struct {
 	// settings). Annotations under valkey.fsm.dev/ are the operator's and refused. Changing
 	// them rolls the pods, as any change of the pod template does.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('valkey.fsm.dev/'))",message="podAnnotations sets an annotation under valkey.fsm.dev/, which the operator owns on its pods: remove it, or use another key"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('valkey.fsm.dev/'))",messageExpression="'podAnnotations sets ' + self.filter(k, k.startsWith('valkey.fsm.dev/'))[0] + ', an annotation under valkey.fsm.dev/, which the operator owns on its pods (revision, TLS): remove it, or use another key'"
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// PriorityClassName is the pods' PriorityClass, as in a Pod spec: a data store usually
-	// ranks above the workloads that use it, so that they are preempted first.
+	// ranks above the workloads that use it, so that they are preempted first. Changing it
+	// rolls the pods, as any change of the pod template does.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
 	// ServiceAccountName is the pods' ServiceAccount, as in a Pod spec (the namespace's
-	// default account when unset). Valkey itself never calls the Kubernetes API.
+	// default account when unset). Valkey itself never calls the Kubernetes API, so the
+	// account's token is not mounted into the pods (automountServiceAccountToken false): the
+	// account is for what policies attach to it (image pull secrets, a workload identity).
+	// Changing it rolls the pods, as any change of the pod template does.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// Service shapes the client Services (<name> for writes, <name>-replicas for reads):
 	// their type and annotations. The headless <name>-nodes Service that peers and the
-	// operator use is not affected.
+	// operator use is not affected and stays headless. Changing them updates the Services
+	// in place and rolls no pod: a Service keeps its cluster IP across a change of type, and
+	// Kubernetes allocates the node ports.
 	// +optional
 	Service *ServiceSpec `json:"service,omitempty"`
 
