@@ -2,6 +2,7 @@ package operatorsuite
 
 import (
 	"context"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
 	"maps"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestDayOneKnobsReachThePodsAndServices(t *testing.T) {
 	}
 	steady := waitFor(t, ns, "knobs", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
 	checkKnobPods(t, ns, map[string]string{"team": "cart", "tier": "data"}, class)
-	names := kube.NamesOf(hubOf(steady))
+	names := kube.NamesOf(valkeyapi.HubOf(steady))
 	var nodePortIP string
 	for _, name := range []string{names.Client, names.Replicas} {
 		svc := service(t, ns, name)
