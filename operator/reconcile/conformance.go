@@ -110,7 +110,8 @@ func (c *ConformanceWorld) TakeSnapshot(ctx context.Context) (string, error) {
 	if _, err := backup.TakeAll(ctx, store, dir, vc.Name, c.w.obs.Spec.Mode, prim.Valkey.Version, src, time.Now); err != nil {
 		return "", err
 	}
-	vc.Spec.RestoreFrom = &v1beta1.RestoreSource{Store: &spec, Path: dir}
+	// A restore into the running cluster: v1beta1 asks the spec to say it discards its data.
+	vc.Spec.RestoreFrom = &v1beta1.RestoreSource{Store: &spec, Path: dir, DiscardCurrentData: true}
 	if err := c.r.Client.Update(ctx, vc); err != nil {
 		return "", err
 	}
