@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -85,6 +86,7 @@ func TestChartWebhooksWithCertManager(t *testing.T) {
 	admission := cl.Clientset().AdmissionregistrationV1()
 	var mutating *admissionregistrationv1.MutatingWebhookConfiguration
 	var validating *admissionregistrationv1.ValidatingWebhookConfiguration
+	var bundles map[string][]byte
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var err error
 		if mutating, err = admission.MutatingWebhookConfigurations().Get(ctx, release, metav1.GetOptions{}); err != nil {
@@ -93,22 +95,26 @@ func TestChartWebhooksWithCertManager(t *testing.T) {
 		if validating, err = admission.ValidatingWebhookConfigurations().Get(ctx, release, metav1.GetOptions{}); err != nil {
 			return false, nil
 		}
-		var bundles [][]byte
+		bundles = map[string][]byte{}
 		for _, w := range mutating.Webhooks {
-			bundles = append(bundles, w.ClientConfig.CABundle)
+			bundles[w.Name] = w.ClientConfig.CABundle
 		}
 		for _, w := range validating.Webhooks {
-			bundles = append(bundles, w.ClientConfig.CABundle)
+			bundles[w.Name] = w.ClientConfig.CABundle
 		}
 		for _, b := range bundles {
 			if !bytes.Equal(b, caPEM) {
 				return false, nil
 			}
 		}
-		return len(bundles) > 0, nil
+		return len(bundles) == 4, nil
 	})
 	if err != nil {
-		t.Fatalf("cainjector did not fill the webhook configurations' caBundle with the Certificate's CA: mutating %+v, validating %+v", mutating, validating)
+		summary := map[string]string{}
+		for name, b := range bundles {
+			summary[name] = fmt.Sprintf("%d bytes, the CA's: %t", len(b), bytes.Equal(b, caPEM))
+		}
+		t.Fatalf("cainjector did not fill the four admission webhooks' caBundle with the Certificate's CA: %v", summary)
 	}
 
 	// The pod serves the issued certificate, verified by that CA under the Service's name.
