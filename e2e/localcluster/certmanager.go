@@ -73,7 +73,9 @@ var certManagers = struct {
 // controllers, built from the Go module proxy, as a host process with admin credentials: the
 // issuers and cluster issuers, the CertificateRequest approver, the CA and self-signed signers
 // and the Certificate machinery (trigger, key manager, request manager, issuing, readiness,
-// revision manager). ACME, Vault and Venafi are not built in, nor is the webhook, so the API
+// revision manager), and cainjector, which fills the caBundle of webhook configurations, CRDs
+// and APIServices annotated cert-manager.io/inject-ca-from (or -from-secret,
+// inject-apiserver-ca). ACME, Vault and Venafi are not built in, nor is the webhook, so the API
 // server applies only the CRDs' schemas. ClusterIssuers read their Secrets from
 // CertManagerNamespace, which it creates. The process stops with the cluster (and dies with the
 // test process); its output goes to the cluster's log as [cert-manager]. A second call on the

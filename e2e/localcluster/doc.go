@@ -21,9 +21,9 @@
 // of a hybrid machine (memcgroup.go); with neither, limits are not enforced
 // (Cluster.MemoryLimitsEnforced). CPU limits are not enforced.
 //
-// StartCertManager runs the real cert-manager (its controllers, built from the Go module proxy,
-// as a host process) so that tests get TLS certificates issued and renewed as in a real
-// installation.
+// StartCertManager runs the real cert-manager (its controllers and cainjector, built from the
+// Go module proxy, as a host process) so that tests get TLS certificates issued and renewed,
+// and caBundles injected, as in a real installation.
 //
 // What it is not: there is no image isolation (containers see the host's binaries; images map
 // to local programs), no network namespace (a process that binds 0.0.0.0 takes the port for

@@ -1,7 +1,8 @@
 // Command cert-manager-controllers runs cert-manager's own controllers (v1.21.2, from the Go
 // module proxy) against a kubeconfig: the issuers, the CertificateRequest approver, the CA and
 // self-signed signers and the Certificate state machine (trigger, key manager, request manager,
-// issuing, readiness, revision manager). The local cluster (e2e/localcluster StartCertManager)
+// issuing, readiness, revision manager), and its cainjector, which fills the caBundle of
+// webhook configurations and CRDs from a Certificate's Secret. The local cluster (e2e/localcluster StartCertManager)
 // runs it as a host process so that tests get certificates from the real cert-manager, with its
 // real renewal behaviour, instead of from a stand-in.
 //
@@ -27,6 +28,7 @@ import (
 	"github.com/cert-manager/cert-manager/pkg/controller"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	// Each package registers its controller (or, under pkg/issuer, the issuer kind the
 	// issuers controllers check) in init. ACME, Vault, Venafi, the ingress and gateway shims
@@ -66,11 +68,14 @@ var controllers = []string{
 }
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "admin kubeconfig of the cluster (required)")
-	clusterResourceNamespace := flag.String("cluster-resource-namespace", "cert-manager", "namespace where the Secrets that ClusterIssuers refer to live")
-	workers := flag.Int("workers", 5, "workers per controller")
-	verbosity := flag.Int("v", 2, "log verbosity (cert-manager logs its info messages at 2)")
-	flag.Parse()
+	// A flag set of its own: controller-runtime (cainjector's manager) registers its own
+	// --kubeconfig on the global one.
+	flags := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	kubeconfig := flags.String("kubeconfig", "", "admin kubeconfig of the cluster (required)")
+	clusterResourceNamespace := flags.String("cluster-resource-namespace", "cert-manager", "namespace where the Secrets that ClusterIssuers refer to live")
+	workers := flags.Int("workers", 5, "workers per controller")
+	verbosity := flags.Int("v", 2, "log verbosity (cert-manager logs its info messages at 2)")
+	_ = flags.Parse(os.Args[1:])
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "cert-manager-controllers: --kubeconfig is required")
 		os.Exit(2)
@@ -80,6 +85,8 @@ func main() {
 	klog.InitFlags(klogFlags)
 	_ = klogFlags.Set("v", strconv.Itoa(*verbosity))
 	logf.InitLogs()
+	// controller-runtime (cainjector's manager) logs through the same klog output.
+	ctrl.SetLogger(logf.Log)
 	defer logf.FlushLogs()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -148,7 +155,7 @@ func run(ctx context.Context, kubeconfig, clusterResourceNamespace string, worke
 	}
 
 	var wg sync.WaitGroup
-	errs := make(chan error, len(all))
+	errs := make(chan error, len(all)+1)
 	for _, r := range all {
 		wg.Go(func() {
 			log.V(logf.InfoLevel).Info("starting controller", "controller", r.name)
@@ -160,6 +167,15 @@ func run(ctx context.Context, kubeconfig, clusterResourceNamespace string, worke
 			}
 		})
 	}
+	// cainjector is a deployment of its own in a real installation; here it shares the
+	// process and, like a controller above, stops the others when it fails.
+	wg.Go(func() {
+		log.V(logf.InfoLevel).Info("starting cainjector")
+		if err := runCAInjector(ctx, kubeconfig); err != nil && !errors.Is(err, context.Canceled) {
+			errs <- err
+			cancel()
+		}
+	})
 	// Only now: the constructors above registered the informers they need, and a factory
 	// starts only the informers registered before Start.
 	base.SharedInformerFactory.Start(ctx.Done())
