@@ -24,9 +24,9 @@ func TestPullImageFailsWhereARegistryWould(t *testing.T) {
 	}
 	defer open.Close()
 	images := map[string]Image{
-		"valkey/valkey":                           {},
+		"valkey/valkey": {},
 		"ghcr.io/valkey-fsm/valkey-operator:0.1.0": {},
-		"registry.test/mapped":                    {},
+		"registry.test/mapped":                     {},
 	}
 	for _, c := range []struct{ image, reason, says string }{
 		{"valkey/valkey:8.0", "", ""},
