@@ -16,8 +16,8 @@ type Options struct {
 	// Cluster.SetNewIPOnRecreate changes it while the cluster runs.
 	NewIPOnRecreate bool
 	// RestartBackoff is the first delay before restarting a crashed container; it doubles up
-	// to MaxRestartBackoff. Kubelet uses 10 s and 5 min; the defaults here are 1 s and 20 s
-	// so that tests of crash loops finish.
+	// to MaxRestartBackoff. The defaults are kubelet's, 10 s and 5 min (supervise.go says
+	// when a restart waits: a first crash, or one after 10 minutes of running, does not).
 	RestartBackoff    time.Duration
 	MaxRestartBackoff time.Duration
 	// MaxPodsPerNode is the Pods each Node takes (kubelet's --max-pods), default 110 as
@@ -74,10 +74,10 @@ func (o Options) withDefaults() (Options, error) {
 		o.Zones = []string{"a", "b", "c"}
 	}
 	if o.RestartBackoff <= 0 {
-		o.RestartBackoff = time.Second
+		o.RestartBackoff = kubeletBackOff
 	}
 	if o.MaxRestartBackoff <= 0 {
-		o.MaxRestartBackoff = 20 * time.Second
+		o.MaxRestartBackoff = kubeletMaxBackOff
 	}
 	images, err := DefaultImages(o.OperatorLayout)
 	if err != nil {

@@ -71,11 +71,13 @@ func TestAPodThatDoesNotStartSaysWhy(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), valkeySays) {
 		t.Fatalf("kubectl valkey status does not show why the pod does not start (%v):\n%s", err, out)
 	}
-	// Fixing the spec lets it start: the error goes away with it.
+	// Fixing the spec lets it start: the error goes away with it. The crash-looping container
+	// may be in kubelet's back-off (10 s, 20 s, 40 s ...) when the fix lands: its next start
+	// can be most of a minute away.
 	vc = get(t, ns, "badconf")
 	vc.Spec.Config = nil
 	update(t, ctx, vc)
-	waitFor(t, ns, "badconf", time.Minute, "Steady and Ready once the directive is gone", func(vc *v1alpha1.ValkeyCluster) bool {
+	waitFor(t, ns, "badconf", 2*time.Minute, "Steady and Ready once the directive is gone", func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(1)(vc) && meta.IsStatusConditionTrue(vc.Status.Conditions, v1beta1.ConditionReady) && !strings.Contains(vc.Status.Waiting, "does not start")
 	})
 }

@@ -191,6 +191,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 			n.Pod.VolumeFromBefore = keptFromBefore(c, vc)
 			n.Pod.VolumeBytes = c.Spec.Resources.Requests.Storage().Value()
 		}
+		if pod != nil {
+			n.Pod.StartError = podTrouble(pod, w.claims[name], n.Pod.StartError)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -166,6 +166,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *w
 	}
 	for _, n := range w.obs.Nodes {
 		if why := n.NotStarting(); why != "" && !strings.Contains(wasDegraded, why) {
+			logFrom(ctx).Info("pod does not start", "pod", n.Name, "why", why)
 			r.event(vc, corev1.EventTypeWarning, "PodNotStarting", "%s does not start: %s", n.Name, why)
 		}
 	}

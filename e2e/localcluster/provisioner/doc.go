@@ -19,6 +19,11 @@
 // kubernetes.io/pv-protection finalizers, so the controller-manager must also run the
 // pvc-protection and pv-protection controllers, or deleted claims and volumes never go away.
 //
+// A claim larger than the storage (Options.Capacity, else the free space of Root's file system)
+// is not provisioned: it stays Pending with the ProvisioningFailed event an external
+// provisioner records, and is tried again with its back-off (1 s doubling to 5 minutes).
+// Growing a claim past the free space fails the same way (VolumeResizeFailed).
+//
 // Claims with a selector, a data source or volumeMode Block are not provisioned (logged and
 // left Pending), as with most external provisioners.
 package provisioner

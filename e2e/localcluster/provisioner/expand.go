@@ -34,6 +34,13 @@ func (p *Provisioner) expand(ctx context.Context, pvc *corev1.PersistentVolumeCl
 	log := p.log.With("claim", pvc.Namespace+"/"+pvc.Name, "pv", pv.Name, "size", want.String())
 
 	if have := pv.Spec.Capacity[corev1.ResourceStorage]; have.Cmp(want) < 0 {
+		grow := want.DeepCopy()
+		grow.Sub(have)
+		if err := p.fits(grow); err != nil {
+			// As the external resizer reports a failed expansion; the claim keeps its size.
+			p.claimEvent(ctx, pvc, corev1.EventTypeWarning, "VolumeResizeFailed", fmt.Sprintf("resize volume %q by resizer %q failed: %v", pv.Name, p.opts.Provisioner, err))
+			return err
+		}
 		pv = pv.DeepCopy()
 		pv.Spec.Capacity[corev1.ResourceStorage] = want
 		if _, err := p.cs.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {

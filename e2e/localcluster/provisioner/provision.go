@@ -57,6 +57,13 @@ func (p *Provisioner) provision(ctx context.Context, pvc *corev1.PersistentVolum
 		log.Warn("not provisioning claim", "reason", "no storage request")
 		return nil
 	}
+	if err := p.fits(size); err != nil {
+		// The external provisioner's report: a Normal Provisioning, then a Warning
+		// ProvisioningFailed on the claim, which stays Pending and is tried again.
+		p.claimEvent(ctx, pvc, corev1.EventTypeNormal, "Provisioning", fmt.Sprintf("External provisioner is provisioning volume for claim %q", pvc.Namespace+"/"+pvc.Name))
+		p.claimEvent(ctx, pvc, corev1.EventTypeWarning, "ProvisioningFailed", fmt.Sprintf("failed to provision volume with StorageClass %q: %v", p.opts.StorageClass, err))
+		return err
+	}
 
 	dir := p.dirOf(name)
 	if err := os.MkdirAll(dir, 0o777); err != nil {

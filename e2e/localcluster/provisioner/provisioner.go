@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -41,6 +43,10 @@ type Options struct {
 	// Provisioner is the class's provisioner name, also written to the
 	// pv.kubernetes.io/provisioned-by annotation (default "localcluster.valkey.fsm.dev/dir").
 	Provisioner string
+	// Capacity bounds the size of one volume: a claim asking for more stays Pending with a
+	// ProvisioningFailed event, as with a provisioner whose storage is too small. Nil: the
+	// free space of Root's file system when the claim is provisioned.
+	Capacity *resource.Quantity
 	// Logger receives what the provisioner does (default: discarded).
 	Logger *slog.Logger
 }
@@ -94,8 +100,10 @@ func (p *Provisioner) Run(ctx context.Context) error {
 	if err := os.MkdirAll(p.opts.Root, 0o755); err != nil {
 		return fmt.Errorf("provisioner: %w", err)
 	}
+	// The external provisioner's retry intervals (--retry-interval-start 1s, -max 5m): a
+	// claim that does not fit is tried again, and says so in an event, at that pace.
 	p.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "provisioner"})
 
 	factory := informers.NewSharedInformerFactory(p.cs, 0)

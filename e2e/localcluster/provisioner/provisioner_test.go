@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,5 +207,77 @@ func TestPathOf(t *testing.T) {
 		if path, ok := PathOf(tc.pv); path != tc.path || ok != tc.ok {
 			t.Errorf("%s: PathOf = %q, %v; want %q, %v", tc.name, path, ok, tc.path, tc.ok)
 		}
+	}
+}
+
+// A claim larger than the storage stays Pending, with the external provisioner's
+// ProvisioningFailed event, and no volume; one that fits beside it binds. Growing a bound claim
+// past the storage fails the same way and keeps its size.
+func TestAClaimLargerThanTheStorageStaysPending(t *testing.T) {
+	cs := cluster(t)
+	startProvisioner(t, cs, "standard")
+	ns := namespace(t, cs)
+	ctx := ctxFor(t, 30*time.Second)
+	huge := createClaim(t, cs, ns, "huge", "", "1Ei")
+	createClaim(t, cs, ns, "small", "", "1Mi")
+	waitClaim(t, cs, ns, "small", "bound", bound)
+	var failed *corev1.Event
+	err := poll(ctx, func() (bool, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=huge"})
+		if err != nil {
+			return false, err
+		}
+		for i, e := range evs.Items {
+			if e.Reason == "ProvisioningFailed" {
+				failed = &evs.Items[i]
+			}
+		}
+		return failed != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no ProvisioningFailed event for a claim of 1Ei: %v", err)
+	}
+	want := `failed to provision volume with StorageClass "standard": insufficient capacity: the claim asks for 1Ei, the storage has `
+	if failed.Type != corev1.EventTypeWarning || !strings.HasPrefix(failed.Message, want) || failed.InvolvedObject.UID != huge.UID {
+		t.Errorf("event %s %q on %s, want a Warning saying %q", failed.Type, failed.Message, failed.InvolvedObject.UID, want)
+	}
+	cur, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "huge", metav1.GetOptions{})
+	if err != nil || cur.Status.Phase != corev1.ClaimPending || cur.Spec.VolumeName != "" {
+		t.Fatalf("the 1Ei claim: %v %+v", err, cur.Status)
+	}
+	if _, err := cs.CoreV1().PersistentVolumes().Get(ctx, "pvc-"+string(huge.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a volume was made for the 1Ei claim: %v", err)
+	}
+
+	// Growing the small claim past the storage: the resizer's failure, the size stays.
+	small, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "small", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("1Ei")
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Update(ctx, small, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = poll(ctx, func() (bool, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=small"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "VolumeResizeFailed" && strings.Contains(e.Message, "insufficient capacity") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no VolumeResizeFailed event: %v", err)
+	}
+	pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, "pvc-"+string(small.UID), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pv.Spec.Capacity[corev1.ResourceStorage]; got.Cmp(resource.MustParse("1Mi")) != 0 {
+		t.Errorf("the volume grew to %s", got.String())
 	}
 }
