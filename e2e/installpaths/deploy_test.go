@@ -28,7 +28,7 @@ func TestDeployAndUndeployLeaveNothingBehind(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	before := inventory(ctx, t)
+	before := takeInventory(ctx, t)
 
 	out := runMake(t, "deploy-operator")
 	t.Cleanup(func() {
@@ -96,18 +96,35 @@ func TestDeployAndUndeployLeaveNothingBehind(t *testing.T) {
 	checkNothingLeft(ctx, t, before)
 }
 
-// checkNothingLeft waits (a minute: the garbage collector and the volume provisioner finish
+// checkNothingLeft waits (two minutes: the garbage collector and the volume provisioner finish
 // after the deletes) until every object the API server lists was in before.
 func checkNothingLeft(ctx context.Context, t *testing.T, before map[string]bool) {
 	t.Helper()
 	var left []string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		left = added(before, inventory(ctx, t))
-		return len(left) == 0, nil
-	})
-	if err != nil {
-		t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
+	var lastErr error
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		now, err := inventory(ctx)
+		if lastErr = err; err == nil {
+			if left = added(before, now); len(left) == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind (last inventory error: %v):\n%s", lastErr, strings.Join(left, "\n"))
+		}
+		time.Sleep(time.Second)
 	}
+}
+
+// takeInventory is inventory, failing the test on an error.
+func takeInventory(ctx context.Context, t *testing.T) map[string]bool {
+	t.Helper()
+	inv, err := inventory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }
 
 // waitSteady waits until the namespace's one ValkeyCluster is Steady with every node ready.

@@ -2,11 +2,11 @@ package installpaths
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster"
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
@@ -77,53 +78,44 @@ func runMake(t *testing.T, target string, vars ...string) string {
 	return string(out)
 }
 
-// inventory is every object the API server lists (but Events), as group/resource namespace/name.
-func inventory(ctx context.Context, t *testing.T) map[string]bool {
-	t.Helper()
-	cfg := cl.RESTConfig()
+// inventory is every object the API server lists (but Events), as group/resource
+// namespace/name. Any group it cannot discover or list is an error: a partial inventory
+// would hide what is left.
+func inventory(ctx context.Context) (map[string]bool, error) {
+	cfg := rest.CopyConfig(cl.RESTConfig())
+	cfg.WarningHandler = rest.NoWarnings{} // deprecated kinds (Endpoints) are listed all the same
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	lists, err := dc.ServerPreferredResources()
-	var partial *discovery.ErrGroupDiscoveryFailed
-	if err != nil && !errors.As(err, &partial) {
-		t.Fatal(err)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]bool{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || r.Name == "events" || !contains(r.Verbs, "list") {
+			if strings.Contains(r.Name, "/") || r.Name == "events" || !slices.Contains(r.Verbs, "list") {
 				continue
 			}
 			items, err := mc.Resource(gv.WithResource(r.Name)).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				t.Logf("listing %s: %v", r.Name, err)
-				continue
+				return nil, fmt.Errorf("listing %s: %w", r.Name, err)
 			}
 			for _, it := range items.Items {
 				out[fmt.Sprintf("%s/%s %s/%s", gv.Group, r.Name, it.Namespace, it.Name)] = true
 			}
 		}
 	}
-	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return out, nil
 }
 
 // added is what now holds and before did not, sorted.

@@ -27,7 +27,7 @@ func TestMakeRunReconcilesAClusterFromOutside(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	tns := cl.Namespace(t)
-	before := inventory(ctx, t)
+	before := takeInventory(ctx, t)
 
 	const ns = "vo-run"
 	run := makeCmd(t, "run", "OPERATOR_NAMESPACE="+ns, "RUN_ARGS=--metrics-bind-address=0 --health-probe-bind-address=0 --retry-interval=1s")
