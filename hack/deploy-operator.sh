@@ -123,6 +123,13 @@ run_setup() {
 			"$kubectl" annotate crd "$crd" "$mark=make" --overwrite >/dev/null
 		done
 		"$kubectl" wait --for condition=Established --timeout 60s "${crds[@]/#/crd/}" >/dev/null
+		# The API server stops serving a version a moment after the CRD says so.
+		for _ in $(seq 60); do
+			"$kubectl" get --raw /apis/valkey.fsm.dev/v1alpha1 >/dev/null 2>&1 || return 0
+			sleep 0.5
+		done
+		say "the API server still serves valkey.fsm.dev/v1alpha1"
+		exit 1
 	fi
 }
 

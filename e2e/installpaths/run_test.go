@@ -3,6 +3,7 @@ package installpaths
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,19 +63,20 @@ func TestMakeRunReconcilesAClusterFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The CRDs are served once make run has set up (the build comes first: minutes when cold).
+	// The operator holds its Lease once make run has set up and started it (the build comes
+	// first: minutes when cold).
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-done:
 			done <- err
-			return false, err
+			return false, fmt.Errorf("make run ended: %v", err)
 		default:
 		}
-		_, err := dyn.Resource(valkeyClusters).Namespace(tns).List(ctx, metav1.ListOptions{})
-		return err == nil, nil
+		lease, err := cl.Clientset().CoordinationV1().Leases(ns).Get(ctx, "valkey-operator.valkey.fsm.dev", metav1.GetOptions{})
+		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
 	})
 	if err != nil {
-		t.Fatalf("make run set up no CRDs: %v\n%s", err, tail(log.String(), 40))
+		t.Fatalf("make run's operator does not lead: %v\n%s", err, tail(log.String(), 40))
 	}
 	alpha := valkeyClusters
 	alpha.Version = "v1alpha1"
@@ -87,11 +89,6 @@ func TestMakeRunReconcilesAClusterFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSteady(ctx, t, dyn, tns)
-	lease, err := cl.Clientset().CoordinationV1().Leases(ns).Get(ctx, "valkey-operator.valkey.fsm.dev", metav1.GetOptions{})
-	if err != nil || lease.Spec.HolderIdentity == nil {
-		t.Errorf("make run's operator holds no Lease in %s: %v", ns, err)
-	}
-
 	// Deleted while the operator runs (it removes its finalizer), then Ctrl-C.
 	if err := dyn.Resource(valkeyClusters).Namespace(tns).Delete(ctx, "demo", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -105,6 +102,11 @@ func TestMakeRunReconcilesAClusterFromOutside(t *testing.T) {
 	}
 	stop()
 	stopped = true
+	// The cluster's claims stay after it (its spec keeps data): the test's namespace goes, so
+	// that only what make run made is left to undeploy.
+	if err := cl.Clientset().CoreV1().Namespaces().Delete(ctx, tns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	runMake(t, "undeploy-operator", "OPERATOR_NAMESPACE="+ns)
 	checkNothingLeft(ctx, t, before)

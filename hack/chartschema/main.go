@@ -280,7 +280,7 @@ var kubernetes = map[string]map[string]any{
 	"imagePullSecrets": {"type": "array", "description": "Secrets with the credentials of the registry the operator's image comes from, as in a Pod spec.", "items": map[string]any{
 		"type": "object", "required": []any{"name"}, "properties": map[string]any{"name": map[string]any{"type": "string", "minLength": 1}}, "additionalProperties": false,
 	}},
-	"extraArgs":         {"type": "array", "description": "Extra command-line flags of the operator, after the chart's own (a flag given twice takes the last value).", "items": map[string]any{"type": "string", "pattern": "^--"}},
+	"extraArgs":         {"type": "array", "description": "Extra command-line flags of the operator, after the chart's own (a flag given twice takes the last value).", "items": map[string]any{"type": "string", "pattern": "^-"}},
 	"podLabels":         stringMap("Labels of the operator's pods (the chart's selector labels win)."),
 	"podAnnotations":    stringMap("Annotations of the operator's pods."),
 	"priorityClassName": {"type": "string", "description": "The PriorityClass of the operator's pods (empty: the cluster's default)."},
