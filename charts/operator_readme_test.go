@@ -56,10 +56,10 @@ func TestTheOperatorChartsReadmeNamesEveryValue(t *testing.T) {
 			}
 			p = p[:i]
 		}
-		switch {
-		case named == "":
+		switch named {
+		case "":
 			problems = append(problems, path+": not in the README's table")
-		case named == path:
+		case path:
 			if want := "`" + defaultText(v) + "`"; rows[path] != want {
 				problems = append(problems, path+": the README says the default is "+rows[path]+", values.yaml "+want)
 			}

@@ -43,10 +43,11 @@ func TestMakeRunReconcilesAClusterFromOutside(t *testing.T) {
 		// Ctrl-C: the whole process group, as a terminal sends it.
 		_ = syscall.Kill(-run.Process.Pid, syscall.SIGINT)
 		select {
-		case <-done:
+		case err := <-done:
+			t.Logf("make run stopped: %v", err) // make reports the interrupted operator
 		case <-time.After(30 * time.Second):
 			_ = syscall.Kill(-run.Process.Pid, syscall.SIGKILL)
-			<-done
+			t.Logf("make run killed: %v", <-done)
 		}
 	}
 	stopped := false
