@@ -2,6 +2,7 @@ package charts
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 )
 
 // monitoringOn turns on every monitoring object of the operator chart.
@@ -138,17 +138,18 @@ func TestTheOperatorChartInstallsWithoutThePrometheusOperator(t *testing.T) {
 	}
 }
 
-// checkFirstClusterIsAccepted creates the ValkeyCluster the notes show (the lines between
-// <<'YAML' and YAML, indented by two) as a server-side dry run.
+// checkFirstClusterIsAccepted creates the ValkeyCluster the notes show (the JSON between
+// echo ' and ' | kubectl apply, as a shell passes it on whatever its indentation) as a
+// server-side dry run.
 func checkFirstClusterIsAccepted(t *testing.T, dyn dynamic.Interface, notes string) {
 	t.Helper()
-	_, rest, ok := strings.Cut(notes, "<<'YAML'\n")
-	manifest, _, ok2 := strings.Cut(rest, "\n  YAML\n")
+	_, rest, ok := strings.Cut(notes, "echo '")
+	manifest, _, ok2 := strings.Cut(rest, "' | kubectl apply")
 	if !ok || !ok2 {
 		t.Fatalf("the notes show no first cluster:\n%s", notes)
 	}
 	var u unstructured.Unstructured
-	if err := yaml.Unmarshal([]byte(strings.ReplaceAll("\n"+manifest, "\n  ", "\n")), &u.Object); err != nil {
+	if err := json.Unmarshal([]byte(manifest), &u.Object); err != nil {
 		t.Fatalf("the notes' first cluster: %v\n%s", err, manifest)
 	}
 	gvr := schema.GroupVersionResource{Group: "valkey.fsm.dev", Version: "v1beta1", Resource: "valkeyclusters"}
