@@ -147,3 +147,45 @@ func waitSteady(ctx context.Context, t *testing.T, dyn dynamic.Interface, ns str
 		t.Fatalf("the ValkeyCluster is not Steady with every node ready (last: %s): %v", last, err)
 	}
 }
+
+// TestUndeployKeepsANamespaceItDidNotMake: deployed into a namespace that was there before,
+// make undeploy-operator leaves the namespace and removes what it held of the operator (the
+// journal's claims, the leader's Lease) besides the release and the CRDs it created.
+func TestUndeployKeepsANamespaceItDidNotMake(t *testing.T) {
+	if cl == nil {
+		t.Skip("no local cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ns := cl.Namespace(t) // the user's, made before the deploy
+	before := takeInventory(ctx, t)
+
+	runMake(t, "deploy-operator", "OPERATOR_NAMESPACE="+ns, "HELM_ARGS=--set replicas=1")
+	t.Cleanup(func() {
+		if t.Failed() {
+			_, _ = makeCmd(t, "undeploy-operator", "OPERATOR_NAMESPACE="+ns).CombinedOutput()
+		}
+	})
+	for _, svc := range []string{"valkey-operator-journal", "valkey-operator-webhook"} {
+		if err := cl.PointServiceAtPod(ctx, ns, svc, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		claims, err := cl.Clientset().CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(claims.Items) == 0 {
+			return false, nil
+		}
+		_, err = cl.Clientset().CoordinationV1().Leases(ns).Get(ctx, "valkey-operator.valkey.fsm.dev", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no journal claim or leader election Lease in %s: %v", ns, err)
+	}
+
+	runMake(t, "undeploy-operator", "OPERATOR_NAMESPACE="+ns)
+	checkNothingLeft(ctx, t, before)
+	if _, err := cl.Clientset().CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		t.Errorf("the namespace undeploy did not make: %v", err)
+	}
+}
