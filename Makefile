@@ -17,7 +17,8 @@ LDFLAGS := -X github.com/valkey-fsm/valkey-operator/internal/version.Version=$(V
 	-X github.com/valkey-fsm/valkey-operator/internal/version.Commit=$(COMMIT)
 
 .PHONY: all test fuzz fuzz-short race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
-	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus krew release cert-manager
+	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus krew release cert-manager \
+	deploy-operator undeploy-operator run
 
 all: test
 
@@ -148,6 +149,34 @@ operator:
 ## IMAGE_PUSH=registry/repo:tag also pushes it (credentials from docker login).
 image:
 	VERSION="$(VERSION)" COMMIT="$(COMMIT)" IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" IMAGE_PUSH="$(IMAGE_PUSH)" $(GO) run ./hack/image -out dist/image
+
+## The operator on the cluster of the current kubeconfig context (hack/deploy-operator.sh;
+## docs/operator.md, "Install"): deploy-operator installs or upgrades the chart into
+## OPERATOR_NAMESPACE and waits for it, running the chart's image (the release's) or
+## IMAGE=repository:tag; HELM_ARGS adds helm arguments. undeploy-operator removes what it
+## installed, the namespace and the CRDs included when it created them (KEEP_CRDS=1 keeps them).
+OPERATOR_NAMESPACE ?= valkey-operator-system
+OPERATOR_RELEASE ?= valkey-operator
+KUBECTL ?= kubectl
+DEPLOY_ENV = KUBECTL="$(KUBECTL)" OPERATOR_NAMESPACE="$(OPERATOR_NAMESPACE)" OPERATOR_RELEASE="$(OPERATOR_RELEASE)"
+deploy-operator: helm
+	$(DEPLOY_ENV) IMAGE="$(IMAGE)" HELM_ARGS="$(HELM_ARGS)" hack/deploy-operator.sh deploy
+undeploy-operator: helm
+	$(DEPLOY_ENV) KEEP_CRDS="$(KEEP_CRDS)" hack/deploy-operator.sh undeploy
+
+## The operator built from this tree and run here, outside the cluster, against the current
+## kubeconfig context until Ctrl-C. It dials every Valkey pod at its pod IP, so the pods' network
+## must be reachable from this machine (the local cluster's is). Nothing outside the cluster can
+## serve webhooks, so there are none; the CRDs are installed when missing (v1beta1 only); the
+## leader election Lease is in OPERATOR_NAMESPACE, so an operator deployed there keeps leading
+## and this one waits. Metrics (plain HTTP) and health on loopback; RUN_ARGS adds flags.
+RUN_ARGS ?=
+run: operator
+	$(DEPLOY_ENV) hack/deploy-operator.sh run-setup
+	bin/valkey-operator run --leader-election-namespace=$(OPERATOR_NAMESPACE) \
+	  --webhook-bind-address= --journal-bind-address= --journal-path=$(CACHE)/run/journal.db \
+	  --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --health-probe-bind-address=127.0.0.1:8081 \
+	  $(RUN_ARGS)
 
 ## A longer chaos run of the simulated world on every core; fails on a violation and when a
 ## transition table edge is never taken.

@@ -181,6 +181,9 @@ func TestValuesWithTyposAreRefused(t *testing.T) {
 		{"valkey-operator", `metrics: {serviceMonitor: {enable: true}}`, []string{"at '/metrics/serviceMonitor': additional properties 'enable' not allowed"}},
 		{"valkey-operator", `logLevel: verbose`, []string{"at '/logLevel': value must be one of 'debug', 'info', 'error'"}},
 		{"valkey-operator", `journal: {persistence: {enabled: "no"}}`, []string{"at '/journal/persistence/enabled': got string, want boolean"}},
+		{"valkey-operator", `imagePullSecrets: [regcred]`, []string{"at '/imagePullSecrets/0': got string, want object"}},
+		{"valkey-operator", `extraArgs: [backup-attempts=5]`, []string{"at '/extraArgs/0'", "does not match pattern"}},
+		{"valkey-operator", `podLabels: {team: 1}`, []string{"at '/podLabels/team': got number, want string"}},
 		{"valkey-operator", `{global: {anything: 1}, podSecurityContext: {supplementalGroups: [1]}, nodeSelector: {disk: ssd}, metrics: {serviceMonitor: {labels: {release: p}}}}`, nil},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", c.chart, i), func(t *testing.T) {

@@ -9,14 +9,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// renderNotes renders the valkey-cluster chart's NOTES.txt with values. helm template leaves
-// the notes out and helm install needs a cluster, so the test renders a copy of the chart in
-// which the notes are a ConfigMap's data (tpl of the same file, with the same values and
-// release).
+// renderNotes renders the valkey-cluster chart's NOTES.txt with values.
 func renderNotes(t *testing.T, values string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "valkey-cluster")
-	if err := os.CopyFS(dir, os.DirFS("valkey-cluster")); err != nil {
+	return renderChartNotes(t, "valkey-cluster", values)
+}
+
+// renderChartNotes renders a chart's NOTES.txt with values (and more helm template
+// arguments: --api-versions). helm template leaves the notes out and helm install needs a
+// cluster, so the test renders a copy of the chart in which the notes are a ConfigMap's data
+// (tpl of the same file, with the same values and release).
+func renderChartNotes(t *testing.T, chart, values string, args ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), chart)
+	if err := os.CopyFS(dir, os.DirFS(chart)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(dir, "templates", "NOTES.txt"), filepath.Join(dir, "notes.txt")); err != nil {
@@ -26,8 +32,8 @@ func renderNotes(t *testing.T, values string) string {
 	if err := os.WriteFile(filepath.Join(dir, "templates", "notes.yaml"), []byte(tmpl), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := helm(t, "template", "x", dir, "--namespace", "shop", "--kube-version", kubeVersion(t),
-		"--values", valuesFile(t, values), "--show-only", "templates/notes.yaml")
+	out, err := helm(t, append([]string{"template", "x", dir, "--namespace", "shop", "--kube-version", kubeVersion(t),
+		"--values", valuesFile(t, values), "--show-only", "templates/notes.yaml"}, args...)...)
 	if err != nil {
 		t.Fatalf("rendering the notes: %v\n%s", err, out)
 	}

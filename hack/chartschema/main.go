@@ -277,7 +277,14 @@ var kubernetes = map[string]map[string]any{
 	"extraVolumes":       {"type": "array", "description": "Extra volumes of the operator pod, as in a Pod spec.", "items": map[string]any{"type": "object"}},
 	"extraVolumeMounts":  {"type": "array", "description": "Mounts of the extra volumes in the operator container, as in a Pod spec.", "items": map[string]any{"type": "object"}},
 	"image.pullPolicy":   {"type": "string", "enum": []any{"Always", "IfNotPresent", "Never"}},
-	"logLevel":           {"type": "string", "enum": []any{"debug", "info", "error"}},
+	"imagePullSecrets": {"type": "array", "description": "Secrets with the credentials of the registry the operator's image comes from, as in a Pod spec.", "items": map[string]any{
+		"type": "object", "required": []any{"name"}, "properties": map[string]any{"name": map[string]any{"type": "string", "minLength": 1}}, "additionalProperties": false,
+	}},
+	"extraArgs":         {"type": "array", "description": "Extra command-line flags of the operator, after the chart's own (a flag given twice takes the last value).", "items": map[string]any{"type": "string", "pattern": "^-"}},
+	"podLabels":         stringMap("Labels of the operator's pods (the chart's selector labels win)."),
+	"podAnnotations":    stringMap("Annotations of the operator's pods."),
+	"priorityClassName": {"type": "string", "description": "The PriorityClass of the operator's pods (empty: the cluster's default)."},
+	"logLevel":          {"type": "string", "enum": []any{"debug", "info", "error"}},
 	// What admissionregistration.k8s.io/v1 accepts for a webhook's failurePolicy and timeout.
 	"webhooks.failurePolicy":  {"type": "string", "enum": []any{"Fail", "Ignore"}},
 	"webhooks.timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 30},

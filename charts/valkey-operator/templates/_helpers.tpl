@@ -12,6 +12,17 @@ app.kubernetes.io/name: valkey-operator
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{- /*
+Whether the cluster serves the Prometheus Operator's kinds (non-empty: yes). helm install and
+upgrade ask the API server; helm template knows only what --api-versions names.
+*/ -}}
+{{- define "valkey-operator.hasServiceMonitor" -}}
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" }}true{{ end }}
+{{- end -}}
+{{- define "valkey-operator.hasPrometheusRule" -}}
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PrometheusRule" }}true{{ end }}
+{{- end -}}
+
 {{- define "valkey-operator.image" -}}
 {{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
 {{- end -}}
