@@ -22,9 +22,9 @@ echo "==== medians over runs (benchstat) ===="
 "$benchstat" "$out/pure.txt"
 echo
 "$benchstat" "$out/e2e.txt"
-# The simulator's speed table in docs/simulation.md comes from this run (when it ran).
+# The simulator's speed table in docs/development/simulation.md comes from this run (when it ran).
 if grep -q '^BenchmarkExplore/' "$out/pure.txt"; then
-  go run ./hack/simspeed -in "$out/pure.txt" -doc docs/simulation.md
-  echo "docs/simulation.md: the simulator's speed table is this run's"
+  go run ./hack/simspeed -in "$out/pure.txt" -doc docs/development/simulation.md
+  echo "docs/development/simulation.md: the simulator's speed table is this run's"
 fi
 echo "raw results: $out/"
