@@ -27,4 +27,8 @@ if grep -q '^BenchmarkExplore/' "$out/pure.txt"; then
   go run ./hack/simspeed -in "$out/pure.txt" -doc docs/development/simulation.md
   echo "docs/development/simulation.md: the simulator's speed table is this run's"
 fi
+# The figures the docs state (docs/measurements.json): each one whose benchmark ran takes this
+# run's median, date and machine; the table in docs/measurements.md is rendered from them.
+go run ./hack/benchtable -record "$out/pure.txt,$out/e2e.txt" -doc docs/measurements.md
+echo "docs/measurements.json and docs/measurements.md: the figures of this run"
 echo "raw results: $out/"
