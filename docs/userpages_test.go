@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -93,4 +94,100 @@ func isCommitLike(s string) bool {
 // window is the text around a match, for the context of a word.
 func window(line string, loc []int, n int) string {
 	return line[max(0, loc[0]-n):min(len(line), loc[1]+n)]
+}
+
+// TestTheReadmeIsShort: what, why, install, the two commands and links; the rest is in docs/.
+func TestTheReadmeIsShort(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), "\n"); n > 150 {
+		t.Errorf("README.md has %d lines, at most 150: move the details to a page of docs/ and link it", n)
+	}
+}
+
+var (
+	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	htmlID    = regexp.MustCompile(`<a id="([^"]+)"`)
+	codeSpan  = regexp.MustCompile("`[^`]*`")
+	notInSlug = regexp.MustCompile(`[^\p{L}\p{N}\s_-]`)
+)
+
+// TestEveryLinkBetweenPagesResolves: every relative link of the README and docs/ names a file
+// that exists and, with #fragment, a heading (GitHub's anchor of it) or an <a id> of that page.
+func TestEveryLinkBetweenPagesResolves(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := filepath.Glob("development/*.md")
+	charts, _ := filepath.Glob("../charts/*/README.md")
+	pages = append(append(append(pages, dev...), charts...), "../README.md")
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		raw, err := os.ReadFile(path)
+		if err == nil {
+			fenced := false
+			for _, line := range strings.Split(string(raw), "\n") {
+				if strings.HasPrefix(line, "```") {
+					fenced = !fenced
+				}
+				for _, m := range htmlID.FindAllStringSubmatch(line, -1) {
+					a[m[1]] = true
+				}
+				if fenced || !strings.HasPrefix(line, "#") {
+					continue
+				}
+				slug := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+				slug = strings.ReplaceAll(notInSlug.ReplaceAllString(slug, ""), " ", "-")
+				for i, s := 1, slug; ; i++ {
+					if !a[s] {
+						a[s] = true
+						break
+					}
+					s = slug + "-" + strconv.Itoa(i)
+				}
+			}
+		}
+		anchors[path] = a
+		return a
+	}
+	for _, page := range pages {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fenced := false
+		for i, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fenced = !fenced
+			}
+			if fenced {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, frag, _ := strings.Cut(target, "#")
+				path := page
+				if file != "" {
+					path = filepath.Join(filepath.Dir(page), file)
+				}
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s:%d: link to %s: no such file", page, i+1, target)
+					continue
+				}
+				if frag != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[frag] {
+					t.Errorf("%s:%d: link to %s: no heading or anchor %q in %s", page, i+1, target, frag, path)
+				}
+			}
+		}
+	}
 }
