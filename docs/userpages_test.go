@@ -191,3 +191,39 @@ func TestEveryLinkBetweenPagesResolves(t *testing.T) {
 		}
 	}
 }
+
+// measuredFigure is how a measured figure reads: a ratio (1.19×), a percentile with a value
+// (p99 158 ms, 4.98 s p50), a rate (137k events/s, 57.1 MB/s, 64,000 keys/s), memory per
+// cluster.
+var measuredFigure = regexp.MustCompile(`\b\d+(?:\.\d+)?×|\bp(?:50|99)\b[^|;]{0,12}\d|\d+(?:\.\d+)? ?(?:ms|s) p(?:50|99)|\d(?:\.\d+)? MiB per cluster|\d[\d,.]*k? (?:events|keys)/s|\d+(?:\.\d+)? MB/s`)
+
+// TestNoPageRestatesAFigure: measured figures come from one place, the table make generate
+// renders into docs/measurements.md from docs/measurements.json; a page that states one by hand
+// goes stale and contradicts it. Fenced blocks (a command's output) are not figures.
+func TestNoPageRestatesAFigure(t *testing.T) {
+	for _, page := range userPages(t) {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		if filepath.Base(page) == "measurements.md" {
+			// The generated table is the source; the page around it states no figure.
+			if i, j := strings.Index(text, "<!-- measurements:"), strings.Index(text, "<!-- /measurements -->"); i >= 0 && j > i {
+				text = text[:i] + strings.Repeat("\n", strings.Count(text[i:j], "\n")) + text[j:]
+			}
+		}
+		fenced := false
+		for i, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fenced = !fenced
+			}
+			if fenced {
+				continue
+			}
+			if m := measuredFigure.FindString(codeSpan.ReplaceAllString(line, "")); m != "" {
+				t.Errorf("%s:%d: %q restates a measured figure: link its row of docs/measurements.md instead: %s", filepath.Clean(page), i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+}
