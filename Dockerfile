@@ -14,7 +14,7 @@
 # not byte-identical; `make image` is the one that is reproducible and tested.
 #
 # Not built in CI: CI's machine has no Docker daemon and no registry access to pull the bases.
-# CI tests the image `make image` writes, which the local cluster runs (docs/local-cluster.md).
+# CI tests the image `make image` writes, which the local cluster runs (docs/development/local-cluster.md).
 
 ARG GO_VERSION=1.26
 

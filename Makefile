@@ -89,8 +89,9 @@ generate:
 	$(GO) run ./hack/apidocs -crds charts/valkey-operator/files/crds -doc docs/api.md
 	$(GO) run ./machine/cmd/render-diagram > docs/state-machine.md
 	$(GO) run ./machine/cmd/render-diagram -readme README.md
+	$(GO) run ./hack/benchtable -doc docs/measurements.md
 
-GENERATED := README.md docs/state-machine.md docs/api.md charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
+GENERATED := README.md docs/state-machine.md docs/api.md docs/measurements.md charts/valkey-operator/files apis/v1alpha1/zz_generated.deepcopy.go apis/v1beta1/zz_generated.deepcopy.go \
 	charts/valkey-operator/values.schema.json charts/valkey-cluster/values.schema.json
 ## Fails when a generated file differs from what `make generate` writes (untracked files too).
 verify-generate: generate
@@ -131,7 +132,9 @@ race:
 	$(GO) test -race -count=1 ./operator/... ./actuators/... ./machine
 	$(GO) test -race -count=1 -timeout 20m ./e2e/operatorsuite -run '$(RACE_E2E)'
 
-## Benchmarks: prints tables with figures and ratios against references measured in the same run.
+## Benchmarks: prints tables with figures and ratios against references measured in the same run,
+## and records the figures the docs state in docs/measurements.json (make generate renders them
+## into docs/measurements.md).
 bench: tools
 	@hack/bench.sh
 
@@ -184,7 +187,7 @@ CHAOS_SCHEDULES ?= 100000
 chaos:
 	$(GO) run ./operator simulate -schedules $(CHAOS_SCHEDULES) -steps 200 -every-edge
 
-## A longer chaos run against real processes on the local cluster (docs/chaos.md): 50 rapid-drawn
+## A longer chaos run against real processes on the local cluster (docs/development/chaos.md): 50 rapid-drawn
 ## fault schedules of 3 to 8 faults; prints faults, schedules and violations with the shrunk schedule.
 CHAOS_CHECKS ?= 50
 chaos-e2e: tools

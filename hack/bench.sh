@@ -22,9 +22,13 @@ echo "==== medians over runs (benchstat) ===="
 "$benchstat" "$out/pure.txt"
 echo
 "$benchstat" "$out/e2e.txt"
-# The simulator's speed table in docs/simulation.md comes from this run (when it ran).
+# The simulator's speed table in docs/development/simulation.md comes from this run (when it ran).
 if grep -q '^BenchmarkExplore/' "$out/pure.txt"; then
-  go run ./hack/simspeed -in "$out/pure.txt" -doc docs/simulation.md
-  echo "docs/simulation.md: the simulator's speed table is this run's"
+  go run ./hack/simspeed -in "$out/pure.txt" -doc docs/development/simulation.md
+  echo "docs/development/simulation.md: the simulator's speed table is this run's"
 fi
+# The figures the docs state (docs/measurements.json): each one whose benchmark ran takes this
+# run's median, date and machine; the table in docs/measurements.md is rendered from them.
+go run ./hack/benchtable -record "$out/pure.txt,$out/e2e.txt" -doc docs/measurements.md
+echo "docs/measurements.json and docs/measurements.md: the figures of this run"
 echo "raw results: $out/"

@@ -1,7 +1,9 @@
 package machine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/looplab/fsm"
@@ -69,6 +71,37 @@ func Diagram() (string, error) {
 		return "", err
 	}
 	return "```mermaid\n" + d + "```\n", nil
+}
+
+// OverviewDiagram is the README's diagram: the moves between states only, one line per pair of
+// states with every event that takes it (the self-loops, which record a step without leaving
+// a state, are on the full page). It is drawn from the same table as Diagram.
+func OverviewDiagram() string {
+	type pair struct{ from, to State }
+	events := map[pair][]string{}
+	var order []pair
+	for _, e := range Table() {
+		if e.From == e.To {
+			continue
+		}
+		p := pair{e.From, e.To}
+		if _, seen := events[p]; !seen {
+			order = append(order, p)
+		}
+		if !slices.Contains(events[p], string(e.Event)) {
+			events[p] = append(events[p], string(e.Event))
+		}
+	}
+	slices.SortStableFunc(order, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
+	})
+	var b strings.Builder
+	b.WriteString("```mermaid\nstateDiagram-v2\n    [*] --> " + string(Bootstrapping) + "\n")
+	for _, p := range order {
+		fmt.Fprintf(&b, "    %s --> %s: %s\n", p.from, p.to, strings.Join(events[p], ", "))
+	}
+	b.WriteString("```\n")
+	return b.String()
 }
 
 // ReadmeDiagramMarker is the line of README.md after which the generated diagram stands.

@@ -5,5 +5,5 @@
 // writes through the client Service. After each schedule heals, the test checks that the
 // cluster is Steady within 60 s with exactly one primary, that every WAIT-acknowledged write
 // is still there, that every replica converges, and that the history explains every
-// transition. See docs/chaos.md.
+// transition. See docs/development/chaos.md.
 package chaos

@@ -28,5 +28,5 @@
 // What it is not: there is no image isolation (containers see the host's binaries; images map
 // to local programs), no network namespace (a process that binds 0.0.0.0 takes the port for
 // every Pod: bind to status.podIP), no cluster DNS, and it needs root (mount namespaces,
-// nftables). See docs/local-cluster.md.
+// nftables). See docs/development/local-cluster.md.
 package localcluster

@@ -25,7 +25,7 @@ import (
 // its Pods with an nftables table of its own, vkfsm_lc<slot>_np_<pid>: on every relevant change
 // (a policy, a Pod's labels or its start, a namespace's labels) it computes what each isolated
 // Pod admits (netpolicy_rules.go) and replaces the whole table in one transaction. A refused
-// connection gets a TCP reset. See docs/local-cluster.md, "NetworkPolicy".
+// connection gets a TCP reset. See docs/development/local-cluster.md, "NetworkPolicy".
 
 // ErrNoNetworkPolicies is returned by the NetworkPolicy methods when the cluster cannot
 // enforce policies here (no nft command).

@@ -152,7 +152,7 @@ func resolvePorts(ports []networkingv1.NetworkPolicyPort, target *corev1.Pod) ([
 			proto = *np.Protocol
 		}
 		if proto != corev1.ProtocolTCP {
-			continue // UDP and SCTP are not enforced (see docs/local-cluster.md)
+			continue // UDP and SCTP are not enforced (see docs/development/local-cluster.md)
 		}
 		switch {
 		case np.Port == nil:

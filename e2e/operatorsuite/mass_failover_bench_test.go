@@ -32,7 +32,7 @@ const massPace = 50 * time.Millisecond
 // node), and every cluster must fail over in parallel, none waiting behind another's
 // timeouts. The issue asks for 100: on a 2-core machine 300 pods' readiness probes (an exec
 // every 2 s each) starve everything, and the 100 clusters did not all bootstrap within 15
-// minutes (docs/failover-measurements.md). VKFSM_BENCH_WORKERS sets the operator's reconcile
+// minutes (docs/measurements.md). VKFSM_BENCH_WORKERS sets the operator's reconcile
 // workers (default 4, the chart's). Each cluster has a client writing through its client Service (plain SET, 100 ms
 // per step, one per massPace, reconnecting); a cluster's RTO is the time from the node's stop
 // to its client's first write accepted on a connection made afterwards.

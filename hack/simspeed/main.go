@@ -1,4 +1,4 @@
-// Command simspeed writes the simulator's speed table into docs/simulation.md from the output
+// Command simspeed writes the simulator's speed table into docs/development/simulation.md from the output
 // of `go test -bench Explore ./machine/sim` (make bench keeps it in .cache/bench/pure.txt): per
 // topology, the median over runs of each BenchmarkExplore figure. The table sits between the
 // page's simspeed markers, so that the page's figures are always the last measurement's.
@@ -31,7 +31,7 @@ var columns = []struct{ unit, title string }{
 
 func main() {
 	in := flag.String("in", ".cache/bench/pure.txt", "benchmark output")
-	doc := flag.String("doc", "docs/simulation.md", "page to write the table into")
+	doc := flag.String("doc", "docs/development/simulation.md", "page to write the table into")
 	flag.Parse()
 	table, err := build(*in)
 	if err == nil {

@@ -47,7 +47,7 @@ var Topologies = map[string]Topology{
 	"replication-fsync-always": {Name: "replication-fsync-always", Mode: machine.ModeReplication, Shards: 1, Replicas: 2, Persistence: true, FsyncAlways: true, MinSyncReplicas: 1, MinReplicas: 1, MaxReplicas: 3},
 	// A single node with persistence: no failover possible, restarts must be ridden out. It
 	// is not scaled: with MinSyncReplicas 0 nothing stops an isolated primary from accepting
-	// writes, so FenceTimeout does not bound it (see docs/simulation.md).
+	// writes, so FenceTimeout does not bound it (see docs/development/simulation.md).
 	"single": {Name: "single", Mode: machine.ModeReplication, Shards: 1, Replicas: 0, Persistence: true},
 	// Cluster mode, two shards of a primary and a replica, resharding between 2 and 3,
 	// scaling between 1 and 2 replicas.

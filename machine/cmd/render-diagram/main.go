@@ -1,6 +1,7 @@
 // Command render-diagram prints docs/state-machine.md, generated from the machine's transition
 // table: `go run ./machine/cmd/render-diagram > docs/state-machine.md` (make generate). With
-// -readme FILE it rewrites, in place, the diagram that follows the marker line in FILE.
+// -readme FILE it rewrites, in place, the diagram that follows the marker line in FILE with the
+// overview (the moves between states; the full diagram is on the page).
 package main
 
 import (
@@ -29,10 +30,7 @@ func run(readme string) error {
 		fmt.Print(doc)
 		return nil
 	}
-	diagram, err := machine.Diagram()
-	if err != nil {
-		return err
-	}
+	diagram := machine.OverviewDiagram()
 	old, err := os.ReadFile(readme)
 	if err != nil {
 		return err
