@@ -21,7 +21,8 @@ type Metrics struct {
 	// Backups counts finished backup attempts by cluster and result (completed, failed).
 	Backups *prometheus.CounterVec
 	// BackupLastCompleted is the Unix time of each cluster's newest completed backup, and
-	// BackupLastSize its bytes: alert on time() - this.
+	// BackupLastSize its bytes, read from the ValkeyBackups (recordNewestBackup), so that they
+	// are right after an operator restart: alert on time() - this.
 	BackupLastCompleted *prometheus.GaugeVec
 	BackupLastSize      *prometheus.GaugeVec
 	// Failovers counts each cluster's completed failovers (FailingOver left for Steady), and
@@ -85,7 +86,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"namespace", "cluster", "result"}),
 		BackupLastCompleted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_backup_last_completed_timestamp_seconds",
-			Help: "Unix time at which each cluster's newest backup completed (since this operator started).",
+			Help: "Unix time at which each cluster's newest backup completed (status.completedAt of its ValkeyBackups).",
 		}, []string{"namespace", "cluster"}),
 		BackupLastSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_backup_last_size_bytes",
