@@ -34,6 +34,9 @@ type NodeFacts struct {
 	Cluster bool
 	// TLS: the node serves TLS (its pod was built with it).
 	TLS bool
+	// TLSRefused: the operator refuses the TLS Secret (it does not verify, or does not name
+	// the cluster's pods).
+	TLSRefused bool
 }
 
 // VersionedDirectives are the directives the operator sets live on a node that reports
@@ -56,7 +59,12 @@ type NodeFacts struct {
 // replica is promoted. A user who wants Valkey's own failover in a Cluster topology sets the
 // directive in spec.config.
 //
-// tls-auto-reload-interval (Valkey >= 9.1) is set on a node that serves TLS.
+// tls-auto-reload-interval (Valkey >= 9.1) is set on a node that serves TLS, so that a renewal
+// is served while the operator is down too. Valkey loads whatever the mounted files hold once
+// they parse, without the operator's checks: while the operator refuses the Secret the
+// interval is 0, so that the nodes it reaches keep serving what they loaded (a node that
+// reloads before the operator has seen the refusal, or while it is down, loads it anyway: a
+// user who wants every load checked sets tls-auto-reload-interval 0 in spec.config).
 func VersionedDirectives(f NodeFacts, userSets func(directive string) bool) map[string]string {
 	out := map[string]string{}
 	add := func(k, v string) {
@@ -68,7 +76,11 @@ func VersionedDirectives(f NodeFacts, userSets func(directive string) bool) map[
 		add(ShutdownOnSigterm, "failover")
 	}
 	if f.TLS && VersionAtLeast(f.Version, 9, 1) {
-		add(TLSAutoReloadInterval, strconv.Itoa(TLSAutoReloadSeconds))
+		interval := TLSAutoReloadSeconds
+		if f.TLSRefused {
+			interval = 0
+		}
+		add(TLSAutoReloadInterval, strconv.Itoa(interval))
 	}
 	return out
 }

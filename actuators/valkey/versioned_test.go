@@ -49,6 +49,8 @@ func TestVersionedDirectivesFollowTheReportedVersion(t *testing.T) {
 		{"the user's shutdown-on-sigterm wins", NodeFacts{Version: "9.1.2", TLS: true}, userSets("Shutdown-On-SIGTERM"), reload},
 		{"the user's reload interval wins", NodeFacts{Version: "9.1.2", TLS: true}, userSets("tls-auto-reload-interval"), failover},
 		{"nil user set", NodeFacts{Version: "9.1.2", TLS: true}, nil, both},
+		{"a refused Secret holds the reload", NodeFacts{Version: "9.1.2", TLS: true, TLSRefused: true}, none, map[string]string{ShutdownOnSigterm: "failover", TLSAutoReloadInterval: "0"}},
+		{"a refused Secret on 9.0: nothing to hold", NodeFacts{Version: "9.0.0", TLS: true, TLSRefused: true}, none, failover},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := VersionedDirectives(c.f, c.user); !maps.Equal(got, c.want) {

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"errors"
 	"maps"
 	"strings"
 	"testing"
@@ -71,6 +72,11 @@ func TestEachNodeGetsTheDirectivesOfTheVersionItReports(t *testing.T) {
 			t.Errorf("replication, %s on %s: %v, want %v", c.n.Name, c.n.Valkey.Version, got, c.want)
 		}
 	}
+	w.tlsErr = errors.New("TLS Secret tls: the certificate does not name the cluster's pods")
+	if got := liveFor(vc, w, node("new", "9.1.2")); got[valkey.TLSAutoReloadInterval] != "0" {
+		t.Errorf("the TLS Secret refused: %v, want the reload held (interval 0)", got)
+	}
+	w.tlsErr = nil
 	if base[valkey.ShutdownOnSigterm] != "" {
 		t.Fatal("liveFor changed the cluster's desired live set")
 	}
