@@ -37,13 +37,19 @@ func TestValkey9DirectivesFollowTheReportedVersionAndThePrimaryStillHandsOver(t 
 
 	want9 := map[string]string{"shutdown-on-sigterm": "failover", "tls-auto-reload-interval": "60"}
 	directivesOn(t, nine, want9)
-	for pod, got := range nodeDirectives(t, eight) {
-		if got["shutdown-on-sigterm"] != "default" || got["tls-auto-reload-interval"] != "" {
-			t.Errorf("8.0 node %s: %v, want shutdown-on-sigterm default and no tls-auto-reload-interval", pod, got)
+	for pod, got := range nodeDirectives(t, nine) {
+		if !strings.HasPrefix(got["version"], "9.1.") {
+			t.Fatalf("node %s of the 9.1 cluster reports %v", pod, got)
 		}
 	}
-	if v := nodeVersions(t, eight); !allPrefixed(v, "8.0.") {
-		t.Fatalf("the 8.0 cluster runs %v", v)
+	olds := nodeDirectives(t, eight)
+	if len(olds) != 2 {
+		t.Fatalf("the 8.0 cluster's nodes answer %v", olds)
+	}
+	for pod, got := range olds {
+		if !strings.HasPrefix(got["version"], "8.0.") || got["shutdown-on-sigterm"] != "default" || got["tls-auto-reload-interval"] != "" {
+			t.Errorf("8.0 node %s: %v, want shutdown-on-sigterm default and no tls-auto-reload-interval", pod, got)
+		}
 	}
 
 	tapWorks(t, tap, ns, "nine")
@@ -96,7 +102,7 @@ func directivesOn(t *testing.T, vc *v1alpha1.ValkeyCluster, want map[string]stri
 
 // nodeDirectives asks every running pod of vc for shutdown-on-sigterm and
 // tls-auto-reload-interval (CONFIG GET as the operator's user; a directive the server does not
-// know is absent).
+// know is absent), and for its version (INFO server's valkey_version, under "version").
 func nodeDirectives(t *testing.T, vc *v1alpha1.ValkeyCluster) map[string]map[string]string {
 	t.Helper()
 	ctx := ctxFor(t, 30*time.Second)
@@ -111,9 +117,19 @@ func nodeDirectives(t *testing.T, vc *v1alpha1.ValkeyCluster) map[string]map[str
 		}
 		c := operatorClient(t, vc, p.Status.PodIP)
 		got, err := c.Do(ctx, c.B().ConfigGet().Parameter("shutdown-on-sigterm").Parameter("tls-auto-reload-interval").Build()).AsStrMap()
+		if err != nil {
+			c.Close()
+			continue // restarting: the next look sees it
+		}
+		info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
 		c.Close()
 		if err != nil {
-			continue // restarting: the next look sees it
+			continue
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "valkey_version:"); ok {
+				got["version"] = v
+			}
 		}
 		out[p.Name] = got
 	}
