@@ -82,10 +82,10 @@ func (r *Reconciler) applyLive(ctx context.Context, vc *v1beta1.ValkeyCluster, w
 // liveFor is the live set of node n: spec.config's live directives, and the directives the
 // version n reports brings (valkey.VersionedDirectives: by its topology, by whether its pod
 // serves TLS and whether the operator refuses the TLS Secret, and not those spec.config sets,
-// whose value is in valkey.conf). They are set
-// live rather than rendered because the ConfigMap is one for every pod, and a server that does
-// not know a directive refuses to start: during a roll from 8.0 to 9.1 each process gets what
-// its own version knows, as soon as it answers, without a second roll.
+// whose value is in valkey.conf). They are set live rather than rendered because the ConfigMap
+// is one for every pod, and a server that does not know a directive refuses to start: during a
+// roll from 8.0 to 9.1 each process gets what its own version knows, as soon as it answers,
+// without a second roll.
 func liveFor(vc *v1beta1.ValkeyCluster, w *world, n machine.Node) map[string]string {
 	tls := false
 	if pod := w.pods[n.Name]; pod != nil {
