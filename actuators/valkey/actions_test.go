@@ -50,6 +50,13 @@ func startServerWithPasswords(t *testing.T, ip string, pw Passwords) *server {
 
 func startServerWithConfig(t *testing.T, ip, persistence string, pw Passwords) *server {
 	t.Helper()
+	return startServerOf(t, "", ip, persistence, pw)
+}
+
+// startServerOf is startServerWithConfig running the valkey-server at bin ("": Debian's 8.0
+// on PATH).
+func startServerOf(t *testing.T, bin, ip, persistence string, pw Passwords) *server {
+	t.Helper()
 	if _, err := exec.LookPath("valkey-server"); err != nil {
 		t.Skip("valkey-server is not installed (make valkey)")
 	}
@@ -64,7 +71,7 @@ func startServerWithConfig(t *testing.T, ip, persistence string, pw Passwords) *
 	if err := os.WriteFile(filepath.Join(dir, "valkey.conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{ip: ip, dir: dir}
+	s := &server{ip: ip, dir: dir, bin: bin}
 	s.start(t)
 	return s
 }

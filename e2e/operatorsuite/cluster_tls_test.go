@@ -87,7 +87,7 @@ func TestAClusterTopologyRunsOverTLSAndReshardsWithoutLosingAWrite(t *testing.T)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		s := scrapeMetrics(t, metricsAddr, token)
 		ok := s.of("valkey_cluster_slots_ok", "namespace", ns, "cluster", "tlsshop")
-		expiry := s.of("valkey_operator_tls_certificate_expiry_timestamp_seconds", "namespace", ns, "name", "tlsshop")
+		expiry := s.of("valkey_operator_tls_certificate_expiry_timestamp_seconds", "namespace", ns, "cluster", "tlsshop")
 		allOK := len(ok) == 8
 		for _, smp := range ok {
 			allOK = allOK && smp.Value == 16384

@@ -77,10 +77,10 @@ func TestProbingKeepsItsCadenceWhileANodeDoesNotAnswer(t *testing.T) {
 
 	const window = 8 * time.Second
 	turns0 := metricValue(t, "valkey_operator_turns_total", 0, "namespace", ns)
-	quiet0 := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "quiet", "outcome", "answered")
+	quiet0 := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "cluster", "quiet", "outcome", "answered")
 	time.Sleep(window)
 	turns := metricValue(t, "valkey_operator_turns_total", 0, "namespace", ns) - turns0
-	quiet := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "quiet", "outcome", "answered") - quiet0
+	quiet := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "cluster", "quiet", "outcome", "answered") - quiet0
 	t.Logf("idle, %s: %.0f probes of quiet, %.0f turns of both clusters", window, quiet, turns)
 	if quiet < 7 || quiet > 9 {
 		t.Fatalf("quiet was probed %.0f times in %s at a 1 s interval, want 7-9", quiet, window)
@@ -98,13 +98,13 @@ func TestProbingKeepsItsCadenceWhileANodeDoesNotAnswer(t *testing.T) {
 	count0 := metricValue(t, "valkey_operator_probe_round_interval_ratio", 0)
 	low0 := metricValue(t, "valkey_operator_probe_round_interval_ratio", 0.9)
 	high0 := metricValue(t, "valkey_operator_probe_round_interval_ratio", 1.1)
-	quiet0 = metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "quiet", "outcome", "answered")
-	failed0 := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "dark", "outcome", "failed")
+	quiet0 = metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "cluster", "quiet", "outcome", "answered")
+	failed0 := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "cluster", "dark", "outcome", "failed")
 	time.Sleep(window)
 	rounds := metricValue(t, "valkey_operator_probe_round_interval_ratio", 0) - count0
 	onTime := (metricValue(t, "valkey_operator_probe_round_interval_ratio", 1.1) - high0) - (metricValue(t, "valkey_operator_probe_round_interval_ratio", 0.9) - low0)
-	quiet = metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "quiet", "outcome", "answered") - quiet0
-	failed := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "name", "dark", "outcome", "failed") - failed0
+	quiet = metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "cluster", "quiet", "outcome", "answered") - quiet0
+	failed := metricValue(t, "valkey_operator_probes_total", 0, "namespace", ns, "cluster", "dark", "outcome", "failed") - failed0
 	t.Logf("dark-0 blackholed, %s: %.0f probes of quiet, %.0f failed probes of dark, %.0f of %.0f rounds within ±10%% of the interval", window, quiet, failed, onTime, rounds)
 	if failed < 5 {
 		t.Fatalf("dark's node failed %.0f probes in %s: it should be probed, and fail, about every second", failed, window)

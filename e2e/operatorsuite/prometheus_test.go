@@ -77,7 +77,7 @@ func TestPrometheusSeesTheFailoverAndTheNotReadyAlert(t *testing.T) {
 		t.Fatal(err)
 	}
 	vc := waitFor(t, watched, "watched", 3*time.Minute, "Steady with 2 ready", steadyWith(2))
-	mine := fmt.Sprintf(`{namespace=%q,name="watched"}`, watched)
+	mine := fmt.Sprintf(`{namespace=%q,cluster="watched"}`, watched)
 	promEventually(t, ctx, time.Minute, "Prometheus has the cluster Ready", func() (bool, string) {
 		v, err := promValue(ctx, prom, "valkey_operator_cluster_ready"+mine)
 		return err == nil && v == 1, fmt.Sprint(v, err)

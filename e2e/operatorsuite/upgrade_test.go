@@ -1,6 +1,7 @@
 package operatorsuite
 
 import (
+	"maps"
 	"net"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 // valkey/valkey:8.0 to valkey/valkey:9.1: a real version change in the local cluster (Debian's
 // 8.0 binaries, then 9.1.2 built from Debian's source package). Every pod rolls, each node
 // reports 9.1.2 in INFO server (asked of the node itself, not of the operator), and a client
-// writing all along loses no acknowledged write.
+// writing all along loses no acknowledged write. The 9.1 nodes get shutdown-on-sigterm failover
+// live, without a second roll.
 func TestARollingUpgradeFrom80To91KeepsEveryWrite(t *testing.T) {
 	ns, ctx, vc := steadyReplication(t, "upg", 6*time.Minute)
 	if got := nodeVersions(t, vc); !allPrefixed(got, "8.0.") {
@@ -32,6 +34,12 @@ func TestARollingUpgradeFrom80To91KeepsEveryWrite(t *testing.T) {
 	vc = waitFor(t, ns, "upg", 4*time.Minute, "rolled to 9.1 and Steady", everyPodRestarted(t, ns, before, 3))
 	if got := nodeVersions(t, vc); !allPrefixed(got, "9.1.2") {
 		t.Fatalf("after the upgrade the nodes run %v, want 9.1.2", got)
+	}
+	// The nodes reporting 9.1 get 9.x's directives live, without a second roll.
+	rolled := podRevisions(t, ns)
+	directivesOn(t, vc, map[string]string{"shutdown-on-sigterm": "failover"})
+	if now := podRevisions(t, ns); !maps.Equal(now, rolled) {
+		t.Fatalf("the 9.1 directives rolled the pods again: %v, then %v", rolled, now)
 	}
 	lost, acked := w.lost(t, writable(t, vc))
 	if lost > 0 {

@@ -108,7 +108,7 @@ func (b *BackupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	switch vb.Status.Phase {
 	case v1beta1.BackupCompleted:
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, b.recordNewestBackup(ctx, clusterKey)
 	case v1beta1.BackupRunning:
 		if b.runs(clusterKey, vb.Name) {
 			return ctrl.Result{}, nil // its attempt writes the outcome

@@ -21,7 +21,8 @@ type Metrics struct {
 	// Backups counts finished backup attempts by cluster and result (completed, failed).
 	Backups *prometheus.CounterVec
 	// BackupLastCompleted is the Unix time of each cluster's newest completed backup, and
-	// BackupLastSize its bytes: alert on time() - this.
+	// BackupLastSize its bytes, read from the ValkeyBackups (recordNewestBackup), so that they
+	// are right after an operator restart: alert on time() - this.
 	BackupLastCompleted *prometheus.GaugeVec
 	BackupLastSize      *prometheus.GaugeVec
 	// Failovers counts each cluster's completed failovers (FailingOver left for Steady), and
@@ -62,15 +63,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		State: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_cluster_state",
 			Help: "1 for the current state of each cluster, 0 for the others.",
-		}, []string{"namespace", "name", "state"}),
+		}, []string{"namespace", "cluster", "state"}),
 		StateSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_cluster_state_since_seconds",
 			Help: "Unix time at which each cluster entered its current state (time in state = now - this).",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		APIWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_api_writes_total",
 			Help: "Kubernetes API writes made by the reconciler, by cluster and kind of write.",
-		}, []string{"namespace", "name", "kind"}),
+		}, []string{"namespace", "cluster", "kind"}),
 		ActionErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_action_errors_total",
 			Help: "Actions that failed, by action kind.",
@@ -82,53 +83,53 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Backups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_backups_total",
 			Help: "Backup attempts finished, by cluster and result (completed, failed).",
-		}, []string{"namespace", "name", "result"}),
+		}, []string{"namespace", "cluster", "result"}),
 		BackupLastCompleted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_backup_last_completed_timestamp_seconds",
-			Help: "Unix time at which each cluster's newest backup completed (since this operator started).",
-		}, []string{"namespace", "name"}),
+			Help: "Unix time at which each cluster's newest backup completed (status.completedAt of its ValkeyBackups).",
+		}, []string{"namespace", "cluster"}),
 		BackupLastSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_backup_last_size_bytes",
 			Help: "Bytes of each cluster's newest completed backup (every shard's snapshot together).",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		Failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_failovers_total",
 			Help: "Failovers completed (FailingOver to Steady), by cluster.",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		FailoverSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "valkey_operator_failover_duration_seconds",
 			Help:    "Time from entering FailingOver to Steady again, by cluster.",
 			Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 60, 120, 300},
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		Ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_cluster_ready",
 			Help: "1 while the cluster's Ready condition is True (it serves writes on its recognised primary), 0 otherwise.",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		Progressing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_cluster_progressing",
 			Help: "1 while the cluster's Progressing condition is True (the machine acts or waits for an operation to finish), 0 otherwise.",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		FailoverWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_failover_waiting",
 			Help: "1 while a primary is lost and the machine does not fail over (status.waiting says why), 0 otherwise.",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		Info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_cluster_info",
 			Help: "Always 1: each cluster's topology and profile.",
-		}, []string{"namespace", "name", "topology", "profile"}),
+		}, []string{"namespace", "cluster", "topology", "profile"}),
 		CertificateExpiry: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "valkey_operator_tls_certificate_expiry_timestamp_seconds",
 			Help: "Unix time at which the certificate each TLS pod served on the operator's last handshake expires.",
-		}, []string{"namespace", "name", "pod"}),
+		}, []string{"namespace", "cluster", "pod"}),
 		Nodes: &NodeMetrics{},
 		Probes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_probes_total",
 			Help: "Surveys of the nodes by the prober, by cluster and outcome (answered, failed).",
-		}, []string{"namespace", "name", "outcome"}),
+		}, []string{"namespace", "cluster", "outcome"}),
 		Turns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_turns_total",
 			Help: "Turns of the loop (observe, decide, act), by cluster.",
-		}, []string{"namespace", "name"}),
+		}, []string{"namespace", "cluster"}),
 		ProbeCadence: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "valkey_operator_probe_round_interval_ratio",
 			Help:    "Time between the starts of a cluster's consecutive probe rounds, as a ratio of its probe interval (1: on time).",
@@ -190,18 +191,18 @@ func (m *Metrics) forget(ns, name string) {
 		m.State.DeleteLabelValues(ns, name, string(s))
 	}
 	m.StateSince.DeleteLabelValues(ns, name)
-	m.APIWrites.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
-	m.Backups.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.APIWrites.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
+	m.Backups.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
 	m.BackupLastCompleted.DeleteLabelValues(ns, name)
 	m.BackupLastSize.DeleteLabelValues(ns, name)
 	m.Failovers.DeleteLabelValues(ns, name)
 	m.Ready.DeleteLabelValues(ns, name)
 	m.Progressing.DeleteLabelValues(ns, name)
-	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
 	m.FailoverWaiting.DeleteLabelValues(ns, name)
-	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
 	m.FailoverSeconds.DeleteLabelValues(ns, name)
 	m.Nodes.forget(types.NamespacedName{Namespace: ns, Name: name})
-	m.Probes.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
+	m.Probes.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
 	m.Turns.DeleteLabelValues(ns, name)
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,4 +50,43 @@ func descName(d *prometheus.Desc) string {
 		return m[1]
 	}
 	return ""
+}
+
+var variableLabels = regexp.MustCompile(`variableLabels: \{([^}]*)\}`)
+
+// TestEveryPerClusterSeriesNamesTheClusterAlike: the operator's series and the data-plane
+// series name a cluster with the same two labels, namespace and cluster, so that a dashboard
+// or an alert joins them with on (namespace, cluster) and no label_replace. A series with a
+// namespace label and no cluster label, or with a name label, is a join that fails silently.
+func TestEveryPerClusterSeriesNamesTheClusterAlike(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	NewMetrics(reg)
+	ch := make(chan *prometheus.Desc, 256)
+	go func() {
+		reg.Describe(ch)
+		close(ch)
+	}()
+	perCluster := 0
+	for d := range ch {
+		m := variableLabels.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("cannot read the labels of %s", d)
+		}
+		labels := map[string]bool{}
+		for _, l := range strings.Split(m[1], ",") {
+			labels[strings.TrimSpace(l)] = true
+		}
+		if labels["name"] {
+			t.Errorf("%s names its cluster with a name label: use cluster, as every other series does", descName(d))
+		}
+		if labels["namespace"] != labels["cluster"] {
+			t.Errorf("%s has labels %s: a per-cluster series needs both namespace and cluster", descName(d), m[1])
+		}
+		if labels["cluster"] {
+			perCluster++
+		}
+	}
+	if perCluster < 30 {
+		t.Fatalf("only %d per-cluster series described: the descriptions were not read as expected", perCluster)
+	}
 }

@@ -217,10 +217,10 @@ func (r *Reconciler) reportMetrics(vc *v1beta1.ValkeyCluster, w *world, d machin
 	m.Progressing.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(meta.IsStatusConditionTrue(vc.Status.Conditions, machine.ConditionProgressing)))
 	spec := vc.Spec.DeepCopy()
 	v1beta1.SetDefaults(spec)
-	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
+	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "cluster": vc.Name})
 	m.Info.WithLabelValues(vc.Namespace, vc.Name, string(spec.Topology), string(spec.Profile)).Set(1)
 	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(boolValue(strings.Contains(d.Waiting, "no failover: ")))
-	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "name": vc.Name})
+	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "cluster": vc.Name})
 	for _, c := range w.nodeCerts {
 		if c.NotAfter != nil {
 			m.CertificateExpiry.WithLabelValues(vc.Namespace, vc.Name, c.Pod).Set(float64(c.NotAfter.Unix()))
