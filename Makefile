@@ -199,4 +199,4 @@ dev-cluster: tools
 
 ## The demo: a local cluster, the operator installed from its chart, a replicated ValkeyCluster.
 demo: tools
-	$(GO) run ./e2e/cmd/dev-cluster -operator -apply testdata/s3/versitygw.yaml,testdata/samples/replication.yaml -wait demo
+	$(GO) run ./e2e/cmd/dev-cluster -operator -apply testdata/s3/versitygw.yaml,config/samples/replication.yaml -wait demo

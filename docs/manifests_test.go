@@ -49,7 +49,7 @@ var notChecked = map[string]string{}
 
 // TestEveryManifestInTheDocsIsAccepted extracts every ValkeyCluster, ValkeyBackup and
 // ValkeyACL from the ```yaml blocks of README.md, docs/*.md, docs/development/*.md and the valkey-cluster chart's
-// README, and from testdata/samples, and creates each (a server-side dry run, with unknown
+// README, and from config/samples, and creates each (a server-side dry run, with unknown
 // fields refused) against a real API server with the real CRDs. A manifest must be v1beta1,
 // unless its block is fenced ```yaml v1alpha1 (the "before" of a migration example, which
 // must then be valid v1alpha1). A failure names the file and line of the manifest.
@@ -235,7 +235,7 @@ type manifest struct {
 func docManifests(t *testing.T, root string) []manifest {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{"README.md", "docs/*.md", "docs/development/*.md", "charts/valkey-cluster/README.md", "testdata/samples/*.yaml"} {
+	for _, pattern := range []string{"README.md", "docs/*.md", "docs/development/*.md", "charts/valkey-cluster/README.md", "config/samples/*.yaml"} {
 		matches, err := filepath.Glob(filepath.Join(root, pattern))
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 )
 
 // verbsTakingName are the verbs whose one argument is a ValkeyCluster.
-var verbsTakingName = []string{"status", "history", "failover", "restart", "hibernate", "wake", "reshard", "backup", "rotate", "certificate", "cli", "report"}
+var verbsTakingName = []string{"status", "history", "failover", "restart", "hibernate", "wake", "reshard", "backup", "rotate", "certificate", "cli", "report", "force-bootstrap", "force-failover"}
 
 // complete asks the command tree for completions as a shell does (cobra's __complete, with the
 // word being completed last) and returns the completions and the directive line.

@@ -129,6 +129,16 @@ func writeStatus(t *testing.T, ns, name string, st v1beta1.ValkeyClusterStatus) 
 	}
 }
 
+// annotation is the cluster's annotation key as the API server has it ("" when absent).
+func annotation(t *testing.T, ns, name, key string) string {
+	t.Helper()
+	u, err := kube.ClusterResource(shared.dyn, ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.GetAnnotations()[key]
+}
+
 // syncBuffer is a buffer a running command writes to while the test reads it.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/valkey-fsm/valkey-operator/plugin/backup"
+	"github.com/valkey-fsm/valkey-operator/plugin/breakglass"
 	"github.com/valkey-fsm/valkey-operator/plugin/certificate"
 	"github.com/valkey-fsm/valkey-operator/plugin/cli"
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
@@ -53,7 +54,9 @@ ValkeyCluster: its state, nodes and conditions (status) and its state transition
 The other verbs write intent for the operator to carry out: a switchover (failover), a rolling
 restart (restart), a shard count and its slot plan (reshard), a backup now (backup), a password
 rotation without a restart (rotate), every pod stopped with the data kept and started again
-(hibernate, wake). certificate shows the certificate each pod serves; cli opens valkey-cli on
+(hibernate, wake). force-bootstrap and force-failover write the two decisions that give up
+data (bootstrap from one pod's data; fail over without pods that may hold acknowledged writes),
+after showing what is lost and asking for the cluster's name. certificate shows the certificate each pod serves; cli opens valkey-cli on
 a node without the password on any command line; report collects a support bundle with every
 secret redacted.`,
 		Annotations: map[string]string{
@@ -73,6 +76,8 @@ secret redacted.`,
 		hibernate.NewHibernateCmd(flags),
 		hibernate.NewWakeCmd(flags),
 		reshard.NewCmd(flags),
+		breakglass.NewBootstrapCmd(flags),
+		breakglass.NewFailoverCmd(flags),
 		backup.NewCmd(flags, now),
 		rotate.NewCmd(flags, now),
 		certificate.NewCmd(flags, now),

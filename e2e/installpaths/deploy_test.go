@@ -60,7 +60,7 @@ func TestDeployAndUndeployLeaveNothingBehind(t *testing.T) {
 	// A ValkeyCluster reconciled by the deployed operator; undeploy refuses to take it with
 	// the CRDs.
 	tns := cl.Namespace(t)
-	if _, err := cl.ApplyFile(ctx, repoPath(t, "testdata/samples/standalone-cache.yaml"), tns); err != nil {
+	if _, err := cl.ApplyFile(ctx, repoPath(t, "config/samples/standalone-cache.yaml"), tns); err != nil {
 		t.Fatal(err)
 	}
 	dyn, err := dynamic.NewForConfig(cl.RESTConfig())

@@ -86,7 +86,7 @@ func TestMakeRunReconcilesAClusterFromOutside(t *testing.T) {
 		t.Errorf("a v1alpha1 ValkeyCluster with the CRDs of make run: %v, want NotFound (not served)", err)
 	}
 
-	if _, err := cl.ApplyFile(ctx, repoPath(t, "testdata/samples/replication.yaml"), tns); err != nil {
+	if _, err := cl.ApplyFile(ctx, repoPath(t, "config/samples/replication.yaml"), tns); err != nil {
 		t.Fatal(err)
 	}
 	waitSteady(ctx, t, dyn, tns)

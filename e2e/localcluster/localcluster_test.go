@@ -544,7 +544,7 @@ func valkeyClientNoFail(addr string) valkey.Client {
 func TestDemoSampleBecomesReady(t *testing.T) {
 	ns := cl.Namespace(t)
 	ctx := ctxFor(t, 2*time.Minute)
-	objs, err := cl.ApplyFile(ctx, "../../testdata/samples/valkey-statefulset.yaml", ns)
+	objs, err := cl.ApplyFile(ctx, "testdata/valkey-statefulset.yaml", ns)
 	if err != nil {
 		t.Fatal(err)
 	}

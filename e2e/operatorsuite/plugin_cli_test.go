@@ -33,7 +33,7 @@ func pluginIn(t *testing.T, bin, stdin, verb, ns string, args ...string) (string
 }
 
 // TestKubectlValkeyCli: kubectl valkey cli runs valkey-cli in the primary's pod (or a
-// replica's), as the application's user unless --user operator, with commands from its
+// replica's), as the application's user unless --valkey-user operator, with commands from its
 // arguments, from piped input, or interactively on a terminal; the password is on no command
 // line of any process of the machine (the local cluster's pods are its processes) while a
 // session runs, and never in what the session shows.
@@ -79,18 +79,18 @@ func TestKubectlValkeyCli(t *testing.T) {
 	if out := run("", "clicache", "--", "CONFIG", "GET", "maxmemory-policy"); !strings.Contains(out, "NOPERM") {
 		t.Errorf("CONFIG GET as the application's user: %q, want NOPERM", out)
 	}
-	if out := run("", "clicache", "--user", "operator", "--", "CONFIG", "GET", "maxmemory-policy"); !strings.HasPrefix(out, "maxmemory-policy\n") {
+	if out := run("", "clicache", "--valkey-user", "operator", "--", "CONFIG", "GET", "maxmemory-policy"); !strings.HasPrefix(out, "maxmemory-policy\n") {
 		t.Errorf("CONFIG GET as the operator's user: %q", out)
 	}
-	if out := run("", "clicache", "--user", "operator", "--", "GET", "greeting"); !strings.Contains(out, "NOPERM") {
+	if out := run("", "clicache", "--valkey-user", "operator", "--", "GET", "greeting"); !strings.Contains(out, "NOPERM") {
 		t.Errorf("GET as the operator's user: %q, want NOPERM", out)
 	}
 	// Piped commands, after the password on the same input.
 	if out := run("DBSIZE\nGET greeting\n", "clicache"); out != "1\nhello\n" {
 		t.Errorf("piped commands: %q", out)
 	}
-	if _, errOut, err := pluginIn(t, bin, "", "cli", ns, "clicache", "--user", "replication"); err == nil || !strings.Contains(err.Error()+errOut, "--user replication") {
-		t.Errorf("--user replication: %v %s", err, errOut)
+	if _, errOut, err := pluginIn(t, bin, "", "cli", ns, "clicache", "--valkey-user", "replication"); err == nil || !strings.Contains(err.Error()+errOut, "--valkey-user replication") {
+		t.Errorf("--valkey-user replication: %v %s", err, errOut)
 	}
 	if _, errOut, err := pluginIn(t, bin, "", "cli", ns, "clicache", "--shard", "1"); err == nil || !strings.Contains(errOut, "--shard is for topology Cluster") {
 		t.Errorf("--shard on a Replication cluster: %v %s", err, errOut)
@@ -258,7 +258,7 @@ func TestKubectlValkeyCliAndReportOnAClusterTopology(t *testing.T) {
 	}
 
 	archive := filepath.Join(t.TempDir(), "clishop.tar.gz")
-	if out, errOut, err := pluginIn(t, bin, "", "report", ns, "clishop", "-o", archive); err != nil {
+	if out, errOut, err := pluginIn(t, bin, "", "report", ns, "clishop", "--archive", archive); err != nil {
 		t.Fatalf("kubectl valkey report: %v\n%s%s", err, out, errOut)
 	}
 	files := readArchive(t, archive)

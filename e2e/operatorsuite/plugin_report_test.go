@@ -69,7 +69,7 @@ func TestKubectlValkeyReport(t *testing.T) {
 	vc = waitFor(t, ns, "rep", 2*time.Minute, "Steady with 3 ready after the restart", steadyWith(3))
 
 	archive := filepath.Join(t.TempDir(), "rep.tar.gz")
-	out, errOut, err := pluginIn(t, pluginBinary(t), "", "report", ns, "rep", "-o", archive)
+	out, errOut, err := pluginIn(t, pluginBinary(t), "", "report", ns, "rep", "--archive", archive)
 	if err != nil {
 		t.Fatalf("kubectl valkey report: %v\n%s%s", err, out, errOut)
 	}

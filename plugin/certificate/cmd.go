@@ -12,19 +12,24 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
 
 // NewCmd is the certificate verb. now is the clock expiry is shown against.
 func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
-	return &cobra.Command{
+	format := output.Text
+	cmd := &cobra.Command{
 		Use:   "certificate NAME",
 		Short: "Show the certificate each pod serves and whether it is the TLS Secret's",
 		Long: `Show the serving certificate of each pod of a ValkeyCluster as the operator saw it over a
 fresh TLS handshake (subject, DNS names, serial, expiry, issuer), the certificate in the
 cluster's TLS Secret (spec.tls.secretRef), and whether each pod serves the Secret's. A renewed
 certificate is loaded by the nodes without a restart; a pod that still serves the old one is
-being reloaded (kubectl valkey history shows certificate-reloaded once all serve it).`,
-		Example:           `  kubectl valkey certificate cache`,
+being reloaded (kubectl valkey history shows certificate-reloaded once all serve it).
+-o json or -o yaml prints the same as a structure: mode, secretName and status.tls as the
+operator wrote it.`,
+		Example: `  kubectl valkey certificate cache
+  kubectl valkey certificate cache -o json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,9 +45,37 @@ being reloaded (kubectl valkey history shows certificate-reloaded once all serve
 			if err != nil {
 				return err
 			}
+			if format != output.Text {
+				return output.Encode(cmd.OutOrStdout(), ViewOf(vc), format)
+			}
 			return Print(cmd.OutOrStdout(), vc, now())
 		},
 	}
+	output.AddFlag(cmd.Flags(), &format)
+	return cmd
+}
+
+// View is what certificate -o json or -o yaml prints.
+type View struct {
+	// Mode is spec.tls.mode, Disabled when unset.
+	Mode v1beta1.TLSMode `json:"mode"`
+	// SecretName is the TLS Secret the cluster's certificate is read from; empty without TLS.
+	SecretName string `json:"secretName,omitempty"`
+	// TLS is status.tls: the Secret's certificate and what each pod serves, absent when no
+	// pod presents one.
+	TLS *v1beta1.TLSStatus `json:"tls,omitempty"`
+}
+
+// ViewOf is vc's certificates as a View.
+func ViewOf(vc *v1beta1.ValkeyCluster) View {
+	v := View{Mode: vc.Spec.TLS.Mode, TLS: vc.Status.TLS}
+	if v.Mode == "" {
+		v.Mode = v1beta1.TLSDisabled
+	}
+	if v.Mode != v1beta1.TLSDisabled || v.TLS != nil {
+		v.SecretName = v1beta1.TLSSecretName(vc)
+	}
+	return v
 }
 
 // Print writes the certificates of vc's status.

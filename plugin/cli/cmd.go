@@ -30,8 +30,8 @@ redirections, -c), the most caught-up ready replica with --replica, or --pod. Ar
 valkey-cli runs inside the pod (kubectl exec; it needs create on pods/exec), over TLS when the
 pod serves it, with the pod's own certificate. It authenticates as the application user
 (default: every command but the administrative ones, so a slip in a session cannot move a
-role or a fence behind the operator's back), or as the operator's user with --user operator
-(INFO, CONFIG GET/SET, ROLE, CLUSTER NODES ...; what the operator may do, and what its
+role or a fence behind the operator's back), or as the operator's user with --valkey-user
+operator (INFO, CONFIG GET/SET, ROLE, CLUSTER NODES ...; what the operator may do, and what its
 machine expects nobody else does: read, do not change). The password is read from the
 cluster's auth Secret (it needs get on secrets/NAME-auth) and written into the session's
 input, where valkey-cli --askpass reads it: it is on no command line (neither this one, nor
@@ -53,6 +53,9 @@ hints); with piped input valkey-cli reads commands from it.`,
 		},
 		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flags.OldValkeyUserFlag(kube.UserClient, kube.UserOperator, "replication"); err != nil {
+				return err
+			}
 			clients, err := flags.NewClients()
 			if err != nil {
 				return err
@@ -72,7 +75,7 @@ hints); with piped input valkey-cli reads commands from it.`,
 			case kube.UserOperator:
 				key = kube.KeyOperatorPassword
 			default:
-				return fmt.Errorf("--user %s: the session is the application's user (%s) or the operator's (%s); a ValkeyACL user's password is yours, connect as that user with your own client", user, kube.UserClient, kube.UserOperator)
+				return fmt.Errorf("--valkey-user %s: the session is the application's user (%s) or the operator's (%s); a ValkeyACL user's password is yours, connect as that user with your own client", user, kube.UserClient, kube.UserOperator)
 			}
 			name := pod
 			if name == "" {
@@ -109,7 +112,7 @@ hints); with piped input valkey-cli reads commands from it.`,
 	fs.BoolVar(&replica, "replica", false, "Connect to a replica (the most caught-up ready one) instead of the primary")
 	fs.Int32Var(&shard, "shard", 0, "The shard whose primary (or replica) to connect to (topology Cluster)")
 	fs.StringVar(&pod, "pod", "", "Connect to this pod of the cluster instead")
-	fs.StringVar(&user, "user", kube.UserClient, "Authenticate as default (the application's user) or operator")
+	fs.StringVar(&user, kube.ValkeyUserFlag, kube.UserClient, "The Valkey user to authenticate as: default (the application's) or operator")
 	return cmd
 }
 

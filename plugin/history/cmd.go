@@ -83,7 +83,7 @@ observations as the world, and the report shows which decisions would have diffe
 		},
 	}
 	fs := cmd.Flags()
-	fs.VarP(&opts.Format, "output", "o", "Output format: text, json or yaml")
+	output.AddFlag(fs, &opts.Format)
 	fs.BoolVar(&opts.Age, "age", false, "Show how long ago each transition was instead of its RFC 3339 time")
 	fs.BoolVarP(&watch, "watch", "w", false, "After the current transitions, print new ones as the operator records them, until interrupted")
 	fs.BoolVar(&full, "full", false, "Read every transition from the operator's journal instead of status.history")

@@ -15,11 +15,17 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/nodecli"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
+
+// archiveFlag names the archive's file. It is not -o, which is the output format on every
+// verb that reads, as on kubectl's.
+const archiveFlag = "archive"
 
 // NewCmd is the report verb. now names the archive and dates its files.
 func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
 	file := ""
+	format := format{output.Text}
 	cmd := &cobra.Command{
 		Use:   "report NAME",
 		Short: "Collect a support bundle of a ValkeyCluster into one archive, secrets redacted",
@@ -50,9 +56,14 @@ keys. Secrets themselves are not collected. A Secret that cannot be read is name
 summary: its values are then redacted only where a pattern matches.
 
 A part that cannot be collected (no right to it, a pod not running, a node that does not
-answer) is noted in the summary and as PART.error in the archive; the report goes on.`,
+answer) is noted in the summary and as PART.error in the archive; the report goes on.
+
+The archive is --archive FILE (default valkey-report-NAMESPACE-NAME-TIME.tar.gz in the current
+directory). -o json or -o yaml prints the summary as a structure (cluster, archive, collected,
+missing with reasons, notes) instead of text.`,
 		Example: `  kubectl valkey report cache
-  kubectl valkey report cache -n prod -o /tmp/cache-report.tar.gz`,
+  kubectl valkey report cache -n prod --archive /tmp/cache-report.tar.gz
+  kubectl valkey report cache --archive cache.tar.gz -o json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,12 +103,16 @@ answer) is noted in the summary and as PART.error in the archive; the report goe
 				return fmt.Errorf("writing %s: %w", path, collectErr)
 			}
 			out := cmd.OutOrStdout()
+			if format.Format != output.Text {
+				return output.Encode(out, b.structured(vc.Namespace+"/"+vc.Name, path), format.Format)
+			}
 			fmt.Fprintf(out, "Report of %s/%s written to %s\n", vc.Namespace, vc.Name, path)
 			_, err = out.Write(b.summary())
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&file, "output", "o", "", "The archive to write (default valkey-report-NAMESPACE-NAME-TIME.tar.gz in the current directory)")
+	cmd.Flags().StringVar(&file, archiveFlag, "", "The archive to write (default valkey-report-NAMESPACE-NAME-TIME.tar.gz in the current directory)")
+	cmd.Flags().VarP(&format, "output", "o", "Output format of the summary: text, json or yaml")
 	return cmd
 }
 

@@ -10,12 +10,14 @@ import (
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
 
 // NewCmd is the reshard verb.
 func NewCmd(flags *kube.Flags) *cobra.Command {
 	shards := 0
 	dryRun := false
+	format := output.Text
 	cmd := &cobra.Command{
 		Use:   "reshard NAME",
 		Short: "Show the slot moves that balance a Cluster topology, or change its shard count",
@@ -28,10 +30,12 @@ what it waits for until then.
 With --shards N the shard count (spec.shards) becomes N, which the operator carries out as a
 resharding: new shards are created and slots move to them with their keys, or the slots of the
 shards beyond N move away before those shards are deleted. --dry-run only shows that plan.
-Follow it with kubectl valkey status NAME (progress) or kubectl valkey history NAME --watch.`,
+Follow it with kubectl valkey status NAME (progress) or kubectl valkey history NAME --watch.
+-o json or -o yaml prints the plan and the operator's state as a structure instead.`,
 		Example: `  kubectl valkey reshard sessions
   kubectl valkey reshard sessions --shards 5 --dry-run
-  kubectl valkey reshard sessions --shards 5`,
+  kubectl valkey reshard sessions --shards 5
+  kubectl valkey reshard sessions -o json`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,6 +73,15 @@ Follow it with kubectl valkey status NAME (progress) or kubectl valkey history N
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if format != output.Text {
+				set := change && !dryRun
+				if set {
+					if err := setShards(cmd, clients, name, target); err != nil {
+						return err
+					}
+				}
+				return output.Encode(out, viewOf(vc, plan, set), format)
+			}
 			for _, sh := range vc.Status.Shards {
 				if sh.Slots == "" {
 					// Status lists a primary's slots only while it answers as one.
@@ -95,6 +108,7 @@ Follow it with kubectl valkey status NAME (progress) or kubectl valkey history N
 		},
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "the shard count to reshard to (sets spec.shards)")
+	output.AddFlag(cmd.Flags(), &format)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --shards: show the plan, change nothing")
 	return cmd
 }

@@ -16,7 +16,7 @@ func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
 	var users []string
 	var retire bool
 	cmd := &cobra.Command{
-		Use:   "rotate NAME [--user USER]... [--retire]",
+		Use:   "rotate NAME [--valkey-user USER]... [--retire]",
 		Short: "Rotate passwords without a restart, or retire the old ones now",
 		Long: `Ask the operator to replace passwords it manages without restarting a node: the new
 password is added to every node beside the old one, published in the auth Secret (which
@@ -34,11 +34,14 @@ at once (say so only when every client uses the new one).
 The request is an annotation on the ValkeyCluster (` + v1beta1.AnnotationRotatePasswords + `,
 or ` + v1beta1.AnnotationRetireOldPasswords + ` with --retire).`,
 		Example: `  kubectl valkey rotate cache
-  kubectl valkey rotate cache --user default
+  kubectl valkey rotate cache --valkey-user default
   kubectl valkey rotate cache --retire`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: flags.CompleteClusterNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flags.OldValkeyUserFlag("default", "operator", "replication", "all"); err != nil {
+				return err
+			}
 			clients, err := flags.NewClients()
 			if err != nil {
 				return err
@@ -47,7 +50,7 @@ or ` + v1beta1.AnnotationRetireOldPasswords + ` with --retire).`,
 			name := args[0]
 			if retire {
 				if len(users) > 0 {
-					return fmt.Errorf("--retire takes no --user: it ends the grace period of the rotation in progress")
+					return fmt.Errorf("--retire takes no --valkey-user: it ends the grace period of the rotation in progress")
 				}
 				if err := kube.Annotate(cmd.Context(), clients.Dynamic, clients.Namespace, name, v1beta1.AnnotationRetireOldPasswords, at); err != nil {
 					return err
@@ -61,7 +64,7 @@ or ` + v1beta1.AnnotationRetireOldPasswords + ` with --retire).`,
 					switch u {
 					case "default", "operator", "replication", "all":
 					default:
-						return fmt.Errorf("--user %s: the operator manages the passwords of default, operator and replication (or all); a ValkeyACL user's is rotated with a second Secret in its passwordSecrets", u)
+						return fmt.Errorf("--valkey-user %s: the operator manages the passwords of default, operator and replication (or all); a ValkeyACL user's is rotated with a second Secret in its passwordSecrets", u)
 					}
 				}
 				list = strings.Join(users, ",")
@@ -74,7 +77,7 @@ or ` + v1beta1.AnnotationRetireOldPasswords + ` with --retire).`,
 			return err
 		},
 	}
-	cmd.Flags().StringSliceVar(&users, "user", nil, "a user whose password to rotate: default, operator, replication or all (repeatable; default all)")
+	cmd.Flags().StringSliceVar(&users, kube.ValkeyUserFlag, nil, "a user whose password to rotate: default, operator, replication or all (repeatable; default all)")
 	cmd.Flags().BoolVar(&retire, "retire", false, "end the grace period of the rotation in progress: remove the old passwords now")
 	return cmd
 }

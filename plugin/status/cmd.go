@@ -34,6 +34,6 @@ and the last transitions. -o json or -o yaml prints the whole status instead.`,
 			return Print(cmd.OutOrStdout(), u, format, now)
 		},
 	}
-	cmd.Flags().VarP(&format, "output", "o", "Output format: text, json or yaml")
+	output.AddFlag(cmd.Flags(), &format)
 	return cmd
 }

@@ -21,9 +21,11 @@ const operatorContainer = "operator"
 
 // Operator is one workload that runs the operator.
 type Operator struct {
-	Kind, Namespace, Name string
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 	// Image is the operator container's image as the workload asks for it.
-	Image string
+	Image string `json:"image"`
 }
 
 // FindOperators lists the operator's workloads in every namespace. Both Deployments and

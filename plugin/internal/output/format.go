@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 )
 
@@ -71,4 +72,14 @@ func Encode(w io.Writer, v any, f Format) error {
 	default:
 		return fmt.Errorf("format %q is not an encoding", f)
 	}
+}
+
+// AddFlag registers -o/--output on a verb that reads: every such verb takes the same three
+// formats under the same name, as kubectl's own verbs do, so that -o never means anything
+// else (a file, a column set) on one verb only.
+func AddFlag(fs *pflag.FlagSet, f *Format) {
+	if *f == "" {
+		*f = Text
+	}
+	fs.VarP(f, "output", "o", "Output format: text, json or yaml")
 }
