@@ -61,11 +61,11 @@ http:
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		stopped := <-exited
 		_ = logf.Close()
 		if t.Failed() {
 			if b, err := os.ReadFile(logf.Name()); err == nil {
-				t.Logf("registry log:\n%s", b)
+				t.Logf("registry (%v) log:\n%s", stopped, b)
 			}
 		}
 	})
