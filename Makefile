@@ -18,7 +18,7 @@ LDFLAGS := -X github.com/valkey-fsm/valkey-operator/internal/version.Version=$(V
 
 .PHONY: all test fuzz fuzz-short race unit e2e-test bench chaos chaos-e2e demo dev-cluster generate verify-generate lint fmt vet \
 	kube-binaries valkey valkey-9.1 tools plugin operator image helm versitygw promtool prometheus krew release cert-manager \
-	deploy-operator undeploy-operator run
+	deploy-operator undeploy-operator run registry lint-workflows
 
 all: test
 
@@ -58,14 +58,31 @@ prometheus:
 krew:
 	@hack/krew.sh >/dev/null
 
-## The kubectl plugin's release (hack/release): kubectl-valkey for linux, darwin and windows on
-## amd64 and arm64, each archived with the LICENSE, checksums.txt and the krew manifest
-## plugins/valkey.yaml in dist/release, then checked with krew's validator and installed from
-## each archive with krew. VERSION must be a release version: make release VERSION=v0.3.0.
-release: krew
-	$(GO) run ./hack/release -version "$(VERSION)" -commit "$(COMMIT)" -out dist/release -krew "$$(hack/krew.sh | paste -sd, -)"
+## A release (hack/release), all of it in dist/release: the operator's image for IMAGE_PLATFORMS
+## (default linux/amd64,linux/arm64; layout image/oci and archive valkey-operator-image_VERSION.oci.tar),
+## both charts packaged with appVersion VERSION (the operator chart's image is this release's),
+## valkey-operator-crds.yaml, kubectl-valkey for linux, darwin and windows on amd64 and arm64 with
+## the krew manifest plugins/valkey.yaml (checked with krew's validator and installed from each
+## archive with krew), an SPDX SBOM and checksums.txt; reproducible from the commit.
+## IMAGE_PUSH=ghcr.io/valkey-fsm/valkey-operator:VERSION pushes the image (docker login),
+## CHART_PUSH=oci://ghcr.io/valkey-fsm/charts the charts (helm registry login).
+## VERSION must be a release version: make release VERSION=v0.3.0.
+RELEASE_DEFAULT_PLATFORMS := linux/amd64,linux/arm64
+RELEASE_IMAGE_PLATFORMS := $(or $(IMAGE_PLATFORMS),$(RELEASE_DEFAULT_PLATFORMS))
+release: krew helm
+	$(GO) run ./hack/release -version "$(VERSION)" -commit "$(COMMIT)" -out dist/release -krew "$$(hack/krew.sh | paste -sd, -)" \
+	  -helm "$$(hack/helm.sh --path)" -image-platforms "$(RELEASE_IMAGE_PLATFORMS)" -image-push "$(IMAGE_PUSH)" -chart-push "$(CHART_PUSH)"
 
-tools: valkey valkey-9.1 kube-binaries helm versitygw promtool prometheus krew cert-manager
+## Builds the CNCF distribution registry (the release test pushes to it on loopback) from the Go module proxy (cached by version).
+registry:
+	@hack/registry.sh >/dev/null
+
+## Checks the CI workflows in .github/workflows with actionlint (built from the Go module proxy,
+## cached by version): they run only on the forge, so this is their test here.
+lint-workflows:
+	"$$(hack/actionlint.sh)" -no-color
+
+tools: valkey valkey-9.1 kube-binaries helm versitygw promtool prometheus krew cert-manager registry
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -78,7 +95,7 @@ $(GOLANGCI):
 	@echo "building golangci-lint $(GOLANGCI_VERSION) (once; cached)"
 	GOBIN=$(dir $(GOLANGCI)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
-lint: $(GOLANGCI)
+lint: $(GOLANGCI) lint-workflows
 	$(GOLANGCI) run ./...
 
 ## Regenerates every generated file (deepcopy, CRDs, RBAC, the state diagram, the charts' values schemas,

@@ -23,9 +23,13 @@ func run() error {
 	flag.StringVar(&o.version, "version", os.Getenv("VERSION"), "the release's version, a tag such as v0.3.0 (krew needs semantic versions)")
 	flag.StringVar(&o.commit, "commit", os.Getenv("COMMIT"), "the source revision stamped into the binaries")
 	platforms := flag.String("platforms", allPlatforms, "comma-separated os/arch pairs")
-	flag.StringVar(&o.out, "out", "dist/release", "where the archives, checksums.txt and plugins/valkey.yaml go")
+	flag.StringVar(&o.out, "out", "dist/release", "the release's directory (emptied first)")
 	flag.StringVar(&o.downloadBase, "download-base", "https://github.com/valkey-fsm/valkey-operator/releases/download", "the archives' URL is this/VERSION/ARCHIVE")
 	krew := flag.String("krew", "", "krew's and validate-krew-manifest's paths, comma-separated (hack/krew.sh); empty: no krew check")
+	flag.StringVar(&o.imagePlatforms, "image-platforms", "linux/amd64,linux/arm64", "the image's platforms, as make image takes them (IMAGE_PLATFORMS)")
+	flag.StringVar(&o.imagePush, "image-push", "", "push the image's index to this reference, e.g. ghcr.io/valkey-fsm/valkey-operator:v0.3.0 (IMAGE_PUSH; credentials from docker login)")
+	flag.StringVar(&o.chartPush, "chart-push", "", "push the chart packages under this OCI repository, e.g. oci://ghcr.io/valkey-fsm/charts (CHART_PUSH; credentials from helm registry login)")
+	flag.StringVar(&o.helm, "helm", "", "helm's path (hack/helm.sh --path)")
 	flag.Parse()
 	o.platforms = strings.Split(*platforms, ",")
 	root, err := repoRoot()
@@ -37,10 +41,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	for _, a := range rel.archives {
-		fmt.Printf("%s  %s\n", a.sha256, filepath.Join(o.out, a.name))
+	sums, err := os.ReadFile(rel.checksums)
+	if err != nil {
+		return err
 	}
-	fmt.Println("krew manifest:", rel.manifest)
+	fmt.Printf("%s (%s):\n%s", o.out, filepath.Base(rel.checksums), sums)
+	fmt.Printf("image %s %s (layout %s)\n", rel.image.ref, rel.image.digest, rel.image.layout)
+	if rel.image.pushed != "" {
+		fmt.Println("pushed", rel.image.pushed)
+	}
+	for _, c := range rel.charts {
+		if c.pushed != "" {
+			fmt.Println("pushed", c.pushed)
+		}
+	}
 	if *krew == "" {
 		return nil
 	}
