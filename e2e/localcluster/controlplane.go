@@ -77,7 +77,8 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 		Out:          prefixed(log, "kube-apiserver"),
 		Err:          prefixed(log, "kube-apiserver"),
 	}
-	api.SecureServing.Address, api.SecureServing.Port = s.hostIP().String(), strconv.Itoa(apiPort)
+	serving := &api.SecureServing
+	serving.Address, serving.Port = s.hostIP().String(), strconv.Itoa(apiPort)
 	auditPolicy, auditLog, err := writeAuditPolicy(certDir)
 	if err != nil {
 		return nil, err
