@@ -237,12 +237,12 @@ func podTemplate(vc *v1beta1.ValkeyCluster, names Names, tlsSecret string) corev
 			// Ready = the process answers and has loaded its data. Whether it may take writes
 			// is the operator's business (role label and ACL fences), not the probe's.
 			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probeCommand(`-h "$POD_IP"`)}},
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probeCommand("")}},
 				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
 			},
 			// A pod deleted on purpose while its node is a primary with replicas stays up until
 			// the operator has handed the role over (primary-leaving), at most PreStopHold.
-			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: preStopCommand(`-h "$POD_IP"`)}}},
+			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: preStopCommand("")}}},
 			LivenessProbe: &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("valkey")}},
 				PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
@@ -296,7 +296,16 @@ const probeFile = valkey.AuthDir + "/" + KeyProbePassword
 // while the data loads: Ready = the process answers and has loaded its data.
 func probeCommand(cli string) []string {
 	return []string{"sh", "-c", `IFS= read -r REDISCLI_AUTH < ` + probeFile + `; export REDISCLI_AUTH; ` +
-		`valkey-cli ` + cli + ` --user ` + valkey.UserProbe + ` ping | grep -q PONG`}
+		cliCommand(cli) + ` --user ` + valkey.UserProbe + ` ping | grep -q PONG`}
+}
+
+// cliCommand is valkey-cli with the given connection options: none for the plain port on
+// the pod's localhost, where the server listens too (ServerArgs binds every address).
+func cliCommand(opts string) string {
+	if opts == "" {
+		return "valkey-cli"
+	}
+	return "valkey-cli " + opts
 }
 
 // PreStopHold bounds how long a deleted pod whose node is a primary with replicas waits for
@@ -323,7 +332,7 @@ func preStopCommand(cli string) []string {
 	return []string{"sh", "-c", `IFS= read -r REDISCLI_AUTH < ` + probeFile + `; export REDISCLI_AUTH; ` +
 		fmt.Sprintf(`end=$(( $(date +%%s) + %d )); held=; `, int(PreStopHold.Seconds())) +
 		`while [ "$(date +%s)" -lt "$end" ]; do ` +
-		`set -- $(valkey-cli ` + cli + ` --user ` + valkey.UserProbe + ` role 2>/dev/null); ` +
+		`set -- $(` + cliCommand(cli) + ` --user ` + valkey.UserProbe + ` role 2>/dev/null); ` +
 		`if [ "$1" = master ] && [ $# -gt 2 ]; then held=1; sleep 0.1; continue; fi; ` +
 		fmt.Sprintf(`[ -z "$held" ] || sleep %d; exit 0; done`, int(PreStopLinger.Seconds()))}
 }
@@ -429,7 +438,7 @@ func withTLS(spec *corev1.PodSpec, secret string, mode valkey.TLSMode) {
 		return
 	}
 	c.Ports = []corev1.ContainerPort{tlsPort}
-	cli := fmt.Sprintf(`--tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -h "$POD_IP" -p %[2]d`, valkey.TLSDir, valkey.TLSPort)
+	cli := fmt.Sprintf(`--tls --cacert %[1]s/ca.crt --cert %[1]s/tls.crt --key %[1]s/tls.key -p %[2]d`, valkey.TLSDir, valkey.TLSPort)
 	c.ReadinessProbe.Exec.Command = probeCommand(cli)
 	c.Lifecycle.PreStop.Exec.Command = preStopCommand(cli)
 	c.LivenessProbe.TCPSocket.Port = intstr.FromString("valkey-tls")

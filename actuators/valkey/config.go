@@ -201,13 +201,15 @@ func ServerCommand(cluster bool) []string {
 }
 
 // ServerArgs are the command-line arguments of valkey-server in the pod: the config file and
-// the per-pod addresses, from the POD_IP environment variable ($(POD_IP) is expanded by
-// Kubernetes). Binding the pod IP, not 0.0.0.0, matters on the local cluster, where pods
-// share the host's network stack; the announced IP is what FAILOVER TO and the primary's
-// replica list know a replica by. In cluster mode the node also announces the pod IP on the
-// cluster bus (without it, nodes bound to loopback addresses learn each other as 127.0.0.1).
+// the per-pod addresses. The server listens on every address of its pod (IPv6 only where
+// the pod has it: the "-" makes it optional), as users expect of a pod: kubectl port-forward
+// (which connects to the pod's localhost) and an exec'd valkey-cli without -h reach it. The
+// announced IP is the pod IP, from the POD_IP environment variable ($(POD_IP) is expanded
+// by Kubernetes): it is what FAILOVER TO and the primary's replica list know a replica by,
+// and in cluster mode what the node announces on the cluster bus (without it, a node may
+// announce whichever address it has, 127.0.0.1 included).
 func ServerArgs(cluster bool) []string {
-	args := []string{ConfigFile, "--bind", "$(POD_IP)", "--replica-announce-ip", "$(POD_IP)"}
+	args := []string{ConfigFile, "--bind", "*", "-::*", "--replica-announce-ip", "$(POD_IP)"}
 	if cluster {
 		args = append(args, "--cluster-announce-ip", "$(POD_IP)")
 	}

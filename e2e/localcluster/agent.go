@@ -2,7 +2,6 @@ package localcluster
 
 import (
 	"fmt"
-	"net/netip"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,17 +152,6 @@ func (a *agent) stopAll() {
 		r.cancelWhenGone()
 	}
 	a.wg.Wait()
-}
-
-func (a *agent) runnerByIP(ip netip.Addr) *podRunner {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, r := range a.runners {
-		if r.ip == ip && !r.isTerminated() {
-			return r
-		}
-	}
-	return nil
 }
 
 // SetNewIPOnRecreate switches, for Pods created from now on, between keeping the address of

@@ -11,10 +11,10 @@ import (
 )
 
 // Each Pod's processes live in a cgroup v2 group of their own, <cluster>/<pod-uid>/<container>.
-// Three things depend on it: killing a container kills everything it forked (cgroup.kill);
-// pausing freezes it the way a stalled machine would (cgroup.freeze); and partitions match a
-// Pod's sockets by cgroup, so they hold whatever source address a process happens to use
-// (on loopback the kernel picks 127.0.0.1 unless the process binds its Pod IP).
+// Two things depend on it: killing a container kills everything it forked (cgroup.kill), and
+// pausing freezes it the way a stalled machine would (cgroup.freeze). (Partitions and
+// NetworkPolicies match addresses: each Pod sends from its own, from its own network
+// namespace, podnet.go.)
 
 // cgroup2Mount finds where the unified (v2) hierarchy is mounted: /sys/fs/cgroup on a pure
 // v2 machine, /sys/fs/cgroup/unified on a hybrid one. Empty when there is none.
@@ -52,11 +52,6 @@ func newCgroupRoot(s slot) (*cgroupRoot, error) {
 
 func (cg *cgroupRoot) path(parts ...string) string {
 	return filepath.Join(append([]string{cg.mount, cg.name}, parts...)...)
-}
-
-// rel is a group's path relative to the cgroup2 mount, as nftables' socket cgroupv2 wants it.
-func (cg *cgroupRoot) rel(parts ...string) string {
-	return filepath.Join(append([]string{cg.name}, parts...)...)
 }
 
 func (cg *cgroupRoot) ensure(parts ...string) (string, error) {

@@ -37,6 +37,7 @@ type Cluster struct {
 	cp   *controlPlane
 	cs   kubernetes.Interface
 	ipam *ipam
+	pnet *clusterNet // the Pods' bridge and network namespaces (podnet.go)
 	cg   *cgroupRoot
 	mem  *memoryCgroups // nil when the machine offers no memory controller
 
@@ -79,6 +80,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			_ = cl.Stop()
 		}
 	}()
+	if cl.pnet, err = newClusterNet(s); err != nil {
+		return nil, err
+	}
 	if cl.cg, err = newCgroupRoot(s); err != nil {
 		return nil, err
 	}
@@ -126,6 +130,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	proxy := serviceproxy.New(cl.cs, serviceproxy.Options{
 		Logger: logger(opts.Log, "service-proxy"),
 		Static: map[string]string{"default/kubernetes": cl.apiHost + ":" + cl.apiPort},
+		// A Pod would answer 127.0.0.1 or a Pod's address itself (podnet.go), so those
+		// clients reach a backend from the host's address; other host addresses (an
+		// operator in the test process binding its own) are kept.
+		KeepSource: func(a netip.Addr) bool {
+			return a != netip.AddrFrom4([4]byte{127, 0, 0, 1}) && (!s.podPrefix().Contains(a) || s.nodePrefix().Contains(a))
+		},
 	})
 	cl.goBackground(func() { _ = proxy.Run(cl.ctx) })
 	// Pods are refused until their namespace's default ServiceAccount exists.
@@ -173,6 +183,9 @@ func (c *Cluster) Stop() error {
 			c.mem.removeAll()
 		}
 		killProcessesUnder(c.slot.dir)
+		if c.pnet != nil {
+			c.pnet.close()
+		}
 		c.slot.release()
 	})
 	return c.stopErr
@@ -200,6 +213,11 @@ func (c *Cluster) Dir() string { return c.slot.dir }
 
 // APIServer is the API server's host and port, as Pods see it (KUBERNETES_SERVICE_HOST/PORT).
 func (c *Cluster) APIServer() (host, port string) { return c.apiHost, c.apiPort }
+
+// HostIP is the host's address on the Pods' network: what the test process, an operator
+// running in it and the service proxy connect to Pods from, unless they bind another
+// loopback address (127.0.0.1 is not one: inside a Pod it is the Pod's own).
+func (c *Cluster) HostIP() netip.Addr { return c.slot.hostIP() }
 
 // NodeNames lists the Nodes the agent runs.
 func (c *Cluster) NodeNames() []string {

@@ -184,7 +184,13 @@ func (r *podRunner) startContainer(c *container) error {
 		cg, joinMem, root, scratch, wd, r.currentPod().Name, sec.userspec(), sec.groupList(), rootMode, img.RootFS, strconv.Itoa(len(mounts) / 3)}
 	args = append(args, mounts...)
 	args = append(args, argv...)
-	cmd := exec.Command("unshare", args...)
+	netns := r.netns()
+	if netns == "" {
+		return fmt.Errorf("pod %s has no network namespace", r.currentPod().Name)
+	}
+	// nsenter puts the launcher in the Pod's network namespace; unshare then gives the
+	// container its own mount and UTS namespaces.
+	cmd := exec.Command("nsenter", append([]string{"--net=" + netns, "--", "unshare"}, args...)...)
 	cmd.Env = append(env, envClusterDir+"="+r.cluster.slot.dir)
 	logFile, err := os.OpenFile(r.logPath(c.spec.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -59,6 +62,13 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 	if err != nil {
 		return nil, err
 	}
+	// The API server listens on the host's address on the Pods' bridge (podnet.go), which
+	// Pods reach from their own network namespaces (127.0.0.1 is their own there); envtest
+	// puts the address in the serving certificate.
+	apiPort, err := freePort(s.hostIP())
+	if err != nil {
+		return nil, err
+	}
 	api := &envtest.APIServer{
 		Path:         wrapped["kube-apiserver"],
 		CertDir:      certDir,
@@ -67,6 +77,8 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 		Out:          prefixed(log, "kube-apiserver"),
 		Err:          prefixed(log, "kube-apiserver"),
 	}
+	serving := &api.SecureServing
+	serving.Address, serving.Port = s.hostIP().String(), strconv.Itoa(apiPort)
 	auditPolicy, auditLog, err := writeAuditPolicy(certDir)
 	if err != nil {
 		return nil, err
@@ -102,7 +114,7 @@ func startControlPlane(ctx context.Context, binDir string, s slot, log io.Writer
 		// service-account token volume as in a real cluster.
 		Disable("disable-admission-plugins").
 		Set("enable-admission-plugins", "ServiceAccount").
-		Set("advertise-address", "127.0.0.1").
+		Set("advertise-address", s.hostIP().String()).
 		// Its Endpoints would hold a loopback address, which the API server itself refuses;
 		// the service proxy serves the kubernetes Service from the known address instead.
 		Set("endpoint-reconciler-type", "none")
@@ -218,4 +230,14 @@ func (cp *controlPlane) stop() {
 	if cp.plane != nil {
 		_ = cp.plane.Stop()
 	}
+}
+
+// freePort finds a TCP port free on ip now (the kernel's choice for port 0).
+func freePort(ip netip.Addr) (int, error) {
+	l, err := net.Listen("tcp", netip.AddrPortFrom(ip, 0).String())
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -128,41 +128,34 @@ func (c *Cluster) StartNode(ctx context.Context, name string) error {
 // ErrNoPartitions is returned by the partition faults when nftables cannot be used here.
 var ErrNoPartitions = errors.New("network partitions need root and nftables (apt-get install nftables)")
 
-// Partition drops all traffic between two Pods in both directions; connections time out.
-// It matches the Pods' addresses and their cgroups, so it holds whatever source address the
-// Pods' processes connect from.
+// Partition drops all traffic between two Pods (or a Pod and an address of the host) in
+// both directions; connections time out. Each Pod sends from its own address in its own
+// network namespace, so rules on the addresses catch all of it, on the bridge between the
+// Pods and on the host's way in and out.
 func (c *Cluster) Partition(a, b netip.Addr) error {
 	if c.net == nil {
 		return ErrNoPartitions
 	}
-	return c.net.PartitionEndpoints(c.endpoint(a), c.endpoint(b))
+	return c.net.Partition(a, b)
 }
 
 // DropOneWay drops what Pod (or address) from sends to to, and nothing the other way: a
-// one-way partition. Like Partition it matches from's cgroup as well as its address.
+// one-way partition.
 func (c *Cluster) DropOneWay(from, to netip.Addr) error {
 	if c.net == nil {
 		return ErrNoPartitions
 	}
-	return c.net.DropEndpoints(c.endpoint(from), c.endpoint(to))
+	return c.net.DropEndpoints(netfault.Endpoint{Addr: from}, netfault.Endpoint{Addr: to})
 }
 
 // IsolatePod drops all traffic between a Pod and every other address except the given
-// ones (for example an operator that should still see it).
+// ones (for example an operator that should still see it). The host reaches Pods from
+// HostIP unless a process binds another address.
 func (c *Cluster) IsolatePod(a netip.Addr, except ...netip.Addr) error {
 	if c.net == nil {
 		return ErrNoPartitions
 	}
-	return c.net.IsolateEndpoint(c.endpoint(a), except...)
-}
-
-// endpoint pairs an address with the cgroup of the Pod that has it, if one of ours does.
-func (c *Cluster) endpoint(ip netip.Addr) netfault.Endpoint {
-	ep := netfault.Endpoint{Addr: ip}
-	if r := c.agent.runnerByIP(ip); r != nil {
-		ep.Cgroup = c.cg.rel(string(r.currentPod().UID))
-	}
-	return ep
+	return c.net.Isolate(a, except...)
 }
 
 // Heal removes every partition.

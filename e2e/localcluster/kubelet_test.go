@@ -268,7 +268,8 @@ func TestKubeletAPIExec(t *testing.T) {
 func TestKubeletAPIPortForward(t *testing.T) {
 	ns := cl.Namespace(t)
 	ctx := ctxFor(t, 3*time.Minute)
-	createPod(t, ns, npValkeyPod("vk", nil))
+	// A server on the Pod's localhost only: a kubelet forwards to the Pod's own localhost.
+	createPod(t, ns, localhostValkeyPod("vk", 6379))
 	if _, err := cl.WaitPodReady(ctx, ns, "vk", 60*time.Second); err != nil {
 		t.Fatal(err)
 	}

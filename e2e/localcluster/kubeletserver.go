@@ -479,13 +479,17 @@ func (e containerStreams) AttachContainer(ctx context.Context, _, _, _ string, _
 // podPorts forwards to the Pod's ports.
 type podPorts struct{ r *podRunner }
 
-// PortForward connects the stream to the Pod's IP and port: every Pod has its own address
-// here, where a real node enters the Pod's network namespace and dials localhost.
+// PortForward connects the stream to the port on the Pod's own localhost, from inside its
+// network namespace, as kubelet's runtime does: a server that listens only on 127.0.0.1 of
+// its Pod is reached, one that listens only on the Pod IP is not.
 func (p podPorts) PortForward(ctx context.Context, _, _ string, port int32, stream io.ReadWriteCloser) error {
 	defer func() { _ = stream.Close() }()
-	var d net.Dialer
+	netns := p.r.netns()
+	if netns == "" {
+		return fmt.Errorf("pod %s has no network namespace", p.r.currentPod().Name)
+	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := d.DialContext(dctx, "tcp", net.JoinHostPort(p.r.ip.String(), strconv.Itoa(int(port))))
+	conn, err := dialInNetns(dctx, netns, net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
 	cancel()
 	if err != nil {
 		return err

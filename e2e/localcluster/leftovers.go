@@ -44,6 +44,7 @@ func Leftovers(dir string) []string {
 			left = append(left, "memory cgroup "+cg)
 		}
 	}
+	left = append(left, netLeftovers(n)...)
 	if out, err := exec.Command("nft", "list", "tables").Output(); err == nil {
 		prefix := fmt.Sprintf("vkfsm_lc%d_", n)
 		for _, line := range strings.Split(string(out), "\n") {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -17,15 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
 )
 
 // The node agent enforces the ingress rules of NetworkPolicies (networking.k8s.io/v1) for
-// its Pods with an nftables table of its own, vkfsm_lc<slot>_np_<pid>: on every relevant change
-// (a policy, a Pod's labels or its start, a namespace's labels) it computes what each isolated
-// Pod admits (netpolicy_rules.go) and replaces the whole table in one transaction. A refused
-// connection gets a TCP reset. See docs/development/local-cluster.md, "NetworkPolicy".
+// its Pods with nftables, as CNI plugins do: on every relevant change (a policy, a Pod's
+// labels or its start, a namespace's labels) it computes what each isolated Pod admits
+// (netpolicy_rules.go) and loads, in each isolated Pod's own network namespace, a table that
+// enforces it (replaced in one transaction when it changes, removed when the Pod is no longer
+// isolated). A refused connection gets a TCP reset. See docs/development/local-cluster.md, "NetworkPolicy".
 
 // ErrNoNetworkPolicies is returned by the NetworkPolicy methods when the cluster cannot
 // enforce policies here (no nft command).
@@ -35,8 +36,9 @@ var ErrNoNetworkPolicies = errors.New("NetworkPolicy enforcement needs root and 
 // several times as it starts) into one rebuild.
 const npDebounce = 50 * time.Millisecond
 
-// npResync rebuilds now and then whatever the events said: the rules name Pods' cgroups,
-// which appear when a container starts, and a rebuild that changes nothing costs no nft run.
+// npResync rebuilds now and then whatever the events said: the rules go into Pods' network
+// namespaces, which appear when a Pod starts, and a rebuild that changes nothing costs no
+// nft run.
 const npResync = 2 * time.Second
 
 // npRetry is the pause before rendering again after a failed rebuild.
@@ -44,7 +46,6 @@ const npRetry = 300 * time.Millisecond
 
 type netPolicy struct {
 	cl    *Cluster
-	table *netfault.Table
 	scope npScope
 	log   io.Writer
 
@@ -53,34 +54,31 @@ type netPolicy struct {
 	kick chan struct{}
 
 	mu      sync.Mutex
-	applied string // the body last loaded
-	loaded  bool   // applied is in the kernel
+	applied string            // the document (npDocument) last loaded in full
+	loaded  bool              // applied is in the kernel
+	inNetns map[string]string // network namespace path -> the body loaded there ("" none)
 	lastErr error
 	syncs   int // rebuilds started, for the log of a test that waits in vain
 }
 
-// startNetPolicy creates the table and registers the informers (before factory.Start). Its
-// loop runs in the cluster's background until Stop. Without nft it returns nil: policies are
-// then not enforced, as partitions are not.
+// startNetPolicy registers the informers (before factory.Start). Its loop runs in the
+// cluster's background until Stop. Without nft it returns nil: policies are then not
+// enforced, as partitions are not.
 func startNetPolicy(cl *Cluster, factory informers.SharedInformerFactory) (*netPolicy, error) {
-	t, err := netfault.New(fmt.Sprintf("lc%d_np", cl.slot.n))
-	if errors.Is(err, netfault.ErrNotRoot) || errors.Is(err, netfault.ErrNoNft) {
-		fmt.Fprintf(cl.opts.Log, "[netpolicy] NetworkPolicies are not enforced: %v\n", err)
+	if _, err := exec.LookPath("nft"); err != nil || os.Geteuid() != 0 {
+		fmt.Fprintf(cl.opts.Log, "[netpolicy] NetworkPolicies are not enforced: %v\n", ErrNoNetworkPolicies)
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
 	np := &netPolicy{
-		cl:    cl,
-		table: t,
+		cl: cl,
 		scope: npScope{
-			cgroup:    cl.cg.rel(),
 			podRange:  cl.slot.podPrefix(),
-			nodeRange: netip.PrefixFrom(cl.slot.nodeIP(0), 24).Masked(),
+			nodeRange: cl.slot.nodePrefix(),
 		},
-		log:  prefixed(cl.opts.Log, "netpolicy"),
-		kick: make(chan struct{}, 1),
+		log:     prefixed(cl.opts.Log, "netpolicy"),
+		kick:    make(chan struct{}, 1),
+		inNetns: map[string]string{},
+		loaded:  true, // no policy, no table: nothing to load
 	}
 	kick := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { np.trigger() },
@@ -92,20 +90,9 @@ func startNetPolicy(cl *Cluster, factory informers.SharedInformerFactory) (*netP
 	pols := factory.Networking().V1().NetworkPolicies()
 	for _, inf := range []cache.SharedIndexInformer{pods.Informer(), nss.Informer(), pols.Informer()} {
 		if _, err := inf.AddEventHandler(kick); err != nil {
-			_ = t.Close()
 			return nil, err
 		}
 		np.synced = append(np.synced, inf.HasSynced)
-	}
-	// An empty table from the start: Leftovers and Stop see it whether or not a policy
-	// ever exists.
-	empty, err := renderIngress(np.scope, nil)
-	if err == nil {
-		err = np.load(empty)
-	}
-	if err != nil {
-		_ = t.Close()
-		return nil, err
 	}
 	cl.goBackground(func() { np.run(cl.ctx) })
 	return np, nil
@@ -150,32 +137,75 @@ func (np *netPolicy) sync() {
 	// longer had (after a node stop and restart, in the operator suite) while
 	// WaitNetworkPolicies, reading the API, waited in vain: the rules must be what the API
 	// says, so they are read from it.
-	body, err := np.renderLive(np.cl.ctx)
+	tables, running, err := np.renderLive(np.cl.ctx)
 	if err != nil {
 		np.fail(err)
 		return
 	}
 	np.mu.Lock()
-	same := np.loaded && body == np.applied
+	same := np.loaded && npDocument(tables) == np.applied
 	np.mu.Unlock()
 	if same {
 		return
 	}
-	if err := np.load(body); err != nil {
-		// Most likely a Pod's cgroup went away between rendering and loading; the next
+	if err := np.load(tables, running); err != nil {
+		// Most likely a Pod's namespace went away between rendering and loading; the next
 		// event or tick renders again. The previous rules stay in force meanwhile.
 		np.fail(err)
 	}
 }
 
-func (np *netPolicy) load(body string) error {
-	err := np.table.Load(body)
+// load puts each isolated Pod's table into its network namespace and takes the table out of
+// the namespaces of Pods no longer isolated, touching only the namespaces whose table
+// changes.
+func (np *netPolicy) load(tables []npTable, running map[types.UID]npRunning) error {
+	want := make(map[string]string, len(running))
+	for _, r := range running {
+		want[r.netns] = ""
+	}
+	byIP := make(map[netip.Addr]string, len(running))
+	for _, r := range running {
+		byIP[r.ip] = r.netns
+	}
+	for _, t := range tables {
+		if netns, ok := byIP[t.ip]; ok {
+			want[netns] = t.body
+		}
+	}
+	np.mu.Lock()
+	had := maps.Clone(np.inNetns)
+	np.mu.Unlock()
+	var errs []error
+	for netns, body := range want {
+		if old, ok := had[netns]; ok && old == body || !ok && body == "" {
+			continue
+		}
+		script := fmt.Sprintf("table inet %[1]s\ndelete table inet %[1]s\n", npTableName)
+		if body != "" {
+			script += fmt.Sprintf("table inet %s {\n%s}\n", npTableName, body)
+		}
+		cmd := exec.Command("nsenter", "--net="+netns, "--", "nft", "-f", "-")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("nft -f - in %s: %w: %s", netns, err, strings.TrimSpace(string(out))))
+			continue
+		}
+		np.mu.Lock()
+		np.inNetns[netns] = body
+		np.mu.Unlock()
+	}
 	np.mu.Lock()
 	defer np.mu.Unlock()
-	if err == nil {
-		np.applied, np.loaded, np.lastErr = body, true, nil
+	for netns := range np.inNetns {
+		if _, ok := want[netns]; !ok {
+			delete(np.inNetns, netns) // gone with its Pod
+		}
 	}
-	return err
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	np.applied, np.loaded, np.lastErr = npDocument(tables), true, nil
+	return nil
 }
 
 func (np *netPolicy) fail(err error) {
@@ -189,39 +219,47 @@ func (np *netPolicy) fail(err error) {
 	time.AfterFunc(npRetry, np.trigger)
 }
 
-// render computes the table's body from Pods, Namespaces and NetworkPolicies as the API has
-// them, joined with what the agent runs: a Pod's address and whether its cgroup exists.
-func (np *netPolicy) render(pods []*corev1.Pod, nss []*corev1.Namespace, pols []*networkingv1.NetworkPolicy) (string, error) {
+// npRunning is what the agent runs of a Pod: its address and its network namespace.
+type npRunning struct {
+	ip    netip.Addr
+	netns string
+}
+
+// render computes each isolated Pod's table from Pods, Namespaces and NetworkPolicies as the
+// API has them, joined with what the agent runs: a Pod counts once its network namespace
+// exists.
+func (np *netPolicy) render(pods []*corev1.Pod, nss []*corev1.Namespace, pols []*networkingv1.NetworkPolicy) ([]npTable, map[types.UID]npRunning, error) {
 	running := np.running()
 	var in []*npPod
 	for _, p := range pods {
-		ip, ok := running[p.UID]
+		r, ok := running[p.UID]
 		if !ok {
 			continue // not (yet, or no longer) run by the agent
 		}
-		cg := ""
-		if _, err := os.Stat(np.cl.cg.path(string(p.UID))); err == nil {
-			cg = np.cl.cg.rel(string(p.UID))
-		}
-		in = append(in, &npPod{pod: p, ip: ip, cgroup: cg})
+		in = append(in, &npPod{pod: p, ip: r.ip})
 	}
 	nsLabels := make(map[string]map[string]string, len(nss))
 	for _, ns := range nss {
 		nsLabels[ns.Name] = ns.Labels
 	}
-	return renderIngress(np.scope, ingressTargets(in, nsLabels, pols))
+	tables, err := renderIngress(np.scope, ingressTargets(in, nsLabels, pols))
+	return tables, running, err
 }
 
-// running maps the Pods the agent runs to their addresses. When a Pod re-created under the
-// same name shares its address with the old one that is still terminating, the new one has
-// it.
-func (np *netPolicy) running() map[types.UID]netip.Addr {
+// running maps the Pods the agent runs in a network namespace to their addresses and
+// namespaces. When a Pod re-created under the same name shares its address with the old one
+// that is still terminating, the new one has it.
+func (np *netPolicy) running() map[types.UID]npRunning {
 	a := np.cl.agent
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make(map[types.UID]netip.Addr, len(a.runners))
+	out := make(map[types.UID]npRunning, len(a.runners))
 	holder := map[netip.Addr]types.UID{}
 	for uid, r := range a.runners {
+		netns := r.netns()
+		if netns == "" {
+			continue
+		}
 		if old, ok := holder[r.ip]; ok {
 			if r.isTerminated() {
 				continue
@@ -229,14 +267,13 @@ func (np *netPolicy) running() map[types.UID]netip.Addr {
 			delete(out, old)
 		}
 		holder[r.ip] = uid
-		out[uid] = r.ip
+		out[uid] = npRunning{ip: r.ip, netns: netns}
 	}
 	return out
 }
 
-func (np *netPolicy) close() error {
-	return np.table.Close()
-}
+// close has nothing to remove: the tables go with the Pods' network namespaces.
+func (np *netPolicy) close() error { return nil }
 
 // WaitNetworkPolicies waits until the node agent's rules enforce the NetworkPolicies, Pods
 // and Namespaces as the API server has them now: call it after creating, changing or
@@ -252,7 +289,9 @@ func (c *Cluster) WaitNetworkPolicies(ctx context.Context) error {
 	for {
 		np.trigger()
 		var err error
-		want, err = np.renderLive(ctx)
+		var tables []npTable
+		tables, _, err = np.renderLive(ctx)
+		want = npDocument(tables)
 		if err == nil {
 			np.mu.Lock()
 			applied = np.applied
@@ -290,19 +329,19 @@ func firstDifference(loaded, want string) string {
 	return "no difference"
 }
 
-func (np *netPolicy) renderLive(ctx context.Context) (string, error) {
+func (np *netPolicy) renderLive(ctx context.Context) ([]npTable, map[types.UID]npRunning, error) {
 	cs := np.cl.cs
 	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	pols, err := cs.NetworkingV1().NetworkPolicies("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	return np.render(ptrs(pods.Items), ptrs(nss.Items), ptrs(pols.Items))
 }
@@ -315,11 +354,13 @@ func ptrs[T any](items []T) []*T {
 	return out
 }
 
-// NetworkPolicyRules returns the enforcer's nftables table as nft prints it, for the log of a
-// failing test.
+// NetworkPolicyRules returns the enforcer's tables as last loaded, one per isolated Pod's
+// network namespace, for the log of a failing test.
 func (c *Cluster) NetworkPolicyRules() (string, error) {
 	if c.np == nil {
 		return "", ErrNoNetworkPolicies
 	}
-	return c.np.table.Rules()
+	c.np.mu.Lock()
+	defer c.np.mu.Unlock()
+	return c.np.applied, nil
 }

@@ -21,9 +21,8 @@ import (
 
 // npPod is what the computation knows of a Pod that runs on the local cluster.
 type npPod struct {
-	pod    *corev1.Pod // namespace, labels, container ports
-	ip     netip.Addr
-	cgroup string // the Pod's group relative to the cgroup2 mount; "" while it has none yet
+	pod *corev1.Pod // namespace, labels, container ports
+	ip  netip.Addr
 }
 
 func (p *npPod) key() string { return p.pod.Namespace + "/" + p.pod.Name }
@@ -258,57 +257,59 @@ func inIPBlock(b *networkingv1.IPBlock, ip netip.Addr) bool {
 
 // npScope is what the rendered rules need to know of the cluster.
 type npScope struct {
-	cgroup    string       // the cluster's cgroup, relative to the cgroup2 mount: every Pod's processes are below it
 	podRange  netip.Prefix // the slot's loopback range (Pod and node addresses)
-	nodeRange netip.Prefix // the part of podRange that nodes use, which is not a Pod's source
+	nodeRange netip.Prefix // the part of podRange that nodes and the host use, which is not a Pod's source
 }
 
-// npBaseChain is the table's base chain; the per-Pod chains are jumped to from it.
-const npBaseChain = "output"
+// npTableName is the enforcer's table in each isolated Pod's network namespace; it goes with
+// the namespace.
+const npTableName = "vkfsm_np"
 
-// renderIngress writes the body of the enforcer's nftables table (see netfault.Table.Load):
-// a filter on the output hook (on loopback every packet is locally generated) that sends
-// the first packet of every TCP connection to an isolated Pod (SYN without ACK, so that the
-// replies of the connections an isolated Pod opens itself pass) to a chain of that Pod. The
-// chain accepts the Pod itself, then what its policies admit (by the sending socket's
-// cgroup, which catches Pods' processes that send from 127.0.0.1, and by the Pod IP as source
-// address, for processes that bind it), then rejects with a TCP reset whatever else comes
-// from a Pod of this cluster (by cgroup or by source address in the Pods' range), and lets
-// the rest through: that is the node (the test process, the API server, the service proxy).
+// npTable is the rule set of one isolated Pod: the body of the table npTableName in its
+// network namespace.
+type npTable struct {
+	ip   netip.Addr
+	key  string // namespace/name, for the log
+	body string
+}
+
+// renderIngress writes, for every isolated Pod, the body of the table that enforces its
+// ingress in its own network namespace (netpolicy.go loads it there): a filter on the input
+// hook that sends the first packet of every TCP connection (SYN without ACK, so that the
+// replies of the connections the Pod opens itself pass) to the chain "ingress". That chain
+// accepts the Pod's own traffic (on lo, or to its own address), then what its policies admit
+// (by source address: each Pod sends from its own address, from its own namespace), then
+// rejects with a TCP reset whatever else comes from a Pod of this cluster (a source in the
+// Pods' range but not the nodes'), and lets the rest through: that is the node (the test
+// process, the API server, the service proxy, the kubelet's probes).
 //
-// Every address in it is checked to be a loopback address.
-func renderIngress(scope npScope, targets []npTarget) (string, error) {
+// Every address in it is checked to be a loopback address. The tables come sorted by address.
+func renderIngress(scope npScope, targets []npTarget) ([]npTable, error) {
 	if err := checkScope(scope); err != nil {
-		return "", err
+		return nil, err
 	}
-	var base, chains strings.Builder
-	fmt.Fprintf(&base, "\tchain %s {\n\t\ttype filter hook output priority 0; policy accept;\n", npBaseChain)
 	seen := map[netip.Addr]bool{}
-	for i, t := range targets {
+	out := make([]npTable, 0, len(targets))
+	for _, t := range targets {
 		ip := t.pod.ip.Unmap()
 		if err := loopback4(ip); err != nil {
-			return "", fmt.Errorf("pod %s: %w", t.pod.key(), err)
+			return nil, fmt.Errorf("pod %s: %w", t.pod.key(), err)
 		}
 		if seen[ip] {
-			return "", fmt.Errorf("pod %s: address %s appears twice", t.pod.key(), ip)
+			return nil, fmt.Errorf("pod %s: address %s appears twice", t.pod.key(), ip)
 		}
 		seen[ip] = true
-		name := fmt.Sprintf("pod_%d", i)
-		fmt.Fprintf(&base, "\t\tip daddr %s tcp flags & (syn | ack) == syn jump %s comment %q\n", ip, name, t.pod.key())
-		fmt.Fprintf(&chains, "\tchain %s {\n", name)
-		fmt.Fprintf(&chains, "\t\tip saddr %s accept\n", ip)
-		if t.pod.cgroup != "" {
-			m, err := npCgroupMatch(t.pod.cgroup)
-			if err != nil {
-				return "", err
-			}
-			fmt.Fprintf(&chains, "\t\t%s accept\n", m)
-		}
+		var b strings.Builder
+		b.WriteString("\tchain input {\n\t\ttype filter hook input priority 0; policy accept;\n")
+		b.WriteString("\t\ttcp flags & (syn | ack) == syn jump ingress\n\t}\n")
+		b.WriteString("\tchain ingress {\n")
+		b.WriteString("\t\tiif \"lo\" accept\n")
+		fmt.Fprintf(&b, "\t\tip saddr %s accept\n", ip)
 		done := map[string]bool{} // identical rules from several policies
 		emit := func(rule string) {
 			if !done[rule] {
 				done[rule] = true
-				fmt.Fprintf(&chains, "\t\t%s\n", rule)
+				fmt.Fprintf(&b, "\t\t%s\n", rule)
 			}
 		}
 		for _, a := range t.allows {
@@ -324,7 +325,7 @@ func renderIngress(scope npScope, targets []npTarget) (string, error) {
 			for _, src := range a.from {
 				sip := src.ip.Unmap()
 				if err := loopback4(sip); err != nil {
-					return "", fmt.Errorf("pod %s: %w", src.key(), err)
+					return nil, fmt.Errorf("pod %s: %w", src.key(), err)
 				}
 				if !slices.Contains(ips, sip.String()) {
 					ips = append(ips, sip.String())
@@ -334,23 +335,23 @@ func renderIngress(scope npScope, targets []npTarget) (string, error) {
 				return netip.MustParseAddr(a).Compare(netip.MustParseAddr(b))
 			})
 			emit(fmt.Sprintf("%sip saddr { %s } accept", dport, strings.Join(ips, ", ")))
-			for _, src := range a.from {
-				if src.cgroup == "" {
-					continue // not started yet: re-rendered once its group exists
-				}
-				m, err := npCgroupMatch(src.cgroup)
-				if err != nil {
-					return "", err
-				}
-				emit(fmt.Sprintf("%s%s accept", dport, m))
-			}
 		}
-		fmt.Fprintf(&chains, "\t\tsocket cgroupv2 level %d %q meta l4proto tcp reject with tcp reset\n", cgroupLevel(scope.cgroup), scope.cgroup)
-		fmt.Fprintf(&chains, "\t\tip saddr %s ip saddr != %s meta l4proto tcp reject with tcp reset\n", scope.podRange, scope.nodeRange)
-		chains.WriteString("\t}\n")
+		fmt.Fprintf(&b, "\t\tip saddr %s ip saddr != %s meta l4proto tcp reject with tcp reset\n", scope.podRange, scope.nodeRange)
+		b.WriteString("\t}\n")
+		out = append(out, npTable{ip: ip, key: t.pod.key(), body: b.String()})
 	}
-	base.WriteString("\t}\n")
-	return base.String() + chains.String(), nil
+	slices.SortFunc(out, func(a, b npTable) int { return a.ip.Compare(b.ip) })
+	return out, nil
+}
+
+// npDocument joins the tables into one text: what WaitNetworkPolicies compares and
+// NetworkPolicyRules prints.
+func npDocument(tables []npTable) string {
+	var b strings.Builder
+	for _, t := range tables {
+		fmt.Fprintf(&b, "# %s (%s): table inet %s\n%s", t.ip, t.key, npTableName, t.body)
+	}
+	return b.String()
 }
 
 func renderPorts(ports []npPortRange) string {
@@ -365,18 +366,6 @@ func renderPorts(ports []npPortRange) string {
 	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
-// npCgroupMatch matches the sending socket's cgroup at the level of the given group (a Pod's
-// group: every container of the Pod, and every process exec'd into one, is below it).
-func npCgroupMatch(group string) (string, error) {
-	group = strings.Trim(group, "/")
-	if group == "" || strings.ContainsAny(group, "\"\n\\ ") {
-		return "", fmt.Errorf("invalid cgroup path %q", group)
-	}
-	return fmt.Sprintf("socket cgroupv2 level %d %q", cgroupLevel(group), group), nil
-}
-
-func cgroupLevel(group string) int { return strings.Count(strings.Trim(group, "/"), "/") + 1 }
-
 // loopback4 refuses anything but an IPv4 loopback address: the rules never touch traffic
 // that leaves the machine.
 func loopback4(ip netip.Addr) error {
@@ -387,9 +376,6 @@ func loopback4(ip netip.Addr) error {
 }
 
 func checkScope(s npScope) error {
-	if _, err := npCgroupMatch(s.cgroup); err != nil {
-		return err
-	}
 	for _, p := range []netip.Prefix{s.podRange, s.nodeRange} {
 		if !p.IsValid() || p.Bits() < 8 {
 			return fmt.Errorf("range %s is not inside 127.0.0.0/8", p)

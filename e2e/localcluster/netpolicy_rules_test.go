@@ -21,8 +21,7 @@ func npTestPod(ns, name, ip string, lbls map[string]string, ports ...corev1.Cont
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Ports: ports}}},
 		},
-		ip:     netip.MustParseAddr(ip),
-		cgroup: "vkfsm-lc0/uid-" + name,
+		ip: netip.MustParseAddr(ip),
 	}
 }
 
@@ -230,7 +229,6 @@ func TestNetworkPolicyIngressComputation(t *testing.T) {
 }
 
 var npTestScope = npScope{
-	cgroup:    "vkfsm-lc0",
 	podRange:  netip.MustParsePrefix("127.100.0.0/16"),
 	nodeRange: netip.MustParsePrefix("127.100.0.0/24"),
 }
@@ -239,7 +237,6 @@ func TestNetworkPolicyRendering(t *testing.T) {
 	srv := npTestPod("a", "server", "127.100.1.1", map[string]string{"app": "vk"}, corev1.ContainerPort{Name: "valkey", ContainerPort: 6379})
 	cli := npTestPod("a", "client", "127.100.1.2", map[string]string{"role": "client"})
 	late := npTestPod("a", "late", "127.100.1.3", map[string]string{"role": "client"})
-	late.cgroup = "" // not started yet
 	pol := npPolicy("a", map[string]string{"app": "vk"}, nil, networkingv1.NetworkPolicyIngressRule{
 		From: []networkingv1.NetworkPolicyPeer{fromPods(map[string]string{"role": "client"})},
 		Ports: []networkingv1.NetworkPolicyPort{
@@ -247,29 +244,29 @@ func TestNetworkPolicyRendering(t *testing.T) {
 			{Port: ptr.To(intstr.FromInt32(7000)), EndPort: ptr.To(int32(7005))}, tcpPort(7003),
 		},
 	})
-	body, err := renderIngress(npTestScope, ingressTargets([]*npPod{srv, cli, late}, nil, []*networkingv1.NetworkPolicy{pol}))
+	tables, err := renderIngress(npTestScope, ingressTargets([]*npPod{srv, cli, late}, nil, []*networkingv1.NetworkPolicy{pol}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(tables) != 1 || tables[0].ip != srv.ip {
+		t.Fatalf("only the server is isolated, got tables %+v", tables)
+	}
+	body := tables[0].body
 	for _, want := range []string{
-		"type filter hook output priority 0; policy accept;",
-		`ip daddr 127.100.1.1 tcp flags & (syn | ack) == syn jump pod_0 comment "a/server"`,
+		"type filter hook input priority 0; policy accept;",
+		"tcp flags & (syn | ack) == syn jump ingress",
+		`iif "lo" accept`,
 		"ip saddr 127.100.1.1 accept",
-		`socket cgroupv2 level 2 "vkfsm-lc0/uid-server" accept`,
 		"tcp dport { 6379-6380, 7000-7005 } ip saddr { 127.100.1.2, 127.100.1.3 } accept",
-		`tcp dport { 6379-6380, 7000-7005 } socket cgroupv2 level 2 "vkfsm-lc0/uid-client" accept`,
-		`socket cgroupv2 level 1 "vkfsm-lc0" meta l4proto tcp reject with tcp reset`,
 		"ip saddr 127.100.0.0/16 ip saddr != 127.100.0.0/24 meta l4proto tcp reject with tcp reset",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("rules lack %q:\n%s", want, body)
 		}
 	}
-	if strings.Contains(body, "uid-late") {
-		t.Errorf("a Pod without a cgroup yet is named by cgroup:\n%s", body)
-	}
-	if strings.Count(body, "jump") != 1 {
-		t.Errorf("only the server is isolated:\n%s", body)
+	// The rules come before the reset, which comes last.
+	if i, j := strings.Index(body, "127.100.1.3 } accept"), strings.Index(body, "reject"); i < 0 || j < i {
+		t.Errorf("the reset does not come after the allows:\n%s", body)
 	}
 
 	// Only loopback addresses, ever.

@@ -23,6 +23,7 @@ type podRunner struct {
 	node    *node
 	ip      netip.Addr
 	ipKey   string
+	net     *podNet // the Pod's network namespace, from prepare until the containers are gone
 	dir     string
 	vols    *podVolumes
 
@@ -153,6 +154,9 @@ func (r *podRunner) run() {
 	for _, c := range append(append([]*container{}, r.containers...), r.inits...) {
 		c.stop(0)
 	}
+	// Before the object goes: a Pod re-created under the same name may get the same address,
+	// which must then be free on the bridge.
+	r.removeNet()
 	if !gone {
 		r.finalDelete()
 	}
@@ -169,6 +173,25 @@ func (r *podRunner) prepare() bool {
 		}
 	}
 	r.changed()
+	// The sandbox first, as kubelet does: every container, exec and probe of the Pod joins
+	// this namespace.
+	pn, err := r.cluster.pnet.addPod(r.ip)
+	if err != nil {
+		r.mu.Lock()
+		r.failed = err.Error()
+		r.mu.Unlock()
+		for _, c := range r.containers {
+			r.setWaiting(c, "ContainerCreating", "failed to create pod sandbox: "+err.Error())
+		}
+		r.event(corev1.EventTypeWarning, "FailedCreatePodSandBox", err.Error())
+		return false
+	}
+	r.mu.Lock()
+	r.net = pn
+	r.mu.Unlock()
+	if np := r.cluster.np; np != nil {
+		np.trigger() // its table, if a policy isolates it, within tens of milliseconds
+	}
 	for attempt := 0; ; attempt++ {
 		err := r.setUpVolumes(r.ctx)
 		if err == nil {
@@ -266,6 +289,7 @@ func (r *podRunner) finalDelete() {
 
 // cleanUp removes the Pod's own directories; claim directories stay with their claims.
 func (r *podRunner) cleanUp() {
+	r.removeNet()
 	r.cluster.cg.remove(string(r.currentPod().UID))
 	if r.cluster.mem != nil {
 		r.cluster.mem.remove(string(r.currentPod().UID))
@@ -288,4 +312,25 @@ func (r *podRunner) cancelWhenGone() {
 	for _, c := range append(append([]*container{}, r.containers...), r.inits...) {
 		c.stop(0)
 	}
+}
+
+// removeNet deletes the Pod's network namespace, once.
+func (r *podRunner) removeNet() {
+	r.mu.Lock()
+	pn := r.net
+	r.net = nil
+	r.mu.Unlock()
+	if pn != nil {
+		r.cluster.pnet.removePod(pn)
+	}
+}
+
+// netns is the path of the Pod's network namespace ("" before it has one or after it is gone).
+func (r *podRunner) netns() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.net == nil {
+		return ""
+	}
+	return r.net.nsPath()
 }

@@ -262,7 +262,7 @@ func (r *podRunner) execCommand(ctx context.Context, c *container, command []str
 	if pid == 0 || env == nil {
 		return nil, fmt.Errorf("container %s is not running", c.spec.Name)
 	}
-	ns := []string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--root", "--wd"}
+	ns := []string{"--target", strconv.Itoa(pid), "--net", "--mount", "--uts", "--root", "--wd"}
 	if sec := r.security(c); sec.uid != nil {
 		// As the container's user, as the runtime runs an exec.
 		gid := int64(0)

@@ -86,6 +86,7 @@ func ownerAlive(pidFile string) bool {
 // their command line or environment), then its directory and pid file.
 func sweepSlot(s slot) {
 	killProcessesUnder(s.dir)
+	sweepClusterNet(s)
 	_ = os.RemoveAll(s.dir)
 	_ = os.Remove(s.pidFile())
 }

@@ -1,17 +1,18 @@
 // Package netfault breaks the network between loopback addresses of the local cluster.
 //
-// Every Pod of the local cluster is a process with its own loopback address (127.x.y.z), so a
-// "network partition" between two Pods is a packet filter between two addresses. This package
-// manages one nftables table per owner (a test, a chaos schedule) with a single filter chain
-// on the output hook: on loopback every packet is generated locally, so the output hook sees
-// each packet exactly once and no input chain is needed. Dropped packets vanish silently, so
-// connections between partitioned addresses time out, as they do across a real partition,
-// instead of being refused.
+// Every Pod of the local cluster has its own loopback address (127.x.y.z) in a network
+// namespace of its own, attached to the cluster's bridge, so a "network partition" between two
+// Pods is a packet filter between two addresses. This package manages, per owner (a test, a
+// chaos schedule), one nftables table in two families with the same rules: an inet table
+// filtering the host's output hook (what host processes send, and loopback traffic between
+// addresses of the host, where every packet is generated locally), and a bridge table whose
+// prerouting and output hooks see every frame crossing a bridge (Pod to Pod, Pod to host, host
+// to Pod). Dropped packets vanish silently, so connections between partitioned addresses time
+// out, as they do across a real partition, instead of being refused.
 //
 // Rules match addresses (Partition, Isolate) and, through Endpoint, optionally the cgroup v2
-// group of a Pod's processes (PartitionEndpoints, IsolateEndpoint): a process that dials
-// without binding its Pod IP sends from 127.0.0.1, which only the cgroup match attributes to
-// its Pod.
+// group of the sending host processes (PartitionEndpoints, IsolateEndpoint), for processes that
+// share the host's network namespace and send from 127.0.0.1 whoever they are.
 //
 // Tables are named vkfsm_<owner>_<pid>. The pid lets SweepStale remove the leftovers of a
 // test process that crashed before it could Close its table. Everything is done by running

@@ -43,7 +43,7 @@ func (t *Table) drop(pairs ...[2]Endpoint) error {
 			return err
 		}
 		fam := family(from.Addr)
-		fmt.Fprintf(&rules, "add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr %[5]s drop\n", t.name, chain, fam, from.Addr, to.Addr)
+		rules.WriteString(t.addRule(fmt.Sprintf("%[1]s saddr %[2]s %[1]s daddr %[3]s drop", fam, from.Addr, to.Addr)))
 		if from.Cgroup == "" {
 			continue
 		}

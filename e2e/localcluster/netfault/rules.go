@@ -16,9 +16,8 @@ func (t *Table) Partition(a, b netip.Addr) error {
 		return err
 	}
 	fam := family(a)
-	return t.apply(fmt.Sprintf(`add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr %[5]s drop
-add rule inet %[1]s %[2]s %[3]s saddr %[5]s %[3]s daddr %[4]s drop
-`, t.name, chain, fam, a, b))
+	return t.apply(t.addRule(fmt.Sprintf("%[1]s saddr %[2]s %[1]s daddr %[3]s drop", fam, a, b)) +
+		t.addRule(fmt.Sprintf("%[1]s saddr %[3]s %[1]s daddr %[2]s drop", fam, a, b)))
 }
 
 // Isolate cuts a off from every other address, in both directions, except from a itself (a
@@ -45,14 +44,13 @@ func (t *Table) Isolate(a netip.Addr, except ...netip.Addr) error {
 	}
 	fam := family(a)
 	set := "{ " + strings.Join(allowed, ", ") + " }"
-	return t.apply(fmt.Sprintf(`add rule inet %[1]s %[2]s %[3]s saddr %[4]s %[3]s daddr != %[5]s drop
-add rule inet %[1]s %[2]s %[3]s daddr %[4]s %[3]s saddr != %[5]s drop
-`, t.name, chain, fam, a, set))
+	return t.apply(t.addRule(fmt.Sprintf("%[1]s saddr %[2]s %[1]s daddr != %[3]s drop", fam, a, set)) +
+		t.addRule(fmt.Sprintf("%[1]s daddr %[2]s %[1]s saddr != %[3]s drop", fam, a, set)))
 }
 
 // Heal removes every rule and keeps the (empty) table for further faults.
 func (t *Table) Heal() error {
-	return t.apply(fmt.Sprintf("flush chain inet %s %s\n", t.name, chain))
+	return t.apply(fmt.Sprintf("flush chain inet %[1]s %[2]s\nflush chain bridge %[1]s %[3]s\n", t.name, chain, bridgeChain))
 }
 
 // Rules returns the table as nft prints it, for logs of failing tests.
@@ -62,7 +60,15 @@ func (t *Table) Rules() (string, error) {
 	if t.closed {
 		return "", ErrClosed
 	}
-	return nftOutput("list", "table", "inet", t.name)
+	inet, err := nftOutput("list", "table", "inet", t.name)
+	if err != nil {
+		return "", err
+	}
+	bridge, err := nftOutput("list", "table", "bridge", t.name)
+	if err != nil {
+		return "", err
+	}
+	return inet + bridge, nil
 }
 
 // checkAddrs refuses invalid, non-loopback and mixed-family addresses. Rules on loopback

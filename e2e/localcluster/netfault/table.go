@@ -11,8 +11,15 @@ import (
 // TablePrefix starts the name of every table this package creates.
 const TablePrefix = "vkfsm_"
 
-// chain is the one chain of every table: a filter on the output hook.
+// chain is the one chain of every inet table: a filter on the output hook, which sees what
+// the host's processes send.
 const chain = "output"
+
+// bridgeChain holds the same rules in the bridge table of the same name: its prerouting and
+// output base chains jump to it, so it sees every frame that crosses a bridge of this
+// machine (a local cluster's Pods, each in a network namespace of its own, talk to each
+// other and to the host through one) whether a Pod or the host sent it.
+const bridgeChain = "rules"
 
 // maxOwnerLen keeps names short and readable; nft itself allows 255 bytes.
 const maxOwnerLen = 40
@@ -60,7 +67,21 @@ table inet %[1]s {
 		type filter hook output priority 0; policy accept;
 	}
 }
-`, name, chain)
+table bridge %[1]s
+delete table bridge %[1]s
+table bridge %[1]s {
+	chain %[3]s {
+	}
+	chain prerouting {
+		type filter hook prerouting priority 0; policy accept;
+		jump %[3]s
+	}
+	chain output {
+		type filter hook output priority 0; policy accept;
+		jump %[3]s
+	}
+}
+`, name, chain, bridgeChain)
 	if err := runNft(script); err != nil {
 		return nil, err
 	}
@@ -68,7 +89,7 @@ table inet %[1]s {
 	return &Table{name: name}, nil
 }
 
-// Name returns the nftables name of the table (family inet).
+// Name returns the nftables name of the tables (families inet and bridge).
 func (t *Table) Name() string { return t.name }
 
 // Close deletes the table and with it every rule. It is idempotent, and it succeeds when the
@@ -79,8 +100,10 @@ func (t *Table) Close() error {
 	if t.closed {
 		return nil
 	}
-	if err := runNft(fmt.Sprintf("delete table inet %s\n", t.name)); err != nil && !isNotFound(err) {
-		return err
+	for _, fam := range []string{"inet", "bridge"} {
+		if err := runNft(fmt.Sprintf("delete table %s %s\n", fam, t.name)); err != nil && !isNotFound(err) {
+			return err
+		}
 	}
 	t.closed = true
 	open.Lock()
@@ -122,4 +145,10 @@ func tableName(owner string, pid int) string {
 		s = "anon"
 	}
 	return fmt.Sprintf("%s%s_%d", TablePrefix, s, pid)
+}
+
+// addRule is the script that adds one rule to both tables: the inet table's output chain and
+// the bridge table's rule chain.
+func (t *Table) addRule(rule string) string {
+	return fmt.Sprintf("add rule inet %[1]s %[2]s %[4]s\nadd rule bridge %[1]s %[3]s %[4]s\n", t.name, chain, bridgeChain, rule)
 }

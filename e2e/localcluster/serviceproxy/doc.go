@@ -12,7 +12,10 @@
 // itself (selector, namespace, Ready condition, not terminating, pod IP set). Selector-less
 // Services, such as default/kubernetes, can be given a fixed backend through Options.Static.
 //
-// Like kube-proxy's iptables mode the proxy keeps the client's source address: it dials the
-// backend from the client's own loopback address, so a netfault partition between two Pods
-// also cuts their traffic through Services.
+// Like kube-proxy's iptables mode the proxy keeps the client's source address where it can:
+// it dials the backend from the client's own loopback address, so a netfault partition
+// between a client and a Pod also cuts their traffic through Services. Where the backends
+// live in network namespaces of their own (the local cluster), a userspace proxy cannot
+// keep a source the backend would answer elsewhere (127.0.0.1, another Pod's address):
+// Options.KeepSource says which addresses it keeps.
 package serviceproxy

@@ -84,13 +84,13 @@ func (p *Proxy) handle(l *listener, client *net.TCPConn) {
 	pipe(client, upstream)
 }
 
-// dialBackend connects to backend from the client's address when that is on loopback, so
-// that the backend sees the real client and netfault rules between client and backend
-// apply to proxied traffic too.
+// dialBackend connects to backend from the client's address when that is on loopback (and
+// Options.KeepSource allows it), so that the backend sees the real client and netfault
+// rules between client and backend apply to proxied traffic too.
 func (p *Proxy) dialBackend(client *net.TCPConn, backend netip.AddrPort) (*net.TCPConn, error) {
 	d := net.Dialer{Timeout: p.dial, Control: bindAddressNoPort}
 	if ra, ok := client.RemoteAddr().(*net.TCPAddr); ok {
-		if ip, ok := netip.AddrFromSlice(ra.IP); ok && ip.Unmap().IsLoopback() && ip.Unmap().Is4() == backend.Addr().Is4() {
+		if ip, ok := netip.AddrFromSlice(ra.IP); ok && ip.Unmap().IsLoopback() && ip.Unmap().Is4() == backend.Addr().Is4() && (p.keep == nil || p.keep(ip.Unmap())) {
 			d.LocalAddr = &net.TCPAddr{IP: ip.Unmap().AsSlice()}
 		}
 	}

@@ -24,6 +24,12 @@ type Options struct {
 	// DialTimeout bounds the dial to a backend (default 5 s). It only matters when a backend
 	// swallows packets, e.g. behind a netfault partition; a closed port fails at once.
 	DialTimeout time.Duration
+	// KeepSource tells whether a client's address can be the source of the connection to the
+	// backend (nil: every loopback address can). An address the backend cannot answer must
+	// not be: where each Pod has its own network namespace, 127.0.0.1 is the backend's own
+	// localhost and a Pod's address is not the host's, so those clients are proxied from the
+	// host's own address instead.
+	KeepSource func(client netip.Addr) bool
 }
 
 // Proxy serves the ClusterIPs of Services. Create it with New and start it with Run.
@@ -32,6 +38,7 @@ type Proxy struct {
 	log    *slog.Logger
 	static map[string]netip.AddrPort
 	dial   time.Duration
+	keep   func(netip.Addr) bool
 
 	// Set by Run before the first listener starts, read by connection handlers.
 	services corelisters.ServiceLister
@@ -63,6 +70,7 @@ func New(cs kubernetes.Interface, opts Options) *Proxy {
 		log:       log,
 		static:    map[string]netip.AddrPort{},
 		dial:      opts.DialTimeout,
+		keep:      opts.KeepSource,
 		listeners: map[netip.AddrPort]*listener{},
 		serving:   map[string]bool{},
 		changed:   make(chan struct{}),
