@@ -100,7 +100,7 @@ func BenchmarkManyClusters(b *testing.B) {
 	}
 	n := envInt("VKFSM_BENCH_CLUSTERS", 50)
 	for i := 0; i < b.N; i++ {
-		opIP, opPID := installBenchOperator(b, "pprof.enabled=true")
+		opIP, opPID := installBenchOperator(b, "pprof.enabled=true", "extraArgs={--pprof-bind-address=:8083}")
 		token := serviceAccountToken(b, "vo-bench", "prometheus", "valkey-operator-metrics-reader")
 		time.Sleep(2 * time.Second)
 		baseRSS := rssBytes(b, opPID)
@@ -267,7 +267,7 @@ func operatorPod(b *testing.B, ns string) (string, int) {
 }
 
 // liveHeap is the operator's live heap just after a collection (HeapAlloc of a heap profile
-// taken with gc=1, from the chart's pprof endpoint on :8083): the part of its memory that grows
+// taken with gc=1, from the chart's pprof endpoint, opened on every address of the pod for this read): the part of its memory that grows
 // with what it holds, where RSS also counts garbage not yet collected and memory the runtime
 // has not returned. With save, the profile (binary) is kept under .cache/logs for
 // `go tool pprof -top`.

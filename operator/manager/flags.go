@@ -69,20 +69,21 @@ func (c Config) logWriter() io.Writer {
 	return os.Stderr
 }
 
-// ParseFlags reads the command line. Addresses default to the pod IP when POD_IP is set:
-// on the local cluster pods share the host's network, so binding 0.0.0.0 would collide.
+// ParseFlags reads the command line. The endpoints listen on every address of the pod, as
+// any pod's servers do, so that `kubectl port-forward` (which dials the pod's localhost)
+// reaches them; connections to Valkey leave from POD_IP when it is set.
 func ParseFlags(args []string) (Config, error) {
 	host := os.Getenv("POD_IP")
 	var c Config
 	fs := flag.NewFlagSet("valkey-operator run", flag.ContinueOnError)
-	fs.StringVar(&c.MetricsAddr, "metrics-bind-address", host+":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fs.StringVar(&c.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	fs.BoolVar(&c.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, only to callers allowed to get /metrics (TokenReview and SubjectAccessReview)")
 	fs.StringVar(&c.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
-	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", host+":8081", "address of /healthz and /readyz")
+	fs.StringVar(&c.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.StringVar(&c.PprofAddr, "pprof-bind-address", "", "address of Go's profiling endpoint /debug/pprof/ (empty: off); profiles hold what the operator holds, Secrets included, so bind it only where nobody else reaches")
-	fs.StringVar(&c.JournalAddr, "journal-bind-address", host+":8082", "address of the journal endpoint, an aggregated API the API server proxies to (kubectl valkey history --full); empty disables it")
+	fs.StringVar(&c.JournalAddr, "journal-bind-address", ":8082", "address of the journal endpoint, an aggregated API the API server proxies to (kubectl valkey history --full); empty disables it")
 	fs.StringVar(&c.JournalCertDir, "journal-cert-dir", "", "directory with tls.crt and tls.key for the journal endpoint, whose CA the APIService names (default: a self-signed certificate)")
-	fs.StringVar(&c.WebhookAddr, "webhook-bind-address", host+":9443", "address of the CRDs' conversion webhook (v1alpha1 <-> v1beta1) and of the admission webhooks (the chart's webhooks.enabled), which the API server calls through the chart's webhook Service; empty disables them")
+	fs.StringVar(&c.WebhookAddr, "webhook-bind-address", ":9443", "address of the CRDs' conversion webhook (v1alpha1 <-> v1beta1) and of the admission webhooks (the chart's webhooks.enabled), which the API server calls through the chart's webhook Service; empty disables them")
 	fs.StringVar(&c.WebhookCertDir, "webhook-cert-dir", "/var/run/valkey-operator/webhook-tls", "directory with tls.crt and tls.key of the conversion webhook, signed by the CA in the CRDs' caBundle (reloaded when they change)")
 	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; 1-1.5 KB a node each, a repeat about 100 bytes), so that valkey-operator replay --set can show decisions taken earlier or later; 0 keeps none")
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
