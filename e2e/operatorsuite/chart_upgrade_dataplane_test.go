@@ -22,10 +22,10 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-// What the upgrade test holds the data plane to: a snapshot of what no operator upgrade may
-// change, and a watch of the clusters' states throughout.
+// What the upgrade test holds the data plane to: a snapshot of the pods before and after the
+// upgrade's roll, and a watch of the clusters' states throughout.
 
-// dataPlane is what must not change in an upgrade of the operator.
+// dataPlane is what an upgrade of the operator is held to account for.
 type dataPlane struct {
 	pods     map[string]string // pod -> UID, restart counts, INFO run_id
 	sets     map[string]int64  // StatefulSet -> generation
@@ -74,28 +74,33 @@ func snapshotDataPlane(t *testing.T, ctx context.Context, kc client.Client, ns s
 	return d
 }
 
-// diff says what changed from d to after.
-func (d dataPlane) diff(after dataPlane) []string {
+// rolled says what is wrong with a roll from d to after: every pod is still there under its
+// name and is a new one (a new UID and a new run of valkey-server), and no StatefulSet came or
+// went.
+func (d dataPlane) rolled(after dataPlane) []string {
 	var out []string
 	for name, v := range d.pods {
-		if after.pods[name] != v {
-			out = append(out, fmt.Sprintf("pod %s: before the upgrade %s, after %q", name, v, after.pods[name]))
-		}
-	}
-	for name, g := range d.sets {
-		if after.sets[name] != g {
-			out = append(out, fmt.Sprintf("StatefulSet %s: generation %d before the upgrade, %d after", name, g, after.sets[name]))
-		}
-	}
-	for name, s := range d.lastSeqs {
-		if after.lastSeqs[name] != s {
-			out = append(out, fmt.Sprintf("cluster %s: newest history entry #%d before the upgrade, #%d after", name, s, after.lastSeqs[name]))
+		switch a, ok := after.pods[name]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("pod %s is gone after the upgrade", name))
+		case a == v:
+			out = append(out, fmt.Sprintf("pod %s was not rolled: %s", name, v))
 		}
 	}
 	if len(after.pods) != len(d.pods) || len(after.sets) != len(d.sets) {
 		out = append(out, fmt.Sprintf("pods %d -> %d, StatefulSets %d -> %d", len(d.pods), len(after.pods), len(d.sets), len(after.sets)))
 	}
 	return out
+}
+
+// historySince reports whether vc recorded event in a transition after seq.
+func historySince(vc *v1alpha1.ValkeyCluster, seq int64, event string) bool {
+	for _, h := range vc.Status.History {
+		if h.Seq > seq && h.Event == event {
+			return true
+		}
+	}
+	return false
 }
 
 // nodeRunID asks a node itself (INFO server, as the application user) for its run_id, which a
