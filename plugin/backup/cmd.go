@@ -42,11 +42,7 @@ Follow it with kubectl get valkeybackup BACKUP -w, or wait here with --wait.`,
 				return err
 			}
 			ctx := cmd.Context()
-			u, err := kube.GetCluster(ctx, clients.Dynamic, clients.Namespace, args[0])
-			if err != nil {
-				return err
-			}
-			vc, err := kube.Typed(u)
+			vc, err := kube.GetTypedCluster(ctx, clients.Dynamic, clients.Namespace, args[0])
 			if err != nil {
 				return err
 			}

@@ -43,11 +43,7 @@ wake or a re-creation, that nobody has looked at).`,
 				return err
 			}
 			ctx := cmd.Context()
-			u, err := kube.GetCluster(ctx, clients.Dynamic, clients.Namespace, args[0])
-			if err != nil {
-				return err
-			}
-			vc, err := kube.Typed(u)
+			vc, err := kube.GetTypedCluster(ctx, clients.Dynamic, clients.Namespace, args[0])
 			if err != nil {
 				return err
 			}

@@ -61,11 +61,7 @@ hints); with piped input valkey-cli reads commands from it.`,
 				return err
 			}
 			ctx := cmd.Context()
-			u, err := kube.GetCluster(ctx, clients.Dynamic, clients.Namespace, args[0])
-			if err != nil {
-				return err
-			}
-			vc, err := kube.Typed(u)
+			vc, err := kube.GetTypedCluster(ctx, clients.Dynamic, clients.Namespace, args[0])
 			if err != nil {
 				return err
 			}

@@ -50,6 +50,15 @@ func NotFoundHint(err error, namespace, name string) error {
 		schema.GroupResource{Group: ValkeyClusters.Group, Resource: ValkeyClusters.Resource}, err)
 }
 
+// GetTypedCluster reads a ValkeyCluster as GetCluster does and converts it as Typed does.
+func GetTypedCluster(ctx context.Context, dyn dynamic.Interface, namespace, name string) (*v1beta1.ValkeyCluster, error) {
+	u, err := GetCluster(ctx, dyn, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return Typed(u)
+}
+
 // Typed converts a ValkeyCluster read with the dynamic client.
 func Typed(u *unstructured.Unstructured) (*v1beta1.ValkeyCluster, error) {
 	var vc v1beta1.ValkeyCluster
