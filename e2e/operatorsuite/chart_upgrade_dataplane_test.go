@@ -103,6 +103,16 @@ func historySince(vc *v1alpha1.ValkeyCluster, seq int64, event string) bool {
 	return false
 }
 
+// rollEnd is the event that ends a cluster's roll in its history. A Standalone cluster has no
+// replica to hand over to: the machine records its single pod's restart as a lost primary
+// that comes back (primary-lost, then failover-complete), not as rollout-complete.
+func rollEnd(vc *v1alpha1.ValkeyCluster) string {
+	if vc.Spec.Topology == v1alpha1.TopologyStandalone {
+		return "failover-complete"
+	}
+	return "rollout-complete"
+}
+
 // nodeRunID asks a node itself (INFO server, as the application user) for its run_id, which a
 // new process of valkey-server changes.
 func nodeRunID(t *testing.T, ctx context.Context, ip, pass string) string {
