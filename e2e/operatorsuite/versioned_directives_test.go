@@ -84,7 +84,8 @@ func directivesOn(t *testing.T, vc *v1alpha1.ValkeyCluster, want map[string]stri
 	deadline := time.Now().Add(time.Minute)
 	for {
 		last = nodeDirectives(t, vc)
-		ok := len(last) > 0
+		// Every node, the one whose pod was just re-created too, once it is ready again.
+		ok := len(last) > 0 && len(last) == len(vc.Status.Nodes)
 		for _, got := range last {
 			for k, v := range want {
 				ok = ok && got[k] == v
@@ -100,7 +101,7 @@ func directivesOn(t *testing.T, vc *v1alpha1.ValkeyCluster, want map[string]stri
 	}
 }
 
-// nodeDirectives asks every running pod of vc for shutdown-on-sigterm and
+// nodeDirectives asks every ready pod of vc for shutdown-on-sigterm and
 // tls-auto-reload-interval (CONFIG GET as the operator's user; a directive the server does not
 // know is absent), and for its version (INFO server's valkey_version, under "version").
 func nodeDirectives(t *testing.T, vc *v1alpha1.ValkeyCluster) map[string]map[string]string {
@@ -112,8 +113,8 @@ func nodeDirectives(t *testing.T, vc *v1alpha1.ValkeyCluster) map[string]map[str
 	}
 	out := map[string]map[string]string{}
 	for _, p := range pods.Items {
-		if p.Status.PodIP == "" || p.DeletionTimestamp != nil {
-			continue
+		if p.Status.PodIP == "" || p.DeletionTimestamp != nil || !podReady(&p) {
+			continue // not serving yet (a re-created pod starting): the next look sees it
 		}
 		c := operatorClient(t, vc, p.Status.PodIP)
 		got, err := c.Do(ctx, c.B().ConfigGet().Parameter("shutdown-on-sigterm").Parameter("tls-auto-reload-interval").Build()).AsStrMap()
