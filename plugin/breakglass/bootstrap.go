@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
-	"github.com/valkey-fsm/valkey-operator/plugin/internal/confirm"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
@@ -57,22 +56,8 @@ wake or a re-creation, that nobody has looked at).`,
 			if err := checkPods(vc, known, []string{from}); err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if err := flush(out, bootstrapPlan(vc, from)); err != nil {
-				return err
-			}
-			if dryRun {
-				_, err := fmt.Fprintln(out, "Dry run: nothing was changed.")
-				return err
-			}
-			if err := confirm.Typed(cmd.InOrStdin(), out, vc.Name, yes); err != nil {
-				return err
-			}
-			if err := kube.Annotate(ctx, clients.Dynamic, clients.Namespace, vc.Name, v1beta1.AnnotationBootstrapFrom, from); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(out, "bootstrap of %s from %s requested; follow it with: kubectl valkey history %s --watch\n", vc.Name, from, vc.Name)
-			return err
+			return confirmAndAnnotate(cmd, clients, vc, bootstrapPlan(vc, from), dryRun, yes,
+				v1beta1.AnnotationBootstrapFrom, from, fmt.Sprintf("bootstrap of %s from %s", vc.Name, from))
 		},
 	}
 	fs := cmd.Flags()

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
-	"github.com/valkey-fsm/valkey-operator/plugin/internal/confirm"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 )
 
@@ -65,23 +64,9 @@ kubectl valkey failover.`,
 			if len(names) == len(known) {
 				return fmt.Errorf("--without names every pod of %s/%s: no node would be left to fail over to; nothing was changed", vc.Namespace, vc.Name)
 			}
-			out := cmd.OutOrStdout()
-			if err := flush(out, failoverPlan(vc, names)); err != nil {
-				return err
-			}
-			if dryRun {
-				_, err := fmt.Fprintln(out, "Dry run: nothing was changed.")
-				return err
-			}
-			if err := confirm.Typed(cmd.InOrStdin(), out, vc.Name, yes); err != nil {
-				return err
-			}
 			value := strings.Join(names, ",")
-			if err := kube.Annotate(ctx, clients.Dynamic, clients.Namespace, vc.Name, v1beta1.AnnotationFailoverWithout, value); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(out, "failover of %s without %s requested; follow it with: kubectl valkey history %s --watch\n", vc.Name, value, vc.Name)
-			return err
+			return confirmAndAnnotate(cmd, clients, vc, failoverPlan(vc, names), dryRun, yes,
+				v1beta1.AnnotationFailoverWithout, value, fmt.Sprintf("failover of %s without %s", vc.Name, value))
 		},
 	}
 	fs := cmd.Flags()

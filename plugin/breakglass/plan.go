@@ -8,12 +8,36 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/confirm"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/output"
 )
+
+// confirmAndAnnotate shows plan, then, unless dryRun, asks for the cluster's name to be typed
+// (or takes yes) and writes the break-glass annotation; what names the request in the line
+// that says how to follow it.
+func confirmAndAnnotate(cmd *cobra.Command, clients *kube.Clients, vc *v1beta1.ValkeyCluster, plan *strings.Builder, dryRun, yes bool, annotation, value, what string) error {
+	out := cmd.OutOrStdout()
+	if err := flush(out, plan); err != nil {
+		return err
+	}
+	if dryRun {
+		_, err := fmt.Fprintln(out, "Dry run: nothing was changed.")
+		return err
+	}
+	if err := confirm.Typed(cmd.InOrStdin(), out, vc.Name, yes); err != nil {
+		return err
+	}
+	if err := kube.Annotate(cmd.Context(), clients.Dynamic, clients.Namespace, vc.Name, annotation, value); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "%s requested; follow it with: kubectl valkey history %s --watch\n", what, vc.Name)
+	return err
+}
 
 // knownPods are the cluster's pods: those status.nodes lists (a lost pod stays there with what
 // it last reported) and those labelled as the cluster's (a pod that never answered is in no
