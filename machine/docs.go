@@ -303,4 +303,26 @@ condition per state (exactly one True, reason = the event in CamelCase), a bound
 (newest last, sequence numbers without gaps) and a journal entry (event, observation summary,
 transition, persisted state after). Folding the journal through the table rebuilds the persisted
 state and the whole history.
+
+### What the operator does beside the machine
+A few writes are not the machine's actions, because none of them changes which node is a primary,
+which node holds which data, or whether clients may write. Each is idempotent, recomputed from the
+latest observation every turn, and reported in status, Events and logs when it fails; none appears
+in the history.
+- **Users of ValkeyACL resources**: each node gets the users their resources ask for (ACL SETUSER,
+  and ACL DELUSER for users no resource asks for any more) and the users file its pod restarts
+  with. The operator's own users (probe, replication, application) are the machine's: they change
+  only through a password rotation.
+- **Live configuration**: spec.config's live directives, and the directives that follow each
+  node's reported version, are set with CONFIG SET on every process that has not got the current
+  set. They change neither roles nor data; a refused value leaves the old one and is reported.
+- **Role labels**: each pod's role label (which Service sends it traffic) is derived from the
+  recorded primary and what the node reports: only the recorded primary, open for writes, is
+  labelled primary. It mirrors the machine's record and decides nothing.
+- **Replication user rules after a slot migration**: outside Resharding, a node whose replication
+  user still carries the rules an atomic slot migration widened gets the narrow rules back.
+- **Backups**: a ValkeyBackup reads each shard's snapshot from a replica that is in sync (the primary
+  when none is); it changes no role and no data. Closing writes for a final backup is the machine's action.
+- **Reports**: status fields that describe the world (nodes, ready counts, waiting reasons,
+  Ready, Progressing and Degraded), Events, metrics and the pod-trouble reports only describe.
 `
