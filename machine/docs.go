@@ -297,6 +297,14 @@ Steady demotes it and resyncs it from the recorded primary.
 Actions are re-derived from every observation, so a failed or lost action is decided again, and an
 action applied twice does no harm.
 
+### A failed action blocks only what depends on it
+A decision's actions run in order. When one fails, the later ones that involve a node it may have
+left in between are skipped (after a failed fence, everything is), and the others still run. An
+action that failed waits before its next try: the operator's retry interval, doubled with each
+failure in a row, at most a minute; status.failingActions shows each one with its count, last
+error and next try. The simulator runs the same plan (machine.ActPlan) without the wait, so every
+schedule retries as often as the machine decides.
+
 ### Journal and history
 Every transition is persisted before its actions run: status.state and the persisted fields, one
 condition per state (exactly one True, reason = the event in CamelCase), a bounded status.history

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
@@ -35,9 +36,12 @@ type Operator struct {
 	answered map[string]string // per node, the run id of the process that last answered
 	// refusedLoads holds, per restore request, why a load of it was refused for its content.
 	refusedLoads map[string]string
-	queue        []machine.Action
-	inflight     machine.Action
-	inflightDue  int64
+	// plan carries out the last decision's actions, as the operator's does (machine.ActPlan);
+	// failing are the failure records of the plans before it.
+	plan        *machine.ActPlan
+	failing     []machine.ActionFailure
+	inflight    machine.Action
+	inflightDue int64
 
 	conflicts, failures, slowTicks int
 
@@ -45,8 +49,6 @@ type Operator struct {
 	clock string
 	skew  int64
 
-	// failed are the actions of the queued decision that failed or were skipped.
-	failed []machine.Action
 	// settled: the last reconcile found nothing to do (no transition, no action).
 	settled bool
 	// lastDecision is kept for the trace.
@@ -85,17 +87,19 @@ func (o *Operator) step() {
 		}
 		return
 	}
-	if len(o.queue) > 0 {
-		a := o.queue[0]
-		o.queue = o.queue[1:]
-		if machine.Blocked(a, o.failed) {
-			o.failed = append(o.failed, a)
+	if pl, ok := o.nextPlanned(); ok {
+		a := pl.Action
+		switch pl.Verdict {
+		case machine.SkipBlocked:
 			w.note("operator: %s skipped: it depends on an action that failed", a)
+			return
+		case machine.SkipBackingOff:
+			w.note("operator: %s skipped: backing off after %d failures", a, pl.Prior.Count)
 			return
 		}
 		if o.failures > 0 {
 			o.failures--
-			o.failed = append(o.failed, a)
+			o.plan.Done(a, errInjected)
 			w.stats.ActionsRefused++
 			w.note("operator: %s failed (injected); the actions that depend on it are skipped", a)
 			return
@@ -112,15 +116,39 @@ func (o *Operator) step() {
 	o.reconcile()
 }
 
-// act carries out one action; when it fails, the queued actions that depend on it are
-// skipped (machine.Blocked), as the real operator does, and the others are still done.
+// errInjected is the failure a FailActions fault makes the next actions report.
+var errInjected = errors.New("failed (injected)")
+
+// simBackOff is the simulated operator's back-off: none, so that every schedule retries a
+// failed action as soon as the machine decides it again (the most retries a schedule can
+// explore). The plan's skip rules are the operator's; only the wait differs.
+func simBackOff(int32) time.Duration { return 0 }
+
+// nextPlanned is the next action of the current plan; false when there is none (the plan is
+// done, and its failure records are kept for the next one).
+func (o *Operator) nextPlanned() (machine.Planned, bool) {
+	if o.plan == nil {
+		return machine.Planned{}, false
+	}
+	pl, ok := o.plan.Next()
+	if !ok {
+		o.failing, o.plan = o.plan.Failing(), nil
+	}
+	return pl, ok
+}
+
+// act carries out one action; when it fails, the plan skips the actions that depend on it
+// (machine.Blocked), as the real operator does, and the others are still done.
 func (o *Operator) act(a machine.Action) {
 	w := o.w
 	w.stats.Actions++
 	w.actingClock, w.actingSkew = o.clock, o.skew
-	if err := w.Apply(context.Background(), a); err != nil {
+	err := w.Apply(context.Background(), a)
+	if o.plan != nil {
+		o.plan.Done(a, err)
+	}
+	if err != nil {
 		w.stats.ActionsRefused++
-		o.failed = append(o.failed, a)
 		var refused loadRefused
 		if r, ok := a.(machine.RestoreSnapshot); ok && errors.As(err, &refused) {
 			// As the operator does: a load refused for the snapshot's content is remembered
@@ -193,7 +221,7 @@ func (o *Operator) reconcile() {
 		o.persist(obs, d)
 	}
 	o.journalDecision(obs, d)
-	o.queue, o.failed = actions, nil
+	o.plan = machine.NewActPlan(actions, o.failing, obs.Time, simBackOff)
 	o.settled = d.Transition == nil && len(actions) == 0 && d.Waiting == ""
 	if d.Transition == nil && len(actions) == 0 && d.Waiting != "" {
 		w.note("operator: waiting: %s", d.Waiting)
@@ -243,7 +271,9 @@ func (o *Operator) crash(inFlight bool, skew int64) {
 	o.clock = fmt.Sprintf("op%d", o.w.incarnations)
 	o.skew += skew
 	o.inflight = nil
-	o.queue = nil
+	// The failure records are the operator's status (they survive), but the new incarnation's
+	// clock may read earlier than the old one's: with no back-off they would only count.
+	o.plan, o.failing = nil, nil
 	o.probes = map[string]int{}
 	o.answered = map[string]string{}
 	o.refusedLoads = map[string]string{}

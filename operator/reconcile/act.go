@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,111 +189,73 @@ func atomicSlotMigration(nodes []machine.Node) bool {
 	return seen
 }
 
-// act carries out the decision's actions in order. When one fails, the actions that depend
-// on it (machine.Blocked) are skipped and the independent ones still done: a replica that
-// cannot be reached must not keep the others from converging. An action that failed is tried
-// again only after its back-off (w.failing, written to status.failingActions by report); the
-// next reconcile decides again from what the world shows.
+// act carries out a decision's actions through the machine's plan (machine.ActPlan, which
+// the simulator runs too): an action that depends on one that failed is skipped, one that
+// failed before waits out its back-off, the others are done. Failures are kept for status
+// (w.failing), reported as Events and metrics, and returned together.
 func (r *Reconciler) act(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, actions []machine.Action) error {
 	log := logFrom(ctx)
-	now := r.now()
-	prev := map[string]v1beta1.FailingAction{}
+	prior := make([]machine.ActionFailure, 0, len(vc.Status.FailingActions))
 	for _, f := range vc.Status.FailingActions {
-		prev[f.Action] = f
+		prior = append(prior, machine.ActionFailure{Action: f.Action, Count: f.Count, LastError: f.LastError, RetryAt: f.RetryAt.Time})
+	}
+	plan := machine.NewActPlan(actions, prior, r.now(), r.backOff)
+	var errs []error
+	for run := plan.NextRun(); run != nil; run = plan.NextRun() {
+		results := runTogether(run, func(a machine.Action) error { return r.do(ctx, vc, w, a) })
+		for i, pl := range run {
+			key := pl.Action.String()
+			switch pl.Verdict {
+			case machine.SkipBlocked:
+				log.Info("action skipped: it depends on one that failed", "action", key)
+				continue
+			case machine.SkipBackingOff:
+				log.V(1).Info("action backing off", "action", key, "failures", pl.Prior.Count, "retryAt", pl.Prior.RetryAt)
+				continue
+			}
+			err := results[i]
+			if f := plan.Done(pl.Action, err); err != nil {
+				r.Metrics.ActionErrors.WithLabelValues(pl.Action.Kind()).Inc()
+				r.event(vc, corev1.EventTypeWarning, "ActionFailed", "%s (failure %d in a row, next try in %s): %v", pl.Action, f.Count, r.backOff(f.Count), err)
+				errs = append(errs, fmt.Errorf("%s: %w", pl.Action, err))
+				continue
+			}
+			if pl.Action.Kind() != "ensure-objects" {
+				log.Info("action done", "action", key)
+			}
+		}
 	}
 	w.failing = nil
-	var failed []machine.Action
-	var errs []error
-	done := map[int]error{}
-	for i, a := range actions {
-		key := a.String()
-		if _, migration := a.(machine.MigrateSlots); migration {
-			if _, after := actions[max(i-1, 0)].(machine.MigrateSlots); i == 0 || !after {
-				// A run of migrations starts here: carried out side by side now, when the
-				// actions before it are done and failed says what they left.
-				maps.Copy(done, migrationsTogether(actions, i, func(a machine.Action) error {
-					if machine.Blocked(a, failed) {
-						return errSkipped
-					}
-					if f, ok := prev[a.String()]; ok && now.Before(f.RetryAt.Time) {
-						return errSkipped
-					}
-					return r.do(ctx, vc, w, a)
-				}))
-			}
-		}
-		if machine.Blocked(a, failed) {
-			failed = append(failed, a)
-			if f, ok := prev[key]; ok {
-				w.failing = append(w.failing, f)
-			}
-			log.Info("action skipped: it depends on one that failed", "action", key)
-			continue
-		}
-		if f, ok := prev[key]; ok && now.Before(f.RetryAt.Time) {
-			failed = append(failed, a)
-			w.failing = append(w.failing, f)
-			log.V(1).Info("action backing off", "action", key, "failures", f.Count, "retryAt", f.RetryAt.Time)
-			continue
-		}
-		var err error
-		if res, ran := done[i]; ran {
-			err = res
-		} else {
-			err = r.do(ctx, vc, w, a)
-		}
-		if err != nil {
-			failed = append(failed, a)
-			count := prev[key].Count + 1
-			w.failing = append(w.failing, v1beta1.FailingAction{
-				Action: key, Count: count, LastError: err.Error(),
-				RetryAt: metav1.NewTime(now.Add(r.backOff(count)).UTC().Truncate(time.Second)),
-			})
-			r.Metrics.ActionErrors.WithLabelValues(a.Kind()).Inc()
-			r.event(vc, corev1.EventTypeWarning, "ActionFailed", "%s (failure %d in a row, next try in %s): %v", a, count, r.backOff(count), err)
-			errs = append(errs, fmt.Errorf("%s: %w", a, err))
-			continue
-		}
-		if a.Kind() != "ensure-objects" {
-			log.Info("action done", "action", key)
-		}
+	for _, f := range plan.Failing() {
+		w.failing = append(w.failing, v1beta1.FailingAction{
+			Action: f.Action, Count: f.Count, LastError: f.LastError,
+			RetryAt: metav1.NewTime(f.RetryAt.UTC().Truncate(time.Second)),
+		})
 	}
 	return errors.Join(errs...)
 }
 
-// errSkipped marks a migration that migrationsTogether's caller chose not to start.
-var errSkipped = errors.New("skipped")
-
-// migrationsTogether carries out, side by side, the run of two or more slot migrations that
-// starts at actions[from] (they never block one another: machine.Blocked), and returns each
-// one's result by index; act then records them in order, as if they had run there. A migration
-// run returns errSkipped for is not in the result, and act decides it as usual (skipped or
-// backing off); a run of one is left to act.
-func migrationsTogether(actions []machine.Action, from int, run func(machine.Action) error) map[int]error {
-	to := from
-	for to < len(actions) {
-		if _, ok := actions[to].(machine.MigrateSlots); !ok {
-			break
+// runTogether carries out the actions of a run the plan says to run, and returns each one's
+// result by index (nil for skipped ones). A run of more than one is a run of slot migrations:
+// they run side by side (sources feeding one new shard at once is where a resharding wins its
+// time), and act records them in order, as if they had run one after the other.
+func runTogether(run []machine.Planned, do func(machine.Action) error) []error {
+	out := make([]error, len(run))
+	if len(run) == 1 {
+		if run[0].Verdict == machine.Run {
+			out[0] = do(run[0].Action)
 		}
-		to++
+		return out
 	}
-	if to-from < 2 {
-		return nil
-	}
-	out := map[int]error{}
-	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i := from; i < to; i++ {
+	for i, pl := range run {
+		if pl.Verdict != machine.Run {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := run(actions[i])
-			if errors.Is(err, errSkipped) {
-				return
-			}
-			mu.Lock()
-			out[i] = err
-			mu.Unlock()
+			out[i] = do(pl.Action)
 		}()
 	}
 	wg.Wait()
