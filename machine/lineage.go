@@ -44,6 +44,8 @@ type lineage struct {
 	// left it, as the record and the observed nodes report (replication IDs are unique, so
 	// every report of the same ID agrees).
 	parents map[string]parentRef
+	// claims, when not nil, collects every containment the lineage asserts (DecideClaims).
+	claims *[]Containment
 }
 
 type parentRef struct {
@@ -74,7 +76,7 @@ func linkBound(bound, end int64, restarted bool) int64 {
 }
 
 func (d *decider) lineage(shard int, h History, seeds ...string) lineage {
-	l := lineage{ids: []string{h.ID}, parents: map[string]parentRef{}, offsetsRestart: d.v.spec.Persistence}
+	l := lineage{ids: []string{h.ID}, parents: map[string]parentRef{}, offsetsRestart: d.v.spec.Persistence, claims: d.claims}
 	for _, id := range seeds {
 		if !l.has(id) {
 			l.ids = append(l.ids, id)
@@ -330,6 +332,17 @@ func (l lineage) holds(c, o candidate) bool {
 // only evidence left. More keys is not proof of more writes (an overwrite adds none, a delete
 // removes one), which is why an election that needed them says so.
 func (l lineage) compare(c, o candidate) (holds, estimate bool) {
+	holds, estimate = l.judge(c, o)
+	// Of a deposed pod, c is said to hold only the line up to where the line left it (what
+	// its volume holds beyond is off the line): that claim is the reach reachesLeft noted.
+	if holds && o.mark == nil {
+		l.note(Containment{Holder: c.Valkey.RunID, Of: o.Valkey.RunID, Estimate: estimate})
+	}
+	return holds, estimate
+}
+
+// judge is compare without noting the claim.
+func (l lineage) judge(c, o candidate) (holds, estimate bool) {
 	switch {
 	case o.Valkey.empty():
 		return true, false
@@ -371,11 +384,22 @@ func (l lineage) covers(b, a Valkey) bool {
 	if a.empty() {
 		return true
 	}
-	if l.reaches(b, a.ReplID, a.Offset) {
-		return true
+	ok, estimated := l.covering(b, a)
+	if ok {
+		l.note(Containment{Holder: b.RunID, Of: a.RunID, Estimate: estimated})
 	}
-	if a.ReplID2 != "" && a.Offset == a.SecondOffset-1 && l.reaches(b, a.ReplID2, a.Offset) {
-		return true
+	return ok
+}
+
+// covering is covers for a node with data, and whether the answer crossed a key-count link.
+func (l lineage) covering(b, a Valkey) (ok, estimated bool) {
+	if ok, estimated := l.reach(b, a.ReplID, a.Offset); ok {
+		return true, estimated
+	}
+	if a.ReplID2 != "" && a.Offset == a.SecondOffset-1 {
+		if ok, estimated := l.reach(b, a.ReplID2, a.Offset); ok {
+			return true, estimated
+		}
 	}
 	// A node still at the point where its history continued the parent (by promotion: offsets
 	// run on) holds none of its own history's writes, only the parent's up to there, whether
@@ -383,17 +407,28 @@ func (l lineage) covers(b, a Valkey) bool {
 	// sync does not; found by the simulator: regressions/cluster-stray-covers-a-renamed-history.sched,
 	// where such a primary without slots waited for good beside a node serving them with the
 	// same data).
-	p, ok := l.parents[a.ReplID]
-	return ok && !p.restarted && p.end != WholeHistory && a.Offset == p.end-1 && l.reaches(b, p.id, a.Offset)
+	if p, ok := l.parents[a.ReplID]; ok && !p.restarted && p.end != WholeHistory && a.Offset == p.end-1 {
+		return l.reach(b, p.id, a.Offset)
+	}
+	return false, false
 }
 
 // reaches reports whether b's data contains history id up to offset pos, walking up from
 // b's history through the histories each continued.
 func (l lineage) reaches(b Valkey, id string, pos int64) bool {
-	if s, ok := l.line(b).find(id); ok {
-		return pos <= s.limit
+	ok, _ := l.reach(b, id, pos)
+	return ok
+}
+
+// reach is reaches, noting the claim, and whether the walk crossed a key-count link (whose
+// end an election estimated by key count).
+func (l lineage) reach(b Valkey, id string, pos int64) (ok, estimated bool) {
+	s, found := l.line(b).find(id)
+	if !found || pos > s.limit {
+		return false, false
 	}
-	return false
+	l.note(Containment{Holder: b.RunID, ID: id, Through: pos, Estimate: s.estimated})
+	return true, s.estimated
 }
 
 // lineStep is one history on a node's line: the last offset of it the node holds, the
@@ -403,6 +438,8 @@ type lineStep struct {
 	limit int64
 	from  string
 	link  parentRef
+	// estimated: the walk crossed a key-count link on the way here.
+	estimated bool
 }
 
 type nodeLine []lineStep
@@ -424,7 +461,7 @@ func (l lineage) line(b Valkey) nodeLine {
 			}
 			up = p
 		}
-		step = lineStep{id: up.id, limit: linkBound(step.limit+1, up.end, up.restarted) - 1, from: step.id, link: up}
+		step = lineStep{id: up.id, limit: linkBound(step.limit+1, up.end, up.restarted) - 1, from: step.id, link: up, estimated: step.estimated || keyCountLink(up)}
 	}
 	return out
 }
