@@ -1,20 +1,10 @@
 package machine
 
-// Containment is one claim the election model makes about whose data contains whose: the
-// node running Holder (a run ID) holds either all of the data of the node running Of, or,
-// when Of is empty, history ID up to offset Through (inclusive: every write the history's
-// primary took at an offset up to Through). Elections, the deposed checks and the scale-down
-// checks all rest on such claims, so a simulator that knows what every node really holds can
-// check each one (machine/sim's oracle). Estimate marks a claim that rests on key counts (an
-// unmeasured node, or a link a key-count election recorded): a weaker claim, not a measured
-// one.
-type Containment struct {
-	Holder   string
-	Of       string
-	ID       string
-	Through  int64
-	Estimate bool
-}
+import "github.com/valkey-fsm/valkey-operator/machine/election"
+
+// Containment is one claim of the election model that a node's data contains another's, or
+// a history up to an offset (election.Containment).
+type Containment = election.Containment
 
 // DecideClaims is Decide that also returns every containment the model asserted while
 // deciding, in the order it asserted them (with repeats). The decision is Decide's.
@@ -22,12 +12,4 @@ func DecideClaims(p Persisted, obs Observation) (Decision, []Containment) {
 	var claims []Containment
 	d := decide(p, obs, &claims)
 	return d, claims
-}
-
-// note records a claim when the lineage collects them and the holder is a node (not a place
-// the record names).
-func (l lineage) note(c Containment) {
-	if l.claims != nil && c.Holder != "" {
-		*l.claims = append(*l.claims, c)
-	}
 }

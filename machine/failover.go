@@ -410,8 +410,8 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 		// and the link the lineage seeded from it say nothing.
 		h.PrevID, h.PrevEnd, h.PrevRestarted = op.LostHistory.ID, max(lostHistoryReach(op, cands), c.Valkey.Offset+1), true
 	default:
-		if parent, ok := l.parents[h.ID]; ok {
-			h.PrevID, h.PrevEnd, h.PrevRestarted = parent.id, parent.end, parent.restarted
+		if parent, ok := l.Parent(h.ID); ok {
+			h.PrevID, h.PrevEnd, h.PrevRestarted = parent.ID, parent.End, parent.Restarted
 		} else if me != nil && me.byOffset {
 			h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
 		}
