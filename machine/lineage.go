@@ -104,9 +104,9 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	// discarded, however many. The lost primary and the hand-over target need no such mark:
 	// recorded after the restore, their data is the line's since it, and a restart from an
 	// append-only file (a fresh ID, which no restore's history names) or a reseed's new
-	// history (DATA LOST after the restore) carries no mark (found by the simulator:
-	// sim/testdata/regressions/restored-then-reseeded-writer-left-out.sched, the lost primary
-	// left out and resynced from a replica holding less).
+	// history (DATA LOST after the restore) carries no mark, and leaving them out would
+	// resync the lost primary from a replica holding less
+	// (regressions/restored-then-reseeded-writer-left-out.sched).
 	fromRestore := func(n *Node) bool { return d.p.Restored == "" || n.Valkey.Snapshot == d.p.Restored }
 	var trusted []*Node
 	var seeds []string
@@ -148,9 +148,8 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 			c.complete = c.unmeasured && d.completeWriter(op, n)
 			// A deposed pod counts as what it was deposed with unless it is on the line (its
 			// history is the record's or continues it) or synced since (deposed.go): measured
-			// in a history beside the line, its writes there may be the ones off the line
-			// (found by the simulator: a deposed primary still in its own history, which a
-			// key-count link put beside the line, was elected by key count).
+			// in a history beside the line (a key-count link can put its own history there),
+			// its writes there may be the ones off the line.
 			if m, ok := d.p.Shards[op.Shard].deposedOf(n.Name); ok && !c.complete && !m.synced(n.Valkey) && (c.unmeasured || !unseeded.has(n.Valkey.ReplID)) {
 				c.mark = &m
 			}
@@ -167,8 +166,8 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 // the reply), nor when a hand-over was recorded
 // (its target may have taken writes after it), nor without persistence, nor in a re-election
 // (Writer is not Lost): the recorded history is then the elected node's, which need not be
-// the writer's (found by the simulator: an elected node restarted from its file, holding an
-// isolated old primary's writes, was taken for a part of the writer's history).
+// the writer's (an elected node restarted from its file may hold an isolated old primary's
+// writes).
 func (d *decider) completeWriter(op Operation, n *Node) bool {
 	return d.v.spec.Persistence && d.v.spec.FsyncAlways && op.HandOver == "" && op.Writer == op.Lost && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
 }
@@ -189,9 +188,8 @@ type candidate struct {
 	mark *DeposedPod
 	// writer marks the node of the last process that may have accepted writes (restarted
 	// or not): among candidates no evidence tells apart (key counts equal), its data is the
-	// shard's newest, where the lowest ordinal is anyone's (found by the simulator: an old
-	// primary holding writes the shard gave up, never resynced, won such a tie against the
-	// restarted writer and its WAIT-acknowledged writes were lost).
+	// shard's newest, where the lowest ordinal is anyone's (an old primary holding writes
+	// the shard gave up, never resynced, could hold as many keys).
 	writer bool
 }
 
@@ -208,8 +206,8 @@ func (l lineage) holds(c, o candidate) bool {
 // between two nodes trusted by offset in different histories when nodes restart from
 // append-only files: each such restart starts its offsets from 0 again, so an offset says how
 // far a node got since the last restart of its history's origin, not along the shard's line
-// (found by the simulator: a replica of a restarted writer, holding a WAIT-acknowledged write
-// more, reported a lower offset than a node of the older history). Key counts are then the
+// (a replica of a restarted writer may hold more writes at a lower offset than a node of
+// the older history). Key counts are then the
 // only evidence left. More keys is not proof of more writes (an overwrite adds none, a delete
 // removes one), which is why an election that needed them says so.
 func (l lineage) compare(c, o candidate) (holds, estimate bool) {
@@ -352,8 +350,7 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		}
 		// In cluster mode, among equals, the node that serves the shard's slots: a primary
 		// without slots cannot take them (Promote only opens it), and the one that serves
-		// them refuses to follow anyone (found by the simulator: a primary re-created on a new
-		// IP with its data lost the election to an equal primary without slots, for good).
+		// them refuses to follow anyone: elected, the one without slots would wait for good.
 		if as, bs := len(a.Valkey.Slots) > 0, len(b.Valkey.Slots) > 0; as != bs {
 			return as
 		}

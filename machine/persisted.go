@@ -193,7 +193,7 @@ type Operation struct {
 	// followed it, it is one more node of the lost history, and a re-election after its loss
 	// starts from that history again. A node elected while it was a primary already (in
 	// cluster mode, or one a person promoted) may have taken writes and been followed under
-	// its own history: it never counts as unpromoted (found by a review). False in a status
+	// its own history: it never counts as unpromoted. False in a status
 	// written before the field existed: the re-election then builds on the record, as it did.
 	Unpromoted bool
 	// ElectedAt is the observation time of the election. Every visible replica had stopped
