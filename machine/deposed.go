@@ -230,40 +230,6 @@ func (d *decider) deposedPending(p Persisted) string {
 	return fmt.Sprintf("%s, deposed by a failover, to resync first (the wake elects by the nodes' data, and writes off the line on its volume could not be told from the line's; a pod that cannot come back holds the hibernation until its claim and pod are deleted, which gives up what only its volume holds, or spec.hibernate is set to false)", strings.Join(pods, ", "))
 }
 
-// compareDeposed is compare (lineage.go) when c or o is a deposed pod restarted from its
-// append-only file (candidate.mark): its data is the line up to where the line left it (at
-// most the elected node's keys, Keys) and writes off the line. A deposed pod that resyncs and
-// holds more keys than when it was asked to follow synced from the line and is no such
-// candidate (DeposedPod.synced). One that holds no more may still have synced, from a line
-// that held no more keys than it did, and restarted before the machine saw it on the line:
-// it is taken for what it was deposed with (the alternative waits for good whenever such a
-// pod holds more keys than the line's nodes). A write
-// of the line that only it held would also have been on the primary it synced from, lost in
-// turn: the third fault.
-func (l lineage) compareDeposed(c, o candidate) (holds, estimate bool) {
-	switch {
-	case c.mark != nil && o.mark != nil:
-		return c.Valkey.Keys >= o.Valkey.Keys, true
-	case o.mark != nil:
-		m := o.mark
-		if l.reachesLeft(c.Valkey, m) {
-			return true, false
-		}
-		return c.Valkey.Keys >= min(o.Valkey.Keys, m.Keys), true
-	}
-	m := c.mark
-	if l.reachesLeft(o.Valkey, m) && !l.covers(Valkey{ReplID: m.Left.ID, Offset: m.Left.End - 1}, o.Valkey) {
-		// o holds all of the line c may hold and writes of the line beyond: c lacks them.
-		return false, false
-	}
-	return o.Valkey.Keys <= min(c.Valkey.Keys, m.Keys), true
-}
-
-// reachesLeft reports whether v's data holds the line up to where it left the deposed pod m.
-func (l lineage) reachesLeft(v Valkey, m *DeposedPod) bool {
-	return m.Left.ID != "" && l.reaches(v, m.Left.ID, m.Left.End-1)
-}
-
 // deposedWaits is why converge does not ask the deposed pod n to follow yet: deposed-resync
 // is recorded first.
 func deposedWaits(s int, n *Node) string {

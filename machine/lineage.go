@@ -194,57 +194,21 @@ type candidate struct {
 }
 
 // holds reports whether c's data contains o's.
-func (l lineage) holds(c, o candidate) bool {
-	h, _ := l.compare(c, o)
-	return h
-}
+func (l lineage) holds(c, o candidate) bool { return l.Holds(c.compared(), o.compared()) }
 
-// compare reports whether c's data contains o's, and whether that rests on key counts. The
-// complete writer holds every node of the recorded history (or older); no such node holds
-// it. Beyond that an unmeasured node's extent is unknown (another unmeasured node may even
-// be a writer a person handed over to behind the machine's back), and so is the distance
-// between two nodes trusted by offset in different histories when nodes restart from
-// append-only files: each such restart starts its offsets from 0 again, so an offset says how
-// far a node got since the last restart of its history's origin, not along the shard's line
-// (a replica of a restarted writer may hold more writes at a lower offset than a node of
-// the older history). Key counts are then the
-// only evidence left. More keys is not proof of more writes (an overwrite adds none, a delete
-// removes one), which is why an election that needed them says so.
+// compare reports whether c's data contains o's, and whether that rests on key counts
+// (election.Lineage.Compare).
 func (l lineage) compare(c, o candidate) (holds, estimate bool) {
-	holds, estimate = l.judge(c, o)
-	// Of a deposed pod, c is said to hold only the line up to where the line left it (what
-	// its volume holds beyond is off the line): that claim is the reach reachesLeft noted.
-	if holds && o.mark == nil {
-		l.Note(Containment{Holder: c.Valkey.RunID, Of: o.Valkey.RunID, Estimate: estimate})
-	}
-	return holds, estimate
+	return l.Compare(c.compared(), o.compared())
 }
 
-// judge is compare without noting the claim.
-func (l lineage) judge(c, o candidate) (holds, estimate bool) {
-	switch {
-	case o.Valkey.empty():
-		return true, false
-	case c.complete && l.recorded(o.Valkey):
-		return true, false
-	case o.complete && l.recorded(c.Valkey):
-		return false, false
-	case c.Valkey.empty():
-		return false, false
-	case c.mark != nil || o.mark != nil:
-		return l.compareDeposed(c, o)
-	case c.unmeasured || o.unmeasured:
-		return c.Valkey.Keys >= o.Valkey.Keys, true
-	case l.covers(c.Valkey, o.Valkey):
-		return true, false
-	case l.unmeasuredBetween(c.Valkey, o.Valkey):
-		return c.Valkey.Keys >= o.Valkey.Keys, true
-	case !c.byOffset && !o.byOffset:
-		return false, false
-	case l.OffsetsRestart() && c.Valkey.ReplID != o.Valkey.ReplID:
-		return c.Valkey.Keys >= o.Valkey.Keys, true
+// compared is c as the election model compares it.
+func (c candidate) compared() election.Candidate {
+	out := election.Candidate{Place: place(c.Valkey), ByOffset: c.byOffset, Unmeasured: c.unmeasured, Complete: c.complete}
+	if c.mark != nil {
+		out.Mark = &election.Mark{Left: c.mark.Left, Keys: c.mark.Keys}
 	}
-	return c.Valkey.Offset >= o.Valkey.Offset, false
+	return out
 }
 
 // unknown lists the nodes of a shard, other than except, whose data the operator cannot see
