@@ -40,14 +40,12 @@ func place(v Valkey) election.Place {
 	return election.Place{RunID: v.RunID, ID: v.ReplID, PrevID: v.ReplID2, PrevEnd: v.SecondOffset, Offset: v.Offset, Keys: v.Keys}
 }
 
-func (l lineage) has(id string) bool                 { return l.Has(id) }
-func (l lineage) leftBehind(id string) bool          { return l.LeftBehind(id) }
-func (l lineage) knows(id string) bool               { return l.Knows(id) }
-func (l lineage) contains(v Valkey) bool             { return l.Contains(place(v)) }
-func (l lineage) unmeasured(v Valkey) bool           { return l.Unmeasured(place(v)) }
-func (l lineage) recorded(v Valkey) bool             { return l.Recorded(place(v)) }
-func (l lineage) covers(b, a Valkey) bool            { return l.Covers(place(b), place(a)) }
-func (l lineage) unmeasuredBetween(c, o Valkey) bool { return l.UnmeasuredBetween(place(c), place(o)) }
+func (l lineage) has(id string) bool        { return l.Has(id) }
+func (l lineage) leftBehind(id string) bool { return l.LeftBehind(id) }
+func (l lineage) knows(id string) bool      { return l.Knows(id) }
+func (l lineage) contains(v Valkey) bool    { return l.Contains(place(v)) }
+func (l lineage) unmeasured(v Valkey) bool  { return l.Unmeasured(place(v)) }
+func (l lineage) covers(b, a Valkey) bool   { return l.Covers(place(b), place(a)) }
 func (l lineage) reaches(b Valkey, id string, pos int64) bool {
 	return l.Reaches(place(b), id, pos)
 }
