@@ -9,24 +9,9 @@ import (
 	"github.com/valkey-fsm/valkey-operator/machine/election"
 )
 
-// Replication histories, in Valkey's terms: every primary has a replication ID (ReplID) and
-// an offset. A replica that syncs takes its primary's ID. A promoted node gets a fresh ID and
-// remembers the one it continues as ReplID2, valid for offsets below SecondOffset
-// (second_repl_offset is exclusive). A node restarted from an RDB file, started as a replica
-// (as the pod template starts every node), keeps its ID and offset but forgets ReplID2. Valkey
-// itself uses these fields to decide whether a replica can continue from a primary (partial
-// resync); the machine uses them the same way to decide whose data contains whose.
-//
-// A node restarted from its append-only file (the Durable profile) keeps its data but not its
-// place: Valkey (8.x) restores the replication ID and offset only from RDB files, so the node
-// reports a fresh ID at offset 0, like an empty node. Its data is a prefix of the shard's
-// line up to a point nobody can tell (unmeasured); only its key count says it is not empty.
-// Against it the machine knows two things: an empty node holds nothing it lacks, and, when
-// every write is fsynced before it is acknowledged (appendfsync always), the last writer
-// restarted from its own append-only file holds everything (complete): every write of the
-// line went through it, and its file has them all after a process crash. With everysec it
-// does not: the file may lack the last two seconds a replica holds (the real chaos suite lost
-// a WAIT-acknowledged write to that rule), and the writer is one more unmeasured node.
+// The election's glue: the lineage of a shard built from the record and the observed nodes,
+// the candidates of a failover, the quorum and the election. The rules of whose data contains
+// whose are the election package's (machine/election, docs/development/election.md).
 
 // lineage is the shard's election.Lineage, asked with the machine's observed nodes.
 type lineage struct{ election.Lineage }
