@@ -13,7 +13,7 @@ import (
 // (a primary elected in place keeps its old claim, a takeover gets one epoch above what its
 // node has heard of), its claim can be older than one the machine saw: opened, it takes
 // writes, and when the partition heals the newer claim wins the slots back and those writes
-// are lost (found by the simulator: sim/testdata/regressions/cluster-promote-stale-claim.sched).
+// are lost (regressions/cluster-promote-stale-claim.sched).
 //
 // So the machine records the newest claim it has seen for each shard (ShardRecord.ClaimEpoch
 // and ClaimNode, at every transition), and a failover opens its candidate only once the
@@ -88,9 +88,9 @@ func (d *decider) claimNewest(p Persisted, s int, c *Node) (string, bool) {
 //     claimedAsNew. It is forgotten everywhere.
 //   - The candidate serves no slots and the shard's recorded claim is a stranded ghost's (no node
 //     follows it, no answering primary serves any of its slots): a takeover by a replica that
-//     followed a node which had lost the slots to that claim already claims nothing (found by
-//     the simulator: sim/testdata/regressions/cluster-claim-epoch-never-heard.sched, where the
-//     failover waited for good for a newer claim nothing could make). The ghost is forgotten
+//     followed a node which had lost the slots to that claim already claims nothing, and a
+//     newer claim nothing can make would be waited for good
+//     (regressions/cluster-claim-epoch-never-heard.sched). The ghost is forgotten
 //     everywhere and the candidate is assigned its slots, in one decision (the assignment is
 //     skipped if the forgetting fails): the slots' keys are the line's, which the candidate
 //     holds, the claim was the shard's.

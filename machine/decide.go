@@ -10,6 +10,8 @@ type decider struct {
 	v   *view
 	// approved is the event whose guard passed, the only one looplab may take.
 	approved Event
+	// claims, when not nil, collects the election model's containment claims (DecideClaims).
+	claims *[]Containment
 }
 
 // Decide is the machine: given the persisted state and an observation it returns at most one
@@ -27,7 +29,9 @@ type decider struct {
 //   - Guards are tried in the table's priority order; the first that passes fires through a
 //     looplab FSM set to the persisted state (used by that decision alone, never left in the
 //     state of another), which refuses anything not in the table.
-func Decide(p Persisted, obs Observation) Decision {
+func Decide(p Persisted, obs Observation) Decision { return decide(p, obs, nil) }
+
+func decide(p Persisted, obs Observation, claims *[]Containment) Decision {
 	if p.State == "" {
 		p.State = Bootstrapping
 	}
@@ -38,7 +42,7 @@ func Decide(p Persisted, obs Observation) Decision {
 	if p.Seq > 0 && sameClock && obs.Time.Before(p.Since) {
 		return Decision{Next: p, Waiting: "observation older than the last transition; observe again"}
 	}
-	d := &decider{p: p, obs: obs, v: newView(obs)}
+	d := &decider{p: p, obs: obs, v: newView(obs), claims: claims}
 	var taken *Transition
 	next := p
 	// Times of another clock say nothing about order: a new operator incarnation whose clock

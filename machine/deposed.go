@@ -49,10 +49,8 @@ func deposedIn(ms []DeposedPod, pod string) (DeposedPod, bool) {
 // ask for) deposed by the election of c, whose history h is the line from now on. The failover could not weigh them, and their
 // data reaches into the line at most as far as c's: the rest is off it. Started again by a
 // scale-up after an append-only restart, such a volume reports a fresh ID with all its keys,
-// and a later election by key count would take those writes for the line's (found by the
-// simulator: sim/testdata/regressions/scaled-away-volume-back-after-a-failover.sched, a
-// replica scaled away holding two writes a failover then gave up, elected by key count over
-// the node holding a WAIT-acknowledged write). A pod deposed before (and not recorded as
+// and a later election by key count would take those writes for the line's
+// (regressions/scaled-away-volume-back-after-a-failover.sched). A pod deposed before (and not recorded as
 // resyncing) keeps its mark while the new line reaches where the old one left it (the mark
 // still bounds what it may hold of the line); else the line left it at c, with at most the
 // fewer keys of the two.
@@ -68,9 +66,9 @@ func (d *decider) deposeIdleClaims(s int, c *Node, h History, ms []DeposedPod) (
 			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
 		}
 		// A mark recorded as resyncing bounds nothing any more (the pod may have synced past
-		// where any line left it: DeposedPod.synced), so the election's fresh mark replaces it
-		// (found by a review: kept, the returning volume with more keys than its resync count
-		// won a later election by key count).
+		// where any line left it: DeposedPod.synced), so the election's fresh mark replaces it:
+		// kept, a returning volume with more keys than its resync count would win a later
+		// election by key count.
 		if old, ok := deposedIn(ms, cl.Name); ok && !old.Resyncing {
 			if old.Left.ID == "" || l.reaches(c.Valkey, old.Left.ID, old.Left.End-1) {
 				continue
@@ -100,10 +98,10 @@ func withDeposed(ms []DeposedPod, m DeposedPod) []DeposedPod {
 }
 
 // synced reports whether v, the deposed pod's node now, holds a prefix of the line for sure:
-// it resyncs and holds more keys than when its resync was recorded (found by the simulator: a
-// deposed pod that synced, acknowledged WAIT writes as the only replica that got them and
-// restarted before the machine saw it on the line held more than every other node; taken for
-// what it was deposed with, no node held everything and the shard waited for good).
+// it resyncs and holds more keys than when its resync was recorded (fenced and following
+// nothing, only a sync from the line gives it more). Such a pod may be the only replica that
+// acknowledged a WAIT write before it restarted; taken for what it was deposed with, no node
+// would hold everything and the shard would wait for good.
 func (m DeposedPod) synced(v Valkey) bool {
 	return m.Resyncing && v.Keys > m.ResyncKeys
 }
@@ -192,8 +190,8 @@ func (d *decider) withResync(ms []DeposedPod, i int) []DeposedPod {
 // resyncDeposed records, with any transition taken, the resync of the deposed pods that its
 // decision's converge asks to follow (deposed-resync does it when no other transition fires):
 // a failover's completion re-points the old primary back from its volume in the same decision,
-// as it did before deposed pods were recorded (found by the simulator: waiting for the next
-// decision, the old primary missed a WAIT-acknowledged write that the next failover needed).
+// as it did before deposed pods were recorded: waiting for the next decision, the old primary
+// could miss a WAIT-acknowledged write that the next failover needs.
 func (d *decider) resyncDeposed(shards []ShardRecord) ([]ShardRecord, string) {
 	var said []string
 	out := shards
@@ -230,40 +228,6 @@ func (d *decider) deposedPending(p Persisted) string {
 		return ""
 	}
 	return fmt.Sprintf("%s, deposed by a failover, to resync first (the wake elects by the nodes' data, and writes off the line on its volume could not be told from the line's; a pod that cannot come back holds the hibernation until its claim and pod are deleted, which gives up what only its volume holds, or spec.hibernate is set to false)", strings.Join(pods, ", "))
-}
-
-// compareDeposed is compare (lineage.go) when c or o is a deposed pod restarted from its
-// append-only file (candidate.mark): its data is the line up to where the line left it (at
-// most the elected node's keys, Keys) and writes off the line. A deposed pod that resyncs and
-// holds more keys than when it was asked to follow synced from the line and is no such
-// candidate (DeposedPod.synced). One that holds no more may still have synced, from a line
-// that held no more keys than it did, and restarted before the machine saw it on the line:
-// it is taken for what it was deposed with (the alternative, waiting for good whenever such
-// a pod holds more keys than the line's nodes, is what the simulator found first). A write
-// of the line that only it held would also have been on the primary it synced from, lost in
-// turn: the third fault.
-func (l lineage) compareDeposed(c, o candidate) (holds, estimate bool) {
-	switch {
-	case c.mark != nil && o.mark != nil:
-		return c.Valkey.Keys >= o.Valkey.Keys, true
-	case o.mark != nil:
-		m := o.mark
-		if l.reachesLeft(c.Valkey, m) {
-			return true, false
-		}
-		return c.Valkey.Keys >= min(o.Valkey.Keys, m.Keys), true
-	}
-	m := c.mark
-	if l.reachesLeft(o.Valkey, m) && !l.covers(Valkey{ReplID: m.Left.ID, Offset: m.Left.End - 1}, o.Valkey) {
-		// o holds all of the line c may hold and writes of the line beyond: c lacks them.
-		return false, false
-	}
-	return o.Valkey.Keys <= min(c.Valkey.Keys, m.Keys), true
-}
-
-// reachesLeft reports whether v's data holds the line up to where it left the deposed pod m.
-func (l lineage) reachesLeft(v Valkey, m *DeposedPod) bool {
-	return m.Left.ID != "" && l.reaches(v, m.Left.ID, m.Left.End-1)
 }
 
 // deposedWaits is why converge does not ask the deposed pod n to follow yet: deposed-resync

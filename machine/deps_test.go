@@ -24,15 +24,24 @@ func goList(t *testing.T, test bool, pkgs ...string) []string {
 	return strings.Fields(string(out))
 }
 
-// The machine is pure: the standard library and looplab/fsm, nothing else. Kubernetes or
-// valkey-go creeping in would make decisions depend on the world they are about.
+// The machine is pure: the standard library, looplab/fsm and its election model, nothing
+// else. Kubernetes or valkey-go creeping in would make decisions depend on the world they are
+// about.
 func TestMachineImportsOnlyStdlibAndLooplab(t *testing.T) {
 	for _, dep := range goList(t, false, ".") {
 		switch dep {
-		case "github.com/valkey-fsm/valkey-operator/machine", "github.com/looplab/fsm":
+		case "github.com/valkey-fsm/valkey-operator/machine", "github.com/valkey-fsm/valkey-operator/machine/election", "github.com/looplab/fsm":
 		default:
 			t.Errorf("machine depends on %s", dep)
 		}
+	}
+}
+
+// The election model is the machine's algebra: the standard library only, never the machine
+// (the machine imports it).
+func TestElectionImportsOnlyStdlib(t *testing.T) {
+	if deps := goList(t, false, "./election"); len(deps) != 1 || deps[0] != "github.com/valkey-fsm/valkey-operator/machine/election" {
+		t.Errorf("machine/election depends on %v", deps)
 	}
 }
 
@@ -41,7 +50,7 @@ func TestMachineImportsOnlyStdlibAndLooplab(t *testing.T) {
 func TestReplayIsPure(t *testing.T) {
 	for _, dep := range goList(t, false, "./replay") {
 		switch dep {
-		case "github.com/valkey-fsm/valkey-operator/machine", "github.com/valkey-fsm/valkey-operator/machine/replay", "github.com/looplab/fsm":
+		case "github.com/valkey-fsm/valkey-operator/machine", "github.com/valkey-fsm/valkey-operator/machine/election", "github.com/valkey-fsm/valkey-operator/machine/replay", "github.com/looplab/fsm":
 		default:
 			t.Errorf("machine/replay depends on %s", dep)
 		}

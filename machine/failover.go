@@ -404,14 +404,12 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 		// Elected by key count over the nodes of the lost history: the election says its
 		// data holds theirs, up to the furthest of them. Without that link a node of the
 		// lost history falls out of the shard's line, and a later election could pass it
-		// over for one holding less (found by the simulator: the writer back from its
-		// append-only file elected by key count, lost again, then a replica with one write
-		// promoted over a detached node with two). Its own offset (0 after the restart)
+		// over for one holding less. Its own offset (0 after the restart)
 		// and the link the lineage seeded from it say nothing.
 		h.PrevID, h.PrevEnd, h.PrevRestarted = op.LostHistory.ID, max(lostHistoryReach(op, cands), c.Valkey.Offset+1), true
 	default:
-		if parent, ok := l.parents[h.ID]; ok {
-			h.PrevID, h.PrevEnd, h.PrevRestarted = parent.id, parent.end, parent.restarted
+		if parent, ok := l.Parent(h.ID); ok {
+			h.PrevID, h.PrevEnd, h.PrevRestarted = parent.ID, parent.End, parent.Restarted
 		} else if me != nil && me.byOffset {
 			h.PrevID, h.PrevEnd = op.LostHistory.ID, c.Valkey.Offset+1
 		}
@@ -421,10 +419,9 @@ func (d *decider) electedHistory(op Operation, c *Node) History {
 
 // lostHistoryReach is one past the furthest offset a candidate in the lost history reports,
 // in the lost history's offsets (0 when none does): a candidate still in a history the lost
-// one continued by promotion counts too, offsets run on across a promotion (found by the
-// simulator: a replica left in the history before the lost primary's promotion, passed over
-// by key count, fell out of the line when the link's end counted only the lost history's own
-// nodes; a later election then promoted a deposed node holding fewer of the line's writes).
+// one continued by promotion counts too, offsets run on across a promotion: counting only the
+// lost history's own nodes, a replica left in the history before the lost primary's promotion
+// and passed over by key count would fall out of the line.
 // Across a link whose offsets started again (a key-count link) they do not compare: the walk
 // stops there.
 func lostHistoryReach(op Operation, cands []candidate) int64 {

@@ -48,7 +48,7 @@ func (d *decider) podIDs() (map[string]bool, bool) {
 	// Every pod the objects ask for, or the spec will, must be there and answering: one missing
 	// from the observation (deleted while a scale-down waits, say, or not created yet by a
 	// cluster re-created on kept claims whose objects grow back to the spec) comes back on its
-	// claim as the same node (the simulator found the second forgotten while it came back).
+	// claim as the same node, which must not be forgotten while it comes back.
 	shards, replicas := max(d.obs.Objects.Shards, d.v.spec.Shards), max(d.obs.Objects.Replicas, d.v.spec.Replicas)
 	for s := 0; s < shards; s++ {
 		for o := 0; o <= replicas; o++ {
@@ -169,9 +169,9 @@ func intersect(a, b []SlotRange) []SlotRange {
 //
 // A ghost that serves slots no answering primary serves, and that no node follows, is stranded:
 // no failover can ever take its slots (only a replica of it could), and its data went with its
-// volume. Found by the simulator: a shard's new primary restarted on an empty volume right after
-// its takeover, the old primary came back and learnt of the newer claim, and the shard's slots
-// stayed with the dead ID for good. When exactly one recorded primary serves no slots and holds
+// volume (a shard's new primary restarted on an empty volume right after its takeover, say:
+// the old primary comes back, learns of the newer claim, and the slots stay with the dead ID).
+// When exactly one recorded primary serves no slots and holds
 // keys, the stranded slots' keys are its (the ghost took them over from it): every node forgets
 // the ghost (Valkey then unassigns its slots) and that primary is assigned them, in one decision
 // (the assignment is skipped if the forgetting fails). Free slots are never left for a

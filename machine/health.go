@@ -57,10 +57,8 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 // with keys, and data that contains the recorded primary n's, while n serves no slot and has
 // none open (nil: none). n then accepts no client write (every key is another node's), and the other node
 // refuses to follow it while it serves slots: a failover to it loses nothing, where waiting
-// would wait for a user to empty it (found by the simulator: the old primary, opened after
-// the fence timeout while the node that had taken its slots over was cut off, was the record
-// when that node came back with the slots and the same data;
-// regressions/cluster-stray-with-the-data-takes-over.sched). A stray without keys gives its
+// would wait for a user to empty it (regressions/cluster-stray-with-the-data-takes-over.sched).
+// A stray without keys gives its
 // slots to n instead (strayOwner); one holding data n lacks is left to the user.
 func (d *decider) servesInsteadOf(s int, rec ShardRecord, n *Node) *Node {
 	// A slot open on n (importing, under ASKING) takes writes: not without them (found by a
@@ -128,8 +126,7 @@ func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation
 // from that history again. From the history the election recorded for it instead, the
 // writer's data beyond the elected node's offset, or in a history only a key-count link tied
 // to the line, would be off the line, and a node holding less would be promoted over the
-// writer back with every write (found by the simulator:
-// regressions/re-election-forgets-the-deposed-writer.sched and two more of the class).
+// writer back with every write (regressions/re-election-forgets-the-deposed-writer.sched).
 func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, string, bool) {
 	health, why := d.primaryHealth(p, s)
 	if health != primarySuspected && health != primaryGone {

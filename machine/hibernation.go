@@ -176,9 +176,8 @@ func (d *decider) hibernatePending(p Persisted) string {
 	}
 	// The objects too: a scale-down recorded but not carried out (the spec lowered during the
 	// bootstrap, or kept claims started beyond it) leaves pods the wake will not start, and
-	// the primary may be one of them (found by the simulator: the wake started from the spec's
-	// pods without the WAIT-acknowledged write the primary on ordinal 3 and its replica held;
-	// regressions/hibernated-before-the-scale-down.sched).
+	// the primary may be one of them, holding writes the spec's pods lack
+	// (regressions/hibernated-before-the-scale-down.sched).
 	if o := d.obs.Objects; o.Shards > 0 && o.Replicas != StoppedReplicas && 1+o.Replicas != d.specPods() {
 		return fmt.Sprintf("the scaling to %d pod(s) per shard first (the objects still ask for %d)", d.specPods(), 1+o.Replicas)
 	}

@@ -41,7 +41,7 @@ func TestLineageFollowsContinuedHistories(t *testing.T) {
 	d := &decider{v: newView(obsAt(1, testSpec(3), node(0, RoleReplica, "fresh", 0), target, restarted, stranger))}
 	l := d.lineage(0, History{ID: "h1"})
 	if !l.contains(target.Valkey) || !l.contains(restarted.Valkey) {
-		t.Fatalf("h2 continues h1: both nodes are in the lineage (%v)", l.ids)
+		t.Fatalf("h2 continues h1: both nodes are in the lineage (%v)", l.Lineage)
 	}
 	if l.contains(stranger.Valkey) {
 		t.Fatal("h7 continues nothing of h1")
@@ -106,7 +106,7 @@ func TestLeftBehindHistoryCountsOnlyBelowWhereItWasLeft(t *testing.T) {
 	d := &decider{v: newView(obsAt(1, testSpec(2), oldPrimary, behind, newer))}
 	l := d.lineage(0, rec)
 	if l.contains(oldPrimary.Valkey) || l.has("h1") {
-		t.Fatalf("h1 beyond offset 1 is off the line: %v", l.ids)
+		t.Fatalf("h1 beyond offset 1 is off the line: %v", l.Lineage)
 	}
 	if !l.contains(behind.Valkey) || !l.contains(newer.Valkey) {
 		t.Fatal("h1 below 1 and h2 are the shard's line")
@@ -230,7 +230,7 @@ func TestAKeyCountLinkIsNotClampedByALaterPromotion(t *testing.T) {
 	d := &decider{v: newView(obsAt(1, testSpec(2), detachedNode))}
 	l := d.lineage(0, rec)
 	if !l.contains(detachedNode.Valkey) {
-		t.Fatalf("h1 below 3 is the shard's line: prefixes %+v", l.prefixes)
+		t.Fatalf("h1 below 3 is the shard's line: prefixes %+v", l.Lineage)
 	}
 	if l.contains(Valkey{ReplID: "h1", Offset: 3}) {
 		t.Fatal("h1 from 3 on is not: the election saw no node of it there")
@@ -283,7 +283,7 @@ func TestAKeyCountLinkReachesTheNodesOfTheHistoryBeforeAPromotion(t *testing.T) 
 		t.Fatalf("the key-count link is %+v, want h2 reached to at least 3 (s0-3's offset 2 runs on into h2)", h)
 	}
 	if l := d.lineage(0, History{ID: "h10", PrevID: h.ID, PrevEnd: 1}.continuing(h)); !l.contains(behind.Valkey) {
-		t.Fatalf("s0-3, passed over by key count, fell out of the line: prefixes %+v", l.prefixes)
+		t.Fatalf("s0-3, passed over by key count, fell out of the line: prefixes %+v", l.Lineage)
 	}
 }
 
@@ -314,7 +314,7 @@ func TestASiblingOfTheLineIsOnItOnlyAtItsStart(t *testing.T) {
 	d := &decider{v: newView(obsAt(1, testSpec(2), sibling))}
 	l := d.lineage(0, rec)
 	if l.contains(sibling.Valkey) {
-		t.Fatalf("h2's write taken for the line's: prefixes %+v", l.prefixes)
+		t.Fatalf("h2's write taken for the line's: prefixes %+v", l.Lineage)
 	}
 	if !l.contains(atStart.Valkey) {
 		t.Fatal("h2 at its start holds h1 below 2, the line's data")

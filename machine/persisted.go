@@ -1,6 +1,10 @@
 package machine
 
-import "time"
+import (
+	"time"
+
+	"github.com/valkey-fsm/valkey-operator/machine/election"
+)
 
 // Persisted is the machine's input that survives restarts: it is written to the
 // ValkeyCluster status (status.state and the fields next to it) before any action is taken,
@@ -104,18 +108,9 @@ type History struct {
 }
 
 // HistoryLink is one continued history: its ID and End, the offset (exclusive) below which
-// the data of the continuing history is that history's.
-type HistoryLink struct {
-	ID  string
-	End int64
-	// Restarted marks a continuing history whose offsets started again at 0 from data that
-	// held this one up to End: a node restarted from its append-only file, elected by key
-	// count (its fresh ID at offset 0 already held those writes). Every node of the
-	// continuing history then holds this one up to End, whatever its own offset; across any
-	// other link (a promotion, a rename) offsets run on, and a node at offset x of the
-	// continuing history holds this one only up to min(x+1, End).
-	Restarted bool
-}
+// the data of the continuing history is that history's (election.Link, where Restarted is
+// explained).
+type HistoryLink = election.Link
 
 // maxOlderLinks bounds the chain kept in the record beyond PrevID.
 const maxOlderLinks = 6
@@ -198,7 +193,7 @@ type Operation struct {
 	// followed it, it is one more node of the lost history, and a re-election after its loss
 	// starts from that history again. A node elected while it was a primary already (in
 	// cluster mode, or one a person promoted) may have taken writes and been followed under
-	// its own history: it never counts as unpromoted (found by a review). False in a status
+	// its own history: it never counts as unpromoted. False in a status
 	// written before the field existed: the re-election then builds on the record, as it did.
 	Unpromoted bool
 	// ElectedAt is the observation time of the election. Every visible replica had stopped

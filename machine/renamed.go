@@ -9,8 +9,7 @@ import "fmt"
 // a snapshot, a reseed) when the failover re-points the replicas to it. The process and its
 // data are the same; only the name of its history changed, and nothing else reports the link
 // between the two. Unrecorded, the next failover finds no node of the recorded history and
-// waits forever (found by the failover benchmark: a second fault after a restarted primary
-// was re-elected never failed over).
+// waits forever (a second fault after a restarted primary was re-elected).
 
 func guardHistoryRenamed(d *decider) (outcome, bool) {
 	for s, rec := range d.p.Shards {
@@ -25,7 +24,7 @@ func guardHistoryRenamed(d *decider) (outcome, bool) {
 			// new ID of a shard not restored yet: its primary is fenced from replicas, so no
 			// first replica's sync renames it; a load under way (or cut short, the node
 			// emptied) does. Recorded as a rename, the emptied node would look untouched to a
-			// refused restore that gives the cluster back (found by the simulator).
+			// refused restore that gives the cluster back.
 			continue
 		}
 		next := d.p.Clone()

@@ -18,7 +18,7 @@ import "fmt"
 // that point, so no node holds it beyond. The same goes for a primary whose history was
 // promoted from the recorded one itself (a FAILOVER TO it began and abandoned once it had
 // turned replica gives it a new ID continuing its own, as does a person's REPLICAOF and back
-// within a survey; found by a review): the new history continues the recorded one directly.
+// within a survey): the new history continues the recorded one directly.
 
 func guardHistoryTakenBack(d *decider) (outcome, bool) {
 	for s, rec := range d.p.Shards {

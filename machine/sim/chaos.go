@@ -35,6 +35,8 @@ type ChaosConfig struct {
 	// how many depends on the machine.
 	Budget       time.Duration
 	MinSchedules int
+	// NoOracle turns the check of the election model's claims off (Options.NoOracle).
+	NoOracle bool
 }
 
 // ChaosReport is what an exploration found.
@@ -78,7 +80,7 @@ func Explore(cfg ChaosConfig) ChaosReport {
 	rep := ChaosReport{Config: cfg, Faults: map[FaultKind]int{}, Violations: map[ViolationKind]int{}}
 	rep.Totals.Edges = map[string]int{}
 	start := time.Now()
-	opts := Options{Sabotage: cfg.Sabotage}
+	opts := Options{Sabotage: cfg.Sabotage, NoOracle: cfg.NoOracle}
 	// A batch is a few schedules per worker: enough to keep them busy, few enough that little
 	// is run past a failure limit.
 	batch := cfg.Parallel * 8
@@ -155,7 +157,7 @@ func (r *ChaosReport) take(cfg ChaosConfig, opts Options, x explored) bool {
 	}
 	shrinkStart := time.Now()
 	shrunk := Shrink(t, x.schedule, opts, fails, cfg.ShrinkRuns)
-	traced := Run(t, shrunk, Options{Sabotage: cfg.Sabotage, Trace: true})
+	traced := Run(t, shrunk, Options{Sabotage: cfg.Sabotage, NoOracle: cfg.NoOracle, Trace: true})
 	r.Shrinking += time.Since(shrinkStart)
 	v := first
 	for _, tv := range traced.Violations {
@@ -183,6 +185,8 @@ func (r *ChaosReport) add(s Stats) {
 	r.Totals.Actions += s.Actions
 	r.Totals.ActionsRefused += s.ActionsRefused
 	r.Totals.Reconciles += s.Reconciles
+	r.Totals.Claims += s.Claims
+	r.Totals.Estimates += s.Estimates
 }
 
 // Unexercised lists the table's edges no schedule took.
@@ -221,6 +225,7 @@ func (r ChaosReport) Write(out io.Writer) {
 	t := r.Totals
 	fmt.Fprintf(out, "reconciles %d, transitions %d, actions %d (%d refused or failed), client writes %d acknowledged (%d by WAIT), %d rejected\n",
 		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
+	fmt.Fprintf(out, "election model: %d containment claims checked against the world's data, %d key-count estimates not checked\n", t.Claims, t.Estimates)
 	unexercised := r.Unexercised()
 	edges := machine.Table()
 	fmt.Fprintf(out, "table edges exercised: %d of %d", len(edges)-len(unexercised), len(edges))

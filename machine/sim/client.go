@@ -20,6 +20,7 @@ func (w *World) write(wr Write) {
 		}
 		id := int32(len(w.writes))
 		n.appendWrite(id)
+		w.placeWrite(n, id)
 		w.extendLine(n, id)
 		rec := writeRecord{id: id, key: wr.Key, node: n.name, tick: w.tick}
 		w.stats.Writes++

@@ -36,6 +36,9 @@ const (
 	// ViolationPasswords: a running node refuses the password clients were given, or a
 	// replica authenticates with one that was retired (a password rotation out of order).
 	ViolationPasswords ViolationKind = "passwords"
+	// ViolationContainment: the election model claimed that a node's data contains another
+	// node's, or a history up to an offset, and the node lacks a write of it (oracle.go).
+	ViolationContainment ViolationKind = "containment"
 	// ViolationModel: the simulated world contradicted itself (a bug of the simulator).
 	ViolationModel ViolationKind = "model"
 )

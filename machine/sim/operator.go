@@ -200,7 +200,14 @@ func (o *Operator) reconcile() {
 		w.note("operator: switchover to %s answered, request removed", w.spec.Switchover.To)
 		w.spec.Switchover, obs.Spec.Switchover = nil, nil
 	}
-	d := machine.Decide(o.status.Persisted, obs)
+	var d machine.Decision
+	if w.oracle.off {
+		d = machine.Decide(o.status.Persisted, obs)
+	} else {
+		var claims []machine.Containment
+		d, claims = machine.DecideClaims(o.status.Persisted, obs)
+		w.checkContainments(claims)
+	}
 	o.lastDecision = d
 	if w.trace != nil && len(d.Actions) > 0 {
 		w.note("operator: decided %s", d)

@@ -31,8 +31,8 @@ func TestBrokenRulesAreCaught(t *testing.T) {
 		// A cluster applied again on kept volumes, wired to pod 0 whatever it holds.
 		{SabotageBootstrapLowest, "replication-persistent", []ViolationKind{ViolationLaggingPromotion, ViolationLostWrite}},
 		// The primary killed and back from a file that lacks its last writes, elected over
-		// the replica that acknowledged them.
-		{SabotageTrustUnflushed, "replication-persistent", []ViolationKind{ViolationLostWrite, ViolationLaggingPromotion}},
+		// the replica that acknowledged them (the oracle sees the false claim first).
+		{SabotageTrustUnflushed, "replication-persistent", []ViolationKind{ViolationLostWrite, ViolationLaggingPromotion, ViolationContainment}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.sabotage), func(t *testing.T) {

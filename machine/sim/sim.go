@@ -18,6 +18,9 @@ type Options struct {
 	// Journal keeps every decision's observation in a journal as the operator's does (see
 	// Records), for replays; off in the chaos runs, which do not need it.
 	Journal bool
+	// NoOracle turns off the check of the election model's claims against the world
+	// (oracle.go), to measure what it costs.
+	NoOracle bool
 }
 
 // DefaultLivenessBound: enough for a failover, a pending rollout of every pod and a
@@ -36,6 +39,7 @@ func New(t Topology, opts Options) *Sim {
 	w := NewWorld(t)
 	w.sabotage = opts.Sabotage
 	w.journaling = opts.Journal
+	w.oracle.off = opts.NoOracle
 	if opts.Trace {
 		w.trace = &trace{}
 	}

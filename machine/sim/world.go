@@ -68,6 +68,10 @@ type World struct {
 	idSeq  int
 	ghosts map[string]ghost
 
+	// oracle: where each client write was taken, for the check of the election model's
+	// claims (oracle.go).
+	oracle oracle
+
 	violations []Violation
 	trace      *trace
 	stats      Stats
@@ -125,6 +129,9 @@ type Stats struct {
 	Actions        int
 	ActionsRefused int
 	Reconciles     int
+	// Claims counts the election model's measured containment claims the oracle checked,
+	// Estimates those resting on key counts (counted, not checked); each once per decision.
+	Claims, Estimates int
 }
 
 // node is one pod with its Valkey process.
