@@ -67,6 +67,9 @@ type World struct {
 	// more.
 	idSeq  int
 	ghosts map[string]ghost
+	// shared is share's scratch space, emptied on every call: new maps per gossip were a
+	// twentieth of an exploration's time.
+	shared busScratch
 
 	violations []Violation
 	trace      *trace
