@@ -8,6 +8,8 @@ type decider struct {
 	p   Persisted
 	obs Observation
 	v   *view
+	// view is the memory v points to when the decider is pooled (takeDecider).
+	view view
 	// approved is the event whose guard passed, the only one looplab may take.
 	approved Event
 	// claims, when not nil, collects the election model's containment claims (DecideClaims).
@@ -42,7 +44,9 @@ func decide(p Persisted, obs Observation, claims *[]Containment) Decision {
 	if p.Seq > 0 && sameClock && obs.Time.Before(p.Since) {
 		return Decision{Next: p, Waiting: "observation older than the last transition; observe again"}
 	}
-	d := &decider{p: p, obs: obs, v: newView(obs), claims: claims}
+d := takeDecider(p, obs)
+	d.claims = claims
+	defer d.release()
 	var taken *Transition
 	next := p
 	// Times of another clock say nothing about order: a new operator incarnation whose clock

@@ -42,12 +42,6 @@ type Persisted struct {
 	Certificate string
 }
 
-// Clone returns a copy that shares nothing with p (Shards is a slice).
-func (p Persisted) Clone() Persisted {
-	p.Shards = append([]ShardRecord(nil), p.Shards...)
-	return p
-}
-
 // ShardRecord is who the machine recognises as the primary of a shard. Only the recorded
 // primary is ever opened for writes, and only its replication history counts as the shard's
 // data when a new primary is elected.

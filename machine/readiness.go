@@ -27,7 +27,8 @@ func ObservedTypes() []string {
 // d.Next), the observation it was taken on and the decision. Messages name nodes and reasons,
 // never offsets or times, so that an idle cluster's conditions do not change.
 func Observed(p Persisted, obs Observation, d Decision) []Condition {
-	dc := &decider{p: p, obs: obs, v: newView(obs)}
+	dc := takeDecider(p, obs)
+	defer dc.release()
 	return []Condition{dc.ready(p, d), dc.progressing(p, d), dc.degraded(p)}
 }
 

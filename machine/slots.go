@@ -271,7 +271,8 @@ func homeRuns(runs []slotRun, plan []SlotRange) []slotRun {
 // SlotsToMove is how many slots the plan for n shards still moves, as the machine sees obs
 // with p: the resharding progress that status reports.
 func SlotsToMove(p Persisted, obs Observation, n int) int {
-	d := &decider{p: p, obs: obs, v: newView(obs)}
+	d := takeDecider(p, obs)
+	defer d.release()
 	left := 0
 	for _, m := range d.slotMoves(p, n) {
 		left += m.End - m.Start + 1

@@ -1,6 +1,10 @@
 package machine
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // view indexes an observation for the guards and action builders. It is built once per
 // Decide and never changed.
@@ -11,31 +15,60 @@ type view struct {
 }
 
 func newView(obs Observation) *view {
-	v := &view{spec: normalizeSpec(obs.Spec)}
-	v.nodes = make([]*Node, len(obs.Nodes))
+	v := &view{}
+	v.reset(obs)
+	return v
+}
+
+// reset indexes obs into v, reusing the memory of v's slices (a pooled decider's view).
+func (v *view) reset(obs Observation) {
+	v.spec = normalizeSpec(obs.Spec)
+	v.nodes = v.nodes[:0]
 	for i := range obs.Nodes {
-		v.nodes[i] = &obs.Nodes[i]
+		v.nodes = append(v.nodes, &obs.Nodes[i])
 	}
-	sort.Slice(v.nodes, func(i, j int) bool {
-		a, b := v.nodes[i], v.nodes[j]
+	slices.SortFunc(v.nodes, func(a, b *Node) int {
 		if a.Shard != b.Shard {
-			return a.Shard < b.Shard
+			return cmp.Compare(a.Shard, b.Shard)
 		}
 		if a.Ordinal != b.Ordinal {
-			return a.Ordinal < b.Ordinal
+			return cmp.Compare(a.Ordinal, b.Ordinal)
 		}
-		return a.Name < b.Name
+		return strings.Compare(a.Name, b.Name)
 	})
+	// Every shard slice the view ever had is kept, emptied, for the shards of this one.
+	v.shards = v.shards[:cap(v.shards)]
+	for i := range v.shards {
+		v.shards[i] = v.shards[i][:0]
+	}
+	v.shards = v.shards[:0]
 	for _, n := range v.nodes {
 		if n.Shard < 0 {
 			continue
 		}
 		for len(v.shards) <= n.Shard {
-			v.shards = append(v.shards, nil)
+			if len(v.shards) < cap(v.shards) {
+				v.shards = v.shards[:len(v.shards)+1]
+			} else {
+				v.shards = append(v.shards, nil)
+			}
 		}
 		v.shards[n.Shard] = append(v.shards[n.Shard], n)
 	}
-	return v
+}
+
+// clear drops v's references to an observation's nodes, keeping the slices' memory for the
+// next reset.
+func (v *view) clear() {
+	clear(v.nodes[:cap(v.nodes)])
+	v.nodes = v.nodes[:0]
+	v.shards = v.shards[:cap(v.shards)]
+	for i, ns := range v.shards {
+		clear(ns[:cap(ns)])
+		v.shards[i] = ns[:0]
+	}
+	v.shards = v.shards[:0]
+	v.spec = Spec{}
 }
 
 // normalizeSpec fills in what an unset field means, so guards need no special cases.

@@ -184,10 +184,28 @@ func (w *World) gossip() {
 	}
 }
 
+// busScratch holds share's maps between calls.
+type busScratch struct {
+	known map[string]string // node ID -> the address the group knows it at
+	best  map[int]int       // shard -> highest claim heard of
+	owner map[int]*node     // shard -> the live member holding it
+}
+
+// empty returns the scratch maps, empty.
+func (b *busScratch) empty() (map[string]string, map[int]int, map[int]*node) {
+	if b.known == nil {
+		b.known, b.best, b.owner = map[string]string{}, map[int]int{}, map[int]*node{}
+	}
+	clear(b.known)
+	clear(b.best)
+	clear(b.owner)
+	return b.known, b.best, b.owner
+}
+
 // share is one linked group agreeing: every member learns every address the group knows (a
 // member's own address from the member), and the highest claim per shard.
 func (w *World) share(group []*node) {
-	known := map[string]string{}
+	known, best, owner := w.shared.empty()
 	for _, n := range group {
 		for id, ip := range n.peersAt {
 			if _, ok := known[id]; !ok {
@@ -200,9 +218,7 @@ func (w *World) share(group []*node) {
 	}
 	// The claims the group can hear: its members' own, and the ghosts' (what the cluster last
 	// heard from a node that no longer runs). A live node outside the group is not heard.
-	best := map[int]int{}    // shard -> highest claim heard of
-	owner := map[int]*node{} // shard -> the live member holding it
-	current := 0             // the highest epoch the group has heard of
+	current := 0 // the highest epoch the group has heard of
 	for _, n := range group {
 		best[n.shard] = max(best[n.shard], n.claim)
 		current = max(current, n.current, n.claim)
@@ -241,7 +257,11 @@ func (w *World) share(group []*node) {
 		}
 	}
 	for _, n := range group {
-		n.peersAt = map[string]string{}
+		// Nothing else holds a node's map: it is refilled in place.
+		if n.peersAt == nil {
+			n.peersAt = make(map[string]string, len(known))
+		}
+		clear(n.peersAt)
 		for id, ip := range known {
 			if id != n.id {
 				n.peersAt[id] = ip

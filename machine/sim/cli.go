@@ -18,7 +18,7 @@ import (
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	topology := fs.String("topology", "all", "topology: "+strings.Join(TopologyNames(), ", ")+", or all (one after the other)")
+	topology := fs.String("topology", "all", "topology: "+strings.Join(knownTopologyNames(), ", ")+", or all (one after the other: "+strings.Join(TopologyNames(), ", ")+")")
 	seed := fs.Int64("seed", 1, "seed of the first schedule (schedule i uses seed+i)")
 	schedules := fs.Int("schedules", 1000, "number of random schedules to run")
 	steps := fs.Int("steps", 100, "steps (ticks) per schedule before the faults stop")

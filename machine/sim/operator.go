@@ -28,9 +28,12 @@ type Operator struct {
 	sabotage Sabotage
 
 	// folded is the journal folded so far (kept up to date entry by entry); stored is the
-	// persisted state as it reads back from the API (a JSON round trip), for the checks.
+	// persisted state as it reads back from the API (a JSON round trip: Clone), for the checks.
 	folded machine.Folded
 	stored machine.Persisted
+	// decided counts the decisions checked (checkDecision), to pick those the rebuilt
+	// machine is asked about.
+	decided int
 
 	probes   map[string]int
 	answered map[string]string // per node, the run id of the process that last answered
