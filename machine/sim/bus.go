@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
@@ -232,8 +233,16 @@ func (w *World) share(group []*node) {
 		}
 	}
 	// Two live members claiming a shard's slots with the same epoch: Valkey's collision
-	// handling gives the one with the smaller ID the next epoch, and its claim wins.
-	for s, e := range best {
+	// handling gives the one with the smaller ID the next epoch, and its claim wins. Shards
+	// are settled in order: each tie takes the next epoch, so a map's order would make the
+	// same schedule end differently from run to run.
+	shards := make([]int, 0, len(best))
+	for s := range best {
+		shards = append(shards, s)
+	}
+	slices.Sort(shards)
+	for _, s := range shards {
+		e := best[s]
 		var tied []*node
 		for _, n := range group {
 			if n.shard == s && n.claim > 0 && n.claim == e {
