@@ -50,6 +50,7 @@ var ClusterTable = []Row{
 			return machine.MigrateSlots{From: 0, To: 1, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID,
 				Slots: migrated}, nil
 		},
+		Resumable:  true,
 		ChecksData: true,
 		Effect: "shard 1's primary serves the slots in its own view and in shard 0's primary's, which serves them no more; " +
 			"keys moved from shard 0 to shard 1 and none lost; no slot left open",

@@ -52,6 +52,10 @@ type Row struct {
 	Ghost func(before machine.Observation) string
 	// Refused rows expect Apply to fail and the world to be as before (Expect still holds).
 	Refused bool
+	// Resumable rows apply the action again while its effect does not hold, up to
+	// resumeTries times, as the machine decides it again on each turn: an actuator may do a
+	// bounded part of the work per application (migrate-slots within its time budget).
+	Resumable bool
 	// ChecksData rows then read back every key written before the table (DataWorld.CheckData):
 	// an effect on data is judged by a client of the world's own, not by what the actuators
 	// report.
@@ -385,6 +389,15 @@ func play(ctx context.Context, w Observer, row Row) error {
 	case !row.Refused && err != nil:
 		return fmt.Errorf("%s: %w", a, err)
 	}
+	for i := 0; row.Resumable && i < resumeTries; i++ {
+		after, err := w.Observe(ctx)
+		if err == nil && row.Expect(before, after) {
+			break
+		}
+		if err := w.Apply(ctx, a); err != nil {
+			return fmt.Errorf("%s again: %w", a, err)
+		}
+	}
 	if err := w.Await(ctx, row.Effect, func(after machine.Observation) bool { return row.Expect(before, after) }); err != nil {
 		return fmt.Errorf("after %s: %w", a, err)
 	}
@@ -399,6 +412,9 @@ func play(ctx context.Context, w Observer, row Row) error {
 	}
 	return nil
 }
+
+// resumeTries bounds the applications of a Resumable row's action.
+const resumeTries = 20
 
 // ghost restarts the named node on an empty volume and returns the observation once it
 // answers as a new node of the cluster bus.

@@ -67,8 +67,7 @@ func (r recordingClusterWorld) Apply(ctx context.Context, a machine.Action) erro
 // (its non-test files) that returns a string literal.
 func actionKinds(t *testing.T) []string {
 	t.Helper()
-	dir := filepath.Join("..")
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	files, err := filepath.Glob(filepath.Join("..", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
