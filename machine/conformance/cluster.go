@@ -108,6 +108,8 @@ var ClusterTable = []Row{
 			return machine.TakeSlotsOver{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID, From: from.Name, FromRunID: from.Valkey.RunID,
 				Slots: from.Valkey.Slots}, nil
 		},
+		// One SETSLOT per slot, in one bulk: on a loaded machine it can time out part way.
+		Resumable: true,
 		Effect: "the node of shard 1 that served none serves the slots its primary served, with an epoch above every one before, in its own view and shard 0's; " +
 			"the old owner serves none and stays a primary (replica migration is off: it is not re-pointed)",
 		Expect: func(b, a machine.Observation) bool {

@@ -52,9 +52,10 @@ type Row struct {
 	Ghost func(before machine.Observation) string
 	// Refused rows expect Apply to fail and the world to be as before (Expect still holds).
 	Refused bool
-	// Resumable rows apply the action again while its effect does not hold, up to
-	// resumeTries times, as the machine decides it again on each turn: an actuator may do a
-	// bounded part of the work per application (migrate-slots within its time budget).
+	// Resumable rows apply the action again while its effect does not hold or the last
+	// application failed, up to resumeTries times, as the machine decides it again on each
+	// turn: an actuator may do a bounded part of the work per application (migrate-slots
+	// within its time budget) or fail on the way (a bulk of commands that timed out).
 	Resumable bool
 	// ChecksData rows then read back every key written before the table (DataWorld.CheckData):
 	// an effect on data is judged by a client of the world's own, not by what the actuators
@@ -383,20 +384,21 @@ func play(ctx context.Context, w Observer, row Row) error {
 		return err
 	}
 	err = w.Apply(ctx, a)
+	// A resumable action is decided again while its effect does not hold, whether the last
+	// application did part of the work or failed on the way (a bulk of commands that timed
+	// out): the error that counts is the last one.
+	for i := 0; row.Resumable && i < resumeTries; i++ {
+		after, oerr := w.Observe(ctx)
+		if err == nil && oerr == nil && row.Expect(before, after) {
+			break
+		}
+		err = w.Apply(ctx, a)
+	}
 	switch {
 	case row.Refused && err == nil:
 		return fmt.Errorf("%s was carried out, want it refused", a)
 	case !row.Refused && err != nil:
 		return fmt.Errorf("%s: %w", a, err)
-	}
-	for i := 0; row.Resumable && i < resumeTries; i++ {
-		after, err := w.Observe(ctx)
-		if err == nil && row.Expect(before, after) {
-			break
-		}
-		if err := w.Apply(ctx, a); err != nil {
-			return fmt.Errorf("%s again: %w", a, err)
-		}
 	}
 	if err := w.Await(ctx, row.Effect, func(after machine.Observation) bool { return row.Expect(before, after) }); err != nil {
 		return fmt.Errorf("after %s: %w", a, err)
