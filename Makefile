@@ -202,7 +202,7 @@ run: operator
 ## transition table edge is never taken.
 CHAOS_SCHEDULES ?= 100000
 chaos:
-	$(GO) run ./operator simulate -schedules $(CHAOS_SCHEDULES) -steps 200 -every-edge
+	$(GO) run ./plugin simulate -schedules $(CHAOS_SCHEDULES) -steps 200 -every-edge
 
 ## A longer chaos run against real processes on the local cluster (docs/development/chaos.md): 50 rapid-drawn
 ## fault schedules of 3 to 8 faults; prints faults, schedules and violations with the shrunk schedule.

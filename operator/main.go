@@ -1,7 +1,7 @@
 // Command valkey-operator is the Valkey operator binary. It only dispatches subcommands,
-// each registered in subcommands and implemented in its own file (simulate.go: random fault
-// schedules against the state machine in a simulated world, package machine/sim; replay.go: a
-// recorded journal fed back through the machine, package machine/replay).
+// each registered in subcommands and implemented in its own file (run.go: the operator). The
+// simulator and the journal replay are the kubectl plugin's (kubectl valkey simulate, replay):
+// the operator's image carries neither (deps_test.go).
 package main
 
 import (
@@ -13,10 +13,7 @@ import (
 )
 
 // subcommands maps a subcommand name to its entry point, which returns the exit code.
-var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"simulate": simulate,
-	"replay":   replayJournal,
-}
+var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

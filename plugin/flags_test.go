@@ -66,8 +66,9 @@ func TestEveryReadingVerbTakesOutputFormats(t *testing.T) {
 		}
 	}
 	// The list is every verb that prints what it read: the ones that only write intent, open a
-	// session or complete are the rest.
-	writers := []string{"failover", "restart", "hibernate", "wake", "backup", "rotate", "cli", "force-bootstrap", "force-failover", "completion", "help"}
+	// session or complete are the rest, and so are simulate and replay, which read no cluster
+	// and print the simulator's and the replay's own reports.
+	writers := []string{"failover", "restart", "hibernate", "wake", "backup", "rotate", "cli", "force-bootstrap", "force-failover", "completion", "help", "simulate", "replay"}
 	for _, cmd := range root.Commands() {
 		if !slices.Contains(readingVerbs, cmd.Name()) && !slices.Contains(writers, cmd.Name()) {
 			t.Errorf("verb %s is in neither list: does it read (then -o) or write?", cmd.Name())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,11 +18,14 @@ import (
 	"github.com/valkey-fsm/valkey-operator/plugin/failover"
 	"github.com/valkey-fsm/valkey-operator/plugin/hibernate"
 	"github.com/valkey-fsm/valkey-operator/plugin/history"
+	"github.com/valkey-fsm/valkey-operator/plugin/internal/exitcode"
 	"github.com/valkey-fsm/valkey-operator/plugin/internal/kube"
+	"github.com/valkey-fsm/valkey-operator/plugin/replay"
 	"github.com/valkey-fsm/valkey-operator/plugin/report"
 	"github.com/valkey-fsm/valkey-operator/plugin/reshard"
 	"github.com/valkey-fsm/valkey-operator/plugin/restart"
 	"github.com/valkey-fsm/valkey-operator/plugin/rotate"
+	"github.com/valkey-fsm/valkey-operator/plugin/simulate"
 	"github.com/valkey-fsm/valkey-operator/plugin/status"
 	"github.com/valkey-fsm/valkey-operator/plugin/version"
 )
@@ -36,6 +40,11 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand(time.Now).ExecuteContext(ctx); err != nil {
+		// A verb that printed its own diagnostics asks for its exit status only.
+		var code exitcode.Code
+		if errors.As(err, &code) {
+			return int(code)
+		}
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}
@@ -58,7 +67,8 @@ rotation without a restart (rotate), every pod stopped with the data kept and st
 data (bootstrap from one pod's data; fail over without pods that may hold acknowledged writes),
 after showing what is lost and asking for the cluster's name. certificate shows the certificate each pod serves; cli opens valkey-cli on
 a node without the password on any command line; report collects a support bundle with every
-secret redacted.`,
+secret redacted. simulate and replay need no cluster: they run the state machine against a
+simulated world, or against a recorded journal.`,
 		Annotations: map[string]string{
 			// Help and usage then say "kubectl valkey", as the user typed it.
 			cobra.CommandDisplayNameAnnotation: "kubectl valkey",
@@ -84,6 +94,8 @@ secret redacted.`,
 		cli.NewCmd(flags),
 		report.NewCmd(flags, now),
 		version.NewCmd(flags),
+		simulate.NewCmd(),
+		replay.NewCmd(),
 	)
 	return root
 }

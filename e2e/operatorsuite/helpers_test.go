@@ -219,7 +219,7 @@ func journalRecords(t *testing.T, op *operator, ns, name string) []journalRecord
 
 // journalReplay reads every page of a cluster's journal from an in-process operator's
 // endpoint, as `kubectl get --raw` would (the pages appended, the export format of
-// valkey-operator replay), and replays it through the machine with the overrides sets.
+// kubectl valkey replay), and replays it through the machine with the overrides sets.
 func journalReplay(t *testing.T, op *operator, ns, name string, sets ...string) replay.Report {
 	t.Helper()
 	var exported bytes.Buffer

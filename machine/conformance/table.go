@@ -8,16 +8,22 @@ import (
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
-// World is one cluster of shard 0, Steady with a primary (ordinal 0 at the start) and two
-// replicas (ordinals 1 and 2), that
-// nothing but the table acts on (no operator reconciles it meanwhile).
-type World interface {
+// Observer is what every world of the contract is: an actuator whose effects can be observed
+// as the machine observes them, that nothing but the table acts on (no operator reconciles it
+// meanwhile).
+type Observer interface {
 	machine.Actuator
 	// Observe is what the machine would see now.
 	Observe(ctx context.Context) (machine.Observation, error)
 	// Await lets the world move on (replication links come up, pods are re-created) until
 	// cond holds for an observation, or says what it last saw when it gives up.
 	Await(ctx context.Context, what string, cond func(machine.Observation) bool) error
+}
+
+// World is one replication group (shard 0), Steady with a primary (ordinal 0 at the start) and
+// two replicas (ordinals 1 and 2): the world of Table.
+type World interface {
+	Observer
 	// TakeSnapshot backs shard 0 up as it is now and returns the snapshot's ID: what a
 	// RestoreSnapshot action names to load it (the simulator's snapshot, the real store's
 	// location).
@@ -41,8 +47,20 @@ type Row struct {
 	// Rotation rows prepare a password rotation first (World.PrepareRotation) and build their
 	// action with ActionOn from its ID.
 	Rotation bool
+	// Ghost rows restart the node it names on an empty volume first (ClusterWorld.EmptyRestart)
+	// and wait until it answers as a new node; the action is then built from what is observed.
+	Ghost func(before machine.Observation) string
 	// Refused rows expect Apply to fail and the world to be as before (Expect still holds).
 	Refused bool
+	// Resumable rows apply the action again while its effect does not hold or the last
+	// application failed, up to resumeTries times, as the machine decides it again on each
+	// turn: an actuator may do a bounded part of the work per application (migrate-slots
+	// within its time budget) or fail on the way (a bulk of commands that timed out).
+	Resumable bool
+	// ChecksData rows then read back every key written before the table (DataWorld.CheckData):
+	// an effect on data is judged by a client of the world's own, not by what the actuators
+	// report.
+	ChecksData bool
 	// Expect is the effect, judged against the observation before the action: Await polls it.
 	Expect func(before, after machine.Observation) bool
 	// Effect says what Expect checks, for failure messages.
@@ -62,6 +80,18 @@ var Table = []Row{
 		Expect: func(b, a machine.Observation) bool {
 			n := node(a, 2)
 			return n != nil && n.Valkey.Role == machine.RoleReplica && n.Valkey.PrimaryHost == ip(b, primaryOf(b))
+		},
+	},
+	{
+		Name: "reload-certificate of a node that serves no TLS is refused: it has no certificate files to load",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.ReloadCertificate{Node: name(b, 1), RunID: runID(b, 1), Serial: "none"}, nil
+		},
+		Refused: true,
+		Effect:  "node 1 answering, serving no certificate",
+		Expect: func(_, a machine.Observation) bool {
+			n := node(a, 1)
+			return n != nil && n.Reachable && n.Valkey.CertificateSerial == ""
 		},
 	},
 	{
@@ -312,16 +342,32 @@ func Run(ctx context.Context, w World, report func(row Row, err error)) {
 	}
 }
 
-func play(ctx context.Context, w World, row Row) error {
+// DataWorld is a world that can read back the keys written into it before the table.
+type DataWorld interface {
+	// CheckData reads every key written before the table through a client that is not the
+	// actuators' and says which one is missing or different.
+	CheckData(ctx context.Context) error
+}
+
+func play(ctx context.Context, w Observer, row Row) error {
 	before, err := w.Observe(ctx)
 	if err != nil {
 		return fmt.Errorf("observing before: %w", err)
 	}
 	var a machine.Action
+	if row.Ghost != nil {
+		if before, err = ghost(ctx, w, row.Ghost(before), before); err != nil {
+			return err
+		}
+	}
 	if row.Snapshot || row.Rotation {
-		prepare, what := w.TakeSnapshot, "taking the snapshot"
+		rw, ok := w.(World)
+		if !ok {
+			return fmt.Errorf("the row needs a snapshot or a rotation, which this world does not prepare")
+		}
+		prepare, what := rw.TakeSnapshot, "taking the snapshot"
 		if row.Rotation {
-			prepare, what = w.PrepareRotation, "preparing the rotation"
+			prepare, what = rw.PrepareRotation, "preparing the rotation"
 		}
 		id, err := prepare(ctx)
 		if err != nil {
@@ -338,6 +384,16 @@ func play(ctx context.Context, w World, row Row) error {
 		return err
 	}
 	err = w.Apply(ctx, a)
+	// A resumable action is decided again while its effect does not hold, whether the last
+	// application did part of the work or failed on the way (a bulk of commands that timed
+	// out): the error that counts is the last one.
+	for i := 0; row.Resumable && i < resumeTries; i++ {
+		after, oerr := w.Observe(ctx)
+		if err == nil && oerr == nil && row.Expect(before, after) {
+			break
+		}
+		err = w.Apply(ctx, a)
+	}
 	switch {
 	case row.Refused && err == nil:
 		return fmt.Errorf("%s was carried out, want it refused", a)
@@ -347,7 +403,49 @@ func play(ctx context.Context, w World, row Row) error {
 	if err := w.Await(ctx, row.Effect, func(after machine.Observation) bool { return row.Expect(before, after) }); err != nil {
 		return fmt.Errorf("after %s: %w", a, err)
 	}
+	if row.ChecksData {
+		dw, ok := w.(DataWorld)
+		if !ok {
+			return fmt.Errorf("the row checks data, which this world cannot read back")
+		}
+		if err := dw.CheckData(ctx); err != nil {
+			return fmt.Errorf("after %s: %w", a, err)
+		}
+	}
 	return nil
+}
+
+// resumeTries bounds the applications of a Resumable row's action.
+const resumeTries = 20
+
+// ghost restarts the named node on an empty volume and returns the observation once it
+// answers as a new node of the cluster bus.
+func ghost(ctx context.Context, w Observer, name string, before machine.Observation) (machine.Observation, error) {
+	cw, ok := w.(ClusterWorld)
+	if !ok {
+		return before, fmt.Errorf("the row needs a node restarted on an empty volume, which this world cannot do")
+	}
+	var was string
+	for _, n := range before.Nodes {
+		if n.Name == name {
+			was = n.Valkey.NodeID
+		}
+	}
+	if err := cw.EmptyRestart(ctx, name); err != nil {
+		return before, fmt.Errorf("restarting %s on an empty volume: %w", name, err)
+	}
+	err := w.Await(ctx, name+" back as a new node", func(o machine.Observation) bool {
+		for _, n := range o.Nodes {
+			if n.Name == name {
+				return n.Reachable && n.Valkey.NodeID != "" && n.Valkey.NodeID != was
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return before, err
+	}
+	return w.Observe(ctx)
 }
 
 // node is the node of shard 0 at ordinal ord (pods are named differently in each world).
@@ -398,6 +496,13 @@ func Describe(o machine.Observation) string {
 	for _, n := range o.Nodes {
 		fmt.Fprintf(&b, " %s(exists %v reachable %v %s primary=%q link=%v wf=%v sf=%v run=%s vol=%d)", n.Name, n.Pod.Exists, n.Reachable,
 			n.Valkey.Role, n.Valkey.PrimaryHost, n.Valkey.LinkUp, n.Valkey.WritesFenced, n.Valkey.SyncFenced, n.Valkey.RunID, n.Pod.VolumeBytes)
+		if o.Spec.Mode == machine.ModeCluster {
+			fmt.Fprintf(&b, "[id=%s follows=%s slots=%v epoch=%d keys=%d open=%v knows:", n.Valkey.NodeID, n.Valkey.PrimaryID, n.Valkey.Slots, n.Valkey.ConfigEpoch, n.Valkey.Keys, n.Valkey.OpenSlots)
+			for _, k := range n.Valkey.Known {
+				fmt.Fprintf(&b, " %s@%s(%v %d linked=%v)", k.ID, k.IP, k.Ranges, k.ConfigEpoch, k.Connected)
+			}
+			b.WriteString("]")
+		}
 	}
 	return b.String()
 }

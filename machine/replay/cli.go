@@ -14,7 +14,7 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, ",") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
-// Main is the replay command: `valkey-operator replay [flags] FILE` (FILE "-": standard
+// Main is the replay command: `kubectl valkey replay [flags] FILE` (FILE "-": standard
 // input). It returns the exit code: 0 when a plain replay decided everything as recorded (or
 // a what-if ran), 1 when a plain replay differs (a determinism failure), 2 on bad flags or a
 // file that is not a journal. The logic is here so that tests and the command run the same
@@ -26,7 +26,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "a changed setting KEY=VALUE for a what-if replay (repeatable); the keys:\n"+Settings())
 	every := fs.Bool("every-step", false, "print every decision, not runs of unchanged observations folded into one line")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: valkey-operator replay [--set KEY=VALUE]... [--every-step] FILE|-")
+		fmt.Fprintln(stderr, "usage: kubectl valkey replay [--set KEY=VALUE]... [--every-step] FILE|-")
 		fmt.Fprintln(stderr, "Feeds a recorded journal back through the state machine: every decision is taken again on the")
 		fmt.Fprintln(stderr, "state the journal says was current and compared with the record (exit 1 when one differs).")
 		fmt.Fprintln(stderr, "With --set the machine runs on its own decisions, the recorded observations as the world, and")

@@ -6,6 +6,6 @@
 // and reports where its decisions would have differed.
 //
 // Like the machine it is pure: no Kubernetes, no clock, no randomness. The operator's
-// `valkey-operator replay`, the plugin's `kubectl valkey history NAME --replay` and the tests
+// `kubectl valkey replay`, the plugin's `kubectl valkey history NAME --replay` and the tests
 // that replay the simulator's and the end-to-end suite's journals all call Replay.
 package replay

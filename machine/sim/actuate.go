@@ -217,6 +217,11 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if err != nil {
 			return err
 		}
+		// As the real actuator: a node that serves no TLS has no certificate files to load
+		// (its tls-cert-file is empty), and the reload is refused.
+		if n.served == "" {
+			return fmt.Errorf("%s serves no TLS (no tls-cert-file)", n.name)
+		}
 		n.served = w.certFile // what the mounted files hold, whatever the action expected
 		return nil
 	case machine.ExpandVolumes:

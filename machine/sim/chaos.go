@@ -254,7 +254,7 @@ func (r ChaosReport) Write(out io.Writer) {
 		if r.Config.Sabotage != SabotageNone {
 			sab = " -sabotage " + string(r.Config.Sabotage)
 		}
-		fmt.Fprintf(out, "reproduce: go run ./operator simulate -topology %s -seed %d -schedules 1 -steps %d%s\n", f.Topology, f.Seed, f.Steps, sab)
+		fmt.Fprintf(out, "reproduce: go run ./plugin simulate -topology %s -seed %d -schedules 1 -steps %d%s\n", f.Topology, f.Seed, f.Steps, sab)
 		fmt.Fprintf(out, "shrunk to %d steps (save them with a \"# topology: %s\" line as a .sched file to replay with -schedule):\n", len(f.Shrunk), f.Topology)
 		for i, st := range f.Shrunk {
 			fmt.Fprintf(out, "  %3d  %s\n", i, st)

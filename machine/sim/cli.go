@@ -13,7 +13,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/machine/replay"
 )
 
-// Main is the simulate command: `valkey-operator simulate [flags]`. It returns the exit
+// Main is the simulate command: `kubectl valkey simulate [flags]`. It returns the exit
 // code: 0 when no property failed, 1 on a violation, 2 on bad flags.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
@@ -25,14 +25,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	sabotage := fs.String("sabotage", "", "break one rule on purpose to see the checks catch it: "+sabotageNames())
 	failures := fs.Int("failures", 1, "stop after this many failing schedules")
 	replay := fs.String("schedule", "", "replay one schedule file (one step per line, as a failure report prints it) with its history, instead of exploring")
-	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as valkey-operator replay reads it; - for standard input); replaces -topology")
+	fromJournal := fs.String("from-journal", "", "start from a recorded cluster's last state: the shape, settings and primary of the journal's last observation and state (an exported journal, as kubectl valkey replay reads it; - for standard input); replaces -topology")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "schedules run at once (the report is the same for any number)")
 	budget := fs.Duration("budget", 0, "explore for this long (at a batch's end), up to -schedules if given: a fixed time rather than a fixed count")
 	everyEdge := fs.Bool("every-edge", false, "fail (exit 1) when a transition table edge was never taken")
 	oracle := fs.Bool("oracle", true, "check every containment claim of the election model against the simulated nodes' data (off: to measure what the check costs)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the exploration to this file (go tool pprof reads it)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: valkey-operator simulate [flags]")
+		fmt.Fprintln(stderr, "usage: kubectl valkey simulate [flags]")
 		fmt.Fprintln(stderr, "Runs random fault schedules against the state machine in a simulated world and checks the safety")
 		fmt.Fprintln(stderr, "and liveness properties; on a violation prints the shrunk schedule and its history.")
 		fs.PrintDefaults()

@@ -27,7 +27,7 @@ func TestSimulateCommandFailsOnAViolation(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("want exit 1 on a violation, got %d\n%s", code, out.String())
 	}
-	for _, want := range []string{"FAILED schedule", "reproduce: go run ./operator simulate -topology replication -seed", "shrunk to", "history of the shrunk run", "VIOLATION empty-sync-source"} {
+	for _, want := range []string{"FAILED schedule", "reproduce: go run ./plugin simulate -topology replication -seed", "shrunk to", "history of the shrunk run", "VIOLATION empty-sync-source"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

@@ -22,3 +22,20 @@ func TestSimulatedActuatorsConformToTheTable(t *testing.T) {
 		}
 	})
 }
+
+// The cluster-mode rows (conformance.ClusterTable) against the simulated actuators;
+// e2e/operatorsuite's TestRealActuatorsConformToTheClusterTable runs them against the real
+// ones.
+func TestSimulatedActuatorsConformToTheClusterTable(t *testing.T) {
+	w, err := NewClusterConformanceWorld(Topologies["cluster"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunCluster(context.Background(), w, func(row conformance.Row, err error) {
+		if err != nil {
+			t.Errorf("%s: %v", row.Name, err)
+		} else {
+			t.Logf("ok: %s", row.Name)
+		}
+	})
+}

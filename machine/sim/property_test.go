@@ -111,7 +111,7 @@ var (
 )
 
 // ciExploration is what `go test` explores besides the rapid properties: seeded schedules,
-// the same generator as `valkey-operator simulate`, for a fixed time rather than a fixed count
+// the same generator as `kubectl valkey simulate`, for a fixed time rather than a fixed count
 // (a faster simulator explores more).
 func ciExploration() ChaosConfig {
 	var topos []Topology

@@ -85,7 +85,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.JournalCertDir, "journal-cert-dir", "", "directory with tls.crt and tls.key for the journal endpoint, whose CA the APIService names (default: a self-signed certificate)")
 	fs.StringVar(&c.WebhookAddr, "webhook-bind-address", ":9443", "address of the CRDs' conversion webhook (v1alpha1 <-> v1beta1) and of the admission webhooks (the chart's webhooks.enabled), which the API server calls through the chart's webhook Service; empty disables them")
 	fs.StringVar(&c.WebhookCertDir, "webhook-cert-dir", "/var/run/valkey-operator/webhook-tls", "directory with tls.crt and tls.key of the conversion webhook, signed by the CA in the CRDs' caBundle (reloaded when they change)")
-	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; 1-1.5 KB a node each, a repeat about 100 bytes), so that valkey-operator replay --set can show decisions taken earlier or later; 0 keeps none")
+	fs.IntVar(&c.JournalObservations, "journal-observations", journal.DefaultObservationLimit, "observations that caused no transition the journal keeps per cluster (the newest; 1-1.5 KB a node each, a repeat about 100 bytes), so that kubectl valkey replay --set can show decisions taken earlier or later; 0 keeps none")
 	fs.StringVar(&c.JournalPath, "journal-path", "/var/lib/valkey-operator/journal.db", "bbolt journal file (empty disables the journal)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", true, "elect a leader so that only one replica of the operator acts")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the operator's own)")

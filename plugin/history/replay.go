@@ -32,7 +32,7 @@ func (e errNotDeterministic) Error() string {
 }
 
 // runReplay is history --replay: the journal (from the operator through the API server, or
-// from a file) replayed through the machine, as `valkey-operator replay` does.
+// from a file) replayed through the machine, as `kubectl valkey replay` does.
 func runReplay(ctx context.Context, flags *kube.Flags, name string, o ReplayOptions, format output.Format, w io.Writer) error {
 	overrides, err := replay.ParseOverrides(o.Sets)
 	if err != nil {

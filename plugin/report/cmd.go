@@ -36,7 +36,7 @@ func NewCmd(flags *kube.Flags, now func() time.Time) *cobra.Command {
   history.txt                status.history (kubectl valkey history)
   journal.txt, journal.json  every transition the operator journaled (history --full; needs get
                              on journals.journal.valkey.fsm.dev); journal.json with the
-                             observations kept for replay: valkey-operator replay journal.json
+                             observations kept for replay: kubectl valkey replay journal.json
   events.txt                 the Events of the cluster, its pods, StatefulSets and claims
   pods/POD.yaml              each pod
   logs/POD/CONTAINER.log     each container's log (the last 20000 lines), and

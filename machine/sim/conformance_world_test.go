@@ -73,3 +73,66 @@ func (c *ConformanceWorld) TakeSnapshot(context.Context) (string, error) {
 	}
 	return c.s.w.snapshots[n].id, nil
 }
+
+// ClusterConformanceWorld is the simulated side of the cluster-mode contract
+// (conformance.ClusterTable): a converged cluster of topology "cluster" (two shards of a primary
+// and a replica) with keys written into both shards by the simulated client.
+type ClusterConformanceWorld struct {
+	ConformanceWorld
+	written []int32 // the writes made before the table, by id
+}
+
+// conformanceKeys is how many keys the world writes before the table: every key slot of the
+// model (slotOf) gets two.
+const conformanceKeys = 64
+
+// NewClusterConformanceWorld converges a cluster of topology t (cluster mode) and writes
+// conformanceKeys keys into it, each WAIT-acknowledged.
+func NewClusterConformanceWorld(t Topology) (*ClusterConformanceWorld, error) {
+	c, err := NewConformanceWorld(t)
+	if err != nil {
+		return nil, err
+	}
+	w := c.s.w
+	cw := &ClusterConformanceWorld{ConformanceWorld: *c}
+	for k := 0; k < conformanceKeys; k++ {
+		id := int32(len(w.writes))
+		w.write(Write{Key: k, Wait: true})
+		if int(id) >= len(w.writes) || !w.writes[id].waitAcked {
+			return nil, fmt.Errorf("the world before the table: write of key %d not acknowledged", k)
+		}
+		cw.written = append(cw.written, id)
+	}
+	return cw, nil
+}
+
+// CheckData reads every key written before the table as a cluster client would: from the
+// primary that serves the key's slot, which must hold the write.
+func (c *ClusterConformanceWorld) CheckData(context.Context) error {
+	w := c.s.w
+	for _, id := range c.written {
+		key := w.writes[id].key
+		s := w.shardOfKey(key)
+		found := false
+		for _, n := range w.shardNodes(s) {
+			if n.role == machine.RolePrimary && w.serves(n) && w.clientTalks(n) && n.has.get(id) {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("key %d (slot %d, shard %d): no primary serving it holds write %d", key, slotOf(key), s, id)
+		}
+	}
+	return nil
+}
+
+// EmptyRestart restarts the node's process on an empty volume (the fault empty-restart).
+func (c *ClusterConformanceWorld) EmptyRestart(_ context.Context, node string) error {
+	n := c.s.w.byName(node)
+	if n == nil || !n.exists {
+		return fmt.Errorf("%s: no pod", node)
+	}
+	n.volumeLost = true
+	c.s.w.restart(n, false)
+	return nil
+}
