@@ -27,10 +27,11 @@ func TestPluginDependsOnAPIAndMachineOnly(t *testing.T) {
 	for _, dep := range deps {
 		if rest, ok := strings.CutPrefix(dep, module); ok {
 			// internal/version is two strings the build stamps (kubectl valkey version);
-			// machine/replay is the machine's replay (history --replay, replay) and machine/sim
-			// its simulated world (simulate), pure like it. The actuator contract's table
+			// machine/replay is the machine's replay (history --replay, replay), machine/sim
+			// its simulated world (simulate) and machine/election its election model, pure
+			// like it. The actuator contract's table
 			// (machine/conformance) is test code: the simulator's side of it is a test file.
-			if !strings.HasPrefix(rest, "apis/") && rest != "machine" && rest != "machine/replay" && rest != "machine/sim" && rest != "internal/version" && !strings.HasPrefix(rest, "plugin") {
+			if !strings.HasPrefix(rest, "apis/") && rest != "machine" && rest != "machine/replay" && rest != "machine/sim" && rest != "machine/election" && rest != "internal/version" && !strings.HasPrefix(rest, "plugin") {
 				t.Errorf("the plugin depends on %s", dep)
 			}
 			continue
