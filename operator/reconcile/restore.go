@@ -264,7 +264,12 @@ func (r *Reconciler) verifyRestore(ctx context.Context, vc *v1beta1.ValkeyCluste
 // node then detaches) and the node opens for replicas, as the simulator's world does; client
 // writes stay fenced until the machine opens them. The node's new replication IDs are recorded
 // as the restore's histories.
-func (r *Reconciler) restoreSnapshot(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a machine.RestoreSnapshot, podIP string) error {
+func restoreSnapshot(ctx context.Context, x actuation, a machine.RestoreSnapshot) error {
+	r, vc, w := x.r, x.vc, x.w
+	podIP, err := x.ip(a.Node)
+	if err != nil {
+		return err
+	}
 	if why := r.refusedLoads.of(vc.UID, a.RequestID, vc.Generation); why != "" {
 		// Another shard's load was refused this turn: this one is not begun either, so that
 		// no shard's data changes while the restore may still give the cluster back.

@@ -155,7 +155,8 @@ func comparePasswords(ctx context.Context, w *world, rot *valkey.RotationPasswor
 }
 
 // doPasswords carries out the rotation's actions.
-func (r *Reconciler) doPasswords(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a machine.Action, ip func(string) (string, error)) error {
+func doPasswords(ctx context.Context, x actuation, a machine.Action) error {
+	r, vc, w, ip := x.r, x.vc, x.w, x.ip
 	rot := w.rotation
 	var id, node, runID string
 	switch a := a.(type) {
