@@ -11,7 +11,8 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine/conformance"
-	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/cluster"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/shared"
 )
 
 // TestRealActuatorsConformToTheTable runs the actuator contract (machine/conformance) against
@@ -41,8 +42,8 @@ func TestRealActuatorsConformToTheTable(t *testing.T) {
 	}
 	fill(t, ctx, writable(t, get(t, ns, "conf")), "conf", 300)
 	op.stop(t)
-	r := &reconcile.Reconciler{Client: k, Recorder: events.NewFakeRecorder(1000), Metrics: reconcile.NewMetrics(prometheus.NewRegistry())}
-	w := reconcile.NewConformanceWorld(r, types.NamespacedName{Namespace: ns, Name: "conf"})
+	r := &cluster.Reconciler{Client: k, Recorder: events.NewFakeRecorder(1000), Metrics: shared.NewMetrics(prometheus.NewRegistry())}
+	w := cluster.NewConformanceWorld(r, types.NamespacedName{Namespace: ns, Name: "conf"})
 	conformance.Run(ctx, w, func(row conformance.Row, err error) {
 		if err != nil {
 			t.Errorf("%s: %v", row.Name, err)
