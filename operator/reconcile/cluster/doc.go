@@ -5,8 +5,10 @@
 // the machine from status.
 //
 // Everything a cluster's turn carries out is here: the actuators, password rotation, TLS,
-// restore (the machine's Restoring operation), the final backup a deletion waits for, and the
-// ValkeyACL users each turn applies. The backups (ValkeyBackup and the schedule) are their
-// own controllers in package backups, which reads this one's last look at a cluster through
-// a narrow interface (Reconciler.LastLook, Reconciler.Pool).
+// restore (the machine's Restoring operation) and the final backup a deletion waits for. The
+// ValkeyACL users each turn applies are package users'. The backups (ValkeyBackup and the
+// schedule) are their own controllers in package backups, which reads this one's last look at
+// a cluster through a narrow interface (Reconciler.LastLook, Reconciler.Pool). What this
+// package remembers per cluster is listed in one place (Reconciler.memories), which a deleted
+// cluster is forgotten from.
 package cluster

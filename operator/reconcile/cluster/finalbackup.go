@@ -63,7 +63,7 @@ func finalBackupName(vc *v1beta1.ValkeyCluster) string {
 // running, writes closed, until the final backup completed; then (or without it) it lets go.
 func (r *Reconciler) deleting(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.Result, error) {
 	letGo := func() (ctrl.Result, error) {
-		r.finalWaits.forget(vc.UID)
+		r.finalWaits.Forget(vc.UID)
 		return ctrl.Result{}, r.finalize(ctx, vc)
 	}
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {

@@ -54,10 +54,17 @@ func (n *nodeMemory[V]) set(cluster types.UID, node string, v V) {
 	n.update(cluster, node, func(V, bool) (V, bool) { return v, true })
 }
 
-func (n *nodeMemory[V]) forget(cluster types.UID) {
+func (n *nodeMemory[V]) Forget(cluster types.UID) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.m, cluster)
+}
+
+func (n *nodeMemory[V]) Remembers(cluster types.UID) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.m[cluster]
+	return ok
 }
 
 // passwordMemory remembers each cluster's passwords (in memory only).

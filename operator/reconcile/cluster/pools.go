@@ -38,7 +38,14 @@ func (p *pools) get(cluster types.UID, password string) *valkey.Pool {
 	return cp.pool
 }
 
-func (p *pools) forget(cluster types.UID) {
+func (p *pools) Remembers(cluster types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.m[cluster]
+	return ok
+}
+
+func (p *pools) Forget(cluster types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cp, ok := p.m[cluster]; ok {

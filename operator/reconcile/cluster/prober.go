@@ -148,7 +148,14 @@ func (p *prober) stopAll() {
 }
 
 // forget stops a deleted cluster's prober.
-func (p *prober) forget(uid types.UID) {
+func (p *prober) Remembers(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.clusters[uid]
+	return ok
+}
+
+func (p *prober) Forget(uid types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c := p.clusters[uid]; c != nil {

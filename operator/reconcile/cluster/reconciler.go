@@ -37,6 +37,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
 	"github.com/valkey-fsm/valkey-operator/operator/reconcile/shared"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/users"
 )
 
 // Finalizer holds a ValkeyCluster until the operator has let go of it (connections, journal
@@ -128,8 +129,8 @@ type Reconciler struct {
 	restores restoreChecks
 	// refusedLoads: restores whose load was refused for their content.
 	refusedLoads loadRefusals
-	// acls remembers each cluster's ValkeyACL users and which process got which set.
-	acls aclMemory
+	// users applies each cluster's ValkeyACL users and remembers which process got which set.
+	users users.Users
 	// tls remembers each cluster's TLS configuration (the CA nodes are verified against).
 	tls tlsMemory
 	// finalWaits: what each deleted cluster's deletion waits for (finalbackup.go).
@@ -140,6 +141,7 @@ func (r *Reconciler) defaults() {
 	r.optionsOnce.Do(func() {
 		r.Options = r.Options.withDefaults()
 		r.prober = newProber(r)
+		r.users.Client, r.users.APIReader, r.users.Recorder, r.users.Now = r.Client, r.APIReader, r.Recorder, r.Now
 		host, _ := os.Hostname()
 		r.clock = fmt.Sprintf("%s/%d", host, time.Now().UnixNano())
 	})
@@ -166,8 +168,6 @@ func (r *Reconciler) event(vc *v1beta1.ValkeyCluster, typ, reason, format string
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/status,verbs=patch
 // +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyclusters/finalizers,verbs=update
-// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyacls,verbs=list;watch
-// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyacls/status,verbs=patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch;delete
@@ -183,7 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &vc); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Reached through a ValkeyACL that names it: say so on the ValkeyACL.
-			r.aclsWithoutCluster(ctx, req.NamespacedName)
+			r.users.WithoutCluster(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -291,7 +291,7 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.
 		actErr = errors.Join(actErr, narrowReplicationUsers(ctx, w))
 	}
 	r.applyLive(ctx, vc, w)
-	r.applyACLs(ctx, vc, w)
+	w.readsSecrets = r.users.Apply(ctx, usersTurn(vc, w)) || w.readsSecrets
 	roleErr := r.syncRoles(ctx, vc, w, d.Next)
 	if roleErr != nil {
 		r.event(vc, corev1.EventTypeWarning, "RoleLabelFailed", "%v", roleErr)
@@ -337,7 +337,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1beta1.ValkeyCluster) (*worl
 		return nil, err
 	}
 	auth, err := kube.EnsureAuth(ctx, r.Client, r.apiReader(), vc, owner, kube.AuthInputs{
-		Remembered: r.passwords.get(vc.UID), Users: r.acls.acceptedUsers(vc.UID), Rotation: prepared,
+		Remembered: r.passwords.get(vc.UID), Users: r.users.Accepted(vc.UID), Rotation: prepared,
 	})
 	passwords, restored := auth.Passwords, auth.Restored
 	if err != nil {
@@ -423,19 +423,27 @@ func (r *Reconciler) look(ctx context.Context, vc *v1beta1.ValkeyCluster) (*worl
 	return w, nil
 }
 
+// memory is what the reconciler remembers of each cluster, in this process only.
+type memory interface {
+	Forget(cluster types.UID)
+	Remembers(cluster types.UID) bool
+}
+
+// memories are everything the reconciler remembers per cluster: the one place a deleted
+// cluster is forgotten (finalize). A test checks that every field of the Reconciler that
+// remembers clusters is here, and that a finalized cluster leaves nothing behind.
+func (r *Reconciler) memories() []memory {
+	return []memory{
+		&r.pools, &r.passwords, &r.probes, r.prober, &r.acted, &r.answered, &r.live, &r.looks,
+		&r.restores, &r.refusedLoads, &r.users, &r.tls, &r.finalWaits,
+	}
+}
+
 // finalize lets go of a cluster being deleted.
 func (r *Reconciler) finalize(ctx context.Context, vc *v1beta1.ValkeyCluster) error {
-	r.pools.forget(vc.UID)
-	r.passwords.forget(vc.UID)
-	r.probes.forget(vc.UID)
-	r.prober.forget(vc.UID)
-	r.acted.forget(vc.UID)
-	r.answered.forget(vc.UID)
-	r.live.forget(vc.UID)
-	r.looks.forget(vc.UID)
-	r.restores.forget(vc.UID)
-	r.acls.forget(vc.UID)
-	r.tls.forget(vc.UID)
+	for _, m := range r.memories() {
+		m.Forget(vc.UID)
+	}
 	r.Metrics.Forget(vc.Namespace, vc.Name)
 	if !controllerutil.ContainsFinalizer(vc, Finalizer) {
 		return nil
@@ -447,7 +455,7 @@ func (r *Reconciler) finalize(ctx context.Context, vc *v1beta1.ValkeyCluster) er
 	logFrom(ctx).Info("cluster deleted; its objects go with it (owner references)")
 	// Its ValkeyACLs stay (they are the user's): they say the cluster is gone rather than
 	// keep claiming to be applied.
-	r.aclsWithoutCluster(ctx, client.ObjectKeyFromObject(vc))
+	r.users.WithoutCluster(ctx, client.ObjectKeyFromObject(vc))
 	return nil
 }
 
@@ -475,7 +483,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster), builder.WithPredicates(podChanged{})).
-		Watches(&v1beta1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(aclToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1beta1.ValkeyACL{}, handler.EnqueueRequestsFromMapFunc(users.ToCluster), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.prober.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Complete(r)
@@ -529,6 +537,15 @@ func (r *Reconciler) Clock() string {
 // stores opens the backup stores restores read from.
 func (r *Reconciler) stores() shared.Stores {
 	return shared.Stores{Reader: r.apiReader(), Ambient: r.Options.AmbientCredentials}
+}
+
+// usersTurn is what the ValkeyACL users see of this turn: the nodes they are given to.
+func usersTurn(vc *v1beta1.ValkeyCluster, w *world) users.Turn {
+	t := users.Turn{Cluster: vc, Pool: w.pool, ProbePassword: w.passwords.Probe}
+	for _, n := range w.obs.Nodes {
+		t.Nodes = append(t.Nodes, users.Node{Name: n.Name, RunID: n.Valkey.RunID, IP: answeringIP(w, n)})
+	}
+	return t
 }
 
 // apiReader reads past the cache.

@@ -153,10 +153,30 @@ func (l *loadRefusals) of(cluster types.UID, id string, gen int64) string {
 	return r.why
 }
 
-func (c *restoreChecks) forget(cluster types.UID) {
+func (c *restoreChecks) Forget(cluster types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, cluster)
+}
+
+func (c *restoreChecks) Remembers(cluster types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[cluster]
+	return ok
+}
+
+func (l *loadRefusals) Forget(cluster types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, cluster)
+}
+
+func (l *loadRefusals) Remembers(cluster types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.m[cluster]
+	return ok
 }
 
 // restoreSource resolves spec.restoreFrom to the store's spec, the store and the backup's

@@ -165,7 +165,7 @@ func doPasswords(ctx context.Context, x actuation, a machine.Action) error {
 			return fmt.Errorf("%s: %w", a.Rotation, errNoRotation)
 		}
 		res, err := kube.EnsureAuth(ctx, r.Client, r.apiReader(), vc, w.owner, kube.AuthInputs{
-			Remembered: w.passwords, Users: r.acls.acceptedUsers(vc.UID), Rotation: rot, Publish: &machine.PasswordsObject{Rotation: a.Rotation, Phase: a.Phase},
+			Remembered: w.passwords, Users: r.users.Accepted(vc.UID), Rotation: rot, Publish: &machine.PasswordsObject{Rotation: a.Rotation, Phase: a.Phase},
 		})
 		if err != nil {
 			return err

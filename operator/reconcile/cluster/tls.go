@@ -48,10 +48,17 @@ type tlsRead struct {
 	good *tls.Config
 }
 
-func (t *tlsMemory) forget(uid types.UID) {
+func (t *tlsMemory) Forget(uid types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.m, uid)
+}
+
+func (t *tlsMemory) Remembers(uid types.UID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.m[uid]
+	return ok
 }
 
 // podDNSName is the name a pod's certificate must carry: <pod>.<headless>.<namespace>.svc.

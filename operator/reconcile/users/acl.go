@@ -1,4 +1,4 @@
-package cluster
+package users
 
 import (
 	"context"
@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
@@ -50,29 +54,108 @@ func (c aclCheck) refusal() string {
 // aclSecretsTTL bounds how long a password read from a Secret is used before it is read again.
 const aclSecretsTTL = 30 * time.Second
 
-// aclMemory remembers, per cluster: the checks by ValkeyACL name, the accepted users
-// (aclUsersKey) and, per node, the process and set it was given.
-type aclMemory struct {
-	checks nodeMemory[aclCheck]
-	// accepted is each ValkeyACL's last accepted user: kept on the nodes while a later
-	// generation is refused, so that a mistake in an edit does not lock its application out.
-	accepted nodeMemory[valkey.ACLUser]
-	users    nodeMemory[[]valkey.ACLUser]
-	applied  nodeMemory[string]
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyacls,verbs=list;watch
+// +kubebuilder:rbac:groups=valkey.fsm.dev,resources=valkeyacls/status,verbs=patch
+
+// Users applies each cluster's ValkeyACL users and writes the ValkeyACLs' status. The cluster
+// controller calls it from every turn (Apply) and when a cluster is gone (WithoutCluster,
+// Forget); it remembers, per cluster and in memory only, what it judged and gave each node.
+type Users struct {
+	// Client reads the ValkeyACLs from the manager's cache and writes their status; APIReader
+	// reads the password Secrets, which are the user's, from the API server (nil: Client).
+	Client    client.Client
+	APIReader client.Reader
+	// Recorder writes the Events about the ValkeyACLs and their clusters.
+	Recorder events.EventRecorder
+	// Now is the clock (tests may stop it); time.Now by default.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	clusters map[types.UID]*memory
 }
 
-const aclUsersKey = "users"
-
-func (m *aclMemory) forget(cluster types.UID) {
-	m.checks.forget(cluster)
-	m.accepted.forget(cluster)
-	m.users.forget(cluster)
-	m.applied.forget(cluster)
+// memory is what Users remembers of one cluster: the checks by ValkeyACL name, each
+// ValkeyACL's last accepted user (kept on the nodes while a later generation is refused, so
+// that a mistake in an edit does not lock its application out), the accepted set, and per
+// node the process and set it was given. A cluster's turns never run at once, so only the map
+// of clusters is locked.
+type memory struct {
+	checks   map[string]aclCheck
+	accepted map[string]valkey.ACLUser
+	users    []valkey.ACLUser
+	applied  map[string]string
 }
 
-// acceptedUsers is the set of users the last turn accepted, for the users' file.
-func (m *aclMemory) acceptedUsers(cluster types.UID) []valkey.ACLUser {
-	return m.users.get(cluster, aclUsersKey)
+// of is the memory of cluster, made on first use.
+func (u *Users) of(cluster types.UID) *memory {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.clusters == nil {
+		u.clusters = map[types.UID]*memory{}
+	}
+	m := u.clusters[cluster]
+	if m == nil {
+		m = &memory{checks: map[string]aclCheck{}, accepted: map[string]valkey.ACLUser{}, applied: map[string]string{}}
+		u.clusters[cluster] = m
+	}
+	return m
+}
+
+// Forget lets go of everything remembered of a deleted cluster.
+func (u *Users) Forget(cluster types.UID) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.clusters, cluster)
+}
+
+// Remembers says whether anything of cluster is remembered (a deleted cluster's memory must go
+// with it).
+func (u *Users) Remembers(cluster types.UID) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.clusters[cluster]
+	return ok
+}
+
+// Accepted is the set of users the cluster's last turn accepted, for the users' file of its
+// auth Secret (nil: none, or no turn applied users yet).
+func (u *Users) Accepted(cluster types.UID) []valkey.ACLUser {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if m := u.clusters[cluster]; m != nil {
+		return m.users
+	}
+	return nil
+}
+
+func (u *Users) now() time.Time {
+	if u.Now != nil {
+		return u.Now()
+	}
+	return time.Now()
+}
+
+// apiReader reads past the cache.
+func (u *Users) apiReader() client.Reader {
+	if u.APIReader != nil {
+		return u.APIReader
+	}
+	return u.Client
+}
+
+// Turn is what a cluster's turn lends the users: the cluster, its nodes as the turn saw them,
+// a connection to them, and the probe's password (the probe's user goes with the others).
+type Turn struct {
+	Cluster       *v1beta1.ValkeyCluster
+	Nodes         []Node
+	Pool          *valkey.Pool
+	ProbePassword string
+}
+
+// Node is one node of a turn: the process that answered, and where (IP "": it does not answer,
+// or is loading, and is given nothing).
+type Node struct {
+	Name, RunID, IP string
 }
 
 // usersHash identifies a set of users, passwords and rules included.
@@ -84,14 +167,17 @@ func usersHash(users []valkey.ACLUser) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// applyACLs resolves the cluster's ValkeyACLs, applies the accepted set to every answering
-// process that lacks it, and writes each ValkeyACL's status.
-func (r *Reconciler) applyACLs(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world) {
-	acls, err := r.aclsOf(ctx, client.ObjectKeyFromObject(vc))
+// Apply resolves the cluster's ValkeyACLs, applies the accepted set to every answering
+// process that lacks it, and writes each ValkeyACL's status. It says whether any ValkeyACL
+// names the cluster: their password Secrets are the user's, whose changes no watch reports.
+func (u *Users) Apply(ctx context.Context, t Turn) (readsSecrets bool) {
+	vc := t.Cluster
+	acls, err := u.aclsOf(ctx, client.ObjectKeyFromObject(vc))
 	if err != nil {
 		logFrom(ctx).Info("listing ValkeyACLs failed; users are applied on a later turn", "error", err.Error())
-		return
+		return false
 	}
+	m := u.of(vc.UID)
 	// The oldest resource of a user name holds it; a later one is refused.
 	sort.Slice(acls, func(i, j int) bool {
 		if !acls[i].CreationTimestamp.Equal(&acls[j].CreationTimestamp) {
@@ -103,7 +189,6 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1beta1.ValkeyCluster, w
 	checks := map[string]aclCheck{}
 	var file usersFile
 	var users []valkey.ACLUser
-	w.readsSecrets = w.readsSecrets || len(acls) > 0 // their password Secrets are the user's
 	for _, a := range acls {
 		if valkey.Reserved(a.Spec.User) {
 			// The API refuses these names; a resource made before a name was reserved (the
@@ -111,7 +196,7 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1beta1.ValkeyCluster, w
 			checks[a.Name] = aclCheck{generation: a.Generation, rulesRefusal: fmt.Sprintf("user %s is one of the operator's own users: choose another name", a.Spec.User)}
 			continue
 		}
-		ch := r.checkACL(ctx, vc, w, &a)
+		ch := u.checkACL(ctx, t, m, &a)
 		if owner, taken := holder[a.Spec.User]; taken && ch.refusal() == "" {
 			ch.rulesRefusal = fmt.Sprintf("user %s is defined by ValkeyACL %s already", a.Spec.User, owner)
 		}
@@ -122,8 +207,8 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1beta1.ValkeyCluster, w
 			holder[a.Spec.User] = a.Name
 			users = append(users, ch.user)
 			file.add(ch.user)
-			r.acls.accepted.set(vc.UID, a.Name, ch.user)
-		} else if last, ok := r.acls.accepted.lookup(vc.UID, a.Name); ok && last.Name == a.Spec.User && holder[a.Spec.User] == "" && file.fits(last) {
+			m.accepted[a.Name] = ch.user
+		} else if last, ok := m.accepted[a.Name]; ok && last.Name == a.Spec.User && holder[a.Spec.User] == "" && file.fits(last) {
 			holder[a.Spec.User] = a.Name
 			users = append(users, last)
 			file.add(last)
@@ -133,58 +218,61 @@ func (r *Reconciler) applyACLs(ctx context.Context, vc *v1beta1.ValkeyCluster, w
 		checks[a.Name] = ch
 	}
 	sort.Slice(users, func(i, j int) bool { return users[i].Name < users[j].Name })
-	r.acls.users.set(vc.UID, aclUsersKey, users)
+	u.mu.Lock()
+	m.users = users
+	u.mu.Unlock()
 
 	// The probe's user goes to every node with them (the users' file has it already): nodes
 	// started by an older operator get it, and a probe password put back after it was lost
 	// reaches the nodes that run.
 	live := users
-	if w.passwords.Probe != "" {
-		live = append([]valkey.ACLUser{valkey.ProbeUser(w.passwords.Probe)}, users...)
+	if t.ProbePassword != "" {
+		live = append([]valkey.ACLUser{valkey.ProbeUser(t.ProbePassword)}, users...)
 	}
 	hash := usersHash(live)
 	applied, nodes := 0, 0
 	var failed []string
-	for _, n := range w.obs.Nodes {
-		ip := answeringIP(w, n)
+	for _, n := range t.Nodes {
+		ip := n.IP
 		if ip == "" {
 			continue
 		}
 		nodes++
-		key := n.Valkey.RunID + "/" + hash
-		if r.acls.applied.get(vc.UID, n.Name) == key {
+		key := n.RunID + "/" + hash
+		if m.applied[n.Name] == key {
 			applied++
 			continue
 		}
-		deleted, err := w.pool.ApplyACLs(ctx, ip, live)
+		deleted, err := t.Pool.ApplyACLs(ctx, ip, live)
 		if err != nil {
 			failed = append(failed, n.Name+": "+err.Error())
 			continue
 		}
-		r.acls.applied.set(vc.UID, n.Name, key)
+		m.applied[n.Name] = key
 		applied++
 		if len(deleted) > 0 {
 			logFrom(ctx).Info("users no ValkeyACL asks for deleted", "pod", n.Name, "users", deleted)
 		}
 	}
 	if len(failed) > 0 {
-		r.event(vc, corev1.EventTypeWarning, "ACLApplyFailed", "ValkeyACL users not applied: %s (tried again next turn)", strings.Join(failed, "; "))
+		u.Recorder.Eventf(vc, nil, corev1.EventTypeWarning, "ACLApplyFailed", "ACLApplyFailed", "ValkeyACL users not applied: %s (tried again next turn)", strings.Join(failed, "; "))
 	}
 	for i := range acls {
-		r.writeACLStatus(ctx, &acls[i], checks[acls[i].Name], applied, nodes, strings.Join(failed, "; "))
+		u.writeACLStatus(ctx, &acls[i], checks[acls[i].Name], applied, nodes, strings.Join(failed, "; "))
 	}
+	return len(acls) > 0
 }
 
 // checkACL resolves one ValkeyACL: its passwords (read again after aclSecretsTTL) and, once per
 // generation, Valkey's judgement of its rules. A check that could not run (no node answers) is
 // not remembered.
-func (r *Reconciler) checkACL(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, a *v1beta1.ValkeyACL) aclCheck {
-	old, found := r.acls.checks.lookup(vc.UID, a.Name)
+func (u *Users) checkACL(ctx context.Context, t Turn, m *memory, a *v1beta1.ValkeyACL) aclCheck {
+	old, found := m.checks[a.Name]
 	judged := found && old.generation == a.Generation
-	if judged && r.now().Sub(old.read) < aclSecretsTTL {
+	if judged && u.now().Sub(old.read) < aclSecretsTTL {
 		return old
 	}
-	ch := aclCheck{generation: a.Generation, read: r.now()}
+	ch := aclCheck{generation: a.Generation, read: u.now()}
 	enabled := a.Spec.Enabled == nil || *a.Spec.Enabled
 	ch.user = valkey.ACLUser{Name: a.Spec.User, Enabled: enabled}
 	for _, rule := range a.Spec.Rules {
@@ -196,7 +284,7 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1beta1.ValkeyCluster, w 
 			key = "password"
 		}
 		var sec corev1.Secret
-		if err := r.apiReader().Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: ref.Name}, &sec); err != nil {
+		if err := u.apiReader().Get(ctx, client.ObjectKey{Namespace: a.Namespace, Name: ref.Name}, &sec); err != nil {
 			ch.secretRefusal = fmt.Sprintf("password Secret %s: %v", ref.Name, err)
 			break
 		}
@@ -208,12 +296,12 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1beta1.ValkeyCluster, w 
 	}
 	if judged {
 		ch.rulesRefusal = old.rulesRefusal
-		r.acls.checks.set(vc.UID, a.Name, ch)
+		m.checks[a.Name] = ch
 		return ch
 	}
 	var ip string
-	for _, n := range w.obs.Nodes {
-		if ip = answeringIP(w, n); ip != "" {
+	for _, n := range t.Nodes {
+		if ip = n.IP; ip != "" {
 			break
 		}
 	}
@@ -221,7 +309,7 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1beta1.ValkeyCluster, w 
 		ch.rulesRefusal = "no node answers to check the rules on yet"
 		return ch
 	}
-	admin, err := w.pool.CheckACL(ctx, ip, ch.user)
+	admin, err := t.Pool.CheckACL(ctx, ip, ch.user)
 	var refused *valkey.RulesRefused
 	switch {
 	case errors.As(err, &refused):
@@ -233,13 +321,13 @@ func (r *Reconciler) checkACL(ctx context.Context, vc *v1beta1.ValkeyCluster, w 
 	case len(admin) > 0 && !a.Spec.AllowAdmin:
 		ch.rulesRefusal = fmt.Sprintf("the rules grant administrative commands (%s): set spec.allowAdmin to true if this user must have them (docs/security.md)", strings.Join(admin, ", "))
 	}
-	r.acls.checks.set(vc.UID, a.Name, ch)
+	m.checks[a.Name] = ch
 	return ch
 }
 
 // writeACLStatus writes a ValkeyACL's status when it changed, with an Event when its phase
 // does.
-func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, ch aclCheck, applied, nodes int, failed string) {
+func (u *Users) writeACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, ch aclCheck, applied, nodes int, failed string) {
 	st := v1beta1.ValkeyACLStatus{ObservedGeneration: a.Generation}
 	switch {
 	case ch.refusal() != "":
@@ -254,34 +342,34 @@ func (r *Reconciler) writeACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, c
 	if ch.refusal() == "" {
 		st.Applied = fmt.Sprintf("%d/%d", applied, nodes)
 	}
-	before, written := r.setACLStatus(ctx, a, st)
+	before, written := u.setACLStatus(ctx, a, st)
 	if written && (st.Phase != before.Phase || st.Reason != before.Reason) {
 		switch st.Phase {
 		case aclRefused:
-			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, "ACLRefused", "ACLRefused", "user %s not applied: %s; the other users keep working", a.Spec.User, st.Reason)
+			u.Recorder.Eventf(a, nil, corev1.EventTypeWarning, "ACLRefused", "ACLRefused", "user %s not applied: %s; the other users keep working", a.Spec.User, st.Reason)
 		case aclApplied:
-			r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "ACLApplied", "ACLApplied", "user %s applied to %s node(s)", a.Spec.User, st.Applied)
+			u.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "ACLApplied", "ACLApplied", "user %s applied to %s node(s)", a.Spec.User, st.Applied)
 		}
 	}
 }
 
-// aclsWithoutCluster marks the ValkeyACLs that name a cluster that does not exist Pending, with
+// WithoutCluster marks the ValkeyACLs that name a cluster that does not exist Pending, with
 // that reason (otherwise they would have no status at all).
-func (r *Reconciler) aclsWithoutCluster(ctx context.Context, cluster types.NamespacedName) {
-	acls, err := r.aclsOf(ctx, cluster)
+func (u *Users) WithoutCluster(ctx context.Context, cluster types.NamespacedName) {
+	acls, err := u.aclsOf(ctx, cluster)
 	if err != nil {
 		return
 	}
 	for i := range acls {
-		r.setACLStatus(ctx, &acls[i], v1beta1.ValkeyACLStatus{ObservedGeneration: acls[i].Generation, Phase: aclPending,
+		u.setACLStatus(ctx, &acls[i], v1beta1.ValkeyACLStatus{ObservedGeneration: acls[i].Generation, Phase: aclPending,
 			Reason: fmt.Sprintf("ValkeyCluster %s is not found in namespace %s: the user is applied once it exists", cluster.Name, cluster.Namespace)})
 	}
 }
 
 // aclsOf lists the ValkeyACLs that name cluster and are not being deleted.
-func (r *Reconciler) aclsOf(ctx context.Context, cluster types.NamespacedName) ([]v1beta1.ValkeyACL, error) {
+func (u *Users) aclsOf(ctx context.Context, cluster types.NamespacedName) ([]v1beta1.ValkeyACL, error) {
 	var list v1beta1.ValkeyACLList
-	if err := r.Client.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
+	if err := u.Client.List(ctx, &list, client.InNamespace(cluster.Namespace)); err != nil {
 		return nil, err
 	}
 	var out []v1beta1.ValkeyACL
@@ -295,26 +383,28 @@ func (r *Reconciler) aclsOf(ctx context.Context, cluster types.NamespacedName) (
 
 // setACLStatus writes st as a's status when it differs from it; it returns the status before and
 // whether it wrote (a refused write is logged and tried again on the next turn).
-func (r *Reconciler) setACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, st v1beta1.ValkeyACLStatus) (v1beta1.ValkeyACLStatus, bool) {
+func (u *Users) setACLStatus(ctx context.Context, a *v1beta1.ValkeyACL, st v1beta1.ValkeyACLStatus) (v1beta1.ValkeyACLStatus, bool) {
 	before := a.Status
-	setACLReady(&st, before.Conditions, a.Generation, r.now())
+	setACLReady(&st, before.Conditions, a.Generation, u.now())
 	if equality.Semantic.DeepEqual(st, before) {
 		return before, false
 	}
 	orig := a.DeepCopy()
 	a.Status = st
-	if err := r.Client.Status().Patch(ctx, a, client.MergeFrom(orig)); err != nil {
+	if err := u.Client.Status().Patch(ctx, a, client.MergeFrom(orig)); err != nil {
 		logFrom(ctx).Info("ValkeyACL status not written; next turn", "acl", a.Name, "error", err.Error())
 		return before, false
 	}
 	return before, true
 }
 
-// aclToCluster maps a ValkeyACL to its cluster.
-func aclToCluster(_ context.Context, o client.Object) []ctrl.Request {
+// ToCluster maps a ValkeyACL to its cluster (the cluster controller watches ValkeyACLs with it).
+func ToCluster(_ context.Context, o client.Object) []ctrl.Request {
 	a, ok := o.(*v1beta1.ValkeyACL)
 	if !ok || a.Spec.Cluster == "" {
 		return nil
 	}
 	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: a.Namespace, Name: a.Spec.Cluster}}}
 }
+
+func logFrom(ctx context.Context) logr.Logger { return log.FromContext(ctx) }

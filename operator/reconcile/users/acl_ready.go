@@ -1,4 +1,4 @@
-package cluster
+package users
 
 import (
 	"time"
@@ -9,12 +9,11 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 )
 
-// The Ready condition of a ValkeyACL (as a ValkeyBackup's, in the backups package) says what its phase says, in the shape
-// kubectl wait --for=condition=Ready and other tools read: True once the phase is the one that
-// is done, False with the phase as the reason and the status's reason as the message
-// otherwise. They are derived from the phase every time it is written, never decided apart
-// from it. The transition time is now only when the status changes: meta.SetStatusCondition
-// keeps the previous time otherwise.
+// A ValkeyACL's Ready condition says what its phase says, in the shape kubectl wait
+// --for=condition=Ready and other tools read: True once Applied, False with the phase as the
+// reason and the status's reason as the message otherwise. It is derived from the phase every
+// time that is written, never decided apart from it. The transition time is now only when the
+// status changes: meta.SetStatusCondition keeps the previous time otherwise.
 
 // ACL phases, as ValkeyACLStatus.Phase documents them.
 const (
