@@ -42,14 +42,6 @@ func (n *nodeMemory[V]) get(cluster types.UID, node string) V {
 	return n.m[cluster][node]
 }
 
-// lookup is get that also says whether a value is remembered.
-func (n *nodeMemory[V]) lookup(cluster types.UID, node string) (V, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	v, ok := n.m[cluster][node]
-	return v, ok
-}
-
 func (n *nodeMemory[V]) set(cluster types.UID, node string, v V) {
 	n.update(cluster, node, func(V, bool) (V, bool) { return v, true })
 }
