@@ -13,10 +13,11 @@ import (
 )
 
 // waitingSources are the packages that write status.waiting: the machine's decisions
-// (Decision.Waiting, actionList.wait), the operator's turns (status.Waiting, waitFor, and the
-// TLS gate's why), and the owned objects' errors the operator puts there as they are (those
-// that wrap ErrAuthLost, ErrExistingSecret or ErrNotOurs: the user's to fix).
-var waitingSources = []string{"../machine", "../operator/reconcile", "../actuators/kube"}
+// (Decision.Waiting, actionList.wait), the operator's turns (status.Waiting, waitFor, the TLS
+// gate's why, and the backup schedule's refusal), and the owned objects' errors the operator
+// puts there as they are (those that wrap ErrAuthLost, ErrExistingSecret or ErrNotOurs: the
+// user's to fix).
+var waitingSources = []string{"../machine", "../operator/reconcile/cluster", "../operator/reconcile/backups", "../actuators/kube"}
 
 // userErrors are the errors of actuators/kube whose messages the operator writes to
 // status.waiting.

@@ -40,6 +40,6 @@ rm -f "$crd_dir"/*.yaml
 # Both versions, v1beta1 stored; spec.conversion (the operator's webhook, its CA) is not known
 # here: the chart's templates/crds.yaml adds it, and tests add their own webhook's.
 "$controller_gen" crd paths=./apis/... output:crd:artifacts:config="$crd_dir"
-# The operator's RBAC rules, from the +kubebuilder:rbac markers of operator/reconcile; the
+# The operator's RBAC rules, from the +kubebuilder:rbac markers of operator/reconcile/...; the
 # chart's templates/rbac.yaml reads them (as a ClusterRole, or a Role with watchNamespace).
 "$controller_gen" rbac:roleName=valkey-operator paths=./operator/... output:rbac:artifacts:config=charts/valkey-operator/files

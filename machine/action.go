@@ -290,8 +290,8 @@ func (a RestoreSnapshot) String() string {
 
 // Actuator carries out the machine's actions and nothing else: every field of an action is
 // what it applies. Two implementations exist, the simulated world (machine/sim) and the
-// operator's real actuators (operator/reconcile over actuators/kube and actuators/valkey),
-// and one table (machine/conformance) checks that they agree.
+// operator's real actuators (operator/reconcile/cluster over actuators/kube and
+// actuators/valkey), and one table (machine/conformance) checks that they agree.
 type Actuator interface {
 	Apply(ctx context.Context, a Action) error
 }

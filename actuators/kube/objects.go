@@ -85,7 +85,7 @@ func Build(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference) Desired {
 // BuildMounting is Build with the pods mounting tlsSecret for their certificate (with TLS on)
 // instead of spec.tls's Secret. The Secret is part of the pod template, so of the revision:
 // the reconciler keeps the one the pods mount while the operator refuses the spec's, and
-// nothing rolls onto a Secret it refused (see operator/reconcile's tlsGate).
+// nothing rolls onto a Secret it refused (see operator/reconcile/cluster's tlsGate).
 func BuildMounting(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, tlsSecret string) Desired {
 	names := NamesOf(vc)
 	meta := func(name string) metav1.ObjectMeta {

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
-	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/cluster"
 )
 
 // TestChartAdmissionWebhooks installs the chart with webhooks.enabled (namespaced, so that
@@ -69,7 +69,7 @@ func TestChartAdmissionWebhooks(t *testing.T) {
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(vc), vc)
-		return err == nil && vc.Status.State == v1beta1.StateSteady && slices.Contains(vc.Finalizers, reconcile.Finalizer), nil
+		return err == nil && vc.Status.State == v1beta1.StateSteady && slices.Contains(vc.Finalizers, cluster.Finalizer), nil
 	})
 	if err != nil {
 		t.Fatalf("the cluster is not Steady with the operator's finalizer: state %q, finalizers %v", vc.Status.State, vc.Finalizers)

@@ -15,7 +15,8 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine/conformance"
-	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/cluster"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/shared"
 )
 
 // TestRealActuatorsConformToTheTable runs the actuator contract (machine/conformance) against
@@ -68,7 +69,7 @@ func TestRealActuatorsConformToTheClusterTable(t *testing.T) {
 // realWorldOf drives the cluster ns/name with a reconciler of its own (no manager: nothing
 // reconciles; events go to a recording sink).
 func realWorldOf(ns, name string) realWorld {
-	r := &reconcile.Reconciler{Client: k, Recorder: events.NewFakeRecorder(1000), Metrics: reconcile.NewMetrics(prometheus.NewRegistry())}
+	r := &cluster.Reconciler{Client: k, Recorder: events.NewFakeRecorder(1000), Metrics: shared.NewMetrics(prometheus.NewRegistry())}
 	return realWorld{r: r, key: types.NamespacedName{Namespace: ns, Name: name}}
 }
 

@@ -21,16 +21,16 @@ import (
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
 	"github.com/valkey-fsm/valkey-operator/machine/conformance"
-	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/cluster"
 )
 
 // realWorld is the real side of the actuator contract (machine/conformance): one cluster
-// observed and acted on through the reconciler's own turn (reconcile.Turn), the very code a
+// observed and acted on through the reconciler's own turn (cluster.Turn), the very code a
 // reconcile runs, driven outside of one. No operator runs against the cluster meanwhile.
 type realWorld struct {
-	r    *reconcile.Reconciler
+	r    *cluster.Reconciler
 	key  types.NamespacedName
-	turn *reconcile.Turn
+	turn *cluster.Turn
 }
 
 // Observe is what a reconcile would see now.

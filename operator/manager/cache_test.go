@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The cached Pod keeps what the operator reads (see podFacts in operator/reconcile) and drops
-// the spec.
+// The cached Pod keeps what the operator reads (see podFacts in operator/reconcile/cluster)
+// and drops the spec.
 func TestTheCachedPodKeepsWhatTheOperatorReads(t *testing.T) {
 	now := metav1.Now()
 	running := corev1.ContainerStatus{Name: "valkey", ContainerID: "containerd://1", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}

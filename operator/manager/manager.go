@@ -28,7 +28,9 @@ import (
 	"github.com/valkey-fsm/valkey-operator/operator/admission"
 	"github.com/valkey-fsm/valkey-operator/operator/conversionwebhook"
 	"github.com/valkey-fsm/valkey-operator/operator/journal"
-	"github.com/valkey-fsm/valkey-operator/operator/reconcile"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/backups"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/cluster"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/shared"
 	"github.com/valkey-fsm/valkey-operator/operator/storageversion"
 )
 
@@ -141,13 +143,13 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if c.SourceIP != "" {
 		vopts.SourceIP = netip.MustParseAddr(c.SourceIP)
 	}
-	r := &reconcile.Reconciler{
+	r := &cluster.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  reconcile.BoundedRecorder{EventRecorder: mgr.GetEventRecorder("valkey-operator")},
+		Recorder:  shared.BoundedRecorder{EventRecorder: mgr.GetEventRecorder("valkey-operator")},
 		Journal:   j,
-		Metrics:   reconcile.NewMetrics(metrics.Registry),
-		Options: reconcile.Options{
+		Metrics:   shared.NewMetrics(metrics.Registry),
+		Options: cluster.Options{
 			RetryInterval:           c.RetryInterval,
 			MaxConcurrentReconciles: c.MaxConcurrentReconciles,
 			Valkey:                  vopts,
@@ -165,11 +167,17 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	b, err := r.SetupBackupsWithManager(mgr)
-	if err != nil {
+	// The backups read each cluster's nodes from the cluster controller's last look (r).
+	if err := backups.Setup(mgr, &backups.BackupReconciler{
+		Base: backups.Base{
+			Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Metrics: r.Metrics,
+			Stores: shared.Stores{Reader: r.APIReader, Ambient: r.Options.AmbientCredentials},
+		},
+		Clusters: r, Runner: r.Clock(), Valkey: r.Options.Valkey,
+		MaxAttempts: int32(c.BackupAttempts), BackOff: c.BackupBackOff,
+	}); err != nil {
 		return err
 	}
-	b.MaxAttempts, b.BackOff = int32(c.BackupAttempts), c.BackupBackOff
 	// Moving every stored object to the storage version needs every namespace's: the
 	// cluster-wide operator's job, which a namespaced one leaves to it.
 	if len(splitNamespaces(c.WatchNamespace)) == 0 {
@@ -199,7 +207,7 @@ func Run(ctx context.Context, cfg *rest.Config, c Config) error {
 		}
 		if journalErr != nil && self != nil {
 			// kubectl describe pod shows it next to the pod's own status.
-			reconcile.BoundedRecorder{EventRecorder: mgr.GetEventRecorder("valkey-operator")}.Eventf(self, nil, corev1.EventTypeWarning, "JournalUnavailable", "OpenJournal",
+			shared.BoundedRecorder{EventRecorder: mgr.GetEventRecorder("valkey-operator")}.Eventf(self, nil, corev1.EventTypeWarning, "JournalUnavailable", "OpenJournal",
 				"the event journal %s cannot be opened, running without it (status.history keeps the recent transitions; history --full cannot read older ones): %v", c.JournalPath, journalErr)
 		}
 	}
