@@ -288,25 +288,31 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		return a.Ordinal < b.Ordinal
 	})
 	for _, c := range cands {
-		var byKeys []*Node
+		var byKeys, same []*Node
 		dominates := true
 		for _, o := range holders {
 			if o == c {
 				continue
 			}
-			holds, estimate := l.bootstrapCompare(c, o)
-			if !holds {
+			switch l.bootstrapCompare(c, o) {
+			case notContained:
 				dominates = false
-				break
-			}
-			if estimate {
+			case containedByKeyCount:
 				byKeys = append(byKeys, o)
+			case sameData:
+				same = append(same, o)
+			}
+			if !dominates {
+				break
 			}
 		}
 		if !dominates {
 			continue
 		}
 		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c)) + d.othersSync(s, c)
+		if len(same) > 0 {
+			msg += fmt.Sprintf("; %s hold(s) the same data (equal digests): either could have been chosen", names(same))
+		}
 		if len(byKeys) > 0 {
 			msg += fmt.Sprintf("; chosen over %s by key count: restarted from append-only files, which keep no replication offset, their data cannot be placed in a history", names(byKeys))
 		}
@@ -315,23 +321,10 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		}
 		return c, msg, true
 	}
-	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
-}
-
-// bootstrapCompare reports whether c's data contains o's (both hold keys), and whether that
-// rests on key counts. Nodes that report a place in a replication history are compared by
-// it; a node restarted from its append-only file reports none (a fresh ID at offset 0), and
-// key counts are then the only evidence. Two nodes in histories that neither contains hold
-// forked data: neither contains the other.
-func (l lineage) bootstrapCompare(c, o *Node) (holds, estimate bool) {
-	cm, om := c.Valkey.Offset > 0, o.Valkey.Offset > 0
-	switch {
-	case cm && om && l.covers(c.Valkey, o.Valkey):
-		return true, false
-	case cm && om:
-		return false, false
+	if tied := differentDataTied(holders); len(tied) > 0 {
+		return nil, fmt.Sprintf("shard %d: %s hold as many keys each but different data (their data digests differ): neither contains the other's, and electing one would discard the other's writes (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(tied)), false
 	}
-	return c.Valkey.Keys >= o.Valkey.Keys, true
+	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
 }
 
 // wakeSource is, for a waking shard, the node recorded to wake from when it answers and holds
