@@ -163,12 +163,20 @@ func (w *World) digestOf(n *node, v machine.Valkey) string {
 	}
 	var sum uint64
 	for _, id := range n.log {
-		if w.topo.Mode == machine.ModeCluster && !(n.shard < len(w.slots) && inRanges(w.slots[n.shard], slotOf(w.writes[id].key))) {
-			continue
+		if w.holdsKeyOf(n, id) {
+			sum += mix64(uint64(id) + 1)
 		}
-		sum += mix64(uint64(id) + 1)
 	}
 	return fmt.Sprintf("debug:%016x", sum)
+}
+
+// holdsKeyOf reports whether write id's key is one n serves (every key but in cluster mode,
+// where n's shard serves some slots).
+func (w *World) holdsKeyOf(n *node, id int32) bool {
+	if w.topo.Mode != machine.ModeCluster {
+		return true
+	}
+	return n.shard < len(w.slots) && inRanges(w.slots[n.shard], slotOf(w.writes[id].key))
 }
 
 // mix64 scatters x over 64 bits (splitmix64's finalizer), so that a sum of mixed ids collides
