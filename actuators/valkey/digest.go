@@ -68,22 +68,26 @@ func wantsDigest(v machine.Valkey) bool {
 }
 
 // digest is the data digest of the node at addr ("" when it cannot be taken). keys is its key
-// count from INFO, onlyDB0 whether database 0 holds them all.
-func (p *Pool) digest(ctx context.Context, addr string, keys int64, onlyDB0 bool) string {
+// count from INFO, onlyDB0 whether database 0 holds them all, dataset its data's memory
+// (used_memory_dataset): a node past the bounds is not scanned at all, so that one that
+// cannot be digested costs each survey one refused DEBUG and nothing more.
+func (p *Pool) digest(ctx context.Context, addr string, keys, dataset int64, onlyDB0 bool, bounds digestBounds) string {
+	scannable := onlyDB0 && dataset <= bounds.bytes
 	var out string
-	_ = p.runFor(ctx, addr, p.bulkTimeout(3*int(min(keys, surveyDigestBounds.keys))), func(ctx context.Context, c vk.Client) error {
-		out = dataDigest(ctx, c, keys, onlyDB0, surveyDigestBounds)
+	_ = p.runFor(ctx, addr, p.bulkTimeout(3*int(min(keys, bounds.keys))), func(ctx context.Context, c vk.Client) error {
+		out = dataDigest(ctx, c, keys, scannable, bounds)
 		return nil
 	})
 	return out
 }
 
-// dataDigest is DEBUG DIGEST where the node allows it, else the operator's own.
-func dataDigest(ctx context.Context, c vk.Client, keys int64, onlyDB0 bool, bounds digestBounds) string {
+// dataDigest is DEBUG DIGEST where the node allows it, else the operator's own where scannable
+// (database 0 holds every key, and the data is not known to pass the bounds).
+func dataDigest(ctx context.Context, c vk.Client, keys int64, scannable bool, bounds digestBounds) string {
 	if d, err := c.Do(ctx, c.B().Arbitrary("DEBUG").Args("DIGEST").Build()).ToString(); err == nil && d != "" {
 		return digestDebug + d
 	}
-	if !onlyDB0 || keys > bounds.keys {
+	if !scannable || keys > bounds.keys {
 		return ""
 	}
 	d, err := scanDigest(ctx, c, keys, bounds.bytes)

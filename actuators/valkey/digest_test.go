@@ -148,4 +148,12 @@ func TestTheOperatorsDigestIsUnknownPastItsBounds(t *testing.T) {
 	if v.Digest == "" {
 		t.Fatal("no digest within the bounds")
 	}
+	// A data set INFO already says is larger than the bound is not scanned.
+	ctx := context.Background()
+	if got := p.digest(ctx, Addr(s.ip), v.Keys, 1<<20, true, digestBounds{keys: v.Keys, bytes: 1 << 20}); got != v.Digest {
+		t.Errorf("a data set within the bounds: digest %q, want %q", got, v.Digest)
+	}
+	if got := p.digest(ctx, Addr(s.ip), v.Keys, 1<<20+1, true, digestBounds{keys: v.Keys, bytes: 1 << 20}); got != "" {
+		t.Errorf("a data set past the bound was scanned: digest %q", got)
+	}
 }

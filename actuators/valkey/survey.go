@@ -33,7 +33,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valkey, Stats, error) {
 	var v machine.Valkey
 	var st Stats
-	db0 := false
+	db0, dataset := false, int64(0)
 	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		resps := c.DoMulti(ctx,
 			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Section("cluster").
@@ -48,7 +48,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 			return fmt.Errorf("INFO: %w", err)
 		}
 		info := parseInfo(text)
-		db0 = onlyDB0(info)
+		db0, dataset = onlyDB0(info), infoInt(info, "used_memory_dataset")
 		v = machine.Valkey{
 			RunID:        info["run_id"],
 			ReplID:       historyID(info["master_replid"]),
@@ -152,7 +152,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 		return nil
 	})
 	if err == nil && wantsDigest(v) {
-		v.Digest = p.digest(ctx, Addr(podIP), v.Keys, db0)
+		v.Digest = p.digest(ctx, Addr(podIP), v.Keys, dataset, db0, surveyDigestBounds)
 	}
 	return v, st, err
 }
