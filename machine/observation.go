@@ -268,7 +268,7 @@ type Valkey struct {
 	// re-created on kept volumes. Equal digests of the same kind mean the same data. It starts
 	// with its kind and a colon ("debug:" for DEBUG DIGEST, "dump:" for the operator's own);
 	// digests of different kinds are not compared.
-	Digest string
+	Digest string `json:",omitempty"`
 	// PrimaryHost is master_host for a replica ("" when it follows nothing).
 	PrimaryHost string
 	// PrimaryID is the cluster ID of the node a replica follows (cluster mode; CLUSTER NODES).
