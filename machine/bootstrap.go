@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -274,41 +273,7 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 	if c, msg, ok := d.wakeSource(s); ok {
 		return c, msg, true
 	}
-	l := d.lineage(s, History{})
-	cands := make([]*Node, len(holders))
-	copy(cands, holders)
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
-		if a.Valkey.Keys != b.Valkey.Keys {
-			return a.Valkey.Keys > b.Valkey.Keys
-		}
-		if a.Valkey.Offset != b.Valkey.Offset {
-			return a.Valkey.Offset > b.Valkey.Offset
-		}
-		return a.Ordinal < b.Ordinal
-	})
-	for _, c := range cands {
-		var byKeys, same []*Node
-		dominates := true
-		for _, o := range holders {
-			if o == c {
-				continue
-			}
-			switch l.bootstrapCompare(c, o) {
-			case notContained:
-				dominates = false
-			case containedByKeyCount:
-				byKeys = append(byKeys, o)
-			case sameData:
-				same = append(same, o)
-			}
-			if !dominates {
-				break
-			}
-		}
-		if !dominates {
-			continue
-		}
+	if c, same, byKeys, ok := d.containsAll(s, holders); ok {
 		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c)) + d.othersSync(s, c)
 		if len(same) > 0 {
 			msg += fmt.Sprintf("; %s hold(s) the same data (equal digests): either could have been chosen", names(same))

@@ -1,6 +1,9 @@
 package machine
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // How a bootstrap weighs two nodes that hold keys: whether the data of one contains the
 // other's, and on what evidence.
@@ -18,6 +21,51 @@ const (
 	// containedByKeyCount: it holds at least as many keys, and nothing better is known.
 	containedByKeyCount
 )
+
+// containsAll is the node of shard s whose data contains every other holder's, trying the
+// most keys first (then the highest offset, then the lowest ordinal), with the holders it was
+// found to hold the same data as (same) and those it was preferred to by key count alone
+// (byKeys). ok is false when no node's data contains all the others'.
+func (d *decider) containsAll(s int, holders []*Node) (c *Node, same, byKeys []*Node, ok bool) {
+	l := d.lineage(s, History{})
+	cands := make([]*Node, len(holders))
+	copy(cands, holders)
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.Valkey.Keys != b.Valkey.Keys {
+			return a.Valkey.Keys > b.Valkey.Keys
+		}
+		if a.Valkey.Offset != b.Valkey.Offset {
+			return a.Valkey.Offset > b.Valkey.Offset
+		}
+		return a.Ordinal < b.Ordinal
+	})
+	for _, c := range cands {
+		if same, byKeys, ok := l.containsEach(c, holders); ok {
+			return c, same, byKeys, true
+		}
+	}
+	return nil, nil, nil, false
+}
+
+// containsEach reports whether c's data contains every other holder's, and which of them it
+// holds the same data as, and which it contains by key count alone.
+func (l lineage) containsEach(c *Node, holders []*Node) (same, byKeys []*Node, ok bool) {
+	for _, o := range holders {
+		if o == c {
+			continue
+		}
+		switch l.bootstrapCompare(c, o) {
+		case notContained:
+			return nil, nil, false
+		case containedByKeyCount:
+			byKeys = append(byKeys, o)
+		case sameData:
+			same = append(same, o)
+		}
+	}
+	return same, byKeys, true
+}
 
 // bootstrapCompare says whether c's data contains o's (both hold keys). Nodes that report a
 // place in a replication history are compared by it; a node restarted from its append-only
