@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -274,39 +273,11 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 	if c, msg, ok := d.wakeSource(s); ok {
 		return c, msg, true
 	}
-	l := d.lineage(s, History{})
-	cands := make([]*Node, len(holders))
-	copy(cands, holders)
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
-		if a.Valkey.Keys != b.Valkey.Keys {
-			return a.Valkey.Keys > b.Valkey.Keys
-		}
-		if a.Valkey.Offset != b.Valkey.Offset {
-			return a.Valkey.Offset > b.Valkey.Offset
-		}
-		return a.Ordinal < b.Ordinal
-	})
-	for _, c := range cands {
-		var byKeys []*Node
-		dominates := true
-		for _, o := range holders {
-			if o == c {
-				continue
-			}
-			holds, estimate := l.bootstrapCompare(c, o)
-			if !holds {
-				dominates = false
-				break
-			}
-			if estimate {
-				byKeys = append(byKeys, o)
-			}
-		}
-		if !dominates {
-			continue
-		}
+	if c, same, byKeys, ok := d.containsAll(s, holders); ok {
 		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c)) + d.othersSync(s, c)
+		if len(same) > 0 {
+			msg += fmt.Sprintf("; %s hold(s) the same data (equal digests): either could have been chosen", names(same))
+		}
 		if len(byKeys) > 0 {
 			msg += fmt.Sprintf("; chosen over %s by key count: restarted from append-only files, which keep no replication offset, their data cannot be placed in a history", names(byKeys))
 		}
@@ -315,23 +286,10 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		}
 		return c, msg, true
 	}
-	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
-}
-
-// bootstrapCompare reports whether c's data contains o's (both hold keys), and whether that
-// rests on key counts. Nodes that report a place in a replication history are compared by
-// it; a node restarted from its append-only file reports none (a fresh ID at offset 0), and
-// key counts are then the only evidence. Two nodes in histories that neither contains hold
-// forked data: neither contains the other.
-func (l lineage) bootstrapCompare(c, o *Node) (holds, estimate bool) {
-	cm, om := c.Valkey.Offset > 0, o.Valkey.Offset > 0
-	switch {
-	case cm && om && l.covers(c.Valkey, o.Valkey):
-		return true, false
-	case cm && om:
-		return false, false
+	if tied := differentDataTied(holders); len(tied) > 0 {
+		return nil, fmt.Sprintf("shard %d: %s hold as many keys each but different data (their data digests differ): neither contains the other's, and electing one would discard the other's writes (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(tied)), false
 	}
-	return c.Valkey.Keys >= o.Valkey.Keys, true
+	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
 }
 
 // wakeSource is, for a waking shard, the node recorded to wake from when it answers and holds

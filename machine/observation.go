@@ -262,6 +262,13 @@ type Valkey struct {
 	// (Valkey keeps the replication ID and offset only in RDB files), and a replica that
 	// full-synced from such a node sits at offset 0 until writes stream.
 	Keys int64
+	// Digest is a digest of the node's data ("" when unknown), asked only of a node that holds
+	// keys but no place in a history (offset 0) while client writes are fenced: the one node
+	// whose data neither its offset nor anything else measures, at the bootstrap of a cluster
+	// re-created on kept volumes. Equal digests of the same kind mean the same data. It starts
+	// with its kind and a colon ("debug:" for DEBUG DIGEST, "dump:" for the operator's own);
+	// digests of different kinds are not compared.
+	Digest string `json:",omitempty"`
 	// PrimaryHost is master_host for a replica ("" when it follows nothing).
 	PrimaryHost string
 	// PrimaryID is the cluster ID of the node a replica follows (cluster mode; CLUSTER NODES).

@@ -21,7 +21,8 @@ const Port = 6379
 func Addr(podIP string) string { return net.JoinHostPort(podIP, strconv.Itoa(Port)) }
 
 // Survey asks one node what the machine needs: INFO server, replication, persistence and
-// keyspace, and whether the client and replication users are on (the fences).
+// keyspace, and whether the client and replication users are on (the fences); and of a node
+// whose data nothing else measures, a digest of it (see digest.go).
 func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error) {
 	v, _, err := p.SurveyWithStats(ctx, podIP)
 	return v, err
@@ -32,6 +33,7 @@ func (p *Pool) Survey(ctx context.Context, podIP string) (machine.Valkey, error)
 func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valkey, Stats, error) {
 	var v machine.Valkey
 	var st Stats
+	db0, dataset := false, int64(0)
 	err := p.run(ctx, Addr(podIP), func(ctx context.Context, c vk.Client) error {
 		resps := c.DoMulti(ctx,
 			c.B().Info().Section("server").Section("replication").Section("persistence").Section("keyspace").Section("cluster").
@@ -46,6 +48,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 			return fmt.Errorf("INFO: %w", err)
 		}
 		info := parseInfo(text)
+		db0, dataset = onlyDB0(info), infoInt(info, "used_memory_dataset")
 		v = machine.Valkey{
 			RunID:        info["run_id"],
 			ReplID:       historyID(info["master_replid"]),
@@ -148,6 +151,9 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 		st = statsFrom(info, nil)
 		return nil
 	})
+	if err == nil && wantsDigest(v) {
+		v.Digest = p.digest(ctx, Addr(podIP), v.Keys, dataset, db0, surveyDigestBounds)
+	}
 	return v, st, err
 }
 

@@ -36,11 +36,13 @@ const (
 // DEBUG, MODULE, MONITOR, CLIENT KILL/PAUSE/LIST, SAVE/BGSAVE/BGREWRITEAOF, PSYNC/SYNC,
 // cluster-mutating CLUSTER subcommands, ...): with them, anyone holding the application
 // password could lock the operator out, split writes (REPLICAOF NO ONE on a replica) or stop
-// a node. The operator gets the commands its code sends and nothing else, and no keys or
-// channels; the replication user what a replica sends to its primary.
+// a node. The operator gets the commands its code sends and nothing else, and no channels; it
+// writes no key, and reads keys only for the data digest of a node restarted from its
+// append-only file (digest.go: SCAN, TYPE, DUMP, ...); the replication user what a replica
+// sends to its primary.
 const (
 	clientRules      = "~* &* +@all -@admin"
-	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover +cluster|nodes +cluster|info +cluster|myid +cluster|meet +cluster|addslotsrange +cluster|replicate +cluster|failover +cluster|forget +cluster|reset +cluster|setslot +cluster|getkeysinslot +cluster|bumpepoch +multi +exec ~* +migrate +restore-asking +asking"
+	operatorRules    = "resetkeys resetchannels -@all +hello +auth +ping +echo +select +info +role +dbsize +client|kill +client|pause +client|unpause +client|setinfo +client|setname +client|id +acl|getuser +acl|setuser +acl|whoami +replicaof +config|get +config|set +failover +cluster|nodes +cluster|info +cluster|myid +cluster|meet +cluster|addslotsrange +cluster|replicate +cluster|failover +cluster|forget +cluster|reset +cluster|setslot +cluster|getkeysinslot +cluster|bumpepoch +multi +exec ~* +migrate +restore-asking +asking +debug|digest +scan +type +pexpiretime +memory|usage +dump +hgetall +smembers +zrange +lrange"
 	replicationRules = "+psync +sync +replconf +ping"
 	probeRules       = "resetkeys resetchannels -@all +ping +role"
 )

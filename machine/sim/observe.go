@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -59,6 +60,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 			if w.topo.Mode == machine.ModeCluster {
 				w.observeBus(n, &mn.Valkey)
 			}
+			mn.Valkey.Digest = w.digestOf(n, mn.Valkey)
 		} else {
 			probes[n.name]++
 			mn.FailedProbes = probes[n.name]
@@ -148,6 +150,43 @@ func (w *World) keysHeld(n *node) int {
 		}
 	}
 	return held
+}
+
+// digestOf is the data digest the operator's survey takes of n (see the survey in the
+// operator's actuators): only of a node holding keys at offset 0 with client writes fenced, and
+// from the data itself, the writes n holds (of its shard's slots, as keysHeld counts them) in
+// no particular order. Two nodes holding the same writes have the same digest, whatever order
+// they came in.
+func (w *World) digestOf(n *node, v machine.Valkey) string {
+	if v.Keys == 0 || v.Offset != 0 || !v.WritesFenced {
+		return ""
+	}
+	var sum uint64
+	for _, id := range n.log {
+		if w.holdsKeyOf(n, id) {
+			sum += mix64(uint64(id) + 1)
+		}
+	}
+	return fmt.Sprintf("debug:%016x", sum)
+}
+
+// holdsKeyOf reports whether write id's key is one n serves (every key but in cluster mode,
+// where n's shard serves some slots).
+func (w *World) holdsKeyOf(n *node, id int32) bool {
+	if w.topo.Mode != machine.ModeCluster {
+		return true
+	}
+	return n.shard < len(w.slots) && inRanges(w.slots[n.shard], slotOf(w.writes[id].key))
+}
+
+// mix64 scatters x over 64 bits (splitmix64's finalizer), so that a sum of mixed ids collides
+// only by chance.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func inRanges(rs []machine.SlotRange, slot int) bool {

@@ -331,6 +331,9 @@ func (s *Sim) Converge() int {
 		if i%3 == 2 {
 			s.Step(Step{Kind: StepWrite, Write: Write{Key: i % 32, Wait: true}})
 		}
+		if s.nameBootstrapSource() {
+			w.note("the bootstrap waited for a person to choose between the nodes' data after %d operator steps", i+1)
+		}
 		if w.spec.Hibernate && s.op.status.Persisted.State == machine.Hibernated && s.op.inflight == nil && !w.anyPod() {
 			// Hibernated for good: the user wakes it, and Steady must follow with every
 			// acknowledged write (the final checks).

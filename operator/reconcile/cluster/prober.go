@@ -290,10 +290,10 @@ func (p *prober) recordMetrics(c *clusterProbe) {
 	p.r.Metrics.Nodes.Record(c.key, nodes, stats)
 }
 
-// steadyPart is a survey without what moves on its own while nothing happens: offsets and key
-// counts move with every write.
+// steadyPart is a survey without what moves on its own while nothing happens: offsets, key
+// counts and the data digest move with every write.
 func steadyPart(v machine.Valkey) machine.Valkey {
-	v.Offset, v.SecondOffset, v.Keys = 0, 0, 0
+	v.Offset, v.SecondOffset, v.Keys, v.Digest = 0, 0, 0, ""
 	return v
 }
 
