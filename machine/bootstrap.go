@@ -471,6 +471,12 @@ func (d *decider) wireShard(s int, first *Node, b *actionList) {
 			d.strayOwner(s, "", n, first, b)
 			continue
 		}
+		// A replica sealed before the pods stopped (a hibernation asked for while its primary
+		// did not answer, then a wake before the pods stopped) cannot authenticate: the seal
+		// has done its part once the shard's first node is chosen, as in Steady.
+		if !n.Valkey.Sealed.At.IsZero() {
+			b.add(Unseal{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+		}
 		if n.Valkey.Role == RolePrimary || !follows(n, first) {
 			b.add(d.replicaOf(s, n, first))
 		}
