@@ -127,10 +127,25 @@ func (d *decider) firstNode(p Persisted, s int) *Node {
 		}
 		return nil
 	}
-	if d.wakeWaits(p, s) != "" || len(d.unseenVolumes(s)) > 0 || len(d.pendingClaims(s)) > 0 || len(d.holdingKeys(s)) > 0 {
+	if d.wakeWaits(p, s) != "" || len(d.openWriters(s)) > 0 || len(d.unseenVolumes(s)) > 0 || len(d.pendingClaims(s)) > 0 || len(d.holdingKeys(s)) > 0 {
 		return nil
 	}
 	return d.freeChoice(s)
+}
+
+// openWriters lists the nodes of shard s that answer as primaries open to client writes. Nodes
+// start with writes fenced and a bootstrap opens them only when it completes, so such a node
+// kept running from before: a wake asked for before the pods stopped, after the hibernation's
+// close-writes failed. A write it takes after the election would be lost when it follows the
+// chosen node; its writes close first (bootstrapShard).
+func (d *decider) openWriters(s int) []*Node {
+	var out []*Node
+	for _, n := range d.v.shard(s) {
+		if usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.WritesFenced {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // freeChoice is the first node of a shard whose nodes hold nothing yet: in cluster mode one
@@ -251,6 +266,9 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 	}
 	if why := d.wakeWaits(d.p, s); why != "" {
 		return nil, why, false
+	}
+	if open := d.openWriters(s); len(open) > 0 {
+		return nil, fmt.Sprintf("shard %d: %s still accept(s) client writes (its pod did not stop since the cluster last served): closing them before the election, so that no write lands after it", s, names(open)), false
 	}
 	if unseen := d.unseenVolumes(s); len(unseen) > 0 {
 		return nil, fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen)), false
@@ -439,6 +457,9 @@ func (d *decider) slotMapBehind() []string {
 func (d *decider) bootstrapShard(p Persisted, s int, b *actionList) {
 	first := d.firstNode(p, s)
 	if first == nil {
+		for _, n := range d.openWriters(s) {
+			b.add(CloseWrites{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+		}
 		if _, why, _ := d.bootstrapElection(s); why != "" {
 			b.wait(why)
 		} else if rec, ok := elected(p, s); ok {

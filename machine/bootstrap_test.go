@@ -160,6 +160,7 @@ func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing
 			n.Valkey.Joined, n.Valkey.SlotsSeen, n.Valkey.ClusterOK = true, NumSlots, true
 		}
 		first.Valkey.SyncFenced = false
+		first.Valkey.WritesFenced = true // client writes open only when the bootstrap completes
 		first.Valkey.Slots = []SlotRange{plan[s]}
 		r.Valkey.PrimaryHost, r.Valkey.LinkUp = first.Pod.IP, true
 		return []Node{r, first}
@@ -198,6 +199,7 @@ func TestClusterBootstrapChoosesTheNodeThatServesTheShardsSlots(t *testing.T) {
 	spec.Mode, spec.Shards = ModeCluster, 1
 	fresh := node(0, RolePrimary, "h-fresh", 0)
 	owner := node(1, RolePrimary, "h-owner", 0)
+	fresh.Valkey.WritesFenced, owner.Valkey.WritesFenced = true, true // as every process starts
 	owner.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
 	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, fresh, owner))
 	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.HasPrefix(got[0], "replica-of s0-0 -> s0-1") {
@@ -221,6 +223,7 @@ func TestClusterBootstrapSettlesASecondSlotServerAsAStray(t *testing.T) {
 	first.Valkey.Slots = []SlotRange{{Start: 0, End: 8191}}
 	stray := node(1, RolePrimary, "h-b", 0)
 	stray.Valkey.Slots = []SlotRange{{Start: 8192, End: NumSlots - 1}}
+	first.Valkey.WritesFenced, stray.Valkey.WritesFenced = true, true // as every process starts
 	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, first, stray))
 	if got := actionsOf(d, "replica-of"); len(got) != 0 {
 		t.Fatalf("replica-of %v for a node that serves slots (waiting %q)", got, d.Waiting)
