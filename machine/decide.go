@@ -44,7 +44,7 @@ func decide(p Persisted, obs Observation, claims *[]Containment) Decision {
 	if p.Seq > 0 && sameClock && obs.Time.Before(p.Since) {
 		return Decision{Next: p, Waiting: "observation older than the last transition; observe again"}
 	}
-d := takeDecider(p, obs)
+	d := takeDecider(p, obs)
 	d.claims = claims
 	defer d.release()
 	var taken *Transition
