@@ -387,10 +387,14 @@ func play(ctx context.Context, w Observer, row Row) error {
 	// A resumable action is decided again while its effect does not hold, whether the last
 	// application did part of the work or failed on the way (a bulk of commands that timed
 	// out): the error that counts is the last one.
+	var failures []string // a resumable row's failed applications, for its failure message
 	for i := 0; row.Resumable && i < resumeTries; i++ {
 		after, oerr := w.Observe(ctx)
 		if err == nil && oerr == nil && row.Expect(before, after) {
 			break
+		}
+		if err != nil {
+			failures = append(failures, err.Error())
 		}
 		err = w.Apply(ctx, a)
 	}
@@ -401,7 +405,12 @@ func play(ctx context.Context, w Observer, row Row) error {
 		return fmt.Errorf("%s: %w", a, err)
 	}
 	if err := w.Await(ctx, row.Effect, func(after machine.Observation) bool { return row.Expect(before, after) }); err != nil {
-		return fmt.Errorf("after %s: %w", a, err)
+		// The effect is judged against the world before the action: show it, and what the
+		// applications of a resumable row reported, so that a failure can be read alone.
+		if len(failures) > 0 {
+			err = fmt.Errorf("%w; earlier applications failed: %s", err, strings.Join(failures, "; "))
+		}
+		return fmt.Errorf("after %s: %w; before: %s", a, err, Describe(before))
 	}
 	if row.ChecksData {
 		dw, ok := w.(DataWorld)
