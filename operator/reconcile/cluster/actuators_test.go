@@ -3,13 +3,9 @@ package cluster
 import (
 	"context"
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strconv"
 	"testing"
 
+	"github.com/valkey-fsm/valkey-operator/internal/actionkinds"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -17,31 +13,13 @@ import (
 // read from the machine's source (each `func (T) Kind() string { return "kind" }`), so a kind
 // added there without an actuator here fails this test rather than a cluster's turn.
 func TestEveryActionKindHasAnActuator(t *testing.T) {
-	files, err := filepath.Glob("../../../machine/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no machine sources (%v)", err)
+	list, err := actionkinds.FromSource("../../../machine")
+	if err != nil {
+		t.Fatal(err)
 	}
 	kinds := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv == nil || fn.Name.Name != "Kind" || fn.Body == nil || len(fn.Body.List) != 1 {
-				continue
-			}
-			ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
-			if !ok || len(ret.Results) != 1 {
-				continue
-			}
-			if lit, ok := ret.Results[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				k, _ := strconv.Unquote(lit.Value)
-				kinds[k] = true
-			}
-		}
+	for _, k := range list {
+		kinds[k] = true
 	}
 	if len(kinds) < 20 {
 		t.Fatalf("found only %d action kinds in the machine's source: %v", len(kinds), kinds)
