@@ -17,16 +17,6 @@ func guardHistoryRenamed(d *decider) (outcome, bool) {
 		if !alive(n, rec.RunID) || !renamedBy(n, rec.History) {
 			continue
 		}
-		if d.p.State == Restoring && ((n.Valkey.Snapshot != "" && n.Valkey.Snapshot == d.p.Op.Target) || !d.restored(d.p, s)) {
-			// A node that loaded the snapshot starts a new history with other data: not a
-			// rename of the recorded one (snapshot-loaded records it). Found on real Valkey: a
-			// cluster-mode load frees and recreates the node's backlog, two new IDs. Nor is a
-			// new ID of a shard not restored yet: its primary is fenced from replicas, so no
-			// first replica's sync renames it; a load under way (or cut short, the node
-			// emptied) does. Recorded as a rename, the emptied node would look untouched to a
-			// refused restore that gives the cluster back.
-			continue
-		}
 		next := d.p.Clone()
 		next.Shards[s].History = renamedHistory(n, rec.History)
 		if op := d.p.Op; d.p.State == FailingOver && op.Shard == s && op.Lost == rec.Primary && op.LostRunID == rec.RunID {

@@ -28,9 +28,8 @@ type outcome struct {
 var table = []rule{
 	// Not from Restoring: a restored shard's recorded primary loaded the snapshot, and a load
 	// leaves the node with a backlog (real Valkey frees and recreates it), so its first
-	// replica's sync renames nothing; a shard not restored yet is fenced from replicas. The
-	// guard agrees: it skips a node serving the snapshot under way and shards not restored,
-	// and a restored shard's primary reports the recorded ID (restored), never a renamed one.
+	// replica's sync renames nothing; a shard not restored yet is fenced from replicas; and a
+	// restored shard's primary reports the recorded ID (restored), never a renamed one.
 	{EventHistoryRenamed, []State{Steady, FailingOver}, "", guardHistoryRenamed,
 		"the recorded primary, the same process, reports a new replication ID and no previous one: Valkey renamed the history of a primary without a replication backlog when its first replica synced; record the new ID as continuing the old one (not while restoring: a node that loaded a snapshot has a backlog, and a shard not restored yet is fenced from replicas)"},
 	{EventHistoryTakenBack, []State{Steady, Rolling}, "", guardHistoryTakenBack,
