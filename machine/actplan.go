@@ -75,7 +75,11 @@ func (p *ActPlan) Next() (Planned, bool) {
 	}
 	a := p.actions[p.next]
 	p.next++
-	pl := Planned{Action: a, Verdict: Run, Prior: p.prior[a.String()]}
+	pl := Planned{Action: a, Verdict: Run}
+	if len(p.prior) > 0 {
+		// String formats the action: only worth it when some failure is on record.
+		pl.Prior = p.prior[a.String()]
+	}
 	switch {
 	case Blocked(a, p.failed):
 		pl.Verdict = SkipBlocked
@@ -121,8 +125,9 @@ func (p *ActPlan) Done(a Action, err error) ActionFailure {
 		return ActionFailure{}
 	}
 	p.failed = append(p.failed, a)
-	count := p.prior[a.String()].Count + 1
-	f := ActionFailure{Action: a.String(), Count: count, LastError: err.Error(), RetryAt: p.now.Add(p.backOff(count))}
+	key := a.String()
+	count := p.prior[key].Count + 1
+	f := ActionFailure{Action: key, Count: count, LastError: err.Error(), RetryAt: p.now.Add(p.backOff(count))}
 	p.failing = append(p.failing, f)
 	return f
 }
