@@ -122,7 +122,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	factory.Start(cl.ctx.Done())
-	prov := provisioner.New(cl.cs, provisioner.Options{Root: filepath.Join(s.dir, "volumes"), Logger: logger(opts.Log, "provisioner")})
+	prov := provisioner.New(cl.cs, provisioner.Options{Root: filepath.Join(s.dir, "volumes"), Capacity: opts.VolumeCapacity, Logger: logger(opts.Log, "provisioner")})
 	if err := prov.EnsureStorageClass(ctx); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,14 @@ package localcluster
 import (
 	"io"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
+
+// defaultVolumeCapacity is the size of a node's disk the storage class provisions from when
+// Options.VolumeCapacity is unset: a common node disk, larger than any volume the samples or
+// the project's defaults ask for.
+var defaultVolumeCapacity = resource.MustParse("100Gi")
 
 // Options configure a local cluster. The zero value is a useful default.
 type Options struct {
@@ -38,6 +45,12 @@ type Options struct {
 	// AfterTests runs once RunTests's tests have run, before the cluster stops: checks over
 	// the whole run (the audit log's, say). Its error fails the run.
 	AfterTests func(*Cluster) error
+	// VolumeCapacity is the largest volume the storage class provisions (default 100Gi), as
+	// a node's disk bounds a local volume: a larger claim stays Pending with a
+	// ProvisioningFailed event. It is not this machine's free space, which other work shares
+	// and changes: the volumes are directories that take only what is written to them, so
+	// a test's 10Gi claim must not depend on how full the machine's disk is.
+	VolumeCapacity *resource.Quantity
 	// Log receives the control plane's and the pods' output (default: discarded). Pod output
 	// is also kept per container under the cluster's directory.
 	Log io.Writer
@@ -89,6 +102,9 @@ func (o Options) withDefaults() (Options, error) {
 	o.Images = images
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.VolumeCapacity == nil {
+		o.VolumeCapacity = &defaultVolumeCapacity
 	}
 	return o, nil
 }
