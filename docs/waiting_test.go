@@ -75,8 +75,13 @@ func waitingMessages(t *testing.T) []waitingMessage {
 				if !ok || fn.Body == nil {
 					continue
 				}
+				render := isWaitString(fn)
 				ast.Inspect(fn.Body, func(n ast.Node) bool {
-					for _, e := range sinks(n) {
+					found := sinks(n)
+					if r, ok := n.(*ast.ReturnStmt); ok && render {
+						found = r.Results
+					}
+					for _, e := range found {
 						where := p.fset.Position(e.Pos())
 						for _, msg := range p.resolve(fn, e, 0) {
 							if key := longestPart(msg); len(key) >= minKey {
@@ -90,6 +95,49 @@ func waitingMessages(t *testing.T) []waitingMessage {
 		}
 	}
 	return out
+}
+
+// isWaitString is the machine's Wait.String, whose returns are the words of every reason it
+// gives (the kinds' texts; a reason another rule words comes in as a Wait's Detail).
+func isWaitString(fn *ast.FuncDecl) bool {
+	if fn.Name.Name != "String" || fn.Recv == nil || len(fn.Recv.List) != 1 {
+		return false
+	}
+	id, ok := fn.Recv.List[0].Type.(*ast.Ident)
+	return ok && id.Name == "Wait"
+}
+
+// waitWords are the fields of a machine.Wait that carry another rule's words.
+var waitWords = map[string]bool{"Detail": true, "Also": true}
+
+// framedKinds are the wait kinds whose text is a format (a case of Wait.String that returns
+// fmt.Sprintf(...)): the words a Wait of such a kind carries are a format's argument, not
+// followed (see resolve). Filled from the machine's source.
+var framedKinds = map[string]bool{}
+
+// findFramedKinds reads Wait.String's cases.
+func findFramedKinds(fn *ast.FuncDecl) {
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		cc, ok := n.(*ast.CaseClause)
+		if !ok {
+			return true
+		}
+		leads := false
+		ast.Inspect(cc, func(n ast.Node) bool {
+			if r, ok := n.(*ast.ReturnStmt); ok && len(r.Results) == 1 {
+				if _, format := r.Results[0].(*ast.CallExpr); !format {
+					leads = true
+				}
+			}
+			return true
+		})
+		for _, e := range cc.List {
+			if id, ok := e.(*ast.Ident); ok && !leads {
+				framedKinds[id.Name] = true
+			}
+		}
+		return false
+	})
 }
 
 // sinks are the expressions a node writes into status.waiting.
@@ -154,6 +202,9 @@ func parsePackage(t *testing.T, dir string) *pkg {
 		for _, d := range f.Decls {
 			if fn, ok := d.(*ast.FuncDecl); ok {
 				p.funcs[fn.Name.Name] = append(p.funcs[fn.Name.Name], fn)
+				if isWaitString(fn) {
+					findFramedKinds(fn)
+				}
 			}
 		}
 	}
@@ -194,6 +245,26 @@ func (p *pkg) resolve(fn *ast.FuncDecl, e ast.Expr, depth int) []message {
 		return p.variable(fn, e.Name, depth)
 	case *ast.CallExpr:
 		return p.call(fn, e, 0, depth)
+	case *ast.CompositeLit:
+		// A machine.Wait: its kind's words are in Wait.String; the words it carries from
+		// another rule are messages of their own.
+		if lastName(e.Type) != "Wait" {
+			break
+		}
+		var out []message
+		for _, el := range e.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok && kv.Key.(*ast.Ident).Name == "Kind" && framedKinds[lastName(kv.Value)] {
+				return []message{{wildcard}}
+			}
+		}
+		for _, el := range e.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				if k, ok := kv.Key.(*ast.Ident); ok && waitWords[k.Name] {
+					out = append(out, p.resolve(fn, kv.Value, depth+1)...)
+				}
+			}
+		}
+		return append(out, message{wildcard})
 	}
 	return []message{{wildcard}}
 }
@@ -239,6 +310,11 @@ func (p *pkg) call(fn *ast.FuncDecl, c *ast.CallExpr, idx, depth int) []message 
 		}
 	}
 	decls := p.funcs[name]
+	if sel, ok := c.Fun.(*ast.SelectorExpr); ok && len(decls) > 1 {
+		// A method several types have (String above all): only the one of the value's own
+		// type, where the function says what that is.
+		decls = p.methodsOf(decls, p.typeOf(fn, sel.X))
+	}
 	if len(decls) == 0 {
 		return []message{{wildcard}}
 	}
@@ -319,6 +395,17 @@ func concat(a, b []message) []message {
 	return out
 }
 
+// lastName is the name an identifier or a qualified identifier (machine.WaitX) ends with.
+func lastName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	}
+	return ""
+}
+
 // constString is a string constant written as a literal or a sum of literals.
 func constString(e ast.Expr) (string, bool) {
 	switch e := e.(type) {
@@ -374,4 +461,97 @@ func longestPart(m message) string {
 		}
 	}
 	return best
+}
+
+// methodsOf keeps the methods whose receiver is of type named typ; none when typ is unknown.
+func (p *pkg) methodsOf(decls []*ast.FuncDecl, typ string) []*ast.FuncDecl {
+	var out []*ast.FuncDecl
+	for _, d := range decls {
+		if typ != "" && d.Recv != nil && len(d.Recv.List) == 1 && typeName(d.Recv.List[0].Type) == typ {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// typeOf is the name of the type of x inside fn, where it is written down: a parameter or the
+// receiver, a var declaration, a composite literal, or a result of a function of the package.
+// "" when it is not.
+func (p *pkg) typeOf(fn *ast.FuncDecl, x ast.Expr) string {
+	id, ok := x.(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	var fields []*ast.Field
+	if fn.Recv != nil {
+		fields = append(fields, fn.Recv.List...)
+	}
+	fields = append(fields, fn.Type.Params.List...)
+	for _, f := range fields {
+		for _, n := range f.Names {
+			if n.Name == id.Name {
+				return typeName(f.Type)
+			}
+		}
+	}
+	found := ""
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			for _, name := range n.Names {
+				if name.Name == id.Name && n.Type != nil {
+					found = typeName(n.Type)
+				}
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if lid, ok := l.(*ast.Ident); !ok || lid.Name != id.Name {
+					continue
+				}
+				rhs, idx := n.Rhs[0], i
+				if len(n.Rhs) == len(n.Lhs) {
+					rhs, idx = n.Rhs[i], 0
+				}
+				found = p.resultType(rhs, idx)
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// resultType is the type name of result idx of e: a composite literal's type, or what the
+// package's function called declares.
+func (p *pkg) resultType(e ast.Expr, idx int) string {
+	switch e := e.(type) {
+	case *ast.CompositeLit:
+		return typeName(e.Type)
+	case *ast.CallExpr:
+		name := lastName(e.Fun)
+		for _, d := range p.funcs[name] {
+			if r := d.Type.Results; r != nil {
+				i := 0
+				for _, f := range r.List {
+					for range max(1, len(f.Names)) {
+						if i == idx {
+							return typeName(f.Type)
+						}
+						i++
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// typeName is the name a type expression ends with, pointers taken off.
+func typeName(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	return lastName(e)
 }

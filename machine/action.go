@@ -8,8 +8,7 @@ import (
 // Action is one thing the actuators must do, as plain data. Every action is idempotent and
 // safe to repeat: the machine re-derives the actions from each observation, so an action
 // that failed, or was lost in an operator crash, is simply decided again. Actions aimed at a
-// Valkey process carry its RunID; an actuator must refuse the action when the node runs
-// another process by then, because the decision was about the process that is gone.
+// Valkey process embed its Target (target.go).
 type Action interface {
 	// Kind names the action (kebab-case, for logs, metrics and the simulator's trace).
 	Kind() string
@@ -55,18 +54,14 @@ func (a EnsureObjects) Objects() Objects {
 // that serves slots gets an epoch above every one it has heard of (CLUSTER BUMPEPOCH, nothing
 // when its own is the highest), so that its claim is newer than any made behind its back.
 type Promote struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // Detach stops a replica from following the lost primary without changing its data or its
 // replication ID (kill the master link and revoke the replication credentials), so its
 // offset freezes and can be compared with the others before one of them is promoted.
 type Detach struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // Seal replaces a replica's replication password with one no primary accepts, without
@@ -76,48 +71,36 @@ type Detach struct {
 // for the replicas whose link is down; the fence wait of a failover can then start at the
 // seal instead of the election. Unseal (or a ReplicaOf, which sets the password) undoes it.
 type Seal struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // Unseal gives a sealed replica its replication password back (its primary answers again).
 type Unseal struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // Fence stops a node from accepting client writes and from serving replicas (both ACL users
 // off). Used on a returning old primary and on any master that is not the recorded primary.
 type Fence struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // CloseWrites stops a primary from accepting client writes (the application user off, its
 // connections closed) and lets its replicas go on syncing: before a hibernation stops the
 // pods, so that the replicas catch up with everything the primary acknowledged.
 type CloseWrites struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // OpenWrites lets clients write to the recorded primary of a shard.
 type OpenWrites struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // ReplicaOf points Node at the primary (REPLICAOF PrimaryIP port): re-pointing a replica after
 // a failover or an IP change, demoting a fenced master, resyncing an empty node.
 type ReplicaOf struct {
-	Shard     int
-	Node      string
-	RunID     string
+	Target
 	Primary   string
 	PrimaryIP string
 	// PrimaryRunID is the primary's process when the action was decided. In cluster mode the
@@ -151,36 +134,33 @@ type RollPod struct {
 
 // AssignSlots makes the shard's primary own Slots (CLUSTER ADDSLOTSRANGE), at bootstrap.
 type AssignSlots struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 	Slots []SlotRange
 }
 
 // TakeSlotsOver makes Node, the shard's recorded primary (it serves no slots), claim Slots
 // from From, a deposed node that still serves them with keys, with a config epoch newer than
 // every one it knows (CLUSTER SETSLOT NODE to itself for each slot, then CLUSTER BUMPEPOCH).
-// From's keys there are off the line: on hearing the newer claim it stops serving the slots,
-// and it resyncs from Node. Both run IDs are the processes the decision saw.
+// From's keys there are off the line: on hearing the newer claim it stops serving the slots.
+// Valkey makes it Node's replica by itself when the two have the same shard id; otherwise it
+// stays a primary serving none (Valkey 9.1 deletes its keys of those slots, 8.0 keeps them)
+// until it is asked to resync from Node. Both run IDs are the processes the decision saw.
 type TakeSlotsOver struct {
-	Shard           int
-	Node, RunID     string
+	Target
 	From, FromRunID string
 	Slots           []SlotRange
 }
 
 // AddNode joins a node to the cluster bus (CLUSTER MEET).
 type AddNode struct {
-	Shard int
-	Node  string
-	RunID string
+	Target
 }
 
 // RemoveNode removes a node of a shard that is going away from the cluster bus
-// (CLUSTER FORGET on every other node). EnsureObjects then deletes its pod.
+// (CLUSTER FORGET on every other node). EnsureObjects then deletes its pod. Its Target has no
+// RunID: whichever process the node runs leaves.
 type RemoveNode struct {
-	Shard int
-	Node  string
+	Target
 }
 
 // ForgetNode removes a node that is no pod of the cluster (a ghost: the old ID of a pod that
@@ -214,9 +194,7 @@ type ExpandVolumes struct {
 // RestoreSnapshot replaces the data of Node with the shard's part of Snapshot and starts a new
 // replication history on it; replicas then resync from it.
 type RestoreSnapshot struct {
-	Shard     int
-	Node      string
-	RunID     string
+	Target
 	Snapshot  string
 	RequestID string
 }

@@ -32,9 +32,9 @@ func drive(p *ActPlan, fail map[string]bool) map[string]Verdict {
 
 func TestActPlanSkipsOnlyWhatDependsOnAFailure(t *testing.T) {
 	actions := []Action{
-		ReplicaOf{Node: "n1", Primary: "n0"},
-		Detach{Node: "n1"},
-		Detach{Node: "n2"},
+		ReplicaOf{Target: Target{Node: "n1"}, Primary: "n0"},
+		Detach{Target: Target{Node: "n1"}},
+		Detach{Target: Target{Node: "n2"}},
 		ExpandVolumes{Nodes: []string{"n1"}},
 	}
 	p := NewActPlan(actions, nil, planNow, doubling)
@@ -52,10 +52,10 @@ func TestActPlanSkipsOnlyWhatDependsOnAFailure(t *testing.T) {
 }
 
 func TestActPlanBacksOffAndCountsFailuresInARow(t *testing.T) {
-	a := Promote{Node: "n1"}
+	a := Promote{Target: Target{Node: "n1"}}
 	prior := []ActionFailure{{Action: a.String(), Count: 2, LastError: "refused", RetryAt: planNow.Add(time.Second)}}
 
-	early := NewActPlan([]Action{a, Detach{Node: "n1"}}, prior, planNow, doubling)
+	early := NewActPlan([]Action{a, Detach{Target: Target{Node: "n1"}}}, prior, planNow, doubling)
 	if got := drive(early, nil); got[a.String()] != SkipBackingOff || got["detach n1"] != SkipBlocked {
 		t.Fatalf("before its retry time: %v, want the promote backing off and what involves its node skipped", got)
 	}
@@ -77,7 +77,7 @@ func TestActPlanBacksOffAndCountsFailuresInARow(t *testing.T) {
 }
 
 func TestActPlanAFailedFenceSkipsTheRest(t *testing.T) {
-	actions := []Action{Fence{Node: "n0"}, Promote{Node: "n1"}, ExpandVolumes{Nodes: []string{"n2"}}}
+	actions := []Action{Fence{Target: Target{Node: "n0"}}, Promote{Target: Target{Node: "n1"}}, ExpandVolumes{Nodes: []string{"n2"}}}
 	got := drive(NewActPlan(actions, nil, planNow, doubling), map[string]bool{"fence n0": true})
 	if got["promote n1"] != SkipBlocked {
 		t.Fatalf("a promotion after a failed fence must be skipped: %v", got)
@@ -88,7 +88,7 @@ func TestActPlanRunsSlotMigrationsTogether(t *testing.T) {
 	m1 := MigrateSlots{From: 0, To: 2, FromNode: "a", ToNode: "c", Slots: SlotRange{Start: 0, End: 9}}
 	m2 := MigrateSlots{From: 1, To: 2, FromNode: "b", ToNode: "c", Slots: SlotRange{Start: 10, End: 19}}
 	prior := []ActionFailure{{Action: m2.String(), Count: 1, RetryAt: planNow.Add(time.Minute)}}
-	p := NewActPlan([]Action{Detach{Node: "x"}, m1, m2, Detach{Node: "y"}}, prior, planNow, doubling)
+	p := NewActPlan([]Action{Detach{Target: Target{Node: "x"}}, m1, m2, Detach{Target: Target{Node: "y"}}}, prior, planNow, doubling)
 	if run := p.NextRun(); len(run) != 1 {
 		t.Fatalf("a non-migration runs alone: %d", len(run))
 	}

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -55,13 +54,13 @@ func TestAKeptNodeAtOffsetZeroIsNotEmpty(t *testing.T) {
 	empty := fromAppendOnlyFile(1, 0)
 	kept := fromAppendOnlyFile(2, 20)
 	d := electAfterLoss(t, steadyState(), durableSpec(2), wiped, empty, kept)
-	if d.Next.Op.Candidate != "s0-2" {
+	if d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2, the only node holding data, got %s", d)
 	}
-	if d.Next.Op.Reseed {
+	if d.Next.Op.Election.Reseed {
 		t.Fatal("the shard's data is on s0-2: no reseed")
 	}
-	if strings.Contains(d.Transition.Message, "key count") {
+	if d.Transition.Why.OverByKeys != "" {
 		t.Fatalf("empty nodes need no estimate: %s", d.Transition.Message)
 	}
 }
@@ -71,17 +70,17 @@ func TestTheWriterRestartedFromItsAppendOnlyFileHoldsEverything(t *testing.T) {
 	// holds every write (fsynced before each reply); s0-2 as many keys as the writer. The
 	// writer is elected: every write of the line went through it.
 	d := electAfterLoss(t, steadyState(), fsyncAlwaysSpec(2), fromAppendOnlyFile(0, 40), fromAppendOnlyFile(1, 20), fromAppendOnlyFile(2, 40))
-	if d.Next.Op.Candidate != "s0-0" {
+	if d.Next.Op.Election.Candidate != "s0-0" {
 		t.Fatalf("want s0-0, the restarted writer, got %s", d)
 	}
 	// Against a replica of its own history it needs no estimate, however far the replica got.
 	behind := detached(replica(1, 500))
 	behind.Valkey.Keys = 60
 	d = electAfterLoss(t, steadyState(), fsyncAlwaysSpec(1), fromAppendOnlyFile(0, 40), behind)
-	if d.Next.Op.Candidate != "s0-0" {
+	if d.Next.Op.Election.Candidate != "s0-0" {
 		t.Fatalf("want s0-0, whose file holds all of h1, got %s", d)
 	}
-	if strings.Contains(d.Transition.Message, "key count") {
+	if d.Transition.Why.OverByKeys != "" {
 		t.Fatalf("the writer contains h1 without an estimate: %s", d.Transition.Message)
 	}
 	// Its new history records that it continues all of h1: a node of h1 stays a prefix.
@@ -92,7 +91,7 @@ func TestTheWriterRestartedFromItsAppendOnlyFileHoldsEverything(t *testing.T) {
 	// ID with keys is unmeasured like any other, and the replica's keys win.
 	cache := testSpec(1)
 	d = electAfterLoss(t, steadyState(), cache, fromAppendOnlyFile(0, 40), behind)
-	if d.Next.Op.Candidate != "s0-1" || !strings.Contains(d.Transition.Message, "key count") {
+	if d.Next.Op.Election.Candidate != "s0-1" || d.Transition.Why.OverByKeys == "" {
 		t.Fatalf("want s0-1 by key count, got %s: %s", d, d.Transition.Message)
 	}
 }
@@ -107,7 +106,7 @@ func TestTheWriterRestartedWithoutFsyncAlwaysIsNotTrusted(t *testing.T) {
 	ahead := detached(replica(1, 500))
 	ahead.Valkey.Keys = 60
 	d := electAfterLoss(t, steadyState(), durableSpec(1), fromAppendOnlyFile(0, 40), ahead)
-	if d.Next.Op.Candidate != "s0-1" || !strings.Contains(d.Transition.Message, "by key count") {
+	if d.Next.Op.Election.Candidate != "s0-1" || d.Transition.Why.OverByKeys == "" {
 		t.Fatalf("want s0-1, which holds writes the writer's file lacks, by key count; got %s: %s", d, d.Transition.Message)
 	}
 	if h := d.Next.Shards[0].History; h.PrevEnd >= WholeHistory {
@@ -115,13 +114,13 @@ func TestTheWriterRestartedWithoutFsyncAlwaysIsNotTrusted(t *testing.T) {
 	}
 	ahead.Valkey.Keys = 40
 	d = electAfterLoss(t, steadyState(), durableSpec(1), fromAppendOnlyFile(0, 40), ahead)
-	if d.Next.Op.Candidate != "s0-1" {
+	if d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("as many keys: want the measured replica s0-1, got %s", d)
 	}
 	// The writer with more keys than any replica still wins (it took writes nobody else got).
 	ahead.Valkey.Keys = 30
 	d = electAfterLoss(t, steadyState(), durableSpec(1), fromAppendOnlyFile(0, 40), ahead)
-	if d.Next.Op.Candidate != "s0-0" || !strings.Contains(d.Transition.Message, "by key count") {
+	if d.Next.Op.Election.Candidate != "s0-0" || d.Transition.Why.OverByKeys == "" {
 		t.Fatalf("want s0-0 by key count, got %s: %s", d, d.Transition.Message)
 	}
 }
@@ -133,16 +132,16 @@ func TestUnmeasuredNodesAreComparedByKeyCountAndTheElectionSaysSo(t *testing.T) 
 	measured := detached(replica(1, 100))
 	measured.Valkey.Keys = 10
 	d := electAfterLoss(t, steadyState(), durableSpec(2), fromAppendOnlyFile(0, 0), measured, fromAppendOnlyFile(2, 30))
-	if d.Next.Op.Candidate != "s0-2" {
+	if d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2, more keys, got %s", d)
 	}
-	if msg := d.Transition.Message; !strings.Contains(msg, "by key count") || !strings.Contains(msg, "s0-1") {
-		t.Fatalf("the election must say it rested on key counts over s0-1: %s", msg)
+	if why := d.Transition.Why; why.Kind != ReasonElected || why.OverByKeys != "s0-1" || why.Keys != 30 {
+		t.Fatalf("the election must say it rested on key counts over s0-1: %+v", why)
 	}
 	// And the other way round.
 	measured.Valkey.Keys = 31
 	d = electAfterLoss(t, steadyState(), durableSpec(2), fromAppendOnlyFile(0, 0), measured, fromAppendOnlyFile(2, 30))
-	if d.Next.Op.Candidate != "s0-1" || !strings.Contains(d.Transition.Message, "by key count") {
+	if d.Next.Op.Election.Candidate != "s0-1" || d.Transition.Why.OverByKeys == "" {
 		t.Fatalf("want s0-1 by key count, got %s: %s", d, d.Transition.Message)
 	}
 }

@@ -17,9 +17,9 @@ func benchCases() []struct {
 	converged := obsAt(5, spec, primary(9), replica(1, 9), replica(2, 9))
 	lost := obsAt(5, spec, unreachable(primary(9), 5), detached(replica(1, 7)), detached(replica(2, 9)))
 	failing := steadyState()
-	failing.State, failing.Op = FailingOver, Operation{Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}, Writer: "s0-0"}
+	failing.State, failing.Op = FailingOver, Operation{Election: Election{Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}, Writer: "s0-0"}}
 	rolling := steadyState()
-	rolling.State, rolling.Op = Rolling, Operation{Target: "r2"}
+	rolling.State, rolling.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	spec2 := spec
 	spec2.Revision = "r2"
 	return []struct {

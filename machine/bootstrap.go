@@ -52,7 +52,7 @@ func guardBootstrapRestore(d *decider) (outcome, bool) {
 	if !ok {
 		return outcome{}, false
 	}
-	o.next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot}
+	o.next.Op = Operation{Restore: Restore{Request: r.ID, Snapshot: r.Snapshot}}
 	o.message += fmt.Sprintf("; restore %s before opening writes", restoreName(r.ID, r.Snapshot))
 	return o, true
 }
@@ -64,12 +64,13 @@ func (d *decider) bootstrapWired() (outcome, bool) {
 	next := d.p
 	next.Shards = nil
 	next.Op = Operation{}
-	for s := 0; s < spec.Shards; s++ {
+	shards := d.bootShards(d.p)
+	for s := 0; s < shards; s++ {
 		first := d.firstNode(d.p, s)
 		if first == nil || !d.shardWired(s, first) {
 			return outcome{}, false
 		}
-		if spec.Mode == ModeCluster && SlotCount(first.Valkey.Slots) != slotQuota(s, spec.Shards) {
+		if spec.Mode == ModeCluster && SlotCount(first.Valkey.Slots) != slotQuota(s, shards) {
 			return outcome{}, false
 		}
 		// An elected shard keeps its election's epoch and history: the first node continues it.
@@ -81,21 +82,26 @@ func (d *decider) bootstrapWired() (outcome, bool) {
 	// cluster client takes its slot map from whichever node it asks (found on real Valkey: a
 	// client seeded right after the bootstrap got "the slot has no node" from a node that gossip
 	// had not told yet).
-	if spec.Mode == ModeCluster && (len(d.slotMoves(Persisted{}, spec.Shards)) > 0 || len(d.slotMapBehind()) > 0) {
+	if spec.Mode == ModeCluster && (len(d.slotMoves(Persisted{}, shards)) > 0 || len(d.slotMapBehind()) > 0) {
 		return outcome{}, false
 	}
 	next.PodsPerShard = d.specPods()
-	msg := fmt.Sprintf("%d shard(s) of %d node(s) wired", spec.Shards, 1+spec.Replicas)
+	why := Reason{Kind: ReasonWired, Shards: shards, Pods: 1 + spec.Replicas, SpecShards: spec.Shards}
 	if pods := d.objectPods(d.p); pods > d.specPods() {
-		why := "the spec was lowered during the bootstrap"
+		why.Pods, why.PodsKept = d.specPods(), pods
+		if d.p.Op.Hibernation.Wake {
+			why.Kept = KeptWake
+		}
 		for _, n := range d.v.nodes {
 			if n.Ordinal >= d.specPods() && n.Pod.VolumeFromBefore {
-				why = "started for the volumes kept there from before this cluster"
+				why.Kept = KeptVolumes
 			}
 		}
-		msg = fmt.Sprintf("%d shard(s) of %d node(s) wired; %s, beyond the spec (%s), are removed by a scale-down next", spec.Shards, pods, ordinals(d.specPods(), pods), why)
 	}
-	return outcome{next: next, message: msg}, true
+	if shards > spec.Shards {
+		why.Woken = d.p.Op.Hibernation.Wake
+	}
+	return outcome{next: next, why: why}, true
 }
 
 // SlotCount is how many slots the ranges hold.
@@ -192,9 +198,11 @@ func (d *decider) unseenVolumes(s int) []*Node {
 
 // pendingClaims names the pods of shard s whose claims a first bootstrap starts (keptPods) that
 // do not exist yet: an election before they answer would pass over their data (found by a
-// review: the extra pods refused by a quota, or not seen yet, while the others answered).
+// review: the extra pods refused by a quota, or not seen yet, while the others answered). A
+// wake waits for its own pods instead (wakeWaits): claims older than the cluster beyond them
+// were started by its first bootstrap or scaled away since.
 func (d *decider) pendingClaims(s int) []string {
-	if d.keptPods(d.p) == 0 || d.v.spec.BootstrapFrom != "" {
+	if d.p.Op.Hibernation.Wake || d.keptPods(d.p) == 0 || d.v.spec.BootstrapFrom != "" {
 		return nil
 	}
 	var out []string
@@ -218,39 +226,39 @@ func (d *decider) holdingKeys(s int) []*Node {
 }
 
 func guardBootstrapElected(d *decider) (outcome, bool) {
-	for s := 0; s < d.v.spec.Shards; s++ {
+	for s := 0; s < d.bootShards(d.p); s++ {
 		if d.firstNode(d.p, s) != nil {
 			continue
 		}
-		c, why, ok := d.bootstrapElection(s)
-		if !ok {
+		c, why, _ := d.bootstrapElection(s)
+		if c == nil {
 			continue
 		}
 		next := d.p.Clone()
 		prev, had := elected(d.p, s)
 		next.Shards = recordPrimary(next.Shards, s, c)
 		if had {
-			why = fmt.Sprintf("%s (elected again: %s no longer runs as the process elected before)", why, prev.Primary)
+			why.Instead = prev.Primary
 		}
-		return outcome{next: next, message: why}, true
+		return outcome{next: next, why: why}, true
 	}
 	return outcome{}, false
 }
 
 // bootstrapElection chooses shard s's first node when nodes hold data: the node the user
 // named, or the one whose data contains every other node's. It says why (the history's
-// message) or, when it cannot choose, why not.
-func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
+// reason) or, when it cannot choose, why not.
+func (d *decider) bootstrapElection(s int) (*Node, Reason, Wait) {
 	if name := d.v.spec.BootstrapFrom; name != "" {
 		n := d.v.node(name)
 		if n == nil {
-			return nil, fmt.Sprintf("shard %d: the annotation valkey.fsm.dev/bootstrap-from names %s, which is not a pod of this cluster", s, name), false
+			return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: the annotation valkey.fsm.dev/bootstrap-from names %s, which is not a pod of this cluster", s, name)}
 		}
 		if n.Shard != s {
-			return nil, "", false
+			return nil, Reason{}, Wait{}
 		}
 		if !usable(n) {
-			return nil, fmt.Sprintf("shard %d: %s, named by the user to bootstrap from, does not answer", s, name), false
+			return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s, named by the user to bootstrap from, does not answer", s, name)}
 		}
 		var lost []string
 		for _, o := range d.v.shard(s) {
@@ -258,23 +266,23 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 				lost = append(lost, describeData(o))
 			}
 		}
-		msg := fmt.Sprintf("shard %d: %s (%s) chosen by the user to bootstrap from", s, n.Name, describeData(n))
-		if len(lost) > 0 {
-			msg += "; DATA DISCARDED on " + strings.Join(lost, ", ")
-		}
-		return n, msg, true
+		return n, Reason{Kind: ReasonBootstrapChosen, Shard: s, Node: n.Name, Keys: n.Valkey.Keys, Others: strings.Join(lost, ", ")}, Wait{}
 	}
 	if why := d.wakeWaits(d.p, s); why != "" {
-		return nil, why, false
+		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: why}
 	}
 	if open := d.openWriters(s); len(open) > 0 {
-		return nil, fmt.Sprintf("shard %d: %s still accept(s) client writes (its pod did not stop since the cluster last served): closing them before the election, so that no write lands after it", s, names(open)), false
+		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s still accept(s) client writes (its pod did not stop since the cluster last served): closing them before the election, so that no write lands after it", s, names(open))}
 	}
 	if unseen := d.unseenVolumes(s); len(unseen) > 0 {
-		return nil, fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen)), false
+		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen))}
 	}
 	if pending := d.pendingClaims(s); len(pending) > 0 {
-		return nil, fmt.Sprintf("shard %d: the claims of %s, beyond the spec, were kept from before this cluster and their pods do not run yet: they may hold the newest data (to go on without them, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, strings.Join(pending, ", ")), false
+		if !d.v.spec.Persistence {
+			// Cluster mode keeps nodes.conf without persistence (keptPods): no data, an identity.
+			return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: the claims of %s were kept from before this cluster and their pods do not run yet: they hold no data, but the other nodes know their node IDs, so their pods start before the bootstrap goes on (rather than their IDs being forgotten as gone)", s, strings.Join(pending, ", "))}
+		}
+		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: the claims of %s, beyond the spec, were kept from before this cluster and their pods do not run yet: they may hold the newest data (to go on without them, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, strings.Join(pending, ", "))}
 	}
 	holders := d.holdingKeys(s)
 	if len(holders) == 0 {
@@ -283,31 +291,31 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 		// from a free choice, and the history says the data is gone.
 		if rec, ok := elected(d.p, s); ok {
 			if c := d.freeChoice(s); c != nil {
-				return c, fmt.Sprintf("shard %d: DATA LOST: %s, elected for its data, no longer runs as that process and no node holds data any more; %s starts empty", s, rec.Primary, c.Name), true
+				return c, Reason{Kind: ReasonBootstrapDataLost, Shard: s, Node: c.Name, Peer: rec.Primary}, Wait{}
 			}
 		}
-		return nil, "", false
+		return nil, Reason{}, Wait{}
 	}
-	if c, msg, ok := d.wakeSource(s); ok {
-		return c, msg, true
+	if c, ok := d.wakeSource(s); ok {
+		return c, Reason{Kind: ReasonBootstrapWoken, Shard: s, Node: c.Name, Keys: c.Valkey.Keys, Others: d.othersData(s, c)}, Wait{}
 	}
 	if c, same, byKeys, ok := d.containsAll(s, holders); ok {
-		msg := fmt.Sprintf("shard %d: %s (%s) elected to bootstrap from: its data contains every other node's", s, c.Name, describeData(c)) + d.othersSync(s, c)
+		why := Reason{Kind: ReasonBootstrapElected, Shard: s, Node: c.Name, Keys: c.Valkey.Keys, Others: d.othersData(s, c)}
 		if len(same) > 0 {
-			msg += fmt.Sprintf("; %s hold(s) the same data (equal digests): either could have been chosen", names(same))
+			why.Same = names(same)
 		}
 		if len(byKeys) > 0 {
-			msg += fmt.Sprintf("; chosen over %s by key count: restarted from append-only files, which keep no replication offset, their data cannot be placed in a history", names(byKeys))
+			why.OverByKeys = names(byKeys)
 		}
-		if from := d.p.Op.wakeFrom(s); d.p.Op.Wake && from != "" && from != c.Name {
-			msg += fmt.Sprintf("; %s, the primary when the pods stopped, holds no data now (was its volume lost?)", from)
+		if from := d.p.Op.Hibernation.wakeFrom(s); d.p.Op.Hibernation.Wake && from != "" && from != c.Name {
+			why.Empty = from
 		}
-		return c, msg, true
+		return c, why, Wait{}
 	}
 	if tied := differentDataTied(holders); len(tied) > 0 {
-		return nil, fmt.Sprintf("shard %d: %s hold as many keys each but different data (their data digests differ): neither contains the other's, and electing one would discard the other's writes (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(tied)), false
+		return nil, Reason{}, Wait{Kind: WaitDataChoice, Shard: s, Detail: fmt.Sprintf("shard %d: %s hold as many keys each but different data (their data digests differ): neither contains the other's, and electing one would discard the other's writes (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(tied))}
 	}
-	return nil, fmt.Sprintf("shard %d: the nodes' data forked (%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders)), false
+	return nil, Reason{}, Wait{Kind: WaitDataChoice, Shard: s, Detail: fmt.Sprintf("shard %d: the nodes' data forked (%s%s): none holds all the others' (name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, describeAll(holders), keysForked(holders))}
 }
 
 // wakeSource is, for a waking shard, the node recorded to wake from when it answers and holds
@@ -316,32 +324,28 @@ func (d *decider) bootstrapElection(s int) (*Node, string, bool) {
 // say otherwise (a replica not linked at the stop; writes of users close-writes does not close;
 // deletes). Without it (none recorded, or it holds nothing: its volume was lost) the shard is
 // elected by its nodes' data.
-func (d *decider) wakeSource(s int) (*Node, string, bool) {
-	name := d.p.Op.wakeFrom(s)
-	if !d.p.Op.Wake || name == "" {
-		return nil, "", false
+func (d *decider) wakeSource(s int) (*Node, bool) {
+	name := d.p.Op.Hibernation.wakeFrom(s)
+	if !d.p.Op.Hibernation.Wake || name == "" {
+		return nil, false
 	}
 	n := d.v.node(name)
 	if n == nil || n.Shard != s || !usable(n) || n.Valkey.Keys == 0 {
-		return nil, "", false
+		return nil, false
 	}
-	msg := fmt.Sprintf("shard %d: %s (%s) elected to wake from: it was the primary when the pods stopped, with client writes closed and its replicas caught up", s, n.Name, describeData(n))
-	return n, msg + d.othersSync(s, n), true
+	return n, true
 }
 
-// othersSync is the part of an election's message that says what the other nodes of shard s
-// hold, all of which will sync from the elected node c.
-func (d *decider) othersSync(s int, c *Node) string {
+// othersData describes what the other nodes of shard s hold, all of which will sync from the
+// elected node c ("" when there are none).
+func (d *decider) othersData(s int, c *Node) string {
 	var others []string
 	for _, o := range d.v.shard(s) {
 		if o != c {
 			others = append(others, describeData(o))
 		}
 	}
-	if len(others) == 0 {
-		return ""
-	}
-	return "; " + strings.Join(others, ", ") + " will sync from it"
+	return strings.Join(others, ", ")
 }
 
 // describeData says what a node holds, for messages.
@@ -397,8 +401,9 @@ func (d *decider) shardWired(s int, first *Node) bool {
 
 func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 	spec := d.v.spec
-	d.ensureObjects(p, spec.Shards, b)
-	for s := 0; s < spec.Shards; s++ {
+	shards := d.bootShards(p)
+	d.ensureObjects(p, shards, b)
+	for s := 0; s < shards; s++ {
 		d.bootstrapShard(p, s, b)
 	}
 	if spec.Mode == ModeCluster {
@@ -407,32 +412,35 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 		d.forgetGhosts(p, false, b)
 	}
 	if r := d.restoreAtBootstrap(); r != nil && r.Pending != "" && len(b.actions) == 0 {
-		b.wait(fmt.Sprintf("restore %s: %s (writes open only once it is loaded)", r.ID, r.Pending))
+		b.wait(Wait{Kind: WaitRestoreAtBootstrap, ID: r.ID, Detail: r.Pending})
 	}
 	if spec.Mode != ModeCluster || len(b.actions) > 0 {
 		return
 	}
 	// Slots, one step at a time, towards the plan: nothing has been written yet, but the
 	// spec may have changed the shard count since a first assignment.
-	if moves := d.slotMoves(Persisted{}, spec.Shards); len(moves) > 0 {
+	if moves := d.slotMoves(Persisted{}, shards); len(moves) > 0 {
 		m := moves[0]
 		to := d.firstNode(p, m.to)
 		var from *Node
 		if m.from >= 0 {
 			from = d.firstNode(p, m.from)
 		}
+		if from == nil && m.from >= shards {
+			from = d.leavingSlotServer(m.from)
+		}
 		switch {
 		case to == nil:
-			b.wait(fmt.Sprintf("shard %d: no node answers", m.to))
+			b.wait(Wait{Kind: WaitNoNodeAnswers, Shard: m.to})
 		case from == nil:
-			b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
+			b.add(AssignSlots{Target: TargetOf(m.to, to), Slots: []SlotRange{m.SlotRange}})
 		default:
 			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
 		}
 		return
 	}
 	if behind := d.slotMapBehind(); len(behind) > 0 {
-		b.wait(fmt.Sprintf("every slot is assigned; waiting for gossip to tell %s", strings.Join(behind, ", ")))
+		b.wait(Wait{Kind: WaitSlotMapBehind, Detail: strings.Join(behind, ", ")})
 	}
 }
 
@@ -458,16 +466,16 @@ func (d *decider) bootstrapShard(p Persisted, s int, b *actionList) {
 	first := d.firstNode(p, s)
 	if first == nil {
 		for _, n := range d.openWriters(s) {
-			b.add(CloseWrites{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			b.add(CloseWrites{Target: TargetOf(s, n)})
 		}
-		if _, why, _ := d.bootstrapElection(s); why != "" {
+		if _, _, why := d.bootstrapElection(s); !why.IsZero() {
 			b.wait(why)
 		} else if rec, ok := elected(p, s); ok {
-			b.wait(fmt.Sprintf("shard %d: elected %s does not answer as the elected process", s, rec.Primary))
+			b.wait(Wait{Kind: WaitElectedNotAsElected, Shard: s, Node: rec.Primary})
 		} else if why := d.notStarting(s); why != "" {
-			b.wait(fmt.Sprintf("shard %d: no node answers: %s", s, why))
+			b.wait(Wait{Kind: WaitNoNodeAnswersBecause, Shard: s, Detail: why})
 		} else {
-			b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
+			b.wait(Wait{Kind: WaitNoNodeAnswersYet, Shard: s})
 		}
 		return
 	}
@@ -478,7 +486,7 @@ func (d *decider) bootstrapShard(p Persisted, s int, b *actionList) {
 // mode, join).
 func (d *decider) wireShard(s int, first *Node, b *actionList) {
 	if !servesReplicas(first) {
-		b.add(Promote{Shard: s, Node: first.Name, RunID: first.Valkey.RunID})
+		b.add(Promote{Target: TargetOf(s, first)})
 	}
 	for _, n := range d.v.shard(s) {
 		if n == first || !usable(n) {
@@ -489,14 +497,14 @@ func (d *decider) wireShard(s int, first *Node, b *actionList) {
 		// of the shard (found by the simulator: regressions/cluster-bootstrap-stray-serves-slots.sched,
 		// where the bootstrap asked replica-of for good).
 		if d.v.spec.Mode == ModeCluster && len(n.Valkey.Slots) > 0 && n.Valkey.Role == RolePrimary {
-			d.strayOwner(s, "", n, first, b)
+			d.strayOwner(s, d.outweighedAtBootstrap(s, first, n), n, first, b)
 			continue
 		}
 		// A replica sealed before the pods stopped (a hibernation asked for while its primary
 		// did not answer, then a wake before the pods stopped) cannot authenticate: the seal
 		// has done its part once the shard's first node is chosen, as in Steady.
 		if !n.Valkey.Sealed.At.IsZero() {
-			b.add(Unseal{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			b.add(Unseal{Target: TargetOf(s, n)})
 		}
 		if n.Valkey.Role == RolePrimary || !follows(n, first) {
 			b.add(d.replicaOf(s, n, first))
@@ -507,7 +515,7 @@ func (d *decider) wireShard(s int, first *Node, b *actionList) {
 	}
 	for _, n := range d.v.shard(s) {
 		if usable(n) && !d.v.joined(n) {
-			b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			b.add(AddNode{Target: TargetOf(s, n)})
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestBootstrapWaitsForEveryNodeWithAnOldVolume(t *testing.T) {
 	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 || len(actionsOf(d, "replica-of")) > 0 {
 		t.Fatalf("promoted or re-pointed before s0-2, which kept an old volume, answered: %+v %v", d.Transition, d.Actions)
 	}
-	if !strings.Contains(d.Waiting, "s0-2") || !strings.Contains(d.Waiting, "bootstrap-from") {
+	if w := d.Waiting; w.Kind != WaitBootstrapElection || w.Shard != 0 || !strings.Contains(w.Detail, "s0-2") {
 		t.Fatalf("the wait does not name the node and the way out: %q", d.Waiting)
 	}
 }
@@ -38,10 +38,8 @@ func TestBootstrapElectsTheNodeWithTheMostDataNotTheLowestOrdinal(t *testing.T) 
 	if got := d.Next.Shards[0].Primary; got != "s0-1" {
 		t.Fatalf("elected %s, want s0-1 (877 keys)", got)
 	}
-	for _, want := range []string{"s0-1 877 keys", "s0-0 empty", "by key count"} {
-		if !strings.Contains(d.Transition.Message, want) {
-			t.Errorf("message %q lacks %q", d.Transition.Message, want)
-		}
+	if want := (Reason{Kind: ReasonBootstrapElected, Node: "s0-1", Keys: 877, Others: "s0-0 empty, s0-2 870 keys", OverByKeys: "s0-2"}); d.Transition.Why != want {
+		t.Errorf("reason %+v, want %+v", d.Transition.Why, want)
 	}
 	if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-1" {
 		t.Fatalf("promotes %v, want s0-1", got)
@@ -84,7 +82,7 @@ func TestBootstrapWaitsWhenTheNodesHistoriesForked(t *testing.T) {
 	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 {
 		t.Fatalf("chose between forked histories: %+v %v", d.Transition, d.Actions)
 	}
-	if !strings.Contains(d.Waiting, "forked") || !strings.Contains(d.Waiting, "bootstrap-from") {
+	if w := d.Waiting; w.Kind != WaitDataChoice || w.Shard != 0 {
 		t.Fatalf("waiting %q does not say the data forked and how to go on", d.Waiting)
 	}
 	// The user names the pod whose data wins: recorded, with what is discarded.
@@ -94,8 +92,8 @@ func TestBootstrapWaitsWhenTheNodesHistoriesForked(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].Primary != "s0-1" {
 		t.Fatalf("the user's choice was not recorded: %+v", d.Transition)
 	}
-	if !strings.Contains(d.Transition.Message, "chosen by the user") || !strings.Contains(d.Transition.Message, "DATA DISCARDED on s0-0 10 keys") {
-		t.Fatalf("message %q", d.Transition.Message)
+	if want := (Reason{Kind: ReasonBootstrapChosen, Node: "s0-1", Keys: 12, Others: "s0-0 10 keys"}); d.Transition.Why != want {
+		t.Fatalf("reason %+v, want %+v", d.Transition.Why, want)
 	}
 }
 
@@ -108,8 +106,8 @@ func TestBootstrapComparesNodesThatNameTheirHistoryByOffset(t *testing.T) {
 	if d.Transition == nil || d.Next.Shards[0].Primary != "s0-1" {
 		t.Fatalf("elected %+v, want s0-1 (offset 120 contains offset 100)", d.Next.Shards)
 	}
-	if strings.Contains(d.Transition.Message, "key count") {
-		t.Fatalf("an election by offset says it rested on key counts: %q", d.Transition.Message)
+	if why := d.Transition.Why; why.Kind != ReasonBootstrapElected || why.OverByKeys != "" {
+		t.Fatalf("an election by offset says it rested on key counts: %+v", why)
 	}
 }
 
@@ -122,7 +120,7 @@ func TestBootstrapElectsAgainWhenTheElectedProcessIsGone(t *testing.T) {
 	again := restarted(1, 9)
 	again.Valkey.RunID = "run-1b"
 	d = Decide(d.Next, obsAt(2, durableSpec(1), restarted(0, 5), again))
-	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].RunID != "run-1b" || !strings.Contains(d.Transition.Message, "elected again") {
+	if d.Transition == nil || d.Transition.Event != EventBootstrapElected || d.Next.Shards[0].RunID != "run-1b" || d.Transition.Why.Kind != ReasonBootstrapElected || d.Transition.Why.Instead != "s0-1" {
 		t.Fatalf("no re-election of the restarted node: %+v", d.Transition)
 	}
 	if d.Next.Shards[0].Epoch != 2 {
@@ -136,7 +134,7 @@ func TestBootstrapFromAPodThatDoesNotExistSaysSo(t *testing.T) {
 	spec := durableSpec(1)
 	spec.BootstrapFrom = "s0-7"
 	d := Decide(Persisted{}, obsAt(1, spec, a, b))
-	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 || !strings.Contains(d.Waiting, "s0-7, which is not a pod") {
+	if d.Transition != nil || len(actionsOf(d, "promote")) > 0 || (d.Waiting.Kind != WaitBootstrapElection || !strings.Contains(d.Waiting.Detail, "s0-7, which is not a pod")) {
 		t.Fatalf("a bootstrap-from naming no pod: %+v %v waiting=%q", d.Transition, d.Actions, d.Waiting)
 	}
 }
@@ -179,7 +177,7 @@ func TestClusterBootstrapReadsSlotsFromTheShardsPrimaryNotOrdinalZero(t *testing
 	nodes = append(append(shard(0, 0), shard(1, 1)...), third...)
 	nodes[0].Valkey.SlotsSeen = plan[2].Start
 	d = Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(2, spec, nodes...))
-	if d.Transition != nil || !strings.Contains(d.Waiting, "s0-1 (sees 10922 of 16384 slots)") {
+	if d.Transition != nil || (d.Waiting.Kind != WaitSlotMapBehind || !strings.Contains(d.Waiting.Detail, "s0-1 (sees 10922 of 16384 slots)")) {
 		t.Fatalf("completed, or waits without naming s0-1, before gossip told it shard 2's slots: %+v waiting=%q", d.Transition, d.Waiting)
 	}
 	nodes[0].Valkey.SlotsSeen = NumSlots
@@ -252,7 +250,7 @@ func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
 	if got := actionsOf(Decide(Persisted{}, cache), "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=1") {
 		t.Errorf("without persistence: ensure-objects %v, want replicas=1", got)
 	}
-	wake := Persisted{State: Bootstrapping, Op: Operation{Wake: true}}
+	wake := Persisted{State: Bootstrapping, Op: Operation{Hibernation: Hibernation{Wake: true}}}
 	if got := actionsOf(Decide(wake, obs), "ensure-objects"); len(got) != 1 || !strings.Contains(got[0], "replicas=1") {
 		t.Errorf("a wake: ensure-objects %v, want replicas=1", got)
 	}
@@ -261,7 +259,7 @@ func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
 	// election passes over their claims.
 	early := obsAt(2, spec, restarted(0, 3), restarted(1, 4))
 	early.Objects.Replicas, early.ClaimsBeyond = 3, beyond
-	if d := Decide(Persisted{}, early); d.Transition != nil || !strings.Contains(d.Waiting, "the claims of s0-2, s0-3, beyond the spec") {
+	if d := Decide(Persisted{}, early); d.Transition != nil || (d.Waiting.Kind != WaitBootstrapElection || !strings.Contains(d.Waiting.Detail, "the claims of s0-2, s0-3, beyond the spec")) {
 		t.Fatalf("elected before the claims beyond the spec had pods: %s waiting=%q", d, d.Waiting)
 	}
 	// The user names the pod whose data wins: the pods beyond are not waited for, nor kept.
@@ -300,7 +298,7 @@ func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
 	obs = obsAt(3, spec, nodes...)
 	obs.Objects.Replicas = 3
 	d = Decide(p, obs)
-	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || !strings.Contains(d.Transition.Message, "ordinals 2-3, beyond the spec (started for the volumes kept there") {
+	if d.Transition == nil || d.Transition.Event != EventBootstrapComplete || d.Transition.Why != (Reason{Kind: ReasonWired, Shards: 1, SpecShards: 1, Pods: 2, PodsKept: 4, Kept: KeptVolumes}) {
 		t.Fatalf("bootstrap-complete does not say why ordinals 2-3 run: %+v waiting=%q", d.Transition, d.Waiting)
 	}
 	if d.Next.PodsPerShard != 2 {

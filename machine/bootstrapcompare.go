@@ -20,10 +20,13 @@ const (
 	sameData
 	// containedByKeyCount: it holds at least as many keys, and nothing better is known.
 	containedByKeyCount
+	// containedByKeys: it holds every key of the other with the same value (keysets.go).
+	containedByKeys
 )
 
 // containsAll is the node of shard s whose data contains every other holder's, trying the
-// most keys first (then the highest offset, then the lowest ordinal), with the holders it was
+// most keys first (then the highest offset, then a node serving the shard's slots with the
+// newest claim: servesSlotsBefore, then the lowest ordinal), with the holders it was
 // found to hold the same data as (same) and those it was preferred to by key count alone
 // (byKeys). ok is false when no node's data contains all the others'.
 func (d *decider) containsAll(s int, holders []*Node) (c *Node, same, byKeys []*Node, ok bool) {
@@ -37,6 +40,9 @@ func (d *decider) containsAll(s int, holders []*Node) (c *Node, same, byKeys []*
 		}
 		if a.Valkey.Offset != b.Valkey.Offset {
 			return a.Valkey.Offset > b.Valkey.Offset
+		}
+		if first, decided := servesSlotsBefore(a, b); decided {
+			return first
 		}
 		return a.Ordinal < b.Ordinal
 	})
@@ -90,6 +96,11 @@ func (l lineage) containsEach(c *Node, holders []*Node) (same, byKeys []*Node, o
 //     rested on key counts.
 //   - a digest unknown (not taken, past the survey's bound, or of another kind): key counts
 //     alone, as before digests, and the message says so.
+//
+// Where the keys of both were compared (keysets.go) they decide instead, before digests and
+// key counts: c contains o when it holds every key of o with the same value, and otherwise
+// not, whatever the counts. That waits for a person where key counts chose a deposed
+// primary's writes off the line over a replica's acknowledged ones.
 func (l lineage) bootstrapCompare(c, o *Node) containment {
 	cm, om := c.Valkey.Offset > 0, o.Valkey.Offset > 0
 	switch {
@@ -97,6 +108,13 @@ func (l lineage) bootstrapCompare(c, o *Node) containment {
 		return containedByHistory
 	case cm && om:
 		return notContained
+	}
+	if contains, known := keysContain(c, o); known {
+		if contains {
+			l.noteKeys(c, o)
+		}
+		back, _ := keysContain(o, c)
+		return keysContainment(contains, back)
 	}
 	equal, known := sameDigest(c.Valkey.Digest, o.Valkey.Digest)
 	switch {
@@ -137,4 +155,31 @@ func differentDataTied(holders []*Node) []*Node {
 		}
 	}
 	return out
+}
+
+// keysContainment is the containment a comparison of keys proves: contains, c's keys hold
+// o's; back, o's hold c's (both: the same data).
+func keysContainment(contains, back bool) containment {
+	switch {
+	case contains && back:
+		return sameData
+	case contains:
+		return containedByKeys
+	}
+	return notContained
+}
+
+// keysForked says, for the wait of a shard whose holders none contains all the others', that
+// their keys were compared ("" when no two were): the wait is then no guess.
+func keysForked(holders []*Node) string {
+	compared := 0
+	for _, n := range holders {
+		if n.Valkey.KeysCompared {
+			compared++
+		}
+	}
+	if compared < 2 {
+		return ""
+	}
+	return ", their keys compared: none holds every key of the others with the same value"
 }

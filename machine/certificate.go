@@ -13,8 +13,7 @@ import "fmt"
 
 // ReloadCertificate makes Node load its certificate files again, to serve Serial.
 type ReloadCertificate struct {
-	Node   string
-	RunID  string
+	Target
 	Serial string
 }
 
@@ -74,7 +73,7 @@ func (d *decider) certificateActions(b *actionList) {
 	nodes, _ := d.servingTLS()
 	for _, n := range nodes {
 		if n.Valkey.CertificateSerial != want {
-			b.add(ReloadCertificate{Node: n.Name, RunID: n.Valkey.RunID, Serial: want})
+			b.add(ReloadCertificate{Target: TargetOf(n.Shard, n), Serial: want})
 		}
 	}
 }

@@ -136,13 +136,13 @@ func (d *decider) settleGhostClaims(p Persisted, s int, c *Node, b *actionList) 
 			forgot = append(forgot, fmt.Sprintf("%s (epoch %d, no newer than %s's %d)", g.id, g.epoch, c.Name, c.Valkey.ConfigEpoch))
 		case len(c.Valkey.Slots) == 0 && g.id == rec.ClaimNode && g.epoch <= rec.ClaimEpoch && g.stranded(served):
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
-			b.add(AssignSlots{Shard: s, Node: c.Name, RunID: c.Valkey.RunID, Slots: g.ranges})
+			b.add(AssignSlots{Target: TargetOf(s, c), Slots: g.ranges})
 			forgot = append(forgot, fmt.Sprintf("%s (the shard's recorded claim, epoch %d; its slots go to %s)", g.id, g.epoch, c.Name))
 		}
 	}
 	if len(forgot) == 0 {
 		return false
 	}
-	b.wait(fmt.Sprintf("shard %d: claims on %s's slots by node(s) no pod answers as any more are forgotten: %s", s, c.Name, strings.Join(forgot, "; ")))
+	b.wait(Wait{Kind: WaitGhostClaimsForgotten, Shard: s, Node: c.Name, Detail: strings.Join(forgot, "; ")})
 	return true
 }

@@ -20,8 +20,7 @@ func electedInPlace(claim uint64) (Persisted, Observation) {
 	c.Valkey.NodeID, c.Valkey.ConfigEpoch, c.Valkey.Joined = "id-s0-1", claim, true
 	p := Persisted{State: FailingOver, Seq: 3, Since: at(0), Shards: []ShardRecord{{
 		Primary: "s0-1", RunID: "run-1", History: History{ID: "h1"}, Epoch: 3, ClaimEpoch: 7, ClaimNode: "id-s0-0",
-	}}, Op: Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h0"},
-		Candidate: "s0-1", ElectedAt: at(0), KnownFenced: true}}
+	}}, Op: Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h0"}, Candidate: "s0-1", ElectedAt: at(0), KnownFenced: true}}}
 	return p, obsAt(5, spec, old, c)
 }
 
@@ -44,7 +43,7 @@ func TestACandidateWithAnOlderClaimIsNotOpened(t *testing.T) {
 		if len(actionsOf(d, "open-writes")) > 0 {
 			t.Fatalf("claim %d: writes opened on a claim that would lose", claim)
 		}
-		if !strings.Contains(d.Waiting, "(epoch 7, recorded)") || !strings.Contains(d.Waiting, "is not newer") {
+		if w := d.Waiting; w.Kind != WaitClaimNotNewest || w.Node != "s0-1" || !strings.Contains(w.Detail, "(epoch 7, recorded)") {
 			t.Fatalf("claim %d: waiting %q, want the recorded claim named", claim, d.Waiting)
 		}
 	}
@@ -69,7 +68,7 @@ func TestANewerClaimInAViewHoldsTheCandidate(t *testing.T) {
 	other.Valkey.Known = []KnownNode{{ID: "id-elsewhere", IP: "10.0.9.9", Slots: 10, Ranges: []SlotRange{{Start: 100, End: 109}}, ConfigEpoch: 9}}
 	obs.Nodes = append(obs.Nodes, other)
 	d := Decide(p, obs)
-	if d.Transition != nil || !strings.Contains(d.Waiting, "node id-elsew's on some of them (epoch 9, in s1-0's view)") {
+	if d.Transition != nil || !strings.Contains(d.Waiting.Detail, "node id-elsew's on some of them (epoch 9, in s1-0's view)") {
 		t.Fatalf("want the failover held by the newer claim in s1-0's view, got %s (waiting %q)", d, d.Waiting)
 	}
 }

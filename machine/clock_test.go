@@ -13,7 +13,7 @@ func TestANewLeaderWhoseClockIsBehindStillFailsOver(t *testing.T) {
 	gone.Pod.Exists = false
 	spec := testSpec(2)
 	// The same clock, earlier than the last transition: a stale observation.
-	if d := Decide(p, Observation{Time: at(50), Clock: "A", Spec: spec, Objects: obsAt(0, spec).Objects, Nodes: []Node{gone, replica(1, 10), replica(2, 10)}}); d.Transition != nil || d.Waiting == "" {
+	if d := Decide(p, Observation{Time: at(50), Clock: "A", Spec: spec, Objects: obsAt(0, spec).Objects, Nodes: []Node{gone, replica(1, 10), replica(2, 10)}}); d.Transition != nil || d.Waiting.IsZero() {
 		t.Fatalf("an older observation of the same clock was not taken as stale: %s", d)
 	}
 	// Another clock, behind: the machine decides.
@@ -27,8 +27,7 @@ func TestAClockAheadDoesNotEndTheFenceWaitEarly(t *testing.T) {
 	spec := testSpec(2) // FenceTimeout 10 s
 	p := Persisted{State: FailingOver, Seq: 3, Since: at(10), Clock: "A",
 		Shards: []ShardRecord{{Primary: "s0-1", RunID: "run-1", History: History{ID: "h2", PrevID: "h1", PrevEnd: 11}, Epoch: 2}},
-		Op: Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h1"},
-			Candidate: "s0-1", ElectedAt: at(10), ElectedClock: "A"}}
+		Op:     Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h1"}, Candidate: "s0-1", ElectedAt: at(10), ElectedClock: "A"}}}
 	isolated := unreachable(primary(10), 5) // its pod runs: it may still accept writes
 	promoted := node(1, RolePrimary, "h2", 11)
 	promoted.Valkey.ReplID2, promoted.Valkey.SecondOffset, promoted.Valkey.SyncFenced = "h1", 11, false
@@ -44,7 +43,7 @@ func TestAClockAheadDoesNotEndTheFenceWaitEarly(t *testing.T) {
 	}
 	// A new incarnation whose clock reads 100 s cannot tell how long ago the election was.
 	d := Decide(p, obs(100, "B"))
-	if d.Transition == nil || d.Transition.Event != EventFenceClockRestarted || !d.Next.Op.ElectedAt.Equal(at(100)) || d.Next.Op.ElectedClock != "B" {
+	if d.Transition == nil || d.Transition.Event != EventFenceClockRestarted || !d.Next.Op.Election.ElectedAt.Equal(at(100)) || d.Next.Op.Election.ElectedClock != "B" {
 		t.Fatalf("the fence wait did not restart on the new clock: %s", d)
 	}
 	if d2 := Decide(d.Next, obs(105, "B")); d2.Transition != nil {

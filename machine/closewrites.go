@@ -22,9 +22,9 @@ import "fmt"
 func (d *decider) keepWritesClosed(s int, prim *Node, b *actionList) {
 	switch {
 	case prim.Valkey.SyncFenced:
-		b.add(OpenWrites{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID})
+		b.add(OpenWrites{Target: TargetOf(s, prim)})
 	case !prim.Valkey.WritesFenced:
-		b.add(CloseWrites{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID})
+		b.add(CloseWrites{Target: TargetOf(s, prim)})
 	}
 }
 

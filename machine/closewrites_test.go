@@ -24,7 +24,7 @@ func TestClosedWritesStayClosedForAFinalBackup(t *testing.T) {
 	if got := actionsOf(d, "close-writes"); len(got) != 1 || got[0] != "close-writes s0-0" {
 		t.Fatalf("want the primary closed to writes, got %s", d)
 	}
-	if !strings.Contains(d.Waiting, "final backup") {
+	if d.Waiting.Kind != WaitCloseWrites || !strings.Contains(d.Waiting.Detail, "final backup") {
 		t.Errorf("waiting %q does not say why writes are closed", d.Waiting)
 	}
 

@@ -19,7 +19,7 @@ func TestReplicasThatHearThePrimaryHoldOffTheFailover(t *testing.T) {
 	if d.Transition != nil {
 		t.Fatalf("a replica hears the primary: no failover, got %s", d)
 	}
-	if !strings.Contains(d.Waiting, "s0-1 still hear from it") {
+	if w := d.Waiting; w.Kind != WaitFailover || !strings.Contains(w.Detail, "s0-1 still hear from it") {
 		t.Fatalf("the status must say why: %q", d.Waiting)
 	}
 	d = Decide(steadyState(), obsAt(6, spec, gone, replica(1, 40), replica(2, 40)))

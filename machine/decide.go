@@ -38,11 +38,11 @@ func decide(p Persisted, obs Observation, claims *[]Containment) Decision {
 		p.State = Bootstrapping
 	}
 	if !p.State.Valid() {
-		return Decision{Next: p, Waiting: "unknown persisted state " + string(p.State)}
+		return Decision{Next: p, Waiting: Wait{Kind: WaitUnknownState, Detail: string(p.State)}}
 	}
 	sameClock := obs.Clock == p.Clock
 	if p.Seq > 0 && sameClock && obs.Time.Before(p.Since) {
-		return Decision{Next: p, Waiting: "observation older than the last transition; observe again"}
+		return Decision{Next: p, Waiting: Wait{Kind: WaitStaleObservation}}
 	}
 	d := takeDecider(p, obs)
 	d.claims = claims
@@ -76,6 +76,9 @@ func (d *decider) transition() (*Transition, Persisted) {
 			// is a programming error; staying put is the safe reaction.
 			return nil, d.p
 		}
+		if out.why.Kind != ReasonNone {
+			out.message = out.why.String() + out.message
+		}
 		next := out.next
 		next.Shards = d.recordClaims(next.Shards)
 		var resyncs string
@@ -83,18 +86,23 @@ func (d *decider) transition() (*Transition, Persisted) {
 		if resyncs != "" {
 			out.message += "; " + resyncs
 		}
+		var resynced string
+		next.Shards, resynced = d.forgetResynced(next.Shards)
+		if resynced != "" {
+			out.message += "; " + resynced
+		}
 		next.State = to
 		next.Seq = d.p.Seq + 1
 		next.Since = d.obs.Time
 		next.Clock = d.obs.Clock
-		t := &Transition{Seq: next.Seq, From: d.p.State, To: to, Event: r.event, Message: out.message, Time: d.obs.Time}
+		t := &Transition{Seq: next.Seq, From: d.p.State, To: to, Event: r.event, Why: out.why, Message: out.message, Time: d.obs.Time}
 		return t, next
 	}
 	return nil, d.p
 }
 
 // actions are what the state in p asks for, given the observation.
-func (d *decider) actions(p Persisted) ([]Action, string) {
+func (d *decider) actions(p Persisted) ([]Action, Wait) {
 	var b actionList
 	switch p.State {
 	case Bootstrapping:
@@ -120,13 +128,15 @@ func (d *decider) actions(p Persisted) ([]Action, string) {
 // actionList collects actions and the first reason for waiting.
 type actionList struct {
 	actions []Action
-	waiting string
+	waiting Wait
 }
 
 func (b *actionList) add(a ...Action) { b.actions = append(b.actions, a...) }
 
-func (b *actionList) wait(why string) {
-	if b.waiting == "" {
+// wait keeps why when it is the first reason with words: a rule that passes on another's
+// reason may pass on none (an empty Detail).
+func (b *actionList) wait(why Wait) {
+	if b.waiting.IsZero() && why.String() != "" {
 		b.waiting = why
 	}
 }

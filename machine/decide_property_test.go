@@ -66,17 +66,17 @@ func genCase(t *rapid.T) (Persisted, Observation) {
 		p.Shards = []ShardRecord{{Primary: prim, RunID: rapid.SampledFrom(runs).Draw(t, "rec-run"), History: History{ID: rapid.SampledFrom(histories[1:]).Draw(t, "rec-h")}, Epoch: 1}}
 		p.PodsPerShard = rapid.IntRange(0, 4).Draw(t, "pods-per-shard")
 		if p.State == FailingOver {
-			p.Op = Operation{Lost: prim, LostRunID: "old", LostHistory: p.Shards[0].History, Writer: prim, Planned: rapid.Bool().Draw(t, "planned")}
+			p.Op = Operation{Election: Election{Lost: prim, LostRunID: "old", LostHistory: p.Shards[0].History, Writer: prim, Planned: rapid.Bool().Draw(t, "planned")}}
 			if rapid.Bool().Draw(t, "elected") {
-				p.Op.Candidate = prim
+				p.Op.Election.Candidate = prim
 			}
-			if p.Op.Planned && rapid.Bool().Draw(t, "scale-down") {
-				p.Op.Target = fmt.Sprintf("s0-%d", rapid.IntRange(0, 3).Draw(t, "target"))
-				p.Op.HandOver, p.Op.TargetPods = p.Op.Target, max(1, p.PodsPerShard)
+			if p.Op.Election.Planned && rapid.Bool().Draw(t, "scale-down") {
+				p.Op.Switchover.To = fmt.Sprintf("s0-%d", rapid.IntRange(0, 3).Draw(t, "target"))
+				p.Op.HandOver.To, p.Op.Switchover.Pods = p.Op.Switchover.To, max(1, p.PodsPerShard)
 			}
 		}
 		if p.State == Rolling {
-			p.Op.Target = "r2"
+			p.Op.Roll.Revision = "r2"
 		}
 	}
 	obs := obsAt(rapid.IntRange(1, 30).Draw(t, "time"), spec, nodes...)

@@ -48,7 +48,7 @@ func TestNoFailoverBeforeThresholdProbes(t *testing.T) {
 	if d.Transition != nil {
 		t.Fatalf("2 of 3 probes failed: want no transition, got %s", d)
 	}
-	if !strings.Contains(d.Waiting, "2 of 3 probes") {
+	if w := d.Waiting; w.Kind != WaitFailover || w.Shard != 0 || !strings.Contains(w.Detail, "2 of 3 probes") {
 		t.Fatalf("waiting should say why: %q", d.Waiting)
 	}
 	d = Decide(steadyState(), obsAt(5, testSpec(2), unreachable(primary(0), 3), replica(1, 5), replica(2, 5)))
@@ -115,7 +115,7 @@ func TestFreezeBeforeElecting(t *testing.T) {
 
 func TestElectsHighestOffsetOfTheHistory(t *testing.T) {
 	_, d := failingOver(t, replica(1, 5), replica(2, 7), replica(3, 6))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-2" {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2 (offset 7) elected, got %s", d)
 	}
 	if got := actionsOf(d, "promote"); len(got) != 1 || got[0] != "promote s0-2" {
@@ -142,7 +142,7 @@ func TestNeverElectsAcrossAFork(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, unreachable(prim, 6), detached(inLine), detached(forked)))
-	if d.Next.Op.Candidate != "s0-1" {
+	if d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1 elected (s0-2 forked off h1 at 50 > 6), got %s", d)
 	}
 	// A node on its own holding data of a history nobody knows (a promoted node, or a
@@ -151,7 +151,7 @@ func TestNeverElectsAcrossAFork(t *testing.T) {
 	stranger := detached(replica(2, 50))
 	stranger.Valkey.ReplID = "other"
 	_, d = failingOver(t, replica(1, 5), stranger)
-	if d.Next.Op.Candidate != "s0-2" {
+	if d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2 (offset 50, history unknown) elected, got %s", d)
 	}
 	// Two candidates that each continued h1 and then diverged: nobody contains the other,
@@ -161,7 +161,7 @@ func TestNeverElectsAcrossAFork(t *testing.T) {
 	b := detached(replica(2, 8))
 	b.Valkey.ReplID, b.Valkey.ReplID2, b.Valkey.SecondOffset = "hb", "h1", 7
 	d = Decide(steadyState(), obsAt(5, spec, unreachable(primary(0), 5), a, b))
-	if d.Transition != nil || !strings.Contains(d.Waiting, "forked") {
+	if d.Transition != nil || !strings.Contains(d.Waiting.FailoverHeldBack(), "forked") {
 		t.Fatalf("forked candidates: want no failover and a reason, got %s", d)
 	}
 }
@@ -169,7 +169,7 @@ func TestNeverElectsAcrossAFork(t *testing.T) {
 func TestNeverElectsAnEmptyRestartedNode(t *testing.T) {
 	empty := node(2, RoleReplica, "fresh", 0)
 	_, d := failingOver(t, replica(1, 3), empty)
-	if d.Next.Op.Candidate != "s0-1" {
+	if d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1, got %s", d)
 	}
 	// Only the empty node is left and the lost primary may still hold the data: wait.
@@ -191,7 +191,7 @@ func TestReseedOnlyWhenEveryNodeIsSeenEmpty(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, restarted, empty))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || !d.Next.Op.Reseed || !strings.Contains(d.Transition.Message, "DATA LOST") {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || !d.Next.Op.Election.Reseed || d.Transition.Why.Kind != ReasonReseeded {
 		t.Fatalf("want an explicit reseed, got %s", d)
 	}
 }
@@ -266,9 +266,9 @@ func TestFailoverPreemptsRolling(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r2"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	d := Decide(p, obsAt(5, spec, unreachable(primary(0), 5), replica(1, 5), replica(2, 5)))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Next.Op.Preempted != Rolling {
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Next.Op.Election.Preempted != Rolling {
 		t.Fatalf("want primary-lost pre-empting Rolling, got %s (%+v)", d, d.Next.Op)
 	}
 }
@@ -277,7 +277,7 @@ func TestSpecChangeAbortsRolling(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r3"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	d := Decide(p, obsAt(5, spec, primary(5), replica(1, 5), replica(2, 5)))
 	if d.Transition == nil || d.Transition.Event != EventSpecChanged || d.Next.State != Steady || d.Next.Op != (Operation{}) {
 		t.Fatalf("want spec-changed to Steady, got %s", d)
@@ -288,7 +288,7 @@ func TestRollingHandsOverThePrimaryLast(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r2"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	prim := primary(5)
 	r1, r2 := replica(1, 5), replica(2, 5)
 	d := Decide(p, obsAt(5, spec, prim, r1, r2))
@@ -297,7 +297,7 @@ func TestRollingHandsOverThePrimaryLast(t *testing.T) {
 	}
 	r1.Pod.Revision, r2.Pod.Revision = "r2", "r2"
 	d = Decide(p, obsAt(6, spec, prim, r1, r2))
-	if d.Transition == nil || d.Transition.Event != EventHandOverStarted || d.Next.Op.HandOver != "s0-1" {
+	if d.Transition == nil || d.Transition.Event != EventHandOverStarted || d.Next.Op.HandOver.To != "s0-1" {
 		t.Fatalf("want the hand-over recorded before it is asked for, got %s", d)
 	}
 	if got := actionsOf(d, "hand-over"); len(got) != 1 || got[0] != "hand-over s0-0 -> s0-1" {
@@ -313,12 +313,12 @@ func TestRollingWaitsForTheRolledPodToBeReady(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r2"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	prim := primary(5)
 	r1, r2 := replica(1, 5), replica(2, 5)
 	r1.Pod.Revision, r1.Pod.Ready = "r2", false
 	d := Decide(p, obsAt(5, spec, prim, r1, r2))
-	if got := actionsOf(d, "roll-pod"); len(got) > 0 || !strings.Contains(d.Waiting, "s0-1 to be Ready") {
+	if got := actionsOf(d, "roll-pod"); len(got) > 0 || (d.Waiting.Kind != WaitPodsNotReady || d.Waiting.Detail != "s0-1") {
 		t.Fatalf("rolls %v while s0-1 is not Ready (waiting %q)", got, d.Waiting)
 	}
 	r1.Pod.Ready = true
@@ -337,7 +337,7 @@ func TestSwitchoverBecomesStale(t *testing.T) {
 	}
 	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
 	d = Decide(d.Next, obsAt(6, spec, primary(5), replica(1, 5), replica(2, 5)))
-	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || d.Next.State != Steady {
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || d.Next.State != Steady || d.Transition.Why.Kind != ReasonSwitchoverChanged || d.Transition.Why.ToNode != "s0-1" {
 		t.Fatalf("want switchover-stale, got %s", d)
 	}
 }
@@ -363,7 +363,7 @@ func TestASwitchoverThatCannotBeTakenSaysWhy(t *testing.T) {
 		if d.Transition != nil && d.Transition.Event == EventSwitchoverRequested {
 			t.Fatalf("%s: the switchover must wait, got %s", c.name, d)
 		}
-		if !strings.Contains(d.Waiting, "switchover to s0-2 waits") || !strings.Contains(d.Waiting, c.want) {
+		if d.Waiting.Kind != WaitSwitchover || !strings.Contains(d.Waiting.Detail, c.want) {
 			t.Errorf("%s: waiting = %q, want the switchover's reason (%q)", c.name, d.Waiting, c.want)
 		}
 	}
@@ -372,7 +372,7 @@ func TestASwitchoverThatCannotBeTakenSaysWhy(t *testing.T) {
 		t.Fatalf("the reason gone, the switchover is taken: got %s", d)
 	}
 	spec.Switchover = nil
-	if d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), lagging)); strings.Contains(d.Waiting, "switchover") {
+	if d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), lagging)); d.Waiting.Kind == WaitSwitchover {
 		t.Fatalf("no switchover requested, none waits: %q", d.Waiting)
 	}
 }
@@ -422,7 +422,7 @@ func electedAfterRestart(t *testing.T, h string, off, keys int64) Decision {
 // only opens it) left the slots on s0-1, which refuses to follow anyone while it serves them:
 // replica-of s0-1 -> s0-0 failed for ever (found by the simulator once it modelled nodes.conf).
 func TestClusterReseedGoesToTheNodeThatServesTheSlots(t *testing.T) {
-	if d := electedAfterRestart(t, "h-fresh", 0, 0); d.Transition == nil || !d.Next.Op.Reseed || d.Next.Op.Candidate != "s0-1" {
+	if d := electedAfterRestart(t, "h-fresh", 0, 0); d.Transition == nil || !d.Next.Op.Election.Reseed || d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want a reseed on s0-1, which serves the slots, got %s", d)
 	}
 }
@@ -433,7 +433,7 @@ func TestClusterReseedGoesToTheNodeThatServesTheSlots(t *testing.T) {
 // lost its slots to s0-1. Electing s0-0 (a primary: Promote only opens it) left the slots with
 // s0-1, which refuses to follow anyone while it serves them (found by the simulator).
 func TestClusterElectionAmongEqualsGoesToTheNodeThatServesTheSlots(t *testing.T) {
-	if d := electedAfterRestart(t, "h1", 5, 5); d.Transition == nil || d.Next.Op.Reseed || d.Next.Op.Candidate != "s0-1" {
+	if d := electedAfterRestart(t, "h1", 5, 5); d.Transition == nil || d.Next.Op.Election.Reseed || d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1, which serves the slots, elected, got %s", d)
 	}
 }
@@ -447,7 +447,7 @@ func TestAHandOverSeenHalfWayIsNotAbandoned(t *testing.T) {
 	spec := testSpec(2)
 	spec.Switchover = &Switchover{Shard: 0, To: "s0-2"}
 	d := Decide(steadyState(), obsAt(5, spec, primary(5), replica(1, 5), replica(2, 5)))
-	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested || d.Next.Op.HandOver != "s0-2" {
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested || d.Next.Op.HandOver.To != "s0-2" {
 		t.Fatalf("want switchover-requested with the hand-over recorded, got %s (%+v)", d, d.Next.Op)
 	}
 	p := d.Next
@@ -476,12 +476,12 @@ func TestARollsHandOverSeenHalfWayIsLeftToFinish(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r2"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	prim := primary(5)
 	r1, r2 := replica(1, 5), replica(2, 5)
 	r1.Pod.Revision, r2.Pod.Revision = "r2", "r2"
 	d := Decide(p, obsAt(5, spec, prim, r1, r2))
-	if d.Next.Op.HandOver != "s0-1" {
+	if d.Next.Op.HandOver.To != "s0-1" {
 		t.Fatalf("want the hand-over to s0-1 recorded, got %s", d)
 	}
 	p = d.Next
@@ -495,7 +495,7 @@ func TestARollsHandOverSeenHalfWayIsLeftToFinish(t *testing.T) {
 			t.Fatalf("the promoted target is acted on: %s", half)
 		}
 	}
-	if !strings.Contains(half.Waiting, "hand-over to s0-1 finishing") {
+	if w := half.Waiting; w.Kind != WaitHandOverFinishing || w.Node != "s0-1" {
 		t.Errorf("the roll does not say it waits for the hand-over: %q", half.Waiting)
 	}
 	old := followingAfterHandOver(prim, promoted)
@@ -529,7 +529,7 @@ func TestARecordedRollingHandOverKeepsItsTarget(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r2"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2", HandOver: "s0-2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}, HandOver: HandOverMark{To: "s0-2"}}
 	prim, r1, r2 := primary(110), replica(1, 110), replica(2, 100)
 	r1.Pod.Revision, r2.Pod.Revision = "r2", "r2"
 	d := Decide(p, obsAt(6, spec, prim, r1, r2))
@@ -541,7 +541,7 @@ func TestARecordedRollingHandOverKeepsItsTarget(t *testing.T) {
 	}
 	r2.Pod.Terminating = true // deleted meanwhile: no hand-over target any more
 	d = Decide(p, obsAt(7, spec, prim, r1, r2))
-	if d.Transition == nil || d.Transition.Event != EventHandOverStarted || d.Next.Op.HandOver != "s0-1" {
+	if d.Transition == nil || d.Transition.Event != EventHandOverStarted || d.Next.Op.HandOver.To != "s0-1" {
 		t.Fatalf("want a new target once s0-2 can no longer take over, got %s", d)
 	}
 }
@@ -553,11 +553,11 @@ func TestARollDoesNotDeleteAPodTwice(t *testing.T) {
 	spec := testSpec(2)
 	spec.Revision = "r2"
 	p := steadyState()
-	p.State, p.Op = Rolling, Operation{Target: "r2"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}}
 	r1 := replica(1, 5)
 	r1.Pod.Terminating = true
 	d := Decide(p, obsAt(5, spec, primary(5), r1, replica(2, 5)))
-	if len(actionsOf(d, "roll-pod")) > 0 || !strings.Contains(d.Waiting, "s0-1 stopping") {
+	if len(actionsOf(d, "roll-pod")) > 0 || (d.Waiting.Kind != WaitRollingPodStopping || d.Waiting.Node != "s0-1") {
 		t.Fatalf("want the roll to wait for s0-1 to stop, got %s", d)
 	}
 }
@@ -578,7 +578,7 @@ func TestAnOldPrimaryWithOtherUsersIsNotObservedFenced(t *testing.T) {
 	}
 	old.Valkey.OtherUsers = false
 	d = Decide(p, obsAt(9, spec, old, follower, promoted))
-	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || !strings.Contains(d.Transition.Message, "observed fenced") {
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Transition.Why.Fenced != (Fenced{How: FencedObserved}) {
 		t.Fatalf("without other users the fenced old primary is evidence: %s", d)
 	}
 }

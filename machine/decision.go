@@ -17,9 +17,9 @@ type Decision struct {
 	Next Persisted
 	// Actions are for the actuators, in order. They belong to Next.State.
 	Actions []Action
-	// Waiting explains, when nothing can progress, what the machine is waiting for (for the
-	// status message and logs). Empty when there is nothing to wait for.
-	Waiting string
+	// Waiting explains, when nothing can progress, what the machine is waiting for (its
+	// String is the status message and log line). Zero when there is nothing to wait for.
+	Waiting Wait
 }
 
 // Transition is one edge of the table being taken.
@@ -28,7 +28,10 @@ type Transition struct {
 	From  State
 	To    State
 	Event Event
-	// Message says in words why, for the history and the Kubernetes Event.
+	// Why is the reason as a value, for the kinds given as one (Reason); zero otherwise.
+	Why Reason
+	// Message says in words why, for the history and the Kubernetes Event: Why's text first,
+	// when it is set.
 	Message string
 	// Time is the observation time that caused the transition.
 	Time time.Time
@@ -52,9 +55,9 @@ func (d Decision) String() string {
 		b.WriteString("; ")
 		b.WriteString(a.String())
 	}
-	if d.Waiting != "" {
+	if !d.Waiting.IsZero() {
 		b.WriteString("; waiting: ")
-		b.WriteString(d.Waiting)
+		b.WriteString(d.Waiting.String())
 	}
 	return b.String()
 }

@@ -26,7 +26,8 @@ import (
 // records that it resyncs (deposed-resync) with its key count then: restarted before the
 // machine saw it on the line, with more keys it synced (it is compared as any node restarted
 // from its file), else it counts as what it was deposed with. Once it answers with the line's
-// data (or none), deposed-resynced forgets it. A hibernation waits for that: the wake starts
+// data (or none), deposed-resynced forgets it (any transition does, forgetResynced: in cluster
+// mode Valkey may make it follow by itself). A hibernation waits for that: the wake starts
 // from the nodes' data alone.
 
 // deposedOf is the record's entry for pod, if any.
@@ -126,23 +127,58 @@ func (d *decider) onTheLine(s int, rec ShardRecord, n *Node) bool {
 	return !l.unmeasured(n.Valkey) && l.contains(n.Valkey)
 }
 
+// resynced reports whether the deposed pod m of shard s (record rec) answers with the line's
+// data or none, and says so.
+func (d *decider) resynced(s int, rec ShardRecord, m DeposedPod) (string, bool) {
+	n := d.v.node(m.Pod)
+	if n == nil || n.Shard != s || !d.onTheLine(s, rec, n) {
+		return "", false
+	}
+	held := fmt.Sprintf("holds the line's data (%s at offset %d)", short(n.Valkey.ReplID), n.Valkey.Offset)
+	if n.Valkey.empty() {
+		held = "holds no data"
+	}
+	return fmt.Sprintf("shard %d: %s, deposed by a failover, %s: no writes off the line are left on its volume", s, m.Pod, held), true
+}
+
 func guardDeposedResynced(d *decider) (outcome, bool) {
 	for s, rec := range d.p.Shards {
 		for _, m := range rec.Deposed {
-			n := d.v.node(m.Pod)
-			if n == nil || n.Shard != s || !d.onTheLine(s, rec, n) {
+			said, ok := d.resynced(s, rec, m)
+			if !ok {
 				continue
 			}
 			next := d.p.Clone()
 			next.Shards[s].Deposed = withoutDeposed(rec.Deposed, m.Pod)
-			held := fmt.Sprintf("holds the line's data (%s at offset %d)", short(n.Valkey.ReplID), n.Valkey.Offset)
-			if n.Valkey.empty() {
-				held = "holds no data"
-			}
-			return outcome{next: next, message: fmt.Sprintf("shard %d: %s, deposed by a failover, %s: no writes off the line are left on its volume", s, m.Pod, held)}, true
+			return outcome{next: next, message: said}, true
 		}
 	}
 	return outcome{}, false
+}
+
+// forgetResynced forgets, with any transition taken, the deposed pods that answer with the
+// line's data or none (deposed-resynced does it when no other transition fires). Valkey makes
+// a deposed primary the replica of the node that took its slots over, of its own shard id, by
+// itself: it can sync the line and be restarted from its file before the next decision, and
+// its mark would then count its keys as what it was deposed with, below the line's writes it
+// synced, and elect a node holding fewer of them.
+func (d *decider) forgetResynced(shards []ShardRecord) ([]ShardRecord, string) {
+	var said []string
+	out := shards
+	for s, rec := range shards {
+		for _, m := range rec.Deposed {
+			msg, ok := d.resynced(s, rec, m)
+			if !ok {
+				continue
+			}
+			if len(said) == 0 {
+				out = append([]ShardRecord(nil), shards...)
+			}
+			out[s].Deposed = withoutDeposed(out[s].Deposed, m.Pod)
+			said = append(said, msg)
+		}
+	}
+	return out, strings.Join(said, "; ")
 }
 
 // toResync reports whether the deposed pod m of shard s (record rec) is to be recorded as
@@ -232,6 +268,6 @@ func (d *decider) deposedPending(p Persisted) string {
 
 // deposedWaits is why converge does not ask the deposed pod n to follow yet: deposed-resync
 // is recorded first.
-func deposedWaits(s int, n *Node) string {
-	return fmt.Sprintf("shard %d: %s, deposed by a failover, resyncs once its resync is recorded: its volume may hold writes off the line", s, n.Name)
+func deposedWaits(s int, n *Node) Wait {
+	return Wait{Kind: WaitDeposedResync, Shard: s, Node: n.Name}
 }

@@ -26,18 +26,18 @@ func TestADeposedPrimaryRestartedFromItsFileDoesNotWinByItsWritesOffTheLine(t *t
 	holder := detached(node(2, RoleReplica, "h2", 1))
 	holder.Valkey.ReplID2, holder.Valkey.SecondOffset, holder.Valkey.Keys = "h1", 1, 1
 	d := electAfterLoss(t, deposedRecord(false), durableSpec(2), deposed, writer, holder)
-	if d.Next.Op.Candidate != "s0-2" {
+	if d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2, which holds the line as far as the deposed s0-0 may, got %s", d)
 	}
 	// Without the record, key counts elect s0-0 (the finding).
 	p := deposedRecord(false)
 	p.Shards[0].Deposed = nil
-	if d := electAfterLoss(t, p, durableSpec(2), deposed, writer, holder); d.Next.Op.Candidate != "s0-0" {
+	if d := electAfterLoss(t, p, durableSpec(2), deposed, writer, holder); d.Next.Op.Election.Candidate != "s0-0" {
 		t.Fatalf("the finding is no longer reproduced without the record: %s", d)
 	}
 	// Asked to follow and restarted before it was seen on the line, with no more keys than
 	// then: it counts as what it was deposed with.
-	if d := electAfterLoss(t, deposedRecord(true), durableSpec(2), deposed, writer, holder); d.Next.Op.Candidate != "s0-2" {
+	if d := electAfterLoss(t, deposedRecord(true), durableSpec(2), deposed, writer, holder); d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2, s0-0 holding no more keys than when it was asked to follow, got %s", d)
 	}
 	// With more keys than when it was asked to follow it synced from the line (nothing else
@@ -45,7 +45,7 @@ func TestADeposedPrimaryRestartedFromItsFileDoesNotWinByItsWritesOffTheLine(t *t
 	// its file (found by the simulator: it held WAIT-acknowledged writes no other node had).
 	holder.Valkey.Keys = 1
 	deposed.Valkey.Keys = 3
-	if d := electAfterLoss(t, deposedRecord(true), durableSpec(2), deposed, writer, holder); d.Next.Op.Candidate != "s0-0" {
+	if d := electAfterLoss(t, deposedRecord(true), durableSpec(2), deposed, writer, holder); d.Next.Op.Election.Candidate != "s0-0" {
 		t.Fatalf("want s0-0, synced since its resync was recorded and holding the most, got %s", d)
 	}
 }
@@ -58,7 +58,7 @@ func TestADeposedPrimaryIsRecordedUntilItIsSeenResynced(t *testing.T) {
 	r1, r2 := replica(1, 5), replica(2, 4)
 	r1.Valkey.Keys, r2.Valkey.Keys = 5, 4
 	_, d := failingOver(t, r1, r2)
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1 elected, got %s", d)
 	}
 	want := DeposedPod{Pod: "s0-0", Keys: 5, Left: HistoryLink{ID: "h1", End: 6}}
@@ -121,7 +121,7 @@ func TestHibernationWaitsForADeposedPodToResync(t *testing.T) {
 	r.Valkey.PrimaryHost, r.Valkey.LinkUp = prim.Pod.IP, true
 	fork := node(0, RolePrimary, "h1", 5)
 	d := Decide(p, obsAt(20, spec, fork, prim, r))
-	if d.Transition != nil || !strings.Contains(d.Waiting, "hibernate waits: s0-0, deposed by a failover, to resync first") {
+	if d.Transition != nil || (d.Waiting.Kind != WaitHibernate || !strings.Contains(d.Waiting.Detail, "s0-0, deposed by a failover")) {
 		t.Fatalf("want the hibernation to wait for s0-0, got %s", d)
 	}
 }
@@ -139,7 +139,7 @@ func TestADeposedSiblingOfTheLineIsNotForgotten(t *testing.T) {
 	p.State = FailingOver
 	p.Shards = []ShardRecord{{Primary: "s0-1", RunID: "run-1", History: History{ID: "h1"}, Epoch: 2,
 		Deposed: []DeposedPod{{Pod: "s0-0", Keys: 1, Left: HistoryLink{ID: "h1", End: 2}}}}}
-	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", Candidate: "s0-1", KnownFenced: true, ElectedAt: at(1)}
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", Candidate: "s0-1", KnownFenced: true, ElectedAt: at(1)}}
 	old := node(0, RolePrimary, "h2", 2) // promoted from h1 at 1, one write of its own
 	old.Valkey.ReplID2, old.Valkey.SecondOffset, old.Valkey.Keys, old.Valkey.WritesFenced = "h1", 2, 2, true
 	cand := node(1, RolePrimary, "h3", 1) // promoted: h3 continues h1 at 1
@@ -181,7 +181,7 @@ func TestAnElectionDeposesThePodsOfIdleClaims(t *testing.T) {
 		o = obsAt(6, spec, unreachable(primary(0), 6), detached(r1), detached(r2))
 		o.IdleClaims = idle
 		d = Decide(d.Next, o)
-		if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+		if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-1" {
 			t.Fatalf("want s0-1 elected, got %s", d)
 		}
 		return d
@@ -196,8 +196,8 @@ func TestAnElectionDeposesThePodsOfIdleClaims(t *testing.T) {
 	if _, ok := d.Next.Shards[0].deposedOf("s1-3"); ok {
 		t.Fatalf("a claim of another shard is deposed: %+v", d.Next.Shards[0].Deposed)
 	}
-	if !strings.Contains(d.Transition.Message, "s0-3 deposed (claims without pods") {
-		t.Fatalf("the election does not say it deposed s0-3: %s", d.Transition.Message)
+	if d.Transition.Why.Deposed != "s0-3" {
+		t.Fatalf("the election does not say it deposed s0-3: %+v", d.Transition.Why)
 	}
 	if d := elect(steadyState()); len(d.Next.Shards[0].Deposed) != 1 {
 		t.Fatalf("with no idle claim only the old primary is deposed, got %+v", d.Next.Shards[0].Deposed)
@@ -220,5 +220,25 @@ func TestAnElectionDeposesThePodsOfIdleClaims(t *testing.T) {
 	want = DeposedPod{Pod: "s0-3", Keys: 3, Left: HistoryLink{ID: "h1", End: 6}}
 	if m, _ := elect(p, away).Next.Shards[0].deposedOf("s0-3"); m != want {
 		t.Fatalf("want %+v, got %+v", want, m)
+	}
+}
+
+// A deposed pod that already answers with the line's data when another transition fires (here
+// a rollout: Valkey made it follow by itself in cluster mode, before any decision asked it) is
+// forgotten in that decision: the next one may see it only restarted from its file, its keys
+// then counted as what it was deposed with, below the line's writes it synced.
+func TestATransitionForgetsADeposedPodAlreadyOnTheLine(t *testing.T) {
+	spec := durableSpec(1)
+	spec.Revision = "r2"
+	prim := node(1, RolePrimary, "h2", 3)
+	prim.Valkey.WritesFenced, prim.Valkey.SyncFenced = false, false
+	synced := node(0, RoleReplica, "h2", 3)
+	synced.Valkey.PrimaryHost, synced.Valkey.LinkUp = prim.Pod.IP, true
+	d := Decide(deposedRecord(false), obsAt(20, spec, synced, prim))
+	if d.Transition == nil || d.Transition.Event != EventRolloutNeeded {
+		t.Fatalf("want rollout-needed, got %s", d)
+	}
+	if len(d.Next.Shards[0].Deposed) != 0 || !strings.Contains(d.Transition.Message, "no writes off the line") {
+		t.Fatalf("want s0-0 forgotten with the rollout, got %+v (%s)", d.Next.Shards[0].Deposed, d.Transition.Message)
 	}
 }

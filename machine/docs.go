@@ -63,8 +63,10 @@ recorded primary is closed to client writes (close-writes; replication goes on),
 replica that follows it holds all it wrote, hibernate-caught-up records each shard's primary that
 served as the node to wake from, then the StatefulSets ask for no pod, with whenScaled Retain so
 that the claims stay; Valkey saves its data as it shuts down. Setting spec.hibernate to false
-wakes the cluster (wake-requested): it bootstraps on its kept claims, chooses no shard's first node
-before every pod answers, and starts each shard from the node recorded to wake from while it holds
+wakes the cluster (wake-requested): it bootstraps on its kept claims, as many pods per shard (and
+shards) as ran at the stop even where the spec now asks for fewer (a scale-down or a resharding
+removes them once Steady),
+chooses no shard's first node before every pod answers, and starts each shard from the node recorded to wake from while it holds
 data (key counts cannot tell a replica that was not linked from the primary); a shard without one
 is elected by its data as a re-created cluster is. Cleared before the pods stopped, while every recorded primary still serves, the
 hibernation is cancelled instead (hibernate-cancelled): the records are kept and writes reopen.`,
@@ -112,9 +114,26 @@ primary-handed-over, which records a hand-over that already happened, comes firs
 operation is not resumed from FailingOver: failover-complete returns to Steady, which re-detects the
 remaining work (pods still on the old revision, slots not yet where the plan wants them) and starts
 the operation again with a fresh plan. Nothing of the interrupted operation is lost because its
-progress lives in the world, not in the machine; ` + "`Op.Preempted`" + ` only names it in messages. A hand-over
+progress lives in the world, not in the machine; ` + "`Op.Election.Preempted`" + ` only names it in messages. A hand-over
 the interrupted rolling step had recorded is carried into the failover (see below). Restoring is not
 pre-empted: it re-elects every shard's primary itself, and its masters are fenced anyway.
+
+### Deposed pods during an operation
+deposed-resync and deposed-resynced are self-loops of every state with a recorded primary, but in
+Rolling and Resharding they fire only for a pod on a kept claim that is started by hand. A planned
+operation starts only from a converged cluster, where every pod the objects ask for follows its
+recorded primary with the link up and so holds the line's data: the transition that starts it
+forgets the marks of those pods (any transition forgets a deposed pod that answers on the line). A
+failover during the operation ends it (FailingOver, then Steady), and its marks are settled there.
+What is left is a pod the objects do not ask for: a claim kept beyond them (a scale-down's claim
+not deleted yet), deposed by a failover that could not weigh it. The machine changes no pod count
+during an operation, so that pod comes back in the middle of one only when the StatefulSets are
+scaled behind the operator's back (kubectl scale). It comes back off the line, and resyncs
+(deposed-resync), only when its volume still holds data, which needs persistence; otherwise it
+comes back empty and is forgotten at once (deposed-resynced). In cluster mode, where Resharding
+runs, a scale-down empties the nodes it removes (remove-node) before their pods go, so a claim it
+kept comes back empty too: a resharding meets a deposed pod with data only on a claim whose node
+left the cluster otherwise.
 
 ### A spec change in the middle of an operation
 A planned operation whose goal the spec moves is aborted to Steady (spec-changed: another revision
@@ -305,6 +324,21 @@ failure in a row, at most a minute; status.failingActions shows each one with it
 error and next try. The simulator runs the same plan (machine.ActPlan) without the wait, so every
 schedule retries as often as the machine decides.
 
+### One turn, the same in the operator and the simulator
+Each turn observes, decides, persists the transition, journals it and carries out the actions, in
+that order, through one driver (machine.StartTurn) that the operator and the simulator both run
+with their own world. A transition that cannot be persisted (the status changed meanwhile) ends
+the turn: none of its actions run and the next turn observes again. Actions run only for the
+state just persisted, and a turn is settled when it made no transition, planned no action and
+waits for nothing.
+
+### Shards leave the cluster bus before their objects go
+When the objects run more shards than the machine wants (a resharding down, a spec that changed
+during a bootstrap, a cluster re-created on kept claims with fewer shards), the shards that go
+keep their objects until each of their pods answers, serves no slot, holds no key and has left
+the cluster bus (remove-node). A pod that does not answer, or holds keys, is waited for and
+status says why: deleting it would delete its claim.
+
 ### Journal and history
 Every transition is persisted before its actions run: status.state and the persisted fields, one
 condition per state (exactly one True, reason = the event in CamelCase), a bounded status.history
@@ -329,6 +363,18 @@ in the history.
   labelled primary. It mirrors the machine's record and decides nothing.
 - **Replication user rules after a slot migration**: outside Resharding, a node whose replication
   user still carries the rules an atomic slot migration widened gets the narrow rules back.
+- **Support objects**: the Services, the ConfigMap, the PodDisruptionBudget, the NetworkPolicy
+  and the Certificate are written as the spec asks on every turn (no write when they are so), and
+  repaired when they drift. None of them holds data or picks a primary; the StatefulSets, which
+  decide which pods run, change only through the machine's ensure-objects.
+- **The auth Secret**: it is made for a new cluster, and a deleted or emptied one is put back
+  with the passwords the running nodes use. Putting it back changes no node: a new password
+  reaches the nodes only through a rotation.
+- **Requests answered**: the switchover, failover-without and rotation annotations are removed
+  once the machine has answered them (done, refused or no longer needed), and the finalizer is
+  added and removed. They are the user's requests to the machine, not its decisions.
+- **The final backup**: a cluster deleted with a final backup gets a ValkeyBackup made for it;
+  the backup runs beside the machine as any backup does.
 - **Backups**: a ValkeyBackup reads each shard's snapshot from a replica that is in sync (the primary
   when none is); it changes no role and no data. Closing writes for a final backup is the machine's action.
 - **Reports**: status fields that describe the world (nodes, ready counts, waiting reasons,

@@ -221,16 +221,24 @@ func (d *decider) forgetGhosts(p Persisted, steady bool, b *actionList) {
 			// shard's. With several of either, which keys go with which slots is not known.
 			prim := holders[0]
 			b.add(ForgetNode{ID: g.id, IP: g.ip})
-			b.add(AssignSlots{Shard: prim.Shard, Node: prim.Name, RunID: prim.Valkey.RunID, Slots: g.ranges})
+			b.add(AssignSlots{Target: TargetOf(prim.Shard, prim), Slots: g.ranges})
+			continue
+		case s && steady && ownerByKeySlots(g.ranges, holders) != nil:
+			// Several: the one primary whose keys all hash to this ghost's slots holds them
+			// (ghostkeys.go). A ghost whose slots hold no primary's keys waits until no
+			// primary without slots holds keys, and is forgotten then (above).
+			prim := ownerByKeySlots(g.ranges, holders)
+			b.add(ForgetNode{ID: g.id, IP: g.ip})
+			b.add(AssignSlots{Target: TargetOf(prim.Shard, prim), Slots: g.ranges})
 			continue
 		}
 		why := "not forgotten until a failover takes them"
 		if isStranded(g) {
-			why = fmt.Sprintf("and no node follows it to take them over; %d such node(s) and %s serving no slots and holding keys: which one holds these slots' keys is not known (give them by hand: CLUSTER FORGET %s on every node, then CLUSTER ADDSLOTSRANGE on that primary)", stranded, names(holders), g.id)
+			why = fmt.Sprintf("and no node follows it to take them over; %d such node(s) and %s serving no slots and holding keys: which one holds these slots' keys is not known (the key slots of each were not read, or do not fall in one such node's slots; give them by hand: CLUSTER FORGET %s on every node, then CLUSTER ADDSLOTSRANGE on that primary)", stranded, names(holders), g.id)
 		}
 		holding = append(holding, fmt.Sprintf("%s (last at %s) serves %d slot(s) in the view of %s, %s", g.id, g.ip, g.slots, strings.Join(g.knownBy, ", "), why))
 	}
 	if len(holding) > 0 {
-		b.wait("node(s) that are no pod of this cluster still serve slots: " + strings.Join(holding, "; "))
+		b.wait(Wait{Kind: WaitGhostsServeSlots, Detail: strings.Join(holding, "; ")})
 	}
 }

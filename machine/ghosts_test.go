@@ -83,7 +83,7 @@ func TestAGhostServingSlotsIsNotForgotten(t *testing.T) {
 	if got := actionsOf(d, "forget-node"); len(got) != 0 {
 		t.Fatalf("forget-node %v for a node that serves slots", got)
 	}
-	if !strings.Contains(d.Waiting, "old-s1-0 (last at 10.9.9.8) serves 5461 slot(s) in the view of s0-0, s0-1") {
+	if d.Waiting.Kind != WaitGhostsServeSlots || !strings.Contains(d.Waiting.Detail, "old-s1-0 (last at 10.9.9.8) serves 5461 slot(s) in the view of s0-0, s0-1") {
 		t.Fatalf("waiting %q, want the ghost named with its slots", d.Waiting)
 	}
 }
@@ -130,7 +130,7 @@ func TestALiveOrOpenStrangerIsNotForgotten(t *testing.T) {
 	if got := actionsOf(d, "forget-node"); len(got) != 0 {
 		t.Fatalf("forget-node %v for a live node and a slot's migration target", got)
 	}
-	if !strings.HasPrefix(d.Waiting, OpenSlotsUnknown) {
+	if d.Waiting.Kind != WaitOpenSlotsUnknown {
 		t.Fatalf("waiting %q, want the open slot named", d.Waiting)
 	}
 }
@@ -163,7 +163,7 @@ func TestAStrandedGhostIsForgotten(t *testing.T) {
 	two := append([]Node(nil), nodes...)
 	two[4].Valkey.Slots, two[4].Valkey.Keys = nil, 3
 	d = Decide(p, obsAt(1, obs.Spec, two...))
-	if got := actionsOf(d, "forget-node"); len(got) != 0 || !strings.Contains(d.Waiting, "no node follows it") || !strings.Contains(d.Waiting, "CLUSTER FORGET old-s1-1") {
+	if got := actionsOf(d, "forget-node"); len(got) != 0 || d.Waiting.Kind != WaitGhostsServeSlots || !strings.Contains(d.Waiting.Detail, "no node follows it") || !strings.Contains(d.Waiting.Detail, "CLUSTER FORGET old-s1-1") {
 		t.Fatalf("forget-node %v (waiting %q) with two primaries without slots holding keys", got, d.Waiting)
 	}
 	// No primary without slots holds keys: the slots' keys went with the ghost's volume; it is
@@ -237,7 +237,7 @@ func TestTwoStrandedGhostsAndOneHolderWait(t *testing.T) {
 	if got := actionsOf(d, "assign-slots"); len(got) != 0 {
 		t.Fatalf("assign-slots %v with two stranded ghosts and one holder", got)
 	}
-	if !strings.Contains(d.Waiting, "2 such node(s)") {
+	if d.Waiting.Kind != WaitGhostsServeSlots || !strings.Contains(d.Waiting.Detail, "2 such node(s)") {
 		t.Fatalf("waiting %q, want the two stranded ghosts named", d.Waiting)
 	}
 }

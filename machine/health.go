@@ -1,7 +1,5 @@
 package machine
 
-import "fmt"
-
 // primaryHealth is what the observation says about a shard's recorded primary.
 type primaryHealth int
 
@@ -18,38 +16,49 @@ const (
 	primaryGone
 )
 
-// primaryHealth judges the recorded primary of shard s.
-func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
+// primaryHealth judges the recorded primary of shard s, and says why when it is not healthy.
+func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, PrimaryFault) {
 	if s >= len(p.Shards) || p.Shards[s].Primary == "" {
-		return primaryHealthy, ""
+		return primaryHealthy, PrimaryFault{}
 	}
 	rec := p.Shards[s]
 	n := d.v.node(rec.Primary)
+	f := PrimaryFault{Primary: rec.Primary}
 	switch {
 	case n == nil || !n.Pod.Exists:
-		return primaryGone, fmt.Sprintf("pod of primary %s is gone", rec.Primary)
+		f.Kind = FaultPodGone
+		return primaryGone, f
 	case n.Reachable && n.Valkey.RunID != rec.RunID:
-		return primaryGone, fmt.Sprintf("primary %s restarted (run id %s, was %s)", rec.Primary, short(n.Valkey.RunID), short(rec.RunID))
+		f.Kind, f.RunID, f.RunIDWas = FaultRestarted, short(n.Valkey.RunID), short(rec.RunID)
+		return primaryGone, f
 	case n.Reachable && n.Valkey.Role != RolePrimary:
-		return primaryGone, fmt.Sprintf("primary %s is no longer a primary", rec.Primary)
+		f.Kind = FaultNotPrimary
+		return primaryGone, f
 	case n.Reachable:
 		if o := d.servesInsteadOf(s, rec, n); o != nil {
-			return primaryGone, fmt.Sprintf("primary %s serves none of the shard's slots (it takes no write), while %s serves them holding its data", rec.Primary, o.Name)
+			f.Kind, f.Server = FaultServesNoSlots, o.Name
+			return primaryGone, f
 		}
-		return primaryHealthy, ""
+		return primaryHealthy, PrimaryFault{}
 	case n.Pod.Restarted:
-		return primaryGone, fmt.Sprintf("primary %s restarted (its container restarted; the new process does not answer yet)", rec.Primary)
+		f.Kind = FaultContainerRestarted
+		return primaryGone, f
 	case !n.Pod.Running:
-		return primaryGone, fmt.Sprintf("primary %s is not running", rec.Primary)
+		f.Kind = FaultNotRunning
+		return primaryGone, f
 	case n.FailedProbes >= d.v.spec.FailureThreshold:
+		f.Probes = n.FailedProbes
 		if heard := d.hearPrimary(s, n); len(heard) > 0 {
 			// The operator is cut off, not the primary: failing over would cut a serving
 			// primary off its replicas (and its clients off writes) for nothing.
-			return primaryUnreachable, fmt.Sprintf("primary %s unreachable for %d probes, but %s still hear from it: no failover while it serves its replicas", rec.Primary, n.FailedProbes, names(heard))
+			f.Kind, f.Heard = FaultHeard, names(heard)
+			return primaryUnreachable, f
 		}
-		return primarySuspected, fmt.Sprintf("primary %s unreachable for %d probes", rec.Primary, n.FailedProbes)
+		f.Kind = FaultSuspected
+		return primarySuspected, f
 	default:
-		return primaryUnreachable, fmt.Sprintf("primary %s unreachable for %d of %d probes", rec.Primary, n.FailedProbes, d.v.spec.FailureThreshold)
+		f.Kind, f.Probes, f.Threshold = FaultUnreachable, n.FailedProbes, d.v.spec.FailureThreshold
+		return primaryUnreachable, f
 	}
 }
 
@@ -58,6 +67,8 @@ func (d *decider) primaryHealth(p Persisted, s int) (primaryHealth, string) {
 // none open (nil: none). n then accepts no client write (every key is another node's), and the other node
 // refuses to follow it while it serves slots: a failover to it loses nothing, where waiting
 // would wait for a user to empty it (regressions/cluster-stray-with-the-data-takes-over.sched).
+// Where only key counts compare the two, a tie goes to the node serving the slots
+// (slotOwnerTied).
 // A stray without keys gives its
 // slots to n instead (strayOwner); one holding data n lacks is left to the user.
 func (d *decider) servesInsteadOf(s int, rec ShardRecord, n *Node) *Node {
@@ -75,7 +86,7 @@ func (d *decider) servesInsteadOf(s int, rec ShardRecord, n *Node) *Node {
 			x := d.lineage(s, rec.History)
 			l = &x
 		}
-		if l.covers(o.Valkey, n.Valkey) {
+		if l.covers(o.Valkey, n.Valkey) || d.slotOwnerTied(s, rec, o, n) {
 			return o
 		}
 	}
@@ -106,49 +117,70 @@ func short(id string) string {
 // builds the failover operation for it. The rules of when NOT to fail over live here: a
 // reachable primary is never replaced; an unreachable one only after FailureThreshold failed
 // probes; never without a quorum of the shard visible; never without a node to promote.
-func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation, string, bool) {
+func (d *decider) lostShard(p Persisted, only int, writer *Operation) (Operation, PrimaryFault, bool) {
 	for s := range p.Shards {
 		if only >= 0 && s != only {
 			continue
 		}
 		if op, why, ok := d.failoverOf(p, s, writer); ok {
-			return op, why, true
+			return op, why.Fault, true
 		}
 	}
-	return Operation{}, "", false
+	return Operation{}, PrimaryFault{}, false
 }
 
-// failoverOf decides whether shard s's primary is to be failed over: the operation and why,
-// or why not. prev, when not nil, is the failover in progress whose elected node is lost:
-// its writer stays the writer (see Operation.Writer). An elected node lost while unpromoted
-// (Operation.Unpromoted: a replica when elected, its promotion not recorded yet) was one more
-// node of the lost history (nobody followed it, nobody wrote to it): the re-election starts
-// from that history again. From the history the election recorded for it instead, the
-// writer's data beyond the elected node's offset, or in a history only a key-count link tied
-// to the line, would be off the line, and a node holding less would be promoted over the
-// writer back with every write (regressions/re-election-forgets-the-deposed-writer.sched).
-func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, string, bool) {
-	health, why := d.primaryHealth(p, s)
+// failoverOf decides whether shard s's primary is to be failed over: the operation, and what
+// it found (failoverWhy: what is wrong with the primary, and why a failover is held back, in
+// words or as a wait of its own kind such as WaitDeposedMayHoldTheLine). prev, when not nil,
+// is the failover in progress whose elected node is lost: its writer stays the writer (see
+// Election.Writer). An elected node lost while unpromoted (Election.Unpromoted: a replica when
+// elected, its promotion not recorded yet) was one more node of the lost history (nobody
+// followed it, nobody wrote to it): the re-election starts from that history again. From the
+// history the election recorded for it instead, the writer's data beyond the elected node's
+// offset, or in a history only a key-count link tied to the line, would be off the line, and a
+// node holding less would be promoted over the writer back with every write
+// (regressions/re-election-forgets-the-deposed-writer.sched).
+func (d *decider) failoverOf(p Persisted, s int, prev *Operation) (Operation, failoverWhy, bool) {
+	health, fault := d.primaryHealth(p, s)
+	why := failoverWhy{Shard: s, Fault: fault}
 	if health != primarySuspected && health != primaryGone {
 		return Operation{}, why, false
 	}
 	rec := p.Shards[s]
-	op := Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History,
-		Writer: rec.Primary, WriterRunID: rec.RunID, KnownFenced: health == primaryGone}
+	op := Operation{Election: Election{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Writer: rec.Primary, WriterRunID: rec.RunID, KnownFenced: health == primaryGone}}
 	if prev != nil {
-		op.Writer, op.WriterRunID, op.KnownFenced = prev.Writer, prev.WriterRunID, prev.KnownFenced
-		if prev.Unpromoted {
-			op.LostHistory = prev.LostHistory
+		op.Election.Writer, op.Election.WriterRunID, op.Election.KnownFenced = prev.Election.Writer, prev.Election.WriterRunID, prev.Election.KnownFenced
+		if prev.Election.Unpromoted {
+			op.Election.LostHistory = prev.Election.LostHistory
 		}
 	}
 	if ok, whyNot := d.quorum(op); !ok {
-		return Operation{}, why + "; no failover: " + whyNot, false
+		why.HeldBack = whyNot
+		return Operation{}, why, false
 	}
 	if _, _, ok := d.failoverCandidate(op); !ok {
-		_, whyNot := elect(d.candidates(op))
-		return Operation{}, why + "; no failover: " + whyNot, false
+		if w := d.noElection(op); w.Kind == WaitDeposedMayHoldTheLine {
+			why.Held = w
+		} else {
+			why.HeldBack = w.Detail
+		}
+		return Operation{}, why, false
 	}
-	return op, fmt.Sprintf("shard %d: %s", s, why), true
+	why.Due = true
+	return op, why, true
+}
+
+// noElection is why failoverCandidate elects no node for op: a deposed pod that may hold the
+// line (deposedmayhold.go), or no candidate holding every other's data.
+func (d *decider) noElection(op Operation) Wait {
+	l, cands := d.candidates(op)
+	c, why := elect(l, cands)
+	if c != nil {
+		if w, held := d.deposedMayHoldTheLine(op, cands, c); held {
+			return w
+		}
+	}
+	return Wait{Kind: WaitNoPromotable, Shard: op.Election.Shard, Detail: why}
 }
 
 // failoverCandidate elects the node to promote for op, or says why there is none. When no
@@ -163,13 +195,18 @@ func (d *decider) failoverCandidate(op Operation) (*Node, bool, bool) {
 	l, cands := d.candidates(op)
 	if len(cands) > 0 {
 		c, _ := elect(l, cands)
+		if c != nil {
+			if _, held := d.deposedMayHoldTheLine(op, cands, c); held {
+				return nil, false, false
+			}
+		}
 		return c, false, c != nil
 	}
-	if len(d.unknown(op.Shard, "")) > 0 {
+	if len(d.unknown(op.Election.Shard, "")) > 0 {
 		return nil, false, false
 	}
 	var best *Node
-	for _, n := range d.v.shard(op.Shard) {
+	for _, n := range d.v.shard(op.Election.Shard) {
 		if !usable(n) {
 			continue
 		}

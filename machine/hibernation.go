@@ -20,7 +20,9 @@ import (
 //     meanwhile is not recorded to wake from (a crash may lose its last second of writes,
 //     which its replicas hold): the stop goes on, and the wake elects that shard by its data.
 //   - wake-requested (Hibernated → Bootstrapping): the spec no longer asks for it. The cluster
-//     bootstraps on its kept claims as a re-created one does (bootstrap.go), and waits for
+//     bootstraps on its kept claims as a re-created one does (bootstrap.go), starting as many
+//     pods per shard, and shards, as ran at the stop even where the spec now asks for fewer
+//     (wokenPods, bootShards), and waits for
 //     every pod to answer before it chooses a shard's first node: any kept volume may hold the
 //     newest data. A shard starts from the node recorded to wake from while it holds data;
 //     key counts cannot tell a replica that was not linked at the stop, or that missed writes
@@ -62,26 +64,23 @@ func guardHibernateCaughtUp(d *decider) (outcome, bool) {
 	if !d.v.spec.Hibernate {
 		return outcome{}, false
 	}
-	if d.p.Op.WakeFrom != "" {
+	if d.p.Op.Hibernation.From != "" {
 		return d.wakeFromRestarted()
 	}
 	if !d.caughtUp(d.p, &actionList{}) {
 		return outcome{}, false
 	}
 	from := make([]string, len(d.p.Shards))
-	var said []string
+	primaries := make([]string, len(d.p.Shards))
 	for s, rec := range d.p.Shards {
-		from[s] = "-"
+		from[s], primaries[s] = "-", rec.Primary
 		if d.primaryServes(rec) {
 			from[s] = rec.Primary
-			said = append(said, fmt.Sprintf("shard %d from %s", s, rec.Primary))
-		} else {
-			said = append(said, fmt.Sprintf("shard %d by its nodes' data (%s no longer serves)", s, rec.Primary))
 		}
 	}
 	next := d.p.Clone()
-	next.Op.WakeFrom = strings.Join(from, " ")
-	return outcome{next: next, message: "replicas caught up with their primaries: every pod stops; the wake starts " + strings.Join(said, ", ")}, true
+	next.Op.Hibernation.From = strings.Join(from, " ")
+	return outcome{next: next, why: Reason{Kind: ReasonHibernateCaughtUp, WakeFrom: next.Op.Hibernation.From, Primaries: strings.Join(primaries, " ")}}, true
 }
 
 // wakeFromRestarted drops from the record the nodes seen running as another process than
@@ -89,28 +88,27 @@ func guardHibernateCaughtUp(d *decider) (outcome, bool) {
 // reached it) may have lost writes that its replicas hold (appendfsync everysec), which a wake
 // from it would wipe on them.
 func (d *decider) wakeFromRestarted() (outcome, bool) {
-	from := strings.Fields(d.p.Op.WakeFrom)
-	var said []string
+	from := strings.Fields(d.p.Op.Hibernation.From)
+	dropped := false
 	for s, name := range from {
 		if name == "-" || s >= len(d.p.Shards) {
 			continue
 		}
 		if n := d.v.node(name); n != nil && n.Reachable && n.Valkey.RunID != d.p.Shards[s].RunID {
-			from[s] = "-"
-			said = append(said, fmt.Sprintf("shard %d by its nodes' data (%s restarted before it stopped: a crash may have lost writes its replicas hold)", s, name))
+			from[s], dropped = "-", true
 		}
 	}
-	if len(said) == 0 {
+	if !dropped {
 		return outcome{}, false
 	}
 	next := d.p.Clone()
-	next.Op.WakeFrom = strings.Join(from, " ")
-	return outcome{next: next, message: "the wake starts " + strings.Join(said, ", ")}, true
+	next.Op.Hibernation.From = strings.Join(from, " ")
+	return outcome{next: next, why: Reason{Kind: ReasonWakeFromRestarted, WakeFrom: next.Op.Hibernation.From, WakeFromWas: d.p.Op.Hibernation.From}}, true
 }
 
 // wakeFrom is the node recorded to wake shard s from ("": none).
-func (o Operation) wakeFrom(s int) string {
-	from := strings.Fields(o.WakeFrom)
+func (h Hibernation) wakeFrom(s int) string {
+	from := strings.Fields(h.From)
 	if s >= len(from) || from[s] == "-" {
 		return ""
 	}
@@ -123,7 +121,7 @@ func guardWakeRequested(d *decider) (outcome, bool) {
 	}
 	next := d.p.Clone()
 	next.Shards = nil
-	next.Op = Operation{Wake: true, WakeFrom: d.p.Op.WakeFrom}
+	next.Op = Operation{Hibernation: Hibernation{Wake: true, From: d.p.Op.Hibernation.From}}
 	return outcome{next: next, message: "wake requested: the pods start on their kept claims; once every one answers, each shard starts from the node whose data contains every other's"}, true
 }
 
@@ -187,20 +185,22 @@ func (d *decider) hibernatePending(p Persisted) string {
 // hibernateActions: close writes, let the replicas catch up, then stop every pod.
 func (d *decider) hibernateActions(p Persisted, b *actionList) {
 	objects := d.obs.Objects
-	if objects.Replicas == StoppedReplicas && objects.Shards == len(p.Shards) && objects.Revision == d.v.spec.Revision {
+	// (A shard beyond the records that has not left the cluster bus stops with the others:
+	// leavingShards.)
+	if objects.Replicas == StoppedReplicas && objects.Shards >= len(p.Shards) && objects.Revision == d.v.spec.Revision {
 		if running := d.runningPods(); len(running) > 0 {
-			b.wait(fmt.Sprintf("hibernating: %s still stopping", strings.Join(running, ", ")))
+			b.wait(Wait{Kind: WaitHibernatePodsStopping, Detail: strings.Join(running, ", ")})
 			return
 		}
-		b.wait("hibernated: every pod stopped and the claims keep the data; set spec.hibernate to false to wake the cluster")
+		b.wait(Wait{Kind: WaitHibernated})
 		return
 	}
 	if d.caughtUp(p, b) {
-		if p.Op.WakeFrom == "" {
-			b.wait("hibernating: the replicas caught up; the node each shard wakes from is recorded before the pods stop")
+		if p.Op.Hibernation.From == "" {
+			b.wait(Wait{Kind: WaitHibernateRecordWake})
 			return
 		}
-		b.add(EnsureObjects{Shards: len(p.Shards), Replicas: StoppedReplicas, Revision: d.v.spec.Revision})
+		b.add(EnsureObjects{Shards: d.leavingShards(len(p.Shards), b), Replicas: StoppedReplicas, Revision: d.v.spec.Revision})
 	}
 }
 
@@ -214,7 +214,7 @@ func (d *decider) caughtUp(p Persisted, b *actionList) bool {
 		}
 		prim := d.v.node(rec.Primary)
 		if !prim.Valkey.WritesFenced {
-			b.add(CloseWrites{Shard: s, Node: prim.Name, RunID: rec.RunID})
+			b.add(CloseWrites{Target: Target{Shard: s, Node: prim.Name, RunID: rec.RunID}})
 			ready = false
 			continue
 		}
@@ -223,7 +223,7 @@ func (d *decider) caughtUp(p Persisted, b *actionList) bool {
 				continue
 			}
 			if n.Valkey.Offset < prim.Valkey.Offset {
-				b.wait(fmt.Sprintf("hibernating: %s catching up with %s (offset %d of %d) before the pods stop", n.Name, prim.Name, n.Valkey.Offset, prim.Valkey.Offset))
+				b.wait(Wait{Kind: WaitHibernateCatchUp, Shard: s, Node: n.Name, Peer: prim.Name, N: n.Valkey.Offset, Of: prim.Valkey.Offset})
 				ready = false
 			}
 		}
@@ -231,10 +231,37 @@ func (d *decider) caughtUp(p Persisted, b *actionList) bool {
 	return ready
 }
 
+// wokenPods is how many pods per shard a wake starts: those the shards ran when they stopped
+// (the recorded count: a hibernation starts only once the objects ask for it), or the spec's
+// if it asks for more. A spec lowered while the cluster slept must not leave a claim
+// unstarted: the primary may have restarted empty before the stop, and then the write its
+// replicas acknowledged by WAIT may be only on the ordinals beyond the new count
+// (regressions/wake-with-fewer-pods-starts-every-claim.sched). Once Steady, the ordinary
+// scale-down, with its guards, removes the pods beyond the spec.
+func (d *decider) wokenPods(p Persisted) int {
+	return max(d.specPods(), p.PodsPerShard)
+}
+
+// bootShards is how many shards a bootstrap wires: the spec's, or, for a wake, the shards that
+// ran when the pods stopped if the spec now asks for fewer, and for a first bootstrap on kept
+// claims, every shard a kept claim is for (keptShards). A shard left unstarted would take
+// the writes on its kept claims with it (the bootstrap assigns its slots to the others, empty);
+// woken, it is elected by its data like the others, and from Steady the ordinary resharding
+// moves its slots, keys and all, before it is removed
+// (regressions/cluster-persistent-wake-with-fewer-shards-drops-a-shard.sched,
+// regressions/cluster-persistent-recreated-with-fewer-shards-drops-a-shard.sched).
+func (d *decider) bootShards(p Persisted) int {
+	if p.State == Bootstrapping && p.Op.Hibernation.Wake && d.v.spec.Mode == ModeCluster {
+		return max(d.v.spec.Shards, len(strings.Fields(p.Op.Hibernation.From)))
+	}
+	return max(d.v.spec.Shards, d.keptShards(p))
+}
+
 // wakeWaits says which pods of shard s a waking bootstrap still waits for ("": none, or no
-// wake): every pod the spec asks for must answer before the shard's first node is chosen.
+// wake): every pod the wake starts (wokenPods) must answer before the shard's first node is
+// chosen.
 func (d *decider) wakeWaits(p Persisted, s int) string {
-	if !p.Op.Wake {
+	if !p.Op.Hibernation.Wake {
 		return ""
 	}
 	answering := map[int]bool{}
@@ -244,7 +271,7 @@ func (d *decider) wakeWaits(p Persisted, s int) string {
 		}
 	}
 	var missing []string
-	for o := 0; o < d.specPods(); o++ {
+	for o := 0; o < d.wokenPods(p); o++ {
 		if !answering[o] {
 			missing = append(missing, fmt.Sprintf("ordinal %d", o))
 		}

@@ -39,7 +39,7 @@ func TestFoldRebuildsStateAndHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.State.State != live.State || f.State.Seq != live.Seq || !reflect.DeepEqual(f.State.Shards[0], live.Shards[0]) || f.State.Op.Candidate != live.Op.Candidate {
+	if f.State.State != live.State || f.State.Seq != live.Seq || !reflect.DeepEqual(f.State.Shards[0], live.Shards[0]) || f.State.Op.Election.Candidate != live.Op.Election.Candidate {
 		t.Fatalf("fold = %+v, live = %+v", f.State, live)
 	}
 	if len(f.Records) != 3 || f.Records[2].Event != EventCandidateElected || f.Records[2].Reason != "CandidateElected" {

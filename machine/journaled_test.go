@@ -25,6 +25,9 @@ func fillAll(v reflect.Value, n *int) {
 				t := v.Type()
 				panic("unexported field " + t.Name() + "." + t.Field(i).Name + ": JSON would drop it")
 			}
+			if v.Type().Field(i).Tag.Get("json") == "-" {
+				continue // never reaches Decide (Valkey.KeyHashes: CompareKeys drops them)
+			}
 			fillAll(v.Field(i), n)
 		}
 	case reflect.Array:

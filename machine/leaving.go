@@ -25,8 +25,12 @@ func guardPrimaryLeaving(d *decider) (outcome, bool) {
 			continue
 		}
 		next := p
-		next.Op = Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Leaving: true, Target: t.Name, HandOver: t.Name}
-		return outcome{next: next, message: fmt.Sprintf("shard %d: %s's pod is being deleted (kubectl delete, an eviction, a StatefulSet removing it): it hands over to %s before it stops", s, rec.Primary, t.Name)}, true
+		next.Op = Operation{
+			Election:   Election{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true},
+			Switchover: SwitchoverGoal{To: t.Name, Leaving: true},
+			HandOver:   HandOverMark{Shard: s, To: t.Name},
+		}
+		return outcome{next: next, why: Reason{Kind: ReasonHandOverStarted, Shard: s, Goal: GoalLeaving, Node: rec.Primary, Peer: t.Name}}, true
 	}
 	return outcome{}, false
 }

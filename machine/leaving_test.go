@@ -19,7 +19,7 @@ func TestADeletedPrimaryPodHandsOverBeforeItStops(t *testing.T) {
 		t.Fatalf("want primary-leaving, got %s", d)
 	}
 	op := d.Next.Op
-	if !op.Planned || !op.Leaving || op.HandOver != "s0-2" || !strings.Contains(d.Transition.Message, "s0-0's pod is being deleted") {
+	if !op.Election.Planned || !op.Switchover.Leaving || op.HandOver.To != "s0-2" || d.Transition.Why != (Reason{Kind: ReasonHandOverStarted, Goal: GoalLeaving, Node: "s0-0", Peer: "s0-2"}) {
 		t.Fatalf("want a planned hand-over to s0-2 recorded with its cause, got %+v: %s", op, d.Transition.Message)
 	}
 	if got := actionsOf(d, "hand-over"); len(got) != 1 || !strings.Contains(got[0], "s0-2") {
@@ -32,7 +32,8 @@ func TestADeletedPrimaryPodHandsOverBeforeItStops(t *testing.T) {
 	old := node(0, RoleReplica, "h2", 100)
 	old.Valkey.PrimaryHost, old.Valkey.LinkUp, old.Pod.Terminating = newPrim.Pod.IP, true, true
 	d = Decide(p, obsAt(6, spec, old, r1, newPrim))
-	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.Shards[0].Primary != "s0-2" || !strings.Contains(d.Transition.Message, "before s0-0's pod stops") {
+	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.Shards[0].Primary != "s0-2" ||
+		d.Transition.Why != (Reason{Kind: ReasonSwitchedOver, Goal: GoalLeaving, Node: "s0-0", Peer: "s0-2"}) {
 		t.Fatalf("want the hand-over recorded, got %s", d)
 	}
 }
@@ -47,7 +48,7 @@ func TestADeletedPrimaryWithoutACaughtUpReplicaSaysSo(t *testing.T) {
 	if d.Transition != nil && d.Transition.Event == EventPrimaryLeaving {
 		t.Fatalf("handed over to an unlinked replica: %s", d)
 	}
-	if !strings.Contains(d.Waiting, "s0-0's pod is being deleted and no caught-up replica can take over") {
+	if d.Waiting.Kind != WaitLeaving || !strings.Contains(d.Waiting.Detail, "s0-0's pod is being deleted") {
 		t.Fatalf("waiting = %q", d.Waiting)
 	}
 }
@@ -60,16 +61,17 @@ func TestAHandOverBeforeADeletionIsAbandonedWhenItsTargetGoes(t *testing.T) {
 	prim, r1, r2 := primary(100), replica(1, 100), replica(2, 100)
 	prim.Pod.Terminating = true
 	d := Decide(steadyState(), obsAt(5, spec, prim, r1, r2))
-	if d.Transition == nil || d.Next.Op.HandOver != "s0-1" {
+	if d.Transition == nil || d.Next.Op.HandOver.To != "s0-1" {
 		t.Fatalf("want a hand-over to s0-1, got %s", d)
 	}
 	r1.Pod.Terminating = true
 	d = Decide(d.Next, obsAt(6, spec, prim, r1, r2))
-	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || !strings.Contains(d.Transition.Message, "hand-over before s0-0's pod stops") {
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale ||
+		d.Transition.Why != (Reason{Kind: ReasonHandOverTargetGone, Shard: 0, Goal: GoalLeaving, Node: "s0-0", Peer: "s0-1"}) {
 		t.Fatalf("want the hand-over abandoned, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(7, spec, prim, r1, r2))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLeaving || d.Next.Op.HandOver != "s0-2" {
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLeaving || d.Next.Op.HandOver.To != "s0-2" {
 		t.Fatalf("want a hand-over to s0-2 next, got %s", d)
 	}
 }
@@ -82,7 +84,7 @@ func TestAHandOverSeenFromTheOldPrimaryFirstIsNoLoss(t *testing.T) {
 	spec := testSpec(2)
 	p := steadyState()
 	p.State = FailingOver
-	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}, Planned: true, Leaving: true, Target: "s0-1", HandOver: "s0-1"}
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}, Planned: true}, Switchover: SwitchoverGoal{To: "s0-1", Leaving: true}, HandOver: HandOverMark{Shard: 0, To: "s0-1"}}
 	old := node(0, RoleReplica, "h1", 100)
 	old.Valkey.PrimaryHost, old.Valkey.LinkUp, old.Pod.Terminating = "10.0.0.2", false, true
 	target := replica(1, 100) // still follows s0-0 (10.0.0.1) in this survey

@@ -93,16 +93,16 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	fromRestore := func(n *Node) bool { return d.p.Restored == "" || n.Valkey.Snapshot == d.p.Restored }
 	var trusted []*Node
 	var seeds []string
-	for _, n := range d.v.shard(op.Shard) {
-		if onItsOwn(n) && ((n.Name == op.Lost && n.Valkey.RunID != op.LostRunID) || (op.HandOver != "" && n.Name == op.HandOver)) {
+	for _, n := range d.v.shard(op.Election.Shard) {
+		if onItsOwn(n) && ((n.Name == op.Election.Lost && n.Valkey.RunID != op.Election.LostRunID) || (op.HandOver.To != "" && n.Name == op.HandOver.To)) {
 			trusted = append(trusted, n)
 			seeds = append(seeds, n.Valkey.ReplID)
 		}
 	}
 	// Unmeasured is judged before the trusted nodes' IDs seed the lineage: seeded, an ID is
 	// known only because its node claims it.
-	unseeded := d.lineage(op.Shard, op.LostHistory)
-	l := d.lineage(op.Shard, op.LostHistory, seeds...)
+	unseeded := d.lineage(op.Election.Shard, op.Election.LostHistory)
+	l := d.lineage(op.Election.Shard, op.Election.LostHistory, seeds...)
 	// A node on its own whose history the lineage cannot place at all is trusted by offset
 	// too: only the recorded primary is ever opened for writes, so such data comes from a
 	// node the machine promoted (or a hand-over) whose new ID it did not see before a
@@ -112,7 +112,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 	// reaches): that the lineage knows the ID only from the trusted node must not make it
 	// less trusted than an ID nobody knows. A known fork (an ID the lineage left behind) is
 	// not trusted.
-	for _, n := range d.v.shard(op.Shard) {
+	for _, n := range d.v.shard(op.Election.Shard) {
 		v := n.Valkey
 		unplaced := !l.knows(v.ReplID) && !l.knows(v.ReplID2)
 		seeded := slices.Contains(seeds, v.ReplID) && !l.leftBehind(v.ReplID)
@@ -121,19 +121,19 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 		}
 	}
 	var out []candidate
-	for _, n := range d.v.shard(op.Shard) {
+	for _, n := range d.v.shard(op.Election.Shard) {
 		if !usable(n) {
 			continue
 		}
 		isTrusted := slices.Contains(trusted, n)
 		if l.contains(n.Valkey) || isTrusted {
-			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unseeded.unmeasured(n.Valkey), writer: n.Name == op.Writer}
+			c := candidate{Node: n, byOffset: isTrusted, removed: d.removed(d.p, n), unmeasured: unseeded.unmeasured(n.Valkey), writer: n.Name == op.Election.Writer}
 			c.complete = c.unmeasured && d.completeWriter(op, n)
 			// A deposed pod counts as what it was deposed with unless it is on the line (its
 			// history is the record's or continues it) or synced since (deposed.go): measured
 			// in a history beside the line (a key-count link can put its own history there),
 			// its writes there may be the ones off the line.
-			if m, ok := d.p.Shards[op.Shard].deposedOf(n.Name); ok && !c.complete && !m.synced(n.Valkey) && (c.unmeasured || !unseeded.has(n.Valkey.ReplID)) {
+			if m, ok := d.p.Shards[op.Election.Shard].deposedOf(n.Name); ok && !c.complete && !m.synced(n.Valkey) && (c.unmeasured || !unseeded.has(n.Valkey.ReplID)) {
 				c.mark = &m
 			}
 			out = append(out, c)
@@ -152,7 +152,7 @@ func (d *decider) candidates(op Operation) (lineage, []candidate) {
 // the writer's (an elected node restarted from its file may hold an isolated old primary's
 // writes).
 func (d *decider) completeWriter(op Operation, n *Node) bool {
-	return d.v.spec.Persistence && d.v.spec.FsyncAlways && op.HandOver == "" && op.Writer == op.Lost && n.Name == op.Writer && n.Valkey.RunID != op.WriterRunID
+	return d.v.spec.Persistence && d.v.spec.FsyncAlways && op.HandOver.To == "" && op.Election.Writer == op.Election.Lost && n.Name == op.Election.Writer && n.Valkey.RunID != op.Election.WriterRunID
 }
 
 // candidate is a node that may be promoted. byOffset marks the restarted lost primary, whose
@@ -177,12 +177,26 @@ type candidate struct {
 }
 
 // holds reports whether c's data contains o's.
-func (l lineage) holds(c, o candidate) bool { return l.Holds(c.compared(), o.compared()) }
+func (l lineage) holds(c, o candidate) bool {
+	h, _ := l.compare(c, o)
+	return h
+}
 
 // compare reports whether c's data contains o's, and whether that rests on key counts
-// (election.Lineage.Compare).
+// (election.Lineage.Compare); where it would and the keys of both were compared, they decide
+// (keysets.go), unless one is a deposed pod: its mark says which of its keys are off the line,
+// to be discarded, which its keys cannot tell.
 func (l lineage) compare(c, o candidate) (holds, estimate bool) {
-	return l.Compare(c.compared(), o.compared())
+	holds, estimate = l.Compare(c.compared(), o.compared())
+	if estimate && c.mark == nil && o.mark == nil {
+		if contains, known := keysContain(c.Node, o.Node); known {
+			if contains {
+				l.noteKeys(c.Node, o.Node)
+			}
+			return contains, false
+		}
+	}
+	return holds, estimate
 }
 
 // compared is c as the election model compares it.
@@ -232,7 +246,7 @@ func (d *decider) quorum(op Operation) (bool, string) {
 	if allowed < 0 {
 		allowed = 0
 	}
-	unknown := d.unknown(op.Shard, op.Writer)
+	unknown := d.unknown(op.Election.Shard, op.Election.Writer)
 	if len(unknown) <= allowed {
 		return true, ""
 	}
@@ -247,14 +261,14 @@ func (d *decider) quorum(op Operation) (bool, string) {
 	}
 	return false, fmt.Sprintf("%d node(s) of shard %d unseen (%s), at most %d allowed: they may hold writes acknowledged with WAIT %d that no node seen holds. "+
 		"Bring them back (their node, their pods), or, to fail over without them and give up the writes only they hold, name them in the annotation valkey.fsm.dev/failover-without",
-		len(unknown), op.Shard, names(unknown), allowed, max(1, d.v.spec.MinSyncReplicas))
+		len(unknown), op.Election.Shard, names(unknown), allowed, max(1, d.v.spec.MinSyncReplicas))
 }
 
 // givenUp lists the unseen nodes a failover goes on without because the user named them
 // (Spec.FailoverWithout) and the quorum needed it: writes only they hold are lost.
 func (d *decider) givenUp(op Operation) []*Node {
 	allowed := max(0, d.v.spec.MinSyncReplicas-1)
-	unknown := d.unknown(op.Shard, op.Writer)
+	unknown := d.unknown(op.Election.Shard, op.Election.Writer)
 	if len(unknown) <= allowed {
 		return nil
 	}
@@ -298,8 +312,8 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		// In cluster mode, among equals, the node that serves the shard's slots: a primary
 		// without slots cannot take them (Promote only opens it), and the one that serves
 		// them refuses to follow anyone: elected, the one without slots would wait for good.
-		if as, bs := len(a.Valkey.Slots) > 0, len(b.Valkey.Slots) > 0; as != bs {
-			return as
+		if first, decided := servesSlotsBefore(a.Node, b.Node); decided {
+			return first
 		}
 		if a.writer != b.writer {
 			return a.writer
@@ -325,10 +339,11 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 	return nil, "candidates' histories forked: " + names(nodes)
 }
 
-// electionCaveat says how the election of c among cands rested on key counts, or "" when it
-// did not: some candidate's data could be placed only by its key count (restarted from its
-// append-only file), so writes that overwrote keys may be counted wrong.
-func electionCaveat(l lineage, cands []candidate, c *Node) string {
+// electedByKeys names the candidates the election of c among cands preferred c to by key
+// count alone, and c's key count; "" when it did not rest on key counts: such a candidate's
+// data could be placed only by its key count (restarted from its append-only file), so
+// writes that overwrote keys may be counted wrong (Reason.OverByKeys).
+func electedByKeys(l lineage, cands []candidate, c *Node) (string, int64) {
 	var me candidate
 	for _, x := range cands {
 		if x.Node == c {
@@ -342,9 +357,9 @@ func electionCaveat(l lineage, cands []candidate, c *Node) string {
 		}
 	}
 	if len(by) == 0 {
-		return ""
+		return "", 0
 	}
-	return fmt.Sprintf("chosen over %s by key count (%d keys): restarted from append-only files, which keep no replication offset, their data cannot be placed in the history", names(by), me.Valkey.Keys)
+	return names(by), me.Valkey.Keys
 }
 
 // empty reports whether v holds no data: offset 0 and no keys.

@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -132,7 +131,7 @@ func TestNodeInATrustedHistoryIsComparedByOffset(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, old, detached(replica(1, 1)), lost, target))
-	if d.Next.Op.Candidate != "s0-3" {
+	if d.Next.Op.Election.Candidate != "s0-3" {
 		t.Fatalf("want s0-3, the most advanced node of the trusted history, got %s", d)
 	}
 }
@@ -152,14 +151,14 @@ func TestDataFromBeforeARestoreIsNotTrustedByOffset(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, unreachable(prim, 6), withSnapshot(detached(replica(1, 3))), stale))
-	if d.Next.Op.Candidate != "s0-1" {
+	if d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1, which holds the restored line, got %s", d)
 	}
 	// Without the restore the same node would be trusted (its history is unplaceable).
 	p.Restored = ""
 	d = Decide(p, obsAt(5, spec, unreachable(prim, 5), withSnapshot(replica(1, 3)), stale))
 	d = Decide(d.Next, obsAt(6, spec, unreachable(prim, 6), withSnapshot(detached(replica(1, 3))), stale))
-	if d.Next.Op.Candidate != "s0-2" {
+	if d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2 trusted by offset without a restore, got %s", d)
 	}
 }
@@ -181,14 +180,14 @@ func TestTheLostPrimaryBackFromItsFileCountsAfterARestore(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, back, line))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-0" {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-0" {
 		t.Fatalf("want s0-0, the lost primary back with 2 keys against 1, got %s", d)
 	}
 	// The same data on another pod (not the lost primary) is not trusted without the mark.
 	other := fromAppendOnlyFile(2, 2)
 	d = Decide(p, obsAt(5, spec, unreachable(primary(0), 5), line, other))
 	d = Decide(d.Next, obsAt(6, spec, unreachable(primary(0), 6), line, other))
-	if d.Next.Op.Candidate != "s0-1" {
+	if d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1, which holds the restored line, over an unmarked node on its own, got %s", d)
 	}
 }
@@ -212,7 +211,7 @@ func TestTwiceHandedOverNodeIsComparedByOffset(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, restarted, twice, behind))
-	if d.Next.Op.Candidate != "s0-1" {
+	if d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1, which holds the newest writes, got %s", d)
 	}
 }
@@ -267,7 +266,7 @@ func TestAKeyCountLinkReachesTheNodesOfTheHistoryBeforeAPromotion(t *testing.T) 
 	p := steadyState()
 	p.Shards[0] = ShardRecord{Primary: "s0-1", RunID: "run-1", History: lostHistory, Epoch: 2}
 	p.State = FailingOver
-	p.Op = Operation{Shard: 0, Lost: "s0-1", LostRunID: "run-1", LostHistory: lostHistory, Writer: "s0-1", WriterRunID: "run-1"}
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-1", LostRunID: "run-1", LostHistory: lostHistory, Writer: "s0-1", WriterRunID: "run-1"}}
 	emptied := node(1, RoleReplica, "h9", 0) // the lost primary, back empty
 	emptied.Valkey.RunID = "run-1-again"
 	elected := node(2, RoleReplica, "h7", 0) // back from its append-only file: 3 keys, no place
@@ -290,7 +289,7 @@ func TestAKeyCountLinkReachesTheNodesOfTheHistoryBeforeAPromotion(t *testing.T) 
 // A node of the history before the promotion counts only up to where the lost history left
 // it: beyond are writes off the line, which must not stretch the link (found by a review).
 func TestAKeyCountLinksReachStopsWhereTheLineLeftAHistory(t *testing.T) {
-	op := Operation{LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 3}}
+	op := Operation{Election: Election{LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 3}}}
 	beyond := node(3, RoleReplica, "h1", 10)
 	onLine := node(2, RoleReplica, "h2", 5)
 	if got := lostHistoryReach(op, []candidate{{Node: &beyond}}); got != 3 {
@@ -353,7 +352,7 @@ func TestAHandOverBesideAKeyCountLinkIsWeighedByKeys(t *testing.T) {
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, lost, target, ahead))
-	if d.Next.Op.Candidate != "s0-2" || !strings.Contains(d.Transition.Message, "s0-1 by key count") {
+	if d.Next.Op.Election.Candidate != "s0-2" || d.Transition.Why.OverByKeys != "s0-0,s0-1" {
 		t.Fatalf("want s0-2, which holds the most keys, elected over s0-1 by key count, got %s", d)
 	}
 

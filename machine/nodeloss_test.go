@@ -17,7 +17,7 @@ func TestLosingThePrimaryWithAReplicaWaitsAndSaysWhatToDo(t *testing.T) {
 		t.Fatalf("no failover may start while s0-1 is unseen: %s", d)
 	}
 	for _, want := range []string{"s0-1", "WAIT 1", "Bring them back", "valkey.fsm.dev/failover-without"} {
-		if !strings.Contains(d.Waiting, want) {
+		if !strings.Contains(d.Waiting.FailoverHeldBack(), want) {
 			t.Fatalf("waiting must say %q: %q", want, d.Waiting)
 		}
 	}
@@ -33,11 +33,11 @@ func TestLosingThePrimaryWithAReplicaWaitsAndSaysWhatToDo(t *testing.T) {
 		t.Fatalf("named in failover-without, s0-1 no longer holds the failover back: %s", d)
 	}
 	d = Decide(d.Next, obsAt(7, spec, lost...))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-2" {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2 elected, got %s", d)
 	}
-	if msg := d.Transition.Message; !strings.Contains(msg, "WITHOUT s0-1") || !strings.Contains(msg, "given up") {
-		t.Fatalf("the election must record the user's decision: %s", msg)
+	if why := d.Transition.Why; why.Kind != ReasonElected || why.GivenUp != "s0-1" {
+		t.Fatalf("the election must record the user's decision: %+v", why)
 	}
 	// Naming a node that is seen changes nothing: it still counts, and nothing is given up.
 	spec.FailoverWithout = []string{"s0-2"}

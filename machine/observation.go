@@ -29,13 +29,12 @@ type Observation struct {
 	// of the same name) on places the objects do not ask for: ordinals beyond the spec's pods
 	// per shard, or shards beyond the spec's. Such a claim may hold a shard's newest data (a
 	// cluster re-created smaller than the one deleted); a first bootstrap starts it before it
-	// elects (see keptPods).
+	// elects (see keptPods, keptShards).
 	ClaimsBeyond []Claim `json:",omitempty"`
 	// IdleClaims lists the data claims, of any age, whose pods do not exist on places the
-	// objects do not ask for: a hibernation woken with fewer pods keeps the others' claims, and
-	// a scale-down's deletion of a claim can lag or fail; a scale-up starts a pod on such a
-	// claim, data and all. A failover cannot weigh them, so whatever they hold beyond
-	// the node it elects is off the line from then on (deposeIdleClaims).
+	// objects do not ask for: a scale-down's deletion of a claim can lag or fail; a scale-up
+	// starts a pod on such a claim, data and all. A failover cannot weigh them, so whatever
+	// they hold beyond the node it elects is off the line from then on (deposeIdleClaims).
 	IdleClaims []Claim `json:",omitempty"`
 }
 
@@ -269,6 +268,21 @@ type Valkey struct {
 	// with its kind and a colon ("debug:" for DEBUG DIGEST, "dump:" for the operator's own);
 	// digests of different kinds are not compared.
 	Digest string `json:",omitempty"`
+	// KeyHashes are the survey's hashes of the node's keys, each with its value and expiry,
+	// sorted (nil: not read). Read only where Digest is, and within the same bounds. They do
+	// not leave the turn (CompareKeys turns them into KeysCompared and KeysWithin, which the
+	// journal keeps): a hundred thousand keys are 800 kB.
+	KeyHashes []uint64 `json:"-"`
+	// KeysCompared: the node's keys were read and compared with those of every other node of
+	// its shard whose keys were read (CompareKeys).
+	KeysCompared bool `json:",omitempty"`
+	// KeysWithin names the nodes of the shard, keys compared, that hold every key of this
+	// node with the same value (CompareKeys).
+	KeysWithin []string `json:",omitempty"`
+	// KeySlots are the hash slots that hold keys (cluster mode; CLUSTER COUNTKEYSINSLOT), read
+	// only of a primary that serves no slots and holds keys: whose slots its keys are, when
+	// nodes that are no pod any more serve them (ghostkeys.go). nil: not read.
+	KeySlots []SlotRange `json:",omitempty"`
 	// PrimaryHost is master_host for a replica ("" when it follows nothing).
 	PrimaryHost string
 	// PrimaryID is the cluster ID of the node a replica follows (cluster mode; CLUSTER NODES).

@@ -161,9 +161,32 @@ func (h History) continuing(prior History) History {
 }
 
 // Operation is what the machine must remember about the operation in progress because the
-// world cannot tell it: whom it is replacing, whom it promoted, what the goal was.
+// world cannot tell it: whom it is replacing, whom it promoted, what the goal was. Each kind of
+// operation has its own part; the state says which parts are in use, and every other part is
+// zero:
+//
+//	FailingOver    Election, and Switchover for a planned one; HandOver while a hand-over is
+//	               asked for (a failover keeps the one of the operation it preempted)
+//	Rolling        Roll, and HandOver while a primary hands over before its pod is rolled
+//	Restoring      Restore
+//	Resharding     Reshard
+//	Hibernated     Hibernation (From); Bootstrapping: Hibernation while a wake runs
+//
+// Operation stays a comparable value (no pointers), so that "no operation" is Operation{}.
 type Operation struct {
-	// Shard is the shard a failover or switchover is about.
+	Election    Election
+	Switchover  SwitchoverGoal
+	HandOver    HandOverMark
+	Roll        Roll
+	Restore     Restore
+	Reshard     Reshard
+	Hibernation Hibernation
+}
+
+// Election is a failover or switchover of one shard: the primary it replaces, the last
+// process that may have taken writes, and the node elected to take over.
+type Election struct {
+	// Shard is the shard the failover or switchover is about.
 	Shard int
 	// Lost and LostRunID name the primary being replaced.
 	Lost      string
@@ -177,7 +200,8 @@ type Operation struct {
 	WriterRunID string
 	// LostHistory is the lost primary's history: candidates must continue it.
 	LostHistory History
-	// Planned is true for a requested switchover (a hand-over), false for a failover.
+	// Planned is true for a planned hand-over (a requested switchover, a scale-down's or a
+	// leaving primary's hand-over: Operation.Switchover says which), false for a failover.
 	Planned bool
 	// Candidate is the elected node once candidate-elected has been recorded; the shard's
 	// record names it from then on.
@@ -210,36 +234,42 @@ type Operation struct {
 	// Reseed is true when no node held the shard's data any more and a new, empty history is
 	// started (a data loss the machine states explicitly).
 	Reseed bool
-	// HandOver is the node the shard's primary is being handed over to (a requested
-	// switchover, or a rolling step), recorded before the hand-over is asked for: if the
-	// primary is lost around the hand-over, that node may hold writes it took as the new
-	// primary under a replication ID nobody recorded, and its data is still the shard's.
-	HandOver string
 	// Preempted is the planned operation a failover interrupted (for messages; the machine
 	// resumes it from Steady because its progress is visible in the world).
 	Preempted State
-	// Wake is true while a bootstrap wakes a hibernated cluster: every kept volume may hold
-	// the newest data, so every node must answer before a shard's first node is chosen.
-	Wake bool
-	// WakeFrom names, per shard and separated by spaces ("-" where none), the node whose data
-	// is the shard's newest when a hibernation stopped the pods: its recorded primary, serving
-	// as the recorded process with client writes closed and every replica that followed it
-	// caught up (hibernate-caught-up records it before the pods are asked to stop). The wake
-	// starts each shard from it: key counts cannot tell a replica that was not linked, or
-	// that missed writes acknowledged after the catch-up, from the primary. "" until then.
-	WakeFrom string
-	// Target is the goal of a planned operation: the revision being rolled out, the restore
-	// request ID, or the switchover target node.
-	Target string
-	// TargetShards is the shard count a resharding works towards.
-	TargetShards int
-	// Leaving is true for a planned hand-over away from a primary whose pod is being deleted
+}
+
+// SwitchoverGoal is the goal of a planned hand-over (Election.Planned): a requested switchover,
+// a scale-down's hand-over or a leaving primary's.
+type SwitchoverGoal struct {
+	// To is the replica the primary role goes to.
+	To string
+	// Leaving is true for a hand-over away from a primary whose pod is being deleted
 	// (primary-leaving): its goal is only that the role moves before the pod stops.
 	Leaving bool
-	// TargetPods is, for a planned hand-over that moves a shard's primary off an ordinal a
-	// scale-down removes (scale-down-hand-over), the pod count per shard it makes room for;
-	// 0 for a requested switchover. Target is then the surviving replica it goes to.
-	TargetPods int
+	// Pods is, for a hand-over that moves a shard's primary off an ordinal a scale-down
+	// removes (scale-down-hand-over), the pod count per shard it makes room for; 0 otherwise.
+	Pods int
+}
+
+// HandOverMark is the node a shard's primary is being handed over to (a switchover, or a rolling
+// step), recorded before the hand-over is asked for: if the primary is lost around the
+// hand-over, that node may hold writes it took as the new primary under a replication ID
+// nobody recorded, and its data is still the shard's. Zero when none is in flight.
+type HandOverMark struct {
+	Shard int
+	To    string
+}
+
+// Roll is a rollout: the revision every pod is restarted onto.
+type Roll struct {
+	Revision string
+}
+
+// Restore is a restore in progress.
+type Restore struct {
+	// Request is the restore request's ID.
+	Request string
 	// Snapshot is the snapshot being restored.
 	Snapshot string
 	// GiveBack is true while a restore can still hand the cluster back as it was: it was asked
@@ -248,4 +278,23 @@ type Operation struct {
 	// primary still answers with the data it had (restore-given-back); a new cluster's restore
 	// never does (it would open empty).
 	GiveBack bool
+}
+
+// Reshard is a resharding: the shard count it works towards.
+type Reshard struct {
+	Shards int
+}
+
+// Hibernation is what a hibernation keeps for the wake.
+type Hibernation struct {
+	// Wake is true while a bootstrap wakes a hibernated cluster: every kept volume may hold
+	// the newest data, so every node must answer before a shard's first node is chosen.
+	Wake bool
+	// From names, per shard and separated by spaces ("-" where none), the node whose data
+	// is the shard's newest when a hibernation stopped the pods: its recorded primary, serving
+	// as the recorded process with client writes closed and every replica that followed it
+	// caught up (hibernate-caught-up records it before the pods are asked to stop). The wake
+	// starts each shard from it: key counts cannot tell a replica that was not linked, or
+	// that missed writes acknowledged after the catch-up, from the primary. "" until then.
+	From string
 }

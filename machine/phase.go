@@ -10,7 +10,7 @@ type Phase string
 
 // The phases that are not states.
 const (
-	// SwitchingOver: a planned hand-over of one shard's primary (FailingOver with Op.Planned).
+	// SwitchingOver: a planned hand-over of one shard's primary (FailingOver with Op.Election.Planned).
 	SwitchingOver Phase = "SwitchingOver"
 )
 
@@ -28,7 +28,7 @@ func Phases() []Phase {
 
 // Phase returns p's phase.
 func (p Persisted) Phase() Phase {
-	if p.State == FailingOver && p.Op.Planned {
+	if p.State == FailingOver && p.Op.Election.Planned {
 		return SwitchingOver
 	}
 	return Phase(p.State)

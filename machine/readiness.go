@@ -43,26 +43,28 @@ func cond(typ string, ok bool, reason, message string) Condition {
 // ready: every shard's recorded primary answers as the recorded process, a primary open for
 // writes.
 func (d *decider) ready(p Persisted, dec Decision) Condition {
+	waiting := dec.Waiting.String()
 	if p.State == Hibernated {
-		return cond(ConditionReady, false, "Hibernated", "hibernated on purpose (spec.hibernate): "+dec.Waiting)
+		return cond(ConditionReady, false, "Hibernated", "hibernated on purpose (spec.hibernate): "+waiting)
 	}
 	if len(p.Shards) == 0 {
 		msg := "no primary yet"
-		if dec.Waiting != "" {
-			msg = dec.Waiting
+		if waiting != "" {
+			msg = waiting
 		}
 		return cond(ConditionReady, false, "Bootstrapping", msg)
 	}
 	var serving []string
 	for s := range p.Shards {
 		rec := p.Shards[s]
-		if h, why := d.primaryHealth(p, s); h != primaryHealthy {
+		if h, fault := d.primaryHealth(p, s); h != primaryHealthy {
+			why := fault.String()
 			reason := "PrimaryUnreachable"
 			if h == primaryGone {
 				reason = "PrimaryLost"
 			}
-			if dec.Waiting != "" && dec.Waiting != why {
-				why += "; waiting: " + dec.Waiting
+			if waiting != "" && waiting != why {
+				why += "; waiting: " + waiting
 			}
 			return cond(ConditionReady, false, reason, why)
 		}
@@ -72,8 +74,8 @@ func (d *decider) ready(p Persisted, dec Decision) Condition {
 			reason := "PrimaryFenced"
 			if p.State == FailingOver {
 				reason = string(p.Phase())
-				if dec.Waiting != "" {
-					msg += ": " + dec.Waiting
+				if waiting != "" {
+					msg += ": " + waiting
 				}
 			}
 			return cond(ConditionReady, false, reason, msg)
@@ -85,13 +87,14 @@ func (d *decider) ready(p Persisted, dec Decision) Condition {
 
 // progressing: an operation is under way (any state but Steady), or Steady still converges.
 func (d *decider) progressing(p Persisted, dec Decision) Condition {
+	waiting := dec.Waiting.String()
 	switch {
 	case p.State == Hibernated && len(dec.Actions) == 0 && d.hibernatedForGood():
 		return cond(ConditionProgressing, false, "Hibernated", "every pod stopped; the claims keep the data")
 	case p.State != Steady:
 		msg := string(p.Phase())
-		if dec.Waiting != "" {
-			msg += ": " + dec.Waiting
+		if waiting != "" {
+			msg += ": " + waiting
 		}
 		return cond(ConditionProgressing, true, string(p.Phase()), msg)
 	case len(dec.Actions) > 0:
@@ -104,8 +107,8 @@ func (d *decider) progressing(p Persisted, dec Decision) Condition {
 			}
 		}
 		return cond(ConditionProgressing, true, "Converging", "converging: "+strings.Join(list, ", "))
-	case dec.Waiting != "":
-		return cond(ConditionProgressing, true, "Waiting", dec.Waiting)
+	case waiting != "":
+		return cond(ConditionProgressing, true, "Waiting", waiting)
 	}
 	return cond(ConditionProgressing, false, "Idle", "nothing to do")
 }

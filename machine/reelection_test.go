@@ -1,9 +1,6 @@
 package machine
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // reelectionWorld is a failover whose elected node is lost in turn: s0-0 (the writer, h1) was
 // lost; s0-1, back from its append-only file (a fresh ID, 3 keys), was elected by key count over
@@ -19,8 +16,7 @@ func reelectionWorld(promoted bool) (Persisted, Observation) {
 		Primary: "s0-1", RunID: "run-1-again", History: elected, Epoch: 2,
 		Deposed: []DeposedPod{{Pod: "s0-0", Keys: 3, Left: HistoryLink{ID: "fresh-b", End: 1}}},
 	}}}
-	p.Op = Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0",
-		LostHistory: History{ID: "h1"}, Candidate: "s0-1", Unpromoted: !promoted, KnownFenced: true, ElectedAt: at(10), ElectedClock: ""}
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h1"}, Candidate: "s0-1", Unpromoted: !promoted, KnownFenced: true, ElectedAt: at(10), ElectedClock: ""}}
 	writer := node(0, RolePrimary, "h1", 10)
 	writer.Valkey.RunID, writer.Valkey.Keys = "run-0-again", 10
 	lost := node(1, RoleReplica, "empty-b", 0)
@@ -41,19 +37,19 @@ func TestAReElectionAfterAnUnpromotedCandidateStartsFromTheLostHistory(t *testin
 	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
 		t.Fatalf("want primary-lost for the elected node, got %s", d)
 	}
-	if !strings.Contains(d.Transition.Message, "s0-1 was never promoted: the re-election starts from the history s0-0 wrote") {
-		t.Errorf("the message does not say why: %s", d.Transition.Message)
+	if why := d.Transition.Why; why.Unpromoted != "s0-1" || why.Writer != "s0-0" {
+		t.Errorf("the reason does not say why: %+v", why)
 	}
 	op := d.Next.Op
-	if op.LostHistory.ID != "h1" || op.LostHistory.PrevID != "" || op.Writer != "s0-0" {
-		t.Fatalf("the re-election starts from %+v (writer %s), want h1 and the writer s0-0", op.LostHistory, op.Writer)
+	if op.Election.LostHistory.ID != "h1" || op.Election.LostHistory.PrevID != "" || op.Election.Writer != "s0-0" {
+		t.Fatalf("the re-election starts from %+v (writer %s), want h1 and the writer s0-0", op.Election.LostHistory, op.Election.Writer)
 	}
 	if _, marked := d.Next.Shards[0].deposedOf("s0-0"); marked {
 		t.Fatalf("the writer keeps the mark of an election never carried out: %+v", d.Next.Shards[0].Deposed)
 	}
 	// Step on to the election.
 	next := Decide(d.Next, obsAt(21, obs.Spec, obs.Nodes...))
-	if next.Transition == nil || next.Transition.Event != EventCandidateElected || next.Next.Op.Candidate != "s0-0" {
+	if next.Transition == nil || next.Transition.Event != EventCandidateElected || next.Next.Op.Election.Candidate != "s0-0" {
 		t.Fatalf("want s0-0, holding every write, elected; got %s", next)
 	}
 }
@@ -67,11 +63,11 @@ func TestAReElectionAfterAPromotedCandidateKeepsItsHistory(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventPrimaryLost {
 		t.Fatalf("want primary-lost for the elected node, got %s", d)
 	}
-	if strings.Contains(d.Transition.Message, "never promoted") {
-		t.Errorf("a promoted node said never promoted: %s", d.Transition.Message)
+	if why := d.Transition.Why; why.Kind != ReasonPrimaryLost || why.Unpromoted != "" {
+		t.Errorf("a promoted node said never promoted: %+v", why)
 	}
-	if d.Next.Op.LostHistory.ID != "h9" {
-		t.Fatalf("the re-election starts from %+v, want the promoted node's recorded history h9", d.Next.Op.LostHistory)
+	if d.Next.Op.Election.LostHistory.ID != "h9" {
+		t.Fatalf("the re-election starts from %+v, want the promoted node's recorded history h9", d.Next.Op.Election.LostHistory)
 	}
 	if _, marked := d.Next.Shards[0].deposedOf("s0-0"); !marked {
 		t.Fatalf("the writer lost its mark after a promotion: %+v", d.Next.Shards[0].Deposed)
@@ -85,7 +81,7 @@ func TestAReElectionAfterAPromotedCandidateKeepsItsHistory(t *testing.T) {
 func TestAnElectionRecordsWhetherTheElectedNodeWasAReplica(t *testing.T) {
 	spec := testSpec(2)
 	p := steadyState()
-	p.State, p.Op = FailingOver, Operation{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h1"}, KnownFenced: true}
+	p.State, p.Op = FailingOver, Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", Writer: "s0-0", WriterRunID: "run-0", LostHistory: History{ID: "h1"}, KnownFenced: true}}
 	gone := unreachable(node(0, RolePrimary, "h1", 0), 5)
 	for _, tc := range []struct {
 		name       string
@@ -100,11 +96,11 @@ func TestAnElectionRecordsWhetherTheElectedNodeWasAReplica(t *testing.T) {
 		}(), false},
 	} {
 		d := Decide(p, obsAt(20, spec, gone, tc.elected, detached(replicaOf("h1", 2, 5))))
-		if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+		if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-1" {
 			t.Fatalf("%s: want s0-1 elected, got %s", tc.name, d)
 		}
-		if d.Next.Op.Unpromoted != tc.unpromoted {
-			t.Errorf("%s: Unpromoted = %v, want %v", tc.name, d.Next.Op.Unpromoted, tc.unpromoted)
+		if d.Next.Op.Election.Unpromoted != tc.unpromoted {
+			t.Errorf("%s: Unpromoted = %v, want %v", tc.name, d.Next.Op.Election.Unpromoted, tc.unpromoted)
 		}
 	}
 }

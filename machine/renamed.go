@@ -19,10 +19,10 @@ func guardHistoryRenamed(d *decider) (outcome, bool) {
 		}
 		next := d.p.Clone()
 		next.Shards[s].History = renamedHistory(n, rec.History)
-		if op := d.p.Op; d.p.State == FailingOver && op.Shard == s && op.Lost == rec.Primary && op.LostRunID == rec.RunID {
+		if op := d.p.Op; d.p.State == FailingOver && op.Election.Shard == s && op.Election.Lost == rec.Primary && op.Election.LostRunID == rec.RunID {
 			// Before any election the record is the lost primary's: its history is what the
 			// candidates must continue, and what a recovery is recognised by.
-			next.Op.LostHistory = next.Shards[s].History
+			next.Op.Election.LostHistory = next.Shards[s].History
 		}
 		return outcome{next: next, message: fmt.Sprintf("shard %d: %s renamed its history %s to %s on its first replica's sync (offset %d)", s, n.Name, short(rec.History.ID), short(n.Valkey.ReplID), n.Valkey.Offset)}, true
 	}

@@ -25,7 +25,7 @@ func TestARenamedHistoryIsRecordedAndTheNextFailoverFindsItsReplicas(t *testing.
 		t.Fatalf("want primary-lost, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(11, spec, gone, detached(replicaOf("h1-renamed", 1, 40)), detached(replicaOf("h1-renamed", 2, 38))))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1 elected, got %s", d)
 	}
 }
@@ -45,8 +45,8 @@ func TestARenameBeforeTheElectionMovesTheLostHistoryToo(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventHistoryRenamed || d.Next.State != FailingOver {
 		t.Fatalf("want history-renamed in FailingOver, got %s", d)
 	}
-	if d.Next.Op.LostHistory != d.Next.Shards[0].History {
-		t.Fatalf("the lost history must follow the rename: op %+v, record %+v", d.Next.Op.LostHistory, d.Next.Shards[0].History)
+	if d.Next.Op.Election.LostHistory != d.Next.Shards[0].History {
+		t.Fatalf("the lost history must follow the rename: op %+v, record %+v", d.Next.Op.Election.LostHistory, d.Next.Shards[0].History)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Resharding (cluster mode) works towards Op.TargetShards shards with the balanced slot plan:
+// Resharding (cluster mode) works towards Op.Reshard.Shards shards with the balanced slot plan:
 // create the pods of new shards, wire each new shard to its first node and record it
 // (shard-added), migrate every range the plan moves (slotMoves) from a converged cluster, then remove the
 // nodes of shards beyond the target and let EnsureObjects delete their pods. Every step is
@@ -16,7 +16,7 @@ import (
 func guardShardAdded(d *decider) (outcome, bool) {
 	p := d.p
 	s := len(p.Shards)
-	if s >= p.Op.TargetShards {
+	if s >= p.Op.Reshard.Shards {
 		return outcome{}, false
 	}
 	first := d.freeChoice(s)
@@ -36,7 +36,7 @@ func guardShardAdded(d *decider) (outcome, bool) {
 func guardShardRemoved(d *decider) (outcome, bool) {
 	p := d.p
 	keep := len(p.Shards)
-	for keep > p.Op.TargetShards && d.shardOffTheBus(p, keep-1) {
+	for keep > p.Op.Reshard.Shards && d.shardOffTheBus(p, keep-1) {
 		keep--
 	}
 	if keep == len(p.Shards) {
@@ -77,7 +77,7 @@ func leftTheBus(n *Node) bool {
 
 func guardReshardComplete(d *decider) (outcome, bool) {
 	p := d.p
-	target := p.Op.TargetShards
+	target := p.Op.Reshard.Shards
 	if len(p.Shards) < target || d.v.shardCount() > target {
 		return outcome{}, false
 	}
@@ -96,7 +96,7 @@ func guardReshardComplete(d *decider) (outcome, bool) {
 }
 
 func (d *decider) reshardActions(p Persisted, b *actionList) {
-	target := p.Op.TargetShards
+	target := p.Op.Reshard.Shards
 	// The recorded shards stay until shard-removed forgets them; a shard beyond the records is
 	// going, even while its pods still answer or terminate (keeping it would bring it back).
 	d.ensureObjects(p, max(target, len(p.Shards)), b)
@@ -111,14 +111,14 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		if first := d.freeChoice(s); first != nil {
 			d.wireShard(s, first, b)
 		} else {
-			b.wait(fmt.Sprintf("shard %d: no node answers yet", s))
+			b.wait(Wait{Kind: WaitNoNodeAnswersYet, Shard: s})
 		}
 	}
 	if len(b.actions) > 0 {
 		return
 	}
 	if len(p.Shards) < target {
-		b.wait(fmt.Sprintf("waiting for shard %d to come up", len(p.Shards)))
+		b.wait(Wait{Kind: WaitShardComingUp, Shard: len(p.Shards)})
 		return
 	}
 	// The shards that must be whole before slots move: those that stay, and those beyond the
@@ -136,7 +136,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		return
 	}
 	if ok, why := d.converged(live); !ok {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitNotConverged, Detail: why})
 		return
 	}
 	// Migrations left open are finished first, towards where they were going.
@@ -148,7 +148,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		for _, m := range open {
 			from, to := d.slotReporter(p, m.from), d.slotReporter(p, m.to)
 			if from == nil || to == nil {
-				b.wait(fmt.Sprintf("slot %d is open between shards %d and %d, and one of them has no primary answering", m.Start, m.from, m.to))
+				b.wait(Wait{Kind: WaitOpenSlotNoPrimary, N: int64(m.Start), Shard: m.from, ToShard: m.to})
 				continue
 			}
 			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
@@ -165,7 +165,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		for _, m := range moves {
 			if m.from < 0 {
 				to := d.v.node(p.Shards[m.to].Primary)
-				b.add(AssignSlots{Shard: m.to, Node: to.Name, RunID: to.Valkey.RunID, Slots: []SlotRange{m.SlotRange}})
+				b.add(AssignSlots{Target: TargetOf(m.to, to), Slots: []SlotRange{m.SlotRange}})
 				free = true
 			}
 		}
@@ -177,7 +177,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		// replied with error: CLUSTERDOWN", leaving a batch of slots open).
 		for _, m := range moves {
 			if to := d.v.node(p.Shards[m.to].Primary); to != nil && !to.Valkey.ClusterOK {
-				b.wait(fmt.Sprintf("waiting for %s, which slots move to, to say cluster_state ok", to.Name))
+				b.wait(Wait{Kind: WaitClusterStateFail, Shard: m.to, Node: to.Name})
 				return
 			}
 		}
@@ -189,13 +189,13 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		return
 	}
 	if why := d.staleSlotViews(target); why != "" {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitStaleSlotViews, Detail: why})
 		return
 	}
 	for s := target; s < d.v.shardCount(); s++ {
 		for _, n := range d.v.shard(s) {
 			if n.Reachable && !leftTheBus(n) {
-				b.add(RemoveNode{Shard: s, Node: n.Name})
+				b.add(RemoveNode{Target: Target{Shard: s, Node: n.Name}})
 			}
 		}
 	}

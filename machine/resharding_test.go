@@ -27,7 +27,7 @@ func clusterShard(s int, slots ...SlotRange) []Node {
 // reshardingTo is the persisted state of a resharding towards target shards, with shards
 // recorded shards led by ordinal 0.
 func reshardingTo(target, shards int) Persisted {
-	p := Persisted{State: Resharding, Seq: 2, Since: at(0), PodsPerShard: 2, Op: Operation{TargetShards: target}}
+	p := Persisted{State: Resharding, Seq: 2, Since: at(0), PodsPerShard: 2, Op: Operation{Reshard: Reshard{Shards: target}}}
 	for s := 0; s < shards; s++ {
 		p.Shards = append(p.Shards, ShardRecord{Primary: fmt.Sprintf("s%d-0", s), RunID: fmt.Sprintf("run-s%d-0", s), History: History{ID: fmt.Sprintf("h%d", s)}, Epoch: 1})
 	}
@@ -61,7 +61,7 @@ func TestReshardingMovesAQuarterOfTheSlotsNotHalf(t *testing.T) {
 	// (CLUSTERDOWN): nothing moves into it before it says ok.
 	nodes[6].Valkey.ClusterOK = false
 	d := Decide(reshardingTo(4, 4), obsAt(1, spec, nodes...))
-	if _, got := movedSlots(t, d); len(got) > 0 || !strings.Contains(d.Waiting, "s3-0") {
+	if _, got := movedSlots(t, d); len(got) > 0 || (d.Waiting.Kind != WaitClusterStateFail || d.Waiting.Node != "s3-0") {
 		t.Fatalf("moves %v into a node that says cluster_state fail (waiting %q)", got, d.Waiting)
 	}
 	nodes[6].Valkey.ClusterOK = true
@@ -212,7 +212,7 @@ func TestAShardIsRemovedOnlyOnceEveryViewGaveItsSlotsAway(t *testing.T) {
 	obs := obsAt(2, spec, nodes...)
 	obs.Objects.Shards = 4
 	d := Decide(reshardingTo(3, 4), obs)
-	if rm := actionsOf(d, "remove-node"); len(rm) > 0 || !strings.Contains(d.Waiting, "s1-1") || !strings.Contains(d.Waiting, "s3-0") {
+	if rm := actionsOf(d, "remove-node"); len(rm) > 0 || d.Waiting.Kind != WaitStaleSlotViews || !strings.Contains(d.Waiting.Detail, "s1-1") || !strings.Contains(d.Waiting.Detail, "s3-0") {
 		t.Fatalf("removes %v while s1-1's view still gives s3-0 slots (waiting %q)", rm, d.Waiting)
 	}
 	stale.Valkey.Known[0].Slots, stale.Valkey.Known[0].Ranges = 0, nil
@@ -238,7 +238,7 @@ func TestASlotLeftOpenIsFinishedWhereItWasGoingThenMovedHome(t *testing.T) {
 	steady := reshardingTo(0, 3)
 	steady.State, steady.Op = Steady, Operation{}
 	d := Decide(steady, obsAt(1, spec, nodes...))
-	if d.Transition == nil || d.Transition.To != Resharding || !strings.Contains(d.Transition.Message, "left open") {
+	if d.Transition == nil || d.Transition.To != Resharding || d.Transition.Why != (Reason{Kind: ReasonReshard, Shards: 3, SpecShards: 3, OpenSlots: 1}) {
 		t.Fatalf("no resharding for the open slot: %+v, waiting %q", d.Transition, d.Waiting)
 	}
 	if _, got := movedSlots(t, d); strings.Join(got, " ") != "100-101:0->1" {
@@ -273,7 +273,7 @@ func TestASlotOpenTowardsAStrangerIsNamedInSteady(t *testing.T) {
 	if len(d.Actions) != 0 {
 		t.Fatalf("actions %v, want none", d.Actions)
 	}
-	if !strings.HasPrefix(d.Waiting, OpenSlotsUnknown) || !strings.Contains(d.Waiting, `slot 100 open on s0-0 towards "127.0.0.250"`) {
+	if d.Waiting.Kind != WaitOpenSlotsUnknown || !strings.Contains(d.Waiting.Detail, `slot 100 open on s0-0 towards "127.0.0.250"`) {
 		t.Fatalf("waiting %q, want the open slot named", d.Waiting)
 	}
 }

@@ -1,9 +1,6 @@
 package machine
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestAPrimaryWhoseContainerRestartedIsLostAtOnce: the primary's container restarted (a new
 // container ID) and its new process does not answer yet: the recorded process is gone, so the
@@ -15,7 +12,7 @@ func TestAPrimaryWhoseContainerRestartedIsLostAtOnce(t *testing.T) {
 	prim := unreachable(primary(100), 1)
 	prim.Pod.Running, prim.Pod.Restarted = true, true
 	d := Decide(steadyState(), obsAt(5, spec, prim, replica(1, 100), replica(2, 100)))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || !d.Next.Op.KnownFenced || !strings.Contains(d.Transition.Message, "its container restarted") {
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || !d.Next.Op.Election.KnownFenced || d.Transition.Why != (Reason{Kind: ReasonPrimaryLost, Fault: PrimaryFault{Kind: FaultContainerRestarted, Primary: "s0-0"}}) {
 		t.Fatalf("want primary-lost at the first failed survey, known fenced, got %s (op %+v)", d, d.Next.Op)
 	}
 	prim.Pod.Restarted = false

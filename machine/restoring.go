@@ -2,7 +2,7 @@ package machine
 
 import "fmt"
 
-// Restoring reloads every shard from the snapshot of Op.Target: writes are fenced on every
+// Restoring reloads every shard from the snapshot of Op.Restore: writes are fenced on every
 // master of a shard not restored yet, and once its recorded primary is observed fenced (or
 // known dead) one node per shard loads the snapshot (a new, empty
 // replication history plus the snapshot's data), snapshot-loaded records it as the shard's
@@ -32,13 +32,13 @@ func (d *decider) restored(p Persisted, s int) bool {
 	}
 	rec := p.Shards[s]
 	n := d.v.node(rec.Primary)
-	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot == p.Op.Target && n.Valkey.ReplID == rec.History.ID
+	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot == p.Op.Restore.Request && n.Valkey.ReplID == rec.History.ID
 }
 
 // loaded finds a node of shard s that loaded the snapshot and serves replicas.
 func (d *decider) loaded(p Persisted, s int) *Node {
 	for _, n := range d.v.shard(s) {
-		if servesReplicas(n) && n.Valkey.Snapshot == p.Op.Target {
+		if servesReplicas(n) && n.Valkey.Snapshot == p.Op.Restore.Request {
 			return n
 		}
 	}
@@ -54,8 +54,8 @@ func guardSnapshotLoaded(d *decider) (outcome, bool) {
 		if n := d.loaded(p, s); n != nil {
 			next := p
 			next.Shards = recordPrimary(p.Shards, s, n)
-			next.Op.GiveBack = false
-			return outcome{next: next, message: fmt.Sprintf("shard %d: %s loaded snapshot %s", s, n.Name, p.Op.Snapshot)}, true
+			next.Op.Restore.GiveBack = false
+			return outcome{next: next, message: fmt.Sprintf("shard %d: %s loaded snapshot %s", s, n.Name, p.Op.Restore.Snapshot)}, true
 		}
 	}
 	return outcome{}, false
@@ -72,14 +72,14 @@ func guardRestoreComplete(d *decider) (outcome, bool) {
 		}
 	}
 	next := p
-	next.Restored = p.Op.Target
+	next.Restored = p.Op.Restore.Request
 	next.Op = Operation{}
-	return outcome{next: next, message: fmt.Sprintf("restore %s complete", restoreName(p.Op.Target, p.Op.Snapshot))}, true
+	return outcome{next: next, message: fmt.Sprintf("restore %s complete", restoreName(p.Op.Restore.Request, p.Op.Restore.Snapshot))}, true
 }
 
 // refusedLoad says why a load of the restore under way was refused ("": none was).
 func (d *decider) refusedLoad(p Persisted) string {
-	if r := d.v.spec.RefusedLoad; r.ID != "" && r.ID == p.Op.Target {
+	if r := d.v.spec.RefusedLoad; r.ID != "" && r.ID == p.Op.Restore.Request {
 		return "refused: " + r.Why
 	}
 	return ""
@@ -91,13 +91,13 @@ func (d *decider) refusedLoad(p Persisted) string {
 func (d *decider) untouched(p Persisted, s int) bool {
 	rec := p.Shards[s]
 	n := d.v.node(rec.Primary)
-	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot != p.Op.Target &&
+	return alive(n, rec.RunID) && n.Valkey.Role == RolePrimary && n.Valkey.Snapshot != p.Op.Restore.Request &&
 		rec.History.ID != "" && (n.Valkey.ReplID == rec.History.ID || n.Valkey.ReplID2 == rec.History.ID)
 }
 
 // giveBack is why a refused restore cannot hand the cluster back ("": it can).
 func (d *decider) giveBack(p Persisted) string {
-	if !p.Op.GiveBack {
+	if !p.Op.Restore.GiveBack {
 		return "the cluster cannot be given back as it was: a new cluster opens only with the snapshot it is created from, and a shard has loaded one already"
 	}
 	for s := range p.Shards {
@@ -116,18 +116,18 @@ func guardRestoreGivenBack(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.Op = Operation{}
-	return outcome{next: next, message: fmt.Sprintf("restore %s: %s; no node's data had changed: the cluster is given back as it was and opens for writes again", restoreName(p.Op.Target, p.Op.Snapshot), why)}, true
+	return outcome{next: next, message: fmt.Sprintf("restore %s: %s; no node's data had changed: the cluster is given back as it was and opens for writes again", restoreName(p.Op.Restore.Request, p.Op.Restore.Snapshot), why)}, true
 }
 
 // guardRestoreReplaced starts a newer, checked restore request in place of the one under way.
 func guardRestoreReplaced(d *decider) (outcome, bool) {
 	r, p := d.v.spec.Restore, d.p
-	if r == nil || r.ID == "" || r.Pending != "" || r.ID == p.Op.Target || r.ID == p.Restored || r.Shards != len(p.Shards) {
+	if r == nil || r.ID == "" || r.Pending != "" || r.ID == p.Op.Restore.Request || r.ID == p.Restored || r.Shards != len(p.Shards) {
 		return outcome{}, false
 	}
 	next := p
-	next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot, GiveBack: p.Op.GiveBack}
-	return outcome{next: next, message: fmt.Sprintf("restore %s replaces restore %s, which had not completed", restoreName(r.ID, r.Snapshot), restoreName(p.Op.Target, p.Op.Snapshot))}, true
+	next.Op = Operation{Restore: Restore{Request: r.ID, Snapshot: r.Snapshot, GiveBack: p.Op.Restore.GiveBack}}
+	return outcome{next: next, message: fmt.Sprintf("restore %s replaces restore %s, which had not completed", restoreName(r.ID, r.Snapshot), restoreName(p.Op.Restore.Request, p.Op.Restore.Snapshot))}, true
 }
 
 func (d *decider) restoreActions(p Persisted, b *actionList) {
@@ -140,7 +140,7 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		}
 		for _, n := range d.v.shard(s) {
 			if usable(n) && n.Valkey.Role == RolePrimary && !n.Valkey.WritesFenced {
-				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+				b.add(Fence{Target: TargetOf(s, n)})
 			}
 		}
 		if d.loaded(p, s) != nil {
@@ -149,14 +149,14 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 		if refused != "" {
 			// Never tried again: the same files would be refused again, and a load that had
 			// begun may have emptied the node.
-			b.wait(fmt.Sprintf("shard %d: restore %s: %s; writes stay closed (%s): point restoreFrom at a backup that loads, or put the refused files back and change the spec (a new generation tries the load once more)", s, restoreName(p.Op.Target, p.Op.Snapshot), refused, d.giveBack(p)))
+			b.wait(Wait{Kind: WaitRestoreRefused, Shard: s, ID: restoreName(p.Op.Restore.Request, p.Op.Restore.Snapshot), Detail: refused, Also: d.giveBack(p)})
 			continue
 		}
 		// Load only once the shard's primary can no longer accept writes: otherwise writes
 		// acknowledged by it after the load would be on neither side.
 		rec := p.Shards[s]
-		if _, gone := d.oldPrimaryGone(Operation{Writer: rec.Primary, WriterRunID: rec.RunID}); !gone {
-			b.wait(fmt.Sprintf("shard %d: waiting for primary %s to be fenced before loading the snapshot", s, rec.Primary))
+		if _, gone := d.oldPrimaryGone(Operation{Election: Election{Writer: rec.Primary, WriterRunID: rec.RunID}}); !gone {
+			b.wait(Wait{Kind: WaitRestoreFence, Shard: s, Node: rec.Primary})
 			continue
 		}
 		into := d.v.node(p.Shards[s].Primary)
@@ -164,10 +164,10 @@ func (d *decider) restoreActions(p Persisted, b *actionList) {
 			into = d.freeChoice(s)
 		}
 		if into == nil {
-			b.wait(fmt.Sprintf("shard %d: no node answers to load the snapshot into", s))
+			b.wait(Wait{Kind: WaitRestoreNoNode, Shard: s})
 			continue
 		}
-		b.add(RestoreSnapshot{Shard: s, Node: into.Name, RunID: into.Valkey.RunID, Snapshot: p.Op.Snapshot, RequestID: p.Op.Target})
+		b.add(RestoreSnapshot{Target: TargetOf(s, into), Snapshot: p.Op.Restore.Snapshot, RequestID: p.Op.Restore.Request})
 	}
 }
 

@@ -16,7 +16,7 @@ func TestANewClusterRestoresBeforeItOpensForWrites(t *testing.T) {
 	prim.Valkey.WritesFenced, prim.Valkey.SyncFenced = true, false
 	wired := []Node{prim, replica(1, 14), replica(2, 14)}
 	d := Decide(Persisted{State: Bootstrapping}, obsAt(1, spec, wired...))
-	if d.Transition == nil || d.Transition.Event != EventRestoreRequested || d.Next.State != Restoring || d.Next.Op.Target != "backup/nightly" {
+	if d.Transition == nil || d.Transition.Event != EventRestoreRequested || d.Next.State != Restoring || d.Next.Op.Restore.Request != "backup/nightly" {
 		t.Fatalf("a wired cluster with a restore to do took %+v (state %s)", d.Transition, d.Next.State)
 	}
 	if got := actionsOf(d, "open-writes"); len(got) > 0 {
@@ -24,7 +24,7 @@ func TestANewClusterRestoresBeforeItOpensForWrites(t *testing.T) {
 	}
 	pending := spec
 	pending.Restore = &RestoreRequest{ID: "backup/nightly", Snapshot: "s3://b/ns/c/nightly", Shards: 1, Pending: "verifying the backup"}
-	if d := Decide(Persisted{State: Bootstrapping}, obsAt(1, pending, wired...)); d.Transition != nil || len(actionsOf(d, "open-writes")) > 0 || d.Waiting == "" {
+	if d := Decide(Persisted{State: Bootstrapping}, obsAt(1, pending, wired...)); d.Transition != nil || len(actionsOf(d, "open-writes")) > 0 || d.Waiting.IsZero() {
 		t.Fatalf("a restore still being verified: %+v %v waiting %q; want the bootstrap to wait, closed", d.Transition, d.Actions, d.Waiting)
 	}
 	plain := spec

@@ -13,7 +13,7 @@ func restoringFrom(t *testing.T, req RestoreRequest) (Persisted, Spec, []Node) {
 	spec.Restore = &req
 	nodes := []Node{primary(10), replica(1, 10), replica(2, 10)}
 	d := Decide(steadyState(), obsAt(1, spec, nodes...))
-	if d.Transition == nil || d.Transition.Event != EventRestoreRequested || !d.Next.Op.GiveBack {
+	if d.Transition == nil || d.Transition.Event != EventRestoreRequested || !d.Next.Op.Restore.GiveBack {
 		t.Fatalf("the restore did not start as one that can give back: %+v %+v", d.Transition, d.Next.Op)
 	}
 	nodes[0].Valkey.WritesFenced, nodes[0].Valkey.SyncFenced = true, true
@@ -51,7 +51,7 @@ func TestARestoreRefusedBeforeAnyChangeGivesTheClusterBack(t *testing.T) {
 		if got := actionsOf(d, "open-writes"); len(got) != 1 || len(actionsOf(d, "restore-snapshot")) > 0 || d.Transition != nil {
 			t.Fatalf("shifted %v: Steady after the give-back opens %v, transition %+v, actions %v", shifted, got, d.Transition, d.Actions)
 		}
-		if !strings.Contains(d.Waiting, why) {
+		if d.Waiting.Kind != WaitRestore || !strings.Contains(d.Waiting.Detail, why) {
 			t.Fatalf("Steady does not say the restore was refused: %q", d.Waiting)
 		}
 	}
@@ -70,7 +70,7 @@ func TestARefusedRestoreThatMayHaveChangedDataWaitsClosed(t *testing.T) {
 	restarted := append([]Node(nil), nodes...)
 	restarted[0].Valkey.RunID = "run-0b"
 	notBack := p
-	notBack.Op.GiveBack = false
+	notBack.Op.Restore.GiveBack = false
 	for name, c := range map[string]struct {
 		p     Persisted
 		nodes []Node
@@ -82,7 +82,7 @@ func TestARefusedRestoreThatMayHaveChangedDataWaitsClosed(t *testing.T) {
 		if len(actionsOf(d, "restore-snapshot")) > 0 || len(actionsOf(d, "open-writes")) > 0 {
 			t.Fatalf("%s: a refused restore acted: %v", name, d.Actions)
 		}
-		if !strings.Contains(d.Waiting, "refused: the object changed") || !strings.Contains(d.Waiting, "restoreFrom") {
+		if d.Waiting.Kind != WaitRestoreRefused || !strings.Contains(d.Waiting.Detail, "refused: the object changed") {
 			t.Fatalf("%s: waiting %q, want the refusal and what to do", name, d.Waiting)
 		}
 	}
@@ -104,7 +104,7 @@ func TestARefusedRestoreThatMayHaveChangedDataWaitsClosed(t *testing.T) {
 	if d.Transition == nil || (d.Transition.Event != EventSnapshotLoaded && d.Transition.Event != EventHistoryRenamed) {
 		t.Fatalf("the load was not recorded: %+v", d.Transition)
 	}
-	if d.Transition.Event == EventSnapshotLoaded && d.Next.Op.GiveBack {
+	if d.Transition.Event == EventSnapshotLoaded && d.Next.Op.Restore.GiveBack {
 		t.Fatalf("snapshot-loaded kept the give-back: %+v", d.Next.Op)
 	}
 }
@@ -121,7 +121,7 @@ func TestANewerRestoreReplacesTheOneUnderWay(t *testing.T) {
 	}
 	newer.Pending = ""
 	d := Decide(p, obsAt(4, spec, nodes...))
-	if d.Transition == nil || d.Transition.Event != EventRestoreRequested || d.Next.Op.Target != newer.ID || d.Next.State != Restoring {
+	if d.Transition == nil || d.Transition.Event != EventRestoreRequested || d.Next.Op.Restore.Request != newer.ID || d.Next.State != Restoring {
 		t.Fatalf("the newer restore did not replace the one under way: %+v", d.Transition)
 	}
 	if got := actionsOf(Decide(d.Next, obsAt(5, spec, nodes...)), "restore-snapshot"); len(got) != 1 || !strings.Contains(got[0], "hourly") {

@@ -16,7 +16,7 @@ func TestARefusedRestoreWaitsAndSaysWhy(t *testing.T) {
 	if d.Transition != nil || len(actionsOf(d, "restore-snapshot")) > 0 || len(actionsOf(d, "fence")) > 0 {
 		t.Fatalf("a refused restore started: %+v %v", d.Transition, d.Actions)
 	}
-	if !strings.Contains(d.Waiting, "restore s3://b/c/crafted/: "+why) {
+	if w := d.Waiting; w.Kind != WaitRestore || !strings.Contains(w.Detail, why) {
 		t.Fatalf("waiting %q, want the refusal's reason", d.Waiting)
 	}
 	spec.Restore.Pending = ""

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Rolling restarts pods onto Op.Target, one pod at a time and only from a converged cluster:
+// Rolling restarts pods onto Op.Roll.Revision, one pod at a time and only from a converged cluster:
 // replicas first, then each shard's primary after handing its role over to a caught-up
 // replica (FAILOVER TO), so no acknowledged write is lost and writes pause only for the
 // hand-over. A shard without replicas restarts its primary in place (WithoutHandOver).
@@ -21,18 +21,18 @@ func guardSpecChanged(d *decider) (outcome, bool) {
 	var why string
 	switch p.State {
 	case Rolling:
-		if spec.Revision != p.Op.Target {
-			why = fmt.Sprintf("revision changed from %s to %s during the rollout", p.Op.Target, spec.Revision)
+		if spec.Revision != p.Op.Roll.Revision {
+			why = fmt.Sprintf("revision changed from %s to %s during the rollout", p.Op.Roll.Revision, spec.Revision)
 		}
 	case Resharding:
-		if spec.Shards != p.Op.TargetShards {
-			why = fmt.Sprintf("shard count changed from %d to %d during the resharding", p.Op.TargetShards, spec.Shards)
+		if spec.Shards != p.Op.Reshard.Shards {
+			why = fmt.Sprintf("shard count changed from %d to %d during the resharding", p.Op.Reshard.Shards, spec.Shards)
 		}
 	case FailingOver:
 		// Only a scale-down hand-over has a goal in the spec; a failover is never aborted
 		// and a switchover that no longer matches its request is switchover-stale's.
-		if p.Op.Planned && p.Op.TargetPods > 0 && d.specPods() != p.Op.TargetPods {
-			why = fmt.Sprintf("shard %d: replica count changed to %d during the hand-over for the scale-down to %d pod(s) per shard", p.Op.Shard, spec.Replicas, p.Op.TargetPods)
+		if p.Op.Election.Planned && p.Op.Switchover.Pods > 0 && d.specPods() != p.Op.Switchover.Pods {
+			why = fmt.Sprintf("shard %d: replica count changed to %d during the hand-over for the scale-down to %d pod(s) per shard", p.Op.Election.Shard, spec.Replicas, p.Op.Switchover.Pods)
 		}
 	}
 	if why == "" {
@@ -47,14 +47,14 @@ func guardSpecChanged(d *decider) (outcome, bool) {
 func guardHandOverStarted(d *decider) (outcome, bool) {
 	p := d.p
 	s, t := d.nextHandOver(p)
-	if t == nil || (p.Op.HandOver == t.Name && p.Op.Shard == s) {
+	if t == nil || (p.Op.HandOver.To == t.Name && p.Op.HandOver.Shard == s) {
 		return outcome{}, false
 	}
-	if p.Op.HandOver != "" && p.Op.Shard == s && d.handOverUnresolved(p) {
+	if p.Op.HandOver.To != "" && p.Op.HandOver.Shard == s && d.handOverUnresolved(p) {
 		return outcome{}, false // the recorded hand-over may be under way: it is settled first
 	}
 	next := p
-	next.Op.HandOver, next.Op.Shard = t.Name, s
+	next.Op.HandOver = HandOverMark{Shard: s, To: t.Name}
 	return outcome{next: next, message: fmt.Sprintf("shard %d: %s hands over to %s before it is rolled", s, p.Shards[s].Primary, t.Name)}, true
 }
 
@@ -70,11 +70,11 @@ func (d *decider) nextHandOver(p Persisted) (int, *Node) {
 		for _, n := range d.v.shard(s) {
 			if n.Name == rec.Primary {
 				prim = n
-			} else if n.Pod.Revision != p.Op.Target {
+			} else if n.Pod.Revision != p.Op.Roll.Revision {
 				return 0, nil // a replica is rolled first
 			}
 		}
-		if prim == nil || prim.Pod.Revision == p.Op.Target {
+		if prim == nil || prim.Pod.Revision == p.Op.Roll.Revision {
 			continue
 		}
 		return s, d.rollHandOverTarget(p, s)
@@ -88,8 +88,8 @@ func (d *decider) nextHandOver(p Persisted) (int, *Node) {
 // on the real cluster, a FAILOVER TO one replica recorded, then another recorded and asked
 // for while the first was under way), else the best one now.
 func (d *decider) rollHandOverTarget(p Persisted, s int) *Node {
-	if p.Op.HandOver != "" && p.Op.Shard == s {
-		if t, ok := d.switchoverTarget(p, s, p.Op.HandOver); ok {
+	if p.Op.HandOver.To != "" && p.Op.HandOver.Shard == s {
+		if t, ok := d.switchoverTarget(p, s, p.Op.HandOver.To); ok {
 			return t
 		}
 	}
@@ -97,7 +97,7 @@ func (d *decider) rollHandOverTarget(p Persisted, s int) *Node {
 }
 
 func guardRolloutComplete(d *decider) (outcome, bool) {
-	if len(d.staleRevision(d.p.Op.Target)) > 0 {
+	if len(d.staleRevision(d.p.Op.Roll.Revision)) > 0 {
 		return outcome{}, false
 	}
 	if ok, _ := d.converged(d.p); !ok {
@@ -105,7 +105,7 @@ func guardRolloutComplete(d *decider) (outcome, bool) {
 	}
 	next := d.p
 	next.Op = Operation{}
-	return outcome{next: next, message: fmt.Sprintf("every pod runs revision %s", d.p.Op.Target)}, true
+	return outcome{next: next, message: fmt.Sprintf("every pod runs revision %s", d.p.Op.Roll.Revision)}, true
 }
 
 func (d *decider) rollingActions(p Persisted, b *actionList) {
@@ -117,7 +117,7 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 		return
 	}
 	if ok, why := d.converged(p); !ok {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitNotConverged, Detail: why})
 		return
 	}
 	// Converged is Valkey's word; Kubernetes routes clients (Services) and counts disruptions
@@ -125,7 +125,7 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 	// once the last one is Ready there too (found on the real cluster: a roll had two of three
 	// pods not Ready at once).
 	if notReady := d.podsNotReady(); len(notReady) > 0 {
-		b.wait(fmt.Sprintf("waiting for %s to be Ready (its readiness probe) before the next pod rolls", strings.Join(notReady, ", ")))
+		b.wait(Wait{Kind: WaitPodsNotReady, Detail: strings.Join(notReady, ", ")})
 		return
 	}
 	for s := range p.Shards {
@@ -136,27 +136,27 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 				prim = n
 				continue
 			}
-			if n.Pod.Revision != p.Op.Target {
-				rollPod(b, RollPod{Shard: s, Node: n.Name, Revision: p.Op.Target}, n)
+			if n.Pod.Revision != p.Op.Roll.Revision {
+				rollPod(b, RollPod{Shard: s, Node: n.Name, Revision: p.Op.Roll.Revision}, n)
 				return
 			}
 		}
-		if prim == nil || prim.Pod.Revision == p.Op.Target {
+		if prim == nil || prim.Pod.Revision == p.Op.Roll.Revision {
 			continue
 		}
 		if t := d.rollHandOverTarget(p, s); t != nil {
-			if p.Op.HandOver != t.Name || p.Op.Shard != s {
-				b.wait(fmt.Sprintf("shard %d: hand-over of %s to %s not recorded yet", s, prim.Name, t.Name))
+			if p.Op.HandOver.To != t.Name || p.Op.HandOver.Shard != s {
+				b.wait(Wait{Kind: WaitHandOverNotRecorded, Shard: s, Node: prim.Name, Peer: t.Name})
 				return
 			}
 			b.add(HandOver{Shard: s, From: prim.Name, FromRunID: prim.Valkey.RunID, To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP})
 			return
 		}
 		if len(d.v.shard(s)) > 1 {
-			b.wait(fmt.Sprintf("shard %d: no caught-up replica to hand %s over to", s, prim.Name))
+			b.wait(Wait{Kind: WaitNoHandOverTarget, Shard: s, Node: prim.Name})
 			return
 		}
-		rollPod(b, RollPod{Shard: s, Node: prim.Name, Revision: p.Op.Target, WithoutHandOver: true}, prim)
+		rollPod(b, RollPod{Shard: s, Node: prim.Name, Revision: p.Op.Roll.Revision, WithoutHandOver: true}, prim)
 		return
 	}
 }
@@ -165,7 +165,7 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 // one would only be another API write; the roll waits for it to stop.
 func rollPod(b *actionList, a RollPod, n *Node) {
 	if n.Pod.Terminating {
-		b.wait(fmt.Sprintf("rolling: %s stopping", n.Name))
+		b.wait(Wait{Kind: WaitRollingPodStopping, Shard: n.Shard, Node: n.Name})
 		return
 	}
 	b.add(a)

@@ -249,9 +249,9 @@ func (d *decider) rotationActions(p Persisted, b *actionList) {
 	if q := d.v.spec.Rotation; q != nil && q.ID != p.Rotated && q.ID != r.ID {
 		switch {
 		case r.ID != "":
-			b.wait("password rotation " + q.ID + " waits for " + r.ID + " to complete")
+			b.wait(Wait{Kind: WaitRotationQueued, ID: q.ID, Other: r.ID})
 		case q.Pending != "":
-			b.wait("password rotation " + q.ID + ": " + q.Pending)
+			b.wait(Wait{Kind: WaitRotationPending, ID: q.ID, Detail: q.Pending})
 		}
 	}
 	if r.ID == "" {
@@ -260,7 +260,7 @@ func (d *decider) rotationActions(p Persisted, b *actionList) {
 	if !d.filed(r) {
 		// First: nodes are changed only once a node that starts gets the same.
 		b.add(PublishPasswords{Rotation: r.ID, Phase: r.Phase})
-		b.wait("password rotation " + r.ID + ": writing the auth Secret for " + string(r.Phase))
+		b.wait(Wait{Kind: WaitRotationPublishing, ID: r.ID, Detail: string(r.Phase)})
 		return
 	}
 	for _, n := range d.v.nodes {
@@ -280,13 +280,13 @@ func (d *decider) rotationActions(p Persisted, b *actionList) {
 	switch r.Phase {
 	case RotationAdding:
 		if why := d.rotationLagging(r, func(s PasswordState) bool { return s.HasNext }); why != "" {
-			b.wait("password rotation " + r.ID + ": new passwords not yet accepted by " + why)
+			b.wait(Wait{Kind: WaitRotationAdding, ID: r.ID, Detail: why})
 		}
 	case RotationPublished:
-		b.wait("password rotation " + r.ID + ": new passwords published, the old ones work until " + d.retireAt(r))
+		b.wait(Wait{Kind: WaitRotationPublished, ID: r.ID, Detail: d.retireAt(r)})
 	case RotationRetiring:
 		if why := d.rotationLagging(r, func(s PasswordState) bool { return !s.HasPrevious }); why != "" {
-			b.wait("password rotation " + r.ID + ": old passwords still accepted by " + why)
+			b.wait(Wait{Kind: WaitRotationRetiring, ID: r.ID, Detail: why})
 		}
 	}
 }

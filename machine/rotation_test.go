@@ -60,7 +60,7 @@ func TestARotationPublishesOnlyWhatEveryNodeAcceptsAndRetiresAfterTheGrace(t *te
 	if got := actionsOf(d, "add-passwords"); len(got) != 1 || !strings.Contains(got[0], "s0-2") {
 		t.Fatalf("want add-passwords on s0-2 only, got %v", got)
 	}
-	if !strings.Contains(d.Waiting, "s0-2") {
+	if d.Waiting.Kind != WaitRotationAdding || !strings.Contains(d.Waiting.Detail, "s0-2") {
 		t.Fatalf("waiting should name s0-2: %q", d.Waiting)
 	}
 	// A running node that does not answer holds the publication back; a node whose pod does
@@ -179,7 +179,7 @@ func TestARotationRetiresOnRequestAndRequestsWaitTheirTurn(t *testing.T) {
 	spec.Rotation.Pending = "preparing the new passwords"
 	spec.Replicas = 1
 	d := Decide(steadyState(), obsAt(1, spec, primary(10), replica(1, 10)))
-	if d.Transition != nil || !strings.Contains(d.Waiting, "preparing the new passwords") {
+	if d.Transition != nil || (d.Waiting.Kind != WaitRotationPending || d.Waiting.Detail != "preparing the new passwords") {
 		t.Fatalf("a pending request must wait and say why: %+v %q", d.Transition, d.Waiting)
 	}
 	p := steadyState()
@@ -191,7 +191,7 @@ func TestARotationRetiresOnRequestAndRequestsWaitTheirTurn(t *testing.T) {
 	o := obsAt(2, spec, switched(primary(10)), switched(replica(1, 10)))
 	o.Passwords = PasswordsObject{Rotation: id, Phase: RotationPublished}
 	d = Decide(p, o)
-	if d.Transition != nil || !strings.Contains(d.Waiting, "operator@2 waits for "+id) {
+	if d.Transition != nil || (d.Waiting.Kind != WaitRotationQueued || d.Waiting.ID != "operator@2" || d.Waiting.Other != id) {
 		t.Fatalf("a second request must wait for the first: %+v %q", d.Transition, d.Waiting)
 	}
 	spec.RetireNow = true

@@ -41,6 +41,22 @@ type ScaleDown struct {
 	PodName func(shard, ordinal int) string
 }
 
+// ScaleDownOf is the one way both worlds build CheckScaleDown's input: running is, per
+// shard, how many pods its objects run now (every shard that has any, the ones the action
+// removes included: their pods are checked empty), and nodes are the nodes as observed right
+// before acting. Alive and PodName are the world's to add.
+func ScaleDownOf(a EnsureObjects, mode Mode, running map[int]int, nodes []Node) ScaleDown {
+	s := ScaleDown{Action: a, Mode: mode, Running: running}
+	for _, n := range nodes {
+		v := n.Valkey
+		s.Pods = append(s.Pods, ScaleDownPod{
+			Name: n.Name, Shard: n.Shard, Ordinal: n.Ordinal, Answers: n.Reachable, Role: v.Role,
+			Joined: v.Joined, KnowsPeers: len(v.Known) > 0, ServesSlots: len(v.Slots) > 0, Keys: v.Keys,
+		})
+	}
+	return s
+}
+
 // RemovedShard is a shard the action no longer wants, checked empty: its StatefulSet and
 // claims may go.
 type RemovedShard struct {

@@ -1,6 +1,9 @@
 package machine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Scaling changes the number of pods per shard (1 + Spec.Replicas). The count the machine
 // works towards is part of its record (Persisted.PodsPerShard) and changes only by a
@@ -48,7 +51,7 @@ func (d *decider) objectPods(p Persisted) int {
 	if target >= cur {
 		return target
 	}
-	if p.State == Bootstrapping && d.v.spec.BootstrapFrom != "" && !p.Op.Wake {
+	if p.State == Bootstrapping && d.v.spec.BootstrapFrom != "" && !p.Op.Hibernation.Wake {
 		return target // the user named the data that wins: the pods beyond hold none of it
 	}
 	if p.State != Steady {
@@ -60,21 +63,24 @@ func (d *decider) objectPods(p Persisted) int {
 	return target
 }
 
-// keptPods is how many pods per shard a first bootstrap starts to bring up every claim kept
-// from before the cluster (0: no such claim beyond the spec's pods). A cluster re-created
-// smaller than the one deleted keeps the claims of the ordinals it no longer asks for, and
-// they may hold the newest data (a write acknowledged by WAIT on two replicas, both beyond the
-// new count). Left unstarted, the bootstrap elects among the others and the write is lost;
-// started, the election weighs them like every kept volume, and once Steady the scale-down to
-// the spec's count hands the primary over to an ordinal that stays (found by the simulator:
-// sim/testdata/regressions/recreate-past-claims-beyond-the-spec.sched). A wake is not a first
-// bootstrap: claims older than the cluster beyond its pods were either started by its first
-// bootstrap (their data is on the line since) or had been scaled away before. When the user
-// named the pod to bootstrap from (the others' data is discarded), only that pod must run: a
-// pod beyond the spec that cannot start (its volume on a lost node) must not hold the
-// bootstrap once the user decided (found by a review).
+// keptPods is how many pods per shard a bootstrap on kept claims starts to bring up every claim
+// that may hold data (0: none beyond the spec's pods). A cluster re-created smaller than the
+// one deleted keeps the claims of the ordinals it no longer asks for, and they may hold the
+// newest data (a write acknowledged by WAIT on two replicas, both beyond the new count). Left
+// unstarted, the bootstrap elects among the others and the write is lost; started, the
+// election weighs them like every kept volume, and once Steady the scale-down to the spec's
+// count hands the primary over to an ordinal that stays
+// (sim/testdata/regressions/recreate-past-claims-beyond-the-spec.sched). A wake starts the
+// pods the shards ran when they stopped (wokenPods). When the user named the pod to bootstrap
+// from (the others' data is discarded), only that pod must run: a pod beyond the spec that
+// cannot start (its volume on a lost node) must not hold the bootstrap once the user decided.
+// In cluster mode the claims are started without persistence too: they hold no data, but
+// nodes.conf, so the pod started on one is the node its ID names in the others' views. Left
+// unstarted, that ID looks like a ghost and the bootstrap forgets it, while kubectl scale or a
+// scale-up can start that very node again before the forget runs
+// (sim/testdata/regressions/cluster-scaled-during-bootstrap-forgets-a-live-node.sched).
 func (d *decider) keptPods(p Persisted) int {
-	if p.State != Bootstrapping || p.Op.Wake || !d.v.spec.Persistence {
+	if p.State != Bootstrapping || !d.v.spec.Persistence && d.v.spec.Mode != ModeCluster {
 		return 0
 	}
 	if name := d.v.spec.BootstrapFrom; name != "" {
@@ -82,6 +88,9 @@ func (d *decider) keptPods(p Persisted) int {
 			return n.Ordinal + 1
 		}
 		return 0
+	}
+	if p.Op.Hibernation.Wake {
+		return d.wokenPods(p)
 	}
 	pods := 0
 	for _, c := range d.claimsBeyond(-1) {
@@ -91,11 +100,12 @@ func (d *decider) keptPods(p Persisted) int {
 }
 
 // claimsBeyond lists the claims kept from before the cluster beyond the spec's pods of shard s
-// (every shard the spec asks for: -1) that have no pod yet.
+// (every shard the bootstrap wires: -1) that have no pod yet.
 func (d *decider) claimsBeyond(s int) []Claim {
 	var out []Claim
+	shards := d.bootShards(d.p)
 	for _, c := range d.obs.ClaimsBeyond {
-		if c.Shard < d.v.spec.Shards && (s < 0 || c.Shard == s) {
+		if c.Shard < shards && (s < 0 || c.Shard == s) {
 			out = append(out, c)
 		}
 	}
@@ -175,6 +185,10 @@ func (d *decider) shardsBlock(p Persisted, target int, full bool) (string, bool)
 			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: primary %s not answering", target, s, rec.Primary), true
 		case prim.Ordinal >= target:
 			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: primary %s is on a removed ordinal and hands over first", target, s, rec.Primary), true
+		case prim.Pod.Terminating:
+			// Its process answers until the pod stops, and may come back without its data:
+			// the pods a shrink removes may then hold the only copies of its writes.
+			return fmt.Sprintf("scale-down to %d pod(s) per shard waits: shard %d: primary %s's pod is being deleted; the pods being removed may hold the only other copies of its data", target, s, rec.Primary), true
 		}
 		for _, n := range d.v.shard(s) {
 			switch {
@@ -360,29 +374,30 @@ func guardReplicasChanged(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.PodsPerShard = want
-	msg := fmt.Sprintf("scale from %d to %d pod(s) per shard: ", was, want)
+	why := Reason{Kind: ReasonScaleDown, Pods: want, PodsWere: was}
 	if want > was {
 		cur := 0
 		if d.obs.Objects.Shards > 0 {
 			cur = 1 + d.obs.Objects.Replicas
 		}
-		if cur <= was {
-			msg += "add " + ordinals(was, want)
-			return outcome{next: next, message: msg}, true
+		why.Kind = ReasonScaleUp
+		if cur > was {
+			why.Kind, why.PodsKept = ReasonScaleUpKeeping, cur
 		}
-		msg += fmt.Sprintf("keep %s, not removed yet by the scale-down to %d", ordinals(was, min(cur, want)), was)
-		if want > cur {
-			msg += "; add " + ordinals(cur, want)
-		}
-		return outcome{next: next, message: msg}, true
+		return outcome{next: next, why: why}, true
 	}
-	msg += "remove " + ordinals(want, was)
+	// The primaries on the ordinals removed, by shard ("-": it stays): each hands over first.
+	removed, some := make([]string, len(p.Shards)), false
 	for s := range p.Shards {
+		removed[s] = "-"
 		if prim := d.v.node(p.Shards[s].Primary); prim != nil && prim.Ordinal >= want {
-			msg += fmt.Sprintf("; shard %d: primary %s is on one of them and is handed over first", s, prim.Name)
+			removed[s], some = prim.Name, true
 		}
 	}
-	return outcome{next: next, message: msg}, true
+	if some {
+		why.Primaries = strings.Join(removed, " ")
+	}
+	return outcome{next: next, why: why}, true
 }
 
 // ordinals names the ordinals from lo (inclusive) to hi (exclusive).
@@ -416,8 +431,12 @@ func guardScaleDownHandOver(d *decider) (outcome, bool) {
 			continue
 		}
 		next := p
-		next.Op = Operation{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Target: t.Name, HandOver: t.Name, TargetPods: target}
-		return outcome{next: next, message: fmt.Sprintf("shard %d: %s hands over to %s before the scale-down to %d pod(s) per shard removes its ordinal", s, rec.Primary, t.Name, target)}, true
+		next.Op = Operation{
+			Election:   Election{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true},
+			Switchover: SwitchoverGoal{To: t.Name, Pods: target},
+			HandOver:   HandOverMark{Shard: s, To: t.Name},
+		}
+		return outcome{next: next, why: Reason{Kind: ReasonHandOverStarted, Shard: s, Goal: GoalScaleDown, Node: rec.Primary, Peer: t.Name, Pods: target}}, true
 	}
 	return outcome{}, false
 }

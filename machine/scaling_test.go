@@ -60,7 +60,7 @@ func TestScaleUpRecordsOneTransitionAndEnsuresObjects(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Transition.From != Steady || d.Transition.To != Steady {
 		t.Fatalf("want replicas-changed Steady -> Steady, got %s", d)
 	}
-	if d.Next.PodsPerShard != 4 || !strings.Contains(d.Transition.Message, "from 3 to 4") {
+	if d.Next.PodsPerShard != 4 || d.Transition.Why != (Reason{Kind: ReasonScaleUp, Pods: 4, PodsWere: 3}) {
 		t.Fatalf("want 4 pods per shard recorded, got %d (%s)", d.Next.PodsPerShard, d.Transition.Message)
 	}
 	if got := actionsOf(d, "ensure-objects"); len(got) != 1 || got[0] != "ensure-objects shards=1 replicas=3 revision=r1" {
@@ -83,7 +83,7 @@ func TestScaleDownWithThePrimaryOnAKeptOrdinal(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Next.PodsPerShard != 2 || d.Next.State != Steady {
 		t.Fatalf("want replicas-changed recording 2 pods, got %s", d)
 	}
-	if !strings.Contains(d.Transition.Message, "remove ordinal 2") || strings.Contains(d.Transition.Message, "handed over") {
+	if d.Transition.Why != (Reason{Kind: ReasonScaleDown, Pods: 2, PodsWere: 3}) || d.Transition.Message != d.Transition.Why.String() {
 		t.Fatalf("message: %q", d.Transition.Message)
 	}
 	// s0-2 still follows the primary, and would acknowledge writes until its pod stops: it is
@@ -107,7 +107,7 @@ func TestScaleDownWithThePrimaryOnAKeptOrdinal(t *testing.T) {
 	}
 	// Once the pod is gone the cluster is converged with nothing to do.
 	d = Decide(d.Next, obsAt(6, spec, ledBy(0, 5, 5)...))
-	if d.Transition != nil || len(d.Actions) > 0 || d.Waiting != "" {
+	if d.Transition != nil || len(d.Actions) > 0 || !d.Waiting.IsZero() {
 		t.Fatalf("want a settled Steady, got %s", d)
 	}
 }
@@ -134,7 +134,7 @@ func TestScaleDownWaitsUntilTheReplicasThatStayHoldWhatTheRemovedOnesHold(t *tes
 	// hold them too.
 	caughtUp[2] = detached(node(2, RoleReplica, "h1", 12))
 	caughtUp[0].Valkey.Offset = 12
-	if d = Decide(next, withObjects(obsAt(6, spec, caughtUp...), 2)); shrinks(d, 3) || !strings.Contains(d.Waiting, "s0-2, being removed, holds writes (offset 12)") {
+	if d = Decide(next, withObjects(obsAt(6, spec, caughtUp...), 2)); shrinks(d, 3) || (d.Waiting.Kind != WaitScaleBlocked || !strings.Contains(d.Waiting.Detail, "s0-2, being removed, holds writes (offset 12)")) {
 		t.Fatalf("want the shrink held back while s0-1 lags behind the detached s0-2, got %s", d)
 	}
 	caughtUp[1].Valkey.Offset = 12
@@ -145,7 +145,7 @@ func TestScaleDownWaitsUntilTheReplicasThatStayHoldWhatTheRemovedOnesHold(t *tes
 	// the primary's data.
 	nodes := ledBy(0, 9, 4, 9)
 	nodes[2] = unreachable(nodes[2], 3)
-	if d := Decide(next, withObjects(obsAt(7, spec, nodes...), 2)); shrinks(d, 3) || !strings.Contains(d.Waiting, "s0-2, being removed, does not answer") {
+	if d := Decide(next, withObjects(obsAt(7, spec, nodes...), 2)); shrinks(d, 3) || (d.Waiting.Kind != WaitScaleBlocked || !strings.Contains(d.Waiting.Detail, "s0-2, being removed, does not answer")) {
 		t.Fatalf("want the shrink held back while s0-1 lags behind the primary, got %s", d)
 	}
 	nodes = ledBy(0, 9, 9, 9)
@@ -188,17 +188,17 @@ func TestScaleDownHandsOverAPrimaryOnARemovedOrdinalFirst(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Next.PodsPerShard != 2 {
 		t.Fatalf("want replicas-changed, got %s", d)
 	}
-	if !strings.Contains(d.Transition.Message, "remove ordinals 2-3") || !strings.Contains(d.Transition.Message, "s0-3 is on one of them") {
+	if d.Transition.Why != (Reason{Kind: ReasonScaleDown, Pods: 2, PodsWere: 4, Primaries: "s0-3"}) {
 		t.Fatalf("message: %q", d.Transition.Message)
 	}
-	if len(actionsOf(d, "ensure-objects")) != 0 || !strings.Contains(d.Waiting, "hands over first") {
+	if len(actionsOf(d, "ensure-objects")) != 0 || (d.Waiting.Kind != WaitScaleBlocked || !strings.Contains(d.Waiting.Detail, "hands over first")) {
 		t.Fatalf("the objects must not shrink while the primary is on a removed ordinal: %s", d)
 	}
 	d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3))
 	if d.Transition == nil || d.Transition.Event != EventScaleDownHandOver || d.Next.State != FailingOver {
 		t.Fatalf("want scale-down-hand-over to FailingOver, got %s", d)
 	}
-	if op := d.Next.Op; !op.Planned || op.HandOver != "s0-1" || op.Target != "s0-1" || op.TargetPods != 2 || op.Lost != "s0-3" {
+	if op := d.Next.Op; !op.Election.Planned || op.HandOver.To != "s0-1" || op.Switchover.To != "s0-1" || op.Switchover.Pods != 2 || op.Election.Lost != "s0-3" {
 		t.Fatalf("want a planned hand-over to s0-1 recorded first, got %+v", op)
 	}
 	if got := actionsOf(d, "hand-over"); len(got) != 1 || got[0] != "hand-over s0-3 -> s0-1" || shrinks(d, 4) {
@@ -214,8 +214,8 @@ func TestScaleDownHandsOverAPrimaryOnARemovedOrdinalFirst(t *testing.T) {
 	if d.Transition == nil || d.Transition.Event != EventFailoverComplete || d.Next.State != Steady || d.Next.Shards[0].Primary != "s0-1" {
 		t.Fatalf("want failover-complete recording s0-1, got %s", d)
 	}
-	if !strings.Contains(d.Transition.Message, "scale-down") {
-		t.Fatalf("message: %q", d.Transition.Message)
+	if want := (Reason{Kind: ReasonSwitchedOver, Goal: GoalScaleDown, Node: "s0-3", Peer: "s0-1", Pods: 2}); d.Transition.Why != want {
+		t.Fatalf("reason %+v, want %+v", d.Transition.Why, want)
 	}
 	if got := actionsOf(d, "detach"); len(got) != 2 || shrinks(d, 4) {
 		t.Fatalf("now s0-2 and s0-3 are detached first, got %s", d)
@@ -260,7 +260,7 @@ func TestReplicasChangedIsRecordedOncePerChange(t *testing.T) {
 func handingOver() Persisted {
 	p := recordedAt(2, 2)
 	p.State, p.Seq = FailingOver, 3
-	p.Op = Operation{Shard: 0, Lost: "s0-2", LostRunID: "run-2", LostHistory: History{ID: "h1"}, Planned: true, Target: "s0-1", HandOver: "s0-1", TargetPods: 2}
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-2", LostRunID: "run-2", LostHistory: History{ID: "h1"}, Planned: true}, Switchover: SwitchoverGoal{To: "s0-1", Pods: 2}, HandOver: HandOverMark{Shard: 0, To: "s0-1"}}
 	return p
 }
 
@@ -291,7 +291,8 @@ func TestSpecChangeAbortsAScaleDownHandOver(t *testing.T) {
 	lagging := ledBy(2, 5, 5, 5)
 	lagging[1].Valkey.LinkUp = false
 	d = Decide(handingOver(), withObjects(obsAt(5, testSpec(1), lagging...), 2))
-	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || !strings.Contains(d.Transition.Message, "scale-down") {
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale ||
+		d.Transition.Why != (Reason{Kind: ReasonHandOverTargetGone, Shard: 0, Goal: GoalScaleDown, Node: "s0-2", Peer: "s0-1"}) {
 		t.Fatalf("want switchover-stale, got %s", d)
 	}
 	// Nothing wrong: the hand-over is asked for, the objects stay as they are.
@@ -305,10 +306,10 @@ func TestFailoverPreemptsAScaleDownHandOver(t *testing.T) {
 	nodes := ledBy(2, 5, 5, 5)
 	nodes[2] = unreachable(nodes[2], 5)
 	d := Decide(handingOver(), withObjects(obsAt(5, testSpec(1), nodes...), 2))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Next.Op.Planned || d.Next.Op.HandOver != "s0-1" {
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Next.Op.Election.Planned || d.Next.Op.HandOver.To != "s0-1" {
 		t.Fatalf("want primary-lost keeping the recorded hand-over target, got %s (%+v)", d, d.Next.Op)
 	}
-	if !strings.Contains(d.Transition.Message, "scale-down") || shrinks(d, 3) {
+	if d.Transition.Why.Pods != 2 || shrinks(d, 3) {
 		t.Fatalf("want the scale-down named and nothing shrunk: %s", d)
 	}
 }
@@ -329,7 +330,7 @@ func TestElectionPrefersAnOrdinalThatStays(t *testing.T) {
 		}
 		return Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3))
 	}
-	if d := lost(5, 7, 7, 0); d.Next.Op.Candidate != "s0-1" {
+	if d := lost(5, 7, 7, 0); d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("s0-1 and s0-2 hold the same: want s0-1, whose ordinal stays, got %s", d)
 	}
 	// s0-2 was promoted (fenced, nothing written since): it holds what s0-1 holds and is
@@ -340,11 +341,11 @@ func TestElectionPrefersAnOrdinalThatStays(t *testing.T) {
 	nodes[0], nodes[1] = detached(nodes[0]), detached(nodes[1])
 	v := &nodes[2].Valkey
 	v.Role, v.PrimaryHost, v.LinkUp, v.ReplID, v.ReplID2, v.SecondOffset = RolePrimary, "", false, "h9", "h1", 8
-	if d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3)); d.Next.Op.Candidate != "s0-1" {
+	if d = Decide(d.Next, withObjects(obsAt(6, spec, nodes...), 3)); d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1 rather than the promoted s0-2 on a removed ordinal, got %s", d)
 	}
 	// Safety first: s0-2 alone holds everything, it is elected (and hands over later).
-	if d := lost(5, 6, 7, 0); d.Next.Op.Candidate != "s0-2" {
+	if d := lost(5, 6, 7, 0); d.Next.Op.Election.Candidate != "s0-2" {
 		t.Fatalf("want s0-2, the only node holding all the data, got %s", d)
 	}
 }
@@ -357,7 +358,7 @@ func TestLegacyRecordWithoutAPodCount(t *testing.T) {
 		t.Fatalf("objects as the spec asks: want nothing, got %s", d)
 	}
 	d = Decide(p, withObjects(obsAt(5, testSpec(1), ledBy(0, 5, 5, 5)...), 2))
-	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || !strings.Contains(d.Transition.Message, "from 3 to 2") {
+	if d.Transition == nil || d.Transition.Event != EventReplicasChanged || d.Transition.Why != (Reason{Kind: ReasonScaleDown, Pods: 2, PodsWere: 3}) {
 		t.Fatalf("want replicas-changed from the objects' 3 pods, got %s", d)
 	}
 }

@@ -284,8 +284,8 @@ func SlotsToMove(p Persisted, obs Observation, n int) int {
 // this cluster: the machine cannot tell where their keys are, so it does not touch them.
 const OpenSlotsUnknown = "not finishing open slots whose other end is no pod of this cluster"
 
-func openSlotsUnknownWait(unknown []string) string {
-	return OpenSlotsUnknown + " (close them by hand, CLUSTER SETSLOT <slot> STABLE, after checking where their keys are): " + strings.Join(unknown, "; ")
+func openSlotsUnknownWait(unknown []string) Wait {
+	return Wait{Kind: WaitOpenSlotsUnknown, Detail: strings.Join(unknown, "; ")}
 }
 
 // openMoves are the migrations left open in the cluster (a classic migration interrupted, its

@@ -17,12 +17,12 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	var writer *Operation
 	switch p.State {
 	case FailingOver:
-		if !p.Op.Planned && p.Op.Candidate == "" {
+		if !p.Op.Election.Planned && p.Op.Election.Candidate == "" {
 			return outcome{}, false
 		}
-		only = p.Op.Shard
-		preempted = p.Op.Preempted
-		if !p.Op.Planned {
+		only = p.Op.Election.Shard
+		preempted = p.Op.Election.Preempted
+		if !p.Op.Election.Planned {
 			// The elected node never took writes: the quorum still excludes only the
 			// primary before it, and the elected node counts like any replica.
 			writer = &p.Op
@@ -33,34 +33,32 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	if d.handOverInFlight(p) {
 		return outcome{}, false
 	}
-	op, why, ok := d.lostShard(p, only, writer)
+	op, fault, ok := d.lostShard(p, only, writer)
 	if !ok {
 		return outcome{}, false
 	}
 	if preempted != Steady {
-		op.Preempted = preempted
+		op.Election.Preempted = preempted
 	}
-	if p.Op.HandOver != "" && p.Op.Shard == op.Shard {
+	if p.Op.HandOver.To != "" && p.Op.HandOver.Shard == op.Election.Shard {
 		op.HandOver = p.Op.HandOver
 	}
 	next := p
 	next.Op = op
-	msg := why
-	if writer != nil && writer.Unpromoted && writer.Writer != "" {
+	why := Reason{Kind: ReasonPrimaryLost, Shard: op.Election.Shard, Fault: fault}
+	if writer != nil && writer.Election.Unpromoted && writer.Election.Writer != "" {
 		// The writer was deposed by the election of a node that was never promoted: nobody
 		// took writes after it, so what it holds is the line's again (see failoverOf). From
 		// FailingOver, an unplanned failover's primary-lost needs a candidate (above).
 		next.Shards = append([]ShardRecord(nil), p.Shards...)
-		next.Shards[op.Shard].Deposed = withoutDeposed(p.Shards[op.Shard].Deposed, writer.Writer)
-		msg += fmt.Sprintf("; %s was never promoted: the re-election starts from the history %s wrote", writer.Candidate, writer.Writer)
+		next.Shards[op.Election.Shard].Deposed = withoutDeposed(p.Shards[op.Election.Shard].Deposed, writer.Election.Writer)
+		why.Unpromoted, why.Writer = writer.Election.Candidate, writer.Election.Writer
 	}
-	if op.Preempted != "" {
-		msg += fmt.Sprintf("; %s interrupted, resumed from Steady afterwards", op.Preempted)
+	why.Preempted = op.Election.Preempted
+	if p.State == FailingOver {
+		why.Pods = p.Op.Switchover.Pods
 	}
-	if p.State == FailingOver && p.Op.TargetPods > 0 {
-		msg += fmt.Sprintf("; the hand-over for the scale-down to %d pod(s) per shard is re-planned from Steady afterwards", p.Op.TargetPods)
-	}
-	return outcome{next: next, message: msg}, true
+	return outcome{next: next, why: why}, true
 }
 
 // guardPrimaryHandedOver: the recorded primary follows a node that took over its history
@@ -71,7 +69,7 @@ func guardPrimaryHandedOver(d *decider) (outcome, bool) {
 		if t, ok := d.handedOver(d.p, s); ok {
 			next := d.p
 			next.Shards = recordPrimary(d.p.Shards, s, t)
-			next.Op.HandOver = ""
+			next.Op.HandOver = HandOverMark{}
 			return outcome{next: next, message: fmt.Sprintf("shard %d: %s handed over to %s", s, d.p.Shards[s].Primary, t.Name)}, true
 		}
 	}
@@ -109,7 +107,7 @@ func guardRestoreRequested(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	next := d.p
-	next.Op = Operation{Target: r.ID, Snapshot: r.Snapshot, GiveBack: true}
+	next.Op = Operation{Restore: Restore{Request: r.ID, Snapshot: r.Snapshot, GiveBack: true}}
 	return outcome{next: next, message: "restore " + restoreName(r.ID, r.Snapshot)}, true
 }
 
@@ -127,8 +125,12 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 	}
 	rec := p.Shards[sw.Shard]
 	next := p
-	next.Op = Operation{Shard: sw.Shard, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true, Target: sw.To, HandOver: sw.To}
-	return outcome{next: next, message: fmt.Sprintf("shard %d: switchover from %s to %s requested", sw.Shard, rec.Primary, sw.To)}, true
+	next.Op = Operation{
+		Election:   Election{Shard: sw.Shard, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true},
+		Switchover: SwitchoverGoal{To: sw.To},
+		HandOver:   HandOverMark{Shard: sw.Shard, To: sw.To},
+	}
+	return outcome{next: next, why: Reason{Kind: ReasonHandOverStarted, Shard: sw.Shard, Goal: GoalSwitchover, Node: rec.Primary, Peer: sw.To}}, true
 }
 
 // SwitchoverAnswer is what a switchover request has come to outside of the machine's own
@@ -219,7 +221,7 @@ func guardRolloutNeeded(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	next := d.p
-	next.Op = Operation{Target: d.v.spec.Revision}
+	next.Op = Operation{Roll: Roll{Revision: d.v.spec.Revision}}
 	return outcome{next: next, message: fmt.Sprintf("roll %d pod(s) to revision %s", len(stale), d.v.spec.Revision)}, true
 }
 
@@ -247,12 +249,8 @@ func guardReshardNeeded(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	next := d.p
-	next.Op = Operation{TargetShards: spec.Shards}
-	msg := fmt.Sprintf("reshard from %d to %d shard(s)", len(d.p.Shards), spec.Shards)
-	if len(open) > 0 {
-		msg += fmt.Sprintf("; %d slot(s) left open by an unfinished migration are finished first", len(open))
-	}
-	return outcome{next: next, message: msg}, true
+	next.Op = Operation{Reshard: Reshard{Shards: spec.Shards}}
+	return outcome{next: next, why: Reason{Kind: ReasonReshard, Shards: len(d.p.Shards), SpecShards: spec.Shards, OpenSlots: len(open)}}, true
 }
 
 // converged reports whether every recorded shard is as the record says: the primary answers
@@ -329,44 +327,45 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 	if target := d.targetPods(p); target < d.objectPods(p) {
 		if _, blocked := d.shardsBlockScaleDown(p, target); !blocked {
 			for _, n := range d.leavingBus(p, target) {
-				b.add(RemoveNode{Shard: n.Shard, Node: n.Name})
+				b.add(RemoveNode{Target: Target{Shard: n.Shard, Node: n.Name}})
 			}
 		}
 		if _, blocked := d.shardsBlock(p, target, false); !blocked {
 			for s := range p.Shards {
 				for _, n := range d.toDetachForRemoval(p, s, target) {
-					b.add(Detach{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+					b.add(Detach{Target: TargetOf(s, n)})
 				}
 			}
 		}
 	}
 	if why := d.closeWritesWaits(p); why != "" {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitCloseWrites, Detail: why})
 	}
 	if why := d.switchoverWaits(p); why != "" {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitSwitchover, Detail: why})
 	}
 	if why := d.hibernateWaits(p); why != "" {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitHibernate, Detail: why})
 	}
 	if why := d.leavingWaits(p); why != "" {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitLeaving, Detail: why})
 	}
 	if why := d.restoreWaits(p); why != "" {
-		b.wait(why)
+		b.wait(Wait{Kind: WaitRestore, Detail: why})
 	}
 	if len(b.actions) == 0 {
 		ok, notConverged := d.converged(p)
 		if target := d.targetPods(p); d.scaling(p) {
 			why, _ := d.scaleDownBlocked(p, target)
+			w := Wait{Kind: WaitScaleBlocked, Detail: why}
 			if !ok && d.handOverWaits(p, target) {
 				// A hand-over starts only from a converged cluster: say what it waits for.
-				why += "; first: " + notConverged
+				w.Also = notConverged
 			}
-			b.wait(why)
+			b.wait(w)
 		}
 		if !ok {
-			b.wait(notConverged)
+			b.wait(Wait{Kind: WaitNotConverged, Detail: notConverged})
 		}
 	}
 	if _, unknown := d.openMoves(); len(unknown) > 0 {
@@ -382,6 +381,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 // ensureObjects asks for the owned objects when they differ from what they must be now:
 // shards shards of objectPods pods at the spec's revision.
 func (d *decider) ensureObjects(p Persisted, shards int, b *actionList) {
+	shards = d.leavingShards(shards, b)
 	want := Objects{Shards: shards, Replicas: d.objectPods(p) - 1, Revision: d.v.spec.Revision}
 	if d.obs.Objects == want {
 		return
@@ -402,9 +402,10 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
-		_, why, _ := d.failoverOf(p, s, nil)
-		if why == "" {
-			why = fmt.Sprintf("shard %d: primary %s not answering", s, rec.Primary)
+		_, failover, _ := d.failoverOf(p, s, nil)
+		why := failover.wait(WaitFailover, rec.Primary)
+		if failover.Fault.Kind == FaultNone {
+			why = Wait{Kind: WaitPrimaryNotAnswering, Shard: s, Node: rec.Primary}
 		}
 		if h, _ := d.primaryHealth(p, s); h == primaryUnreachable || h == primarySuspected {
 			d.sealReplicas(s, prim, b)
@@ -417,13 +418,13 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 		// must be able to link again; a sealed node promoted since keeps its password for the
 		// day it follows again).
 		if usable(n) && !n.Valkey.Sealed.At.IsZero() {
-			b.add(Unseal{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+			b.add(Unseal{Target: TargetOf(s, n)})
 		}
 	}
 	if open && d.v.spec.CloseWrites {
 		d.keepWritesClosed(s, prim, b)
 	} else if open && (prim.Valkey.WritesFenced || prim.Valkey.SyncFenced) {
-		b.add(OpenWrites{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID})
+		b.add(OpenWrites{Target: TargetOf(s, prim)})
 	}
 	for _, n := range d.v.shard(s) {
 		if n == prim || !usable(n) {
@@ -434,11 +435,11 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 		}
 		if n.Valkey.Role == RolePrimary {
 			if d.handOverHalfWay(p, s, n) {
-				b.wait(fmt.Sprintf("shard %d: hand-over to %s finishing (%s still says primary)", s, n.Name, prim.Name))
+				b.wait(Wait{Kind: WaitHandOverFinishing, Shard: s, Node: n.Name, Peer: prim.Name})
 				continue
 			}
 			if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
-				b.add(Fence{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+				b.add(Fence{Target: TargetOf(s, n)})
 			}
 			if rec.awaitsResync(n.Name) {
 				b.wait(deposedWaits(s, n))
@@ -474,7 +475,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 			// for as a full member (regression scale-down-recorded-before-a-restore).
 			stayOff := p.State == Steady && d.offTheBus(p, n)
 			if usable(n) && !d.v.joined(n) && !d.leaving(p, n) && !stayOff {
-				b.add(AddNode{Shard: s, Node: n.Name, RunID: n.Valkey.RunID})
+				b.add(AddNode{Target: TargetOf(s, n)})
 			}
 		}
 	}
@@ -500,7 +501,7 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 func (d *decider) strayOwner(s int, discard string, n, prim *Node, b *actionList) {
 	switch {
 	case overlaps(prim.Valkey.Slots, n.Valkey.Slots):
-		b.wait(fmt.Sprintf("shard %d: %s still serves slots in its own view; waiting for gossip to tell it %s's newer claim", s, n.Name, prim.Name))
+		b.wait(Wait{Kind: WaitStrayGossip, Shard: s, Node: n.Name, Peer: prim.Name})
 	case n.Valkey.Keys == 0:
 		// Also when prim serves part of them already (a move of several ranges cut short):
 		// gossip never takes from a node slots nobody else claims.
@@ -508,10 +509,10 @@ func (d *decider) strayOwner(s int, discard string, n, prim *Node, b *actionList
 			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, FromRunID: n.Valkey.RunID, ToRunID: prim.Valkey.RunID, Slots: r})
 		}
 	case discard != "" && len(prim.Valkey.Slots) == 0:
-		b.add(TakeSlotsOver{Shard: s, Node: prim.Name, RunID: prim.Valkey.RunID, From: n.Name, FromRunID: n.Valkey.RunID, Slots: n.Valkey.Slots})
-		b.wait(fmt.Sprintf("shard %d: %s, the recorded primary, takes the shard's slots over from %s with a newer epoch: %s, %s, holds %d key(s) there that are not the shard's data, and resyncs from %s once it serves none", s, prim.Name, n.Name, n.Name, discard, n.Valkey.Keys, prim.Name))
+		b.add(TakeSlotsOver{Target: TargetOf(s, prim), From: n.Name, FromRunID: n.Valkey.RunID, Slots: n.Valkey.Slots})
+		b.wait(Wait{Kind: WaitStrayTakenOver, Shard: s, Node: n.Name, Peer: prim.Name, Detail: discard, N: n.Valkey.Keys})
 	default:
-		b.wait(fmt.Sprintf("shard %d: %s serves the shard's slots and holds %d key(s), while %s, its recorded primary elected for its data, serves none; the operator does not empty a node that serves slots (to give them to %s, empty %s by hand: FLUSHALL, then CLUSTER RESET SOFT)", s, n.Name, n.Valkey.Keys, prim.Name, prim.Name, n.Name))
+		b.wait(Wait{Kind: WaitStrayHoldsKeys, Shard: s, Node: n.Name, Peer: prim.Name, N: n.Valkey.Keys})
 	}
 }
 
@@ -523,7 +524,7 @@ func discarded(p Persisted, rec ShardRecord, n *Node) string {
 	if _, ok := rec.deposedOf(n.Name); ok {
 		return "deposed by a failover"
 	}
-	if p.State == Restoring && p.Op.Target != "" && n.Valkey.Snapshot != p.Op.Target {
+	if p.State == Restoring && p.Op.Restore.Request != "" && n.Valkey.Snapshot != p.Op.Restore.Request {
 		return "not holding the restore's data"
 	}
 	return ""
@@ -542,5 +543,5 @@ func overlaps(a, b []SlotRange) bool {
 }
 
 func (d *decider) replicaOf(s int, n, prim *Node) Action {
-	return ReplicaOf{Shard: s, Node: n.Name, RunID: n.Valkey.RunID, Primary: prim.Name, PrimaryIP: prim.Pod.IP, PrimaryRunID: prim.Valkey.RunID}
+	return ReplicaOf{Target: TargetOf(s, n), Primary: prim.Name, PrimaryIP: prim.Pod.IP, PrimaryRunID: prim.Valkey.RunID}
 }

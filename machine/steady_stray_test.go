@@ -1,9 +1,6 @@
 package machine
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // strayShard is one cluster shard in Steady whose recorded primary s0-0 serves no slots while
 // s0-1, restarted from nodes.conf, still serves them: s0-0 came back after a takeover by s0-1
@@ -46,7 +43,7 @@ func TestAStrayOwnerWithKeysIsLeftToTheUser(t *testing.T) {
 	if len(actionsOf(d, "remove-node"))+len(actionsOf(d, "replica-of")) != 0 {
 		t.Fatalf("acted on a stray that holds keys: %v", d.Actions)
 	}
-	if !strings.Contains(d.Waiting, "s0-1 serves the shard's slots and holds 42 key(s)") {
+	if w := d.Waiting; w.Kind != WaitStrayHoldsKeys || w.Node != "s0-1" || w.N != 42 {
 		t.Fatalf("waiting %q, want the stray named with its keys", d.Waiting)
 	}
 }
@@ -73,7 +70,7 @@ func TestADeposedStrayWithKeysLosesItsSlotsToThePrimary(t *testing.T) {
 		t.Fatalf("want deposed-resync recorded with the take-over, got %s", d)
 	}
 	p.Shards[0].Deposed = nil
-	p.State, p.Op = Restoring, Operation{Target: "restore-1"}
+	p.State, p.Op = Restoring, Operation{Restore: Restore{Request: "restore-1"}}
 	obs.Nodes[0].Valkey.Snapshot = "restore-1"
 	if got := actionsOf(Decide(p, obs), "take-slots-over"); len(got) != 1 {
 		t.Fatalf("take-slots-over %v during a restore, want s0-1's slots claimed by s0-0", got)
@@ -144,13 +141,13 @@ func TestAPromotedCandidateWithoutSlotsGivesWayToTheNodeServingThem(t *testing.T
 		n.Valkey.Joined = true
 	}
 	p := Persisted{State: FailingOver, Seq: 7, Shards: []ShardRecord{{Primary: "s0-0", RunID: cand.Valkey.RunID, History: History{ID: "h1"}, Epoch: 4}}, PodsPerShard: 2,
-		Op: Operation{Shard: 0, Lost: "s0-1", LostRunID: lost.Valkey.RunID, LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 2}, Writer: "s0-1", WriterRunID: lost.Valkey.RunID, Candidate: "s0-0", KnownFenced: true, ElectedAt: at(1)}}
+		Op: Operation{Election: Election{Shard: 0, Lost: "s0-1", LostRunID: lost.Valkey.RunID, LostHistory: History{ID: "h2", PrevID: "h1", PrevEnd: 2}, Writer: "s0-1", WriterRunID: lost.Valkey.RunID, Candidate: "s0-0", KnownFenced: true, ElectedAt: at(1)}}}
 	d := Decide(p, obsAt(5, spec, cand, lost))
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || !strings.Contains(d.Transition.Message, "s0-1 serves them holding its data") {
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Transition.Why.Fault != (PrimaryFault{Kind: FaultServesNoSlots, Primary: "s0-0", Server: "s0-1"}) {
 		t.Fatalf("want primary-lost for s0-0, which serves no slot, got %s", d)
 	}
 	d = Decide(d.Next, obsAt(6, spec, cand, lost))
-	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Candidate != "s0-1" {
+	if d.Transition == nil || d.Transition.Event != EventCandidateElected || d.Next.Op.Election.Candidate != "s0-1" {
 		t.Fatalf("want s0-1 elected, got %s", d)
 	}
 
@@ -176,7 +173,7 @@ func TestAStrayServingTheSlotsWithThePrimarysDataTakesOver(t *testing.T) {
 	p, obs := strayShard(42)
 	obs.Nodes[1].Valkey.ReplID2, obs.Nodes[1].Valkey.SecondOffset, obs.Nodes[1].Valkey.Offset = "h1", 6, 5
 	d := Decide(p, obs)
-	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || !strings.Contains(d.Transition.Message, "s0-1 serves them holding its data") {
+	if d.Transition == nil || d.Transition.Event != EventPrimaryLost || d.Transition.Why.Fault != (PrimaryFault{Kind: FaultServesNoSlots, Primary: "s0-0", Server: "s0-1"}) {
 		t.Fatalf("want primary-lost for s0-0, which serves no slot, got %s", d)
 	}
 	// The failover does not end as a recovery of s0-0: it still serves nothing.

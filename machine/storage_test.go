@@ -8,7 +8,7 @@ func TestSmallerVolumesAreGrownInEveryState(t *testing.T) {
 	big, small := primary(10), replica(1, 10)
 	big.Pod.VolumeBytes, small.Pod.VolumeBytes = 2<<30, 1<<30
 	r2 := replica(2, 10) // no claim reported: nothing to grow
-	for _, p := range []Persisted{steadyState(), {State: FailingOver, Seq: 1, Since: at(0), Shards: steadyState().Shards, Op: Operation{Lost: "s0-0"}}} {
+	for _, p := range []Persisted{steadyState(), {State: FailingOver, Seq: 1, Since: at(0), Shards: steadyState().Shards, Op: Operation{Election: Election{Lost: "s0-0"}}}} {
 		d := Decide(p, obsAt(1, spec, big, small, r2))
 		got := actionsOf(d, "expand-volumes")
 		if len(got) != 1 || got[0] != "expand-volumes [s0-1] to 2147483648 bytes" {

@@ -21,6 +21,9 @@ type rule struct {
 type outcome struct {
 	next    Persisted
 	message string
+	// why, when set, is the reason as a value: the transition's message is its text followed
+	// by message.
+	why Reason
 }
 
 // table is THE transition table. Rows are in priority order: from a given state, Decide
@@ -105,7 +108,7 @@ var table = []rule{
 	{EventHibernateCancelled, []State{Hibernated}, Steady, guardHibernateCancelled,
 		"the spec no longer asks to hibernate before the pods were stopped, and every shard's recorded primary still serves as the recorded process: keep the records and open writes again (a bootstrap would elect by data, and a primary's data cannot always be told from a replica's)"},
 	{EventWakeRequested, []State{Hibernated}, Bootstrapping, guardWakeRequested,
-		"the spec no longer asks to hibernate: bootstrap again on the kept claims, waiting for every pod to answer before each shard's first node is chosen by its data"},
+		"the spec no longer asks to hibernate: bootstrap again on the kept claims, every pod the shards ran when they stopped, waiting for every pod to answer before each shard's first node is chosen by its data"},
 	{EventBootstrapElected, []State{Bootstrapping}, Bootstrapping, guardBootstrapElected,
 		"nodes hold data at bootstrap (volumes kept from a deleted cluster), every node whose volume is older than the cluster answers, and one node's data contains every other's (by replication history, or by key count where nodes restarted from append-only files cannot say), or the user named the pod to bootstrap from: record it as the shard's first node before anything syncs from it (again, if the elected process is gone)"},
 	{EventRestoreRequested, []State{Bootstrapping}, Restoring, guardBootstrapRestore,

@@ -24,7 +24,7 @@ func TestARoleTakenBackUnseenIsRecordedAndTheNextHandOverRecognised(t *testing.T
 	// A rolling step's hand-over to s0-1 half-way: s0-1 promoted itself on h3 while s0-0 still
 	// says primary.
 	p = d.Next
-	p.State, p.Op = Rolling, Operation{Target: "r2", Shard: 0, HandOver: "s0-1"}
+	p.State, p.Op = Rolling, Operation{Roll: Roll{Revision: "r2"}, HandOver: HandOverMark{Shard: 0, To: "s0-1"}}
 	rolling := spec
 	rolling.Revision = "r2"
 	target := replicaOf("h4", 1, 50)

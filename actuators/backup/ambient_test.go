@@ -74,11 +74,11 @@ func TestAStoreWithoutKeysSignsWithTheEnvironmentsCredentials(t *testing.T) {
 	emptyEnvironment(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", s3Access)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3Secret)
-	keyed := startStore(t, "127.78.44.1")
-	startValkey(t, "", "127.78.44.2", t.TempDir(), "")
-	load(t, "127.78.44.2", 100)
+	keyed := startStore(t, "127.77.44.1")
+	startValkey(t, "", "127.77.44.2", t.TempDir(), "")
+	load(t, "127.77.44.2", 100)
 	store := withoutKeys(keyed)
-	if _, err := takeAndVerify(t, "127.78.44.2", store, "ambient.rdb"); err != nil {
+	if _, err := takeAndVerify(t, "127.77.44.2", store, "ambient.rdb"); err != nil {
 		t.Fatalf("a backup with the environment's credentials: %v", err)
 	}
 	if got := store.CredentialsSource(); got != "the operator's default chain" {
@@ -87,7 +87,7 @@ func TestAStoreWithoutKeysSignsWithTheEnvironmentsCredentials(t *testing.T) {
 	// Keys of the store's own win, wrong ones too: they fail rather than fall back.
 	wrong := store
 	wrong.AccessKey, wrong.SecretKey = "nobody", "nothing"
-	if _, err := takeAndVerify(t, "127.78.44.2", wrong, "wrong.rdb"); err == nil {
+	if _, err := takeAndVerify(t, "127.77.44.2", wrong, "wrong.rdb"); err == nil {
 		t.Fatal("a store with wrong keys wrote a backup: it used the default chain instead")
 	}
 	if keys, open := objects(t, keyed); len(keys) != 1 || open != 0 {
@@ -100,17 +100,17 @@ func TestAStoreWithoutKeysSignsWithTheEnvironmentsCredentials(t *testing.T) {
 // writes nothing; a store without keys that may not use the chain is not sent unsigned.
 func TestAStoreWithoutKeysAndAnEmptyEnvironmentFailsWithTheReason(t *testing.T) {
 	emptyEnvironment(t)
-	keyed := startStore(t, "127.78.44.3")
-	startValkey(t, "", "127.78.44.4", t.TempDir(), "")
-	load(t, "127.78.44.4", 10)
-	_, err := takeAndVerify(t, "127.78.44.4", withoutKeys(keyed), "none.rdb")
+	keyed := startStore(t, "127.77.44.3")
+	startValkey(t, "", "127.77.44.4", t.TempDir(), "")
+	load(t, "127.77.44.4", 10)
+	_, err := takeAndVerify(t, "127.77.44.4", withoutKeys(keyed), "none.rdb")
 	if !errors.Is(err, ErrNoCredentials) {
 		t.Fatalf("a backup with no credentials anywhere: %v, want %v", err, ErrNoCredentials)
 	}
 	t.Logf("the refusal: %v", err)
 	bare := keyed
 	bare.AccessKey, bare.SecretKey = "", ""
-	if _, err := takeAndVerify(t, "127.78.44.4", bare, "bare.rdb"); err == nil {
+	if _, err := takeAndVerify(t, "127.77.44.4", bare, "bare.rdb"); err == nil {
 		t.Fatal("a store with neither keys nor the default chain wrote a backup")
 	}
 	if got := bare.CredentialsSource(); got != "none" {
@@ -165,7 +165,7 @@ func (a *podIdentityAgent) served() int {
 func TestAStoreWithoutKeysSignsWithPodIdentityCredentials(t *testing.T) {
 	emptyEnvironment(t)
 	agent := &podIdentityAgent{token: "token-1"}
-	ln, err := net.Listen("tcp", "127.78.44.5:0")
+	ln, err := net.Listen("tcp", "127.77.44.5:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,11 +179,11 @@ func TestAStoreWithoutKeysSignsWithPodIdentityCredentials(t *testing.T) {
 	t.Setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://"+ln.Addr().String()+"/v1/credentials")
 	t.Setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tokenFile)
 
-	keyed := startStore(t, "127.78.44.6")
-	startValkey(t, "", "127.78.44.7", t.TempDir(), "")
-	load(t, "127.78.44.7", 100)
+	keyed := startStore(t, "127.77.44.6")
+	startValkey(t, "", "127.77.44.7", t.TempDir(), "")
+	load(t, "127.77.44.7", 100)
 	store := withoutKeys(keyed)
-	if _, err := takeAndVerify(t, "127.78.44.7", store, "first.rdb"); err != nil {
+	if _, err := takeAndVerify(t, "127.77.44.7", store, "first.rdb"); err != nil {
 		t.Fatalf("a backup with Pod Identity's credentials: %v", err)
 	}
 	first := agent.served()
@@ -194,7 +194,7 @@ func TestAStoreWithoutKeysSignsWithPodIdentityCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent.rotate("token-2")
-	if _, err := takeAndVerify(t, "127.78.44.7", store, "second.rdb"); err != nil {
+	if _, err := takeAndVerify(t, "127.77.44.7", store, "second.rdb"); err != nil {
 		t.Fatalf("a backup after the token rotated: %v", err)
 	}
 	if agent.served() == first {

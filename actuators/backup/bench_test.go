@@ -36,8 +36,8 @@ func benchBackup(b *testing.B) {
 	if _, err := exec.LookPath("valkey-cli"); err != nil {
 		b.Skip("valkey-cli is not installed (make valkey)")
 	}
-	store := startStore(b, "127.78.9.5")
-	ip := "127.78.10.3"
+	store := startStore(b, "127.77.9.5")
+	ip := "127.77.10.3"
 	startValkey(b, "", ip, b.TempDir(), "")
 	ctx := context.Background()
 	fill(b, ip, 65536)
@@ -146,14 +146,14 @@ func BenchmarkRestoreTime(b *testing.B) {
 
 func benchRestore(b *testing.B) {
 	const keys = 65536
-	store, res := restoreBenchSnapshot(b, "127.78.9.8", "127.78.10.4", keys)
+	store, res := restoreBenchSnapshot(b, "127.77.9.8", "127.77.10.4", keys)
 	ctx := context.Background()
-	target := "127.78.10.5"
+	target := "127.77.10.5"
 	startValkey(b, "", target, b.TempDir(), "")
 	var ours, ref []float64
 	for r := 0; r < 3; r++ {
 		start := time.Now()
-		if err := Load(ctx, Target{Addr: valkey.Addr(target), User: valkey.UserOperator, Password: passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: passwords.Replication}, "127.78.10.6", store, "restore.rdb", res); err != nil {
+		if err := Load(ctx, Target{Addr: valkey.Addr(target), User: valkey.UserOperator, Password: passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: passwords.Replication}, "127.77.10.6", store, "restore.rdb", res); err != nil {
 			b.Fatal(err)
 		}
 		ours = append(ours, time.Since(start).Seconds())
@@ -161,7 +161,7 @@ func benchRestore(b *testing.B) {
 			b.Fatalf("the loaded node holds %d keys, want %d", n, keys)
 		}
 
-		ref = append(ref, referenceRestore(b, store, fmt.Sprintf("127.78.10.%d", 10+r), keys))
+		ref = append(ref, referenceRestore(b, store, fmt.Sprintf("127.77.10.%d", 10+r), keys))
 	}
 	sort.Float64s(ours)
 	sort.Float64s(ref)
@@ -183,9 +183,9 @@ func BenchmarkClusterRestoreTime(b *testing.B) {
 
 func benchClusterRestore(b *testing.B) {
 	const keys = 65536
-	store, res := restoreBenchSnapshot(b, "127.78.9.9", "127.78.30.4", keys)
+	store, res := restoreBenchSnapshot(b, "127.77.9.9", "127.77.30.4", keys)
 	ctx := context.Background()
-	target := "127.78.30.5"
+	target := "127.77.30.5"
 	startClusterNode(b, target, "")
 	p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
 	defer p.Close()
@@ -203,7 +203,7 @@ func benchClusterRestore(b *testing.B) {
 		if n := dbsize(b, target); n != keys {
 			b.Fatalf("the loaded node holds %d keys, want %d", n, keys)
 		}
-		ref = append(ref, referenceRestore(b, store, fmt.Sprintf("127.78.30.%d", 10+r), keys))
+		ref = append(ref, referenceRestore(b, store, fmt.Sprintf("127.77.30.%d", 10+r), keys))
 	}
 	sort.Float64s(ours)
 	sort.Float64s(ref)
@@ -227,19 +227,19 @@ func BenchmarkClusterRestoreMemory(b *testing.B) {
 func benchClusterRestoreMemory(b *testing.B) {
 	const size = 64 << 20
 	ctx := context.Background()
-	store, small := restoreBenchSnapshot(b, "127.78.42.1", "127.78.42.2", size>>10)
-	startValkey(b, "", "127.78.42.3", b.TempDir(), "")
-	c := client(b, "127.78.42.3", valkey.UserClient, passwords.Client)
+	store, small := restoreBenchSnapshot(b, "127.77.42.1", "127.77.42.2", size>>10)
+	startValkey(b, "", "127.77.42.3", b.TempDir(), "")
+	c := client(b, "127.77.42.3", valkey.UserClient, passwords.Client)
 	value := make([]byte, size)
 	_, _ = rand.Read(value)
 	if err := c.Do(ctx, c.B().Set().Key("large").Value(vk.BinaryString(value)).Build()).Error(); err != nil {
 		b.Fatal(err)
 	}
-	large, err := Take(ctx, Source{Addr: valkey.Addr("127.78.42.3"), User: valkey.UserReplication, Password: passwords.Replication}, store, "large.rdb")
+	large, err := Take(ctx, Source{Addr: valkey.Addr("127.77.42.3"), User: valkey.UserReplication, Password: passwords.Replication}, store, "large.rdb")
 	if err != nil {
 		b.Fatal(err)
 	}
-	target := "127.78.42.4"
+	target := "127.77.42.4"
 	startClusterNode(b, target, "")
 	p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
 	defer p.Close()

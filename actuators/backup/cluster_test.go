@@ -32,8 +32,8 @@ import (
 // shard served, values included (the union's digest against the cluster's). A shard that cannot
 // be read fails the backup and leaves nothing behind.
 func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
-	store := startStore(t, "127.78.9.7")
-	ips := []string{"127.78.12.1", "127.78.12.2"}
+	store := startStore(t, "127.77.9.7")
+	ips := []string{"127.77.12.1", "127.77.12.2"}
 	p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -114,7 +114,7 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), data.Bytes(), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ip := fmt.Sprintf("127.78.12.%d", 11+i)
+		ip := fmt.Sprintf("127.77.12.%d", 11+i)
 		startValkey(t, "", ip, dir, "dbfilename dump.rdb\n")
 		c := client(t, ip, oracleUser, oraclePassword)
 		ks, err := c.Do(ctx, c.B().Keys().Pattern("*").Build()).AsStrSlice()
@@ -157,7 +157,7 @@ func TestAClusterBackupIsOneFilePerShardAndAManifestWrittenLast(t *testing.T) {
 
 	// A shard that cannot be read fails the whole backup: the shards stored before it are
 	// deleted and no manifest is written.
-	shards[1].Addr = valkey.Addr("127.78.12.9") // nothing answers there
+	shards[1].Addr = valkey.Addr("127.77.12.9") // nothing answers there
 	if _, err := TakeAll(ctx, store, "demo-2", "demo", machine.ModeCluster, "8.0.1", shards, time.Now); err == nil || !strings.Contains(err.Error(), "shard 1") {
 		t.Fatalf("a shard that cannot be read: %v, want the backup failed for shard 1", err)
 	}

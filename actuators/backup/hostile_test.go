@@ -110,8 +110,8 @@ func putBackup(t *testing.T, store Store, name string, mode machine.Mode, body [
 // by the restore's check in both topologies, with the reason, and Load refuses it before the
 // node is touched: the node keeps its data and its process (no restart: the same run ID).
 func TestACraftedBackupIsRefusedBeforeAnyNodeLoadsIt(t *testing.T) {
-	store := startStore(t, "127.78.40.1")
-	ip := "127.78.40.2"
+	store := startStore(t, "127.77.40.1")
+	ip := "127.77.40.2"
 	startValkey(t, "", ip, t.TempDir(), "")
 	load(t, ip, 50)
 	want, keys := digest(t, ip)
@@ -157,7 +157,7 @@ func TestACraftedBackupIsRefusedBeforeAnyNodeLoadsIt(t *testing.T) {
 // key is read as the key-by-key load reads it, without the operator holding it: what the check
 // allocates in all is far below the value's size.
 func TestALargeValueIsVerifiedInBoundedMemory(t *testing.T) {
-	store := startStore(t, "127.78.40.3")
+	store := startStore(t, "127.77.40.3")
 	const size = 48 << 20
 	// Made and stored in a call of its own, so that nothing of the file stays reachable here
 	// while the check's allocations are measured.

@@ -23,8 +23,8 @@ import (
 // pointed at the listener while both are connected, still takes the snapshot (a real
 // valkey-server, its data compared as a digest with the snapshot's).
 func TestTheLoadListenerDropsStallingStrangersAndStillServesTheNode(t *testing.T) {
-	store := startStore(t, "127.78.50.1")
-	ip, listenIP := "127.78.50.2", "127.78.50.3"
+	store := startStore(t, "127.77.50.1")
+	ip, listenIP := "127.77.50.2", "127.77.50.3"
 	startValkey(t, "", ip, t.TempDir(), "")
 	load(t, ip, 200)
 	atSnapshot, n := digest(t, ip)

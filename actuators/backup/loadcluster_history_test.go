@@ -16,8 +16,8 @@ import (
 // the machine tells a node whose data a refused restore did not touch by its unchanged
 // history, and this one was emptied.
 func TestALoadCutShortAfterEmptyingLeavesANewHistory(t *testing.T) {
-	store := startStore(t, "127.78.41.1")
-	ip := "127.78.41.2"
+	store := startStore(t, "127.77.41.1")
+	ip := "127.77.41.2"
 	startValkey(t, "", ip, t.TempDir(), fmt.Sprintf("cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-announce-ip %s\n", ip))
 	p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
 	defer p.Close()

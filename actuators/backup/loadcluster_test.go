@@ -26,14 +26,14 @@ import (
 // refused.
 func TestAClusterNodeIsLoadedKeyByKey(t *testing.T) {
 	bins := valkeyBinaries(t)
-	store := startStore(t, "127.78.9.8")
+	store := startStore(t, "127.77.9.8")
 	p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
 	defer p.Close()
 	for i, version := range []string{"8.0", "9.1"} {
 		t.Run(version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			prim, repl := fmt.Sprintf("127.78.%d.1", 24+i), fmt.Sprintf("127.78.%d.2", 24+i)
+			prim, repl := fmt.Sprintf("127.77.%d.1", 24+i), fmt.Sprintf("127.77.%d.2", 24+i)
 			for _, ip := range []string{prim, repl} {
 				// min-replicas-to-write as in the Durable profile: the load cuts the replicas off.
 				startValkey(t, bins[version], ip, t.TempDir(), fmt.Sprintf("cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-announce-ip %s\nmin-replicas-to-write 1\nmin-replicas-max-lag 10\n", ip))

@@ -76,7 +76,7 @@ func TestAnRDBFileIsReplayedKeyByKey(t *testing.T) {
 	bins := valkeyBinaries(t)
 	for i, version := range []string{"8.0", "9.1"} {
 		t.Run(version, func(t *testing.T) {
-			src, dst := fmt.Sprintf("127.78.%d.1", 52+i), fmt.Sprintf("127.78.%d.2", 52+i)
+			src, dst := fmt.Sprintf("127.77.%d.1", 52+i), fmt.Sprintf("127.77.%d.2", 52+i)
 			startValkey(t, bins[version], src, t.TempDir(), "")
 			startValkey(t, bins[version], dst, t.TempDir(), "")
 			sc := client(t, src, oracleUser, oraclePassword)

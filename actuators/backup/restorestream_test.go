@@ -30,8 +30,8 @@ import (
 // allocated in all during the load (the check and the replay) stays far below the large value.
 func TestALargeValueIsLoadedIntoAClusterNodeWithoutBeingHeld(t *testing.T) {
 	const size = 64 << 20
-	store := startStore(t, "127.78.41.1")
-	src, dst := "127.78.41.2", "127.78.41.3"
+	store := startStore(t, "127.77.41.1")
+	src, dst := "127.77.41.2", "127.77.41.3"
 	startClusterNode(t, src, "maxmemory-policy allkeys-lru\n")
 	ca, err := testcert.NewCA("backup-test-ca")
 	if err != nil {
@@ -172,13 +172,13 @@ func tlsLines(t testing.TB, ca *testcert.CA, name string) string {
 // closes the connection while the value is still being written), and one that takes the node
 // beyond its maxmemory (the node answers once it has read the whole command).
 func TestAStreamedValueTheNodeRefusesIsNamed(t *testing.T) {
-	store := startStore(t, "127.78.43.1")
+	store := startStore(t, "127.77.43.1")
 	s := putBackup(t, store, "refused", machine.ModeCluster, largeValueRDB(t, 4<<20)).Shards[0]
 	for i, c := range []struct{ config, want string }{
 		{"proto-max-bulk-len 2mb\n", "invalid bulk length"},
 		{"maxmemory 3mb\nmaxmemory-policy noeviction\n", "OOM command not allowed"},
 	} {
-		ip := fmt.Sprintf("127.78.43.%d", 2+i)
+		ip := fmt.Sprintf("127.77.43.%d", 2+i)
 		startClusterNode(t, ip, c.config)
 		p := valkey.NewPool(valkey.Options{Password: passwords.Operator, Timeout: 2 * time.Second})
 		defer p.Close()

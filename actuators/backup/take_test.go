@@ -182,10 +182,10 @@ func valkeyBinaries(t testing.TB) map[string]string {
 // (every key's DUMP, compared as a digest). On 8.0 and 9.1.
 func TestABackupStreamedToS3LoadsBackAsTheSameData(t *testing.T) {
 	bins := valkeyBinaries(t)
-	store := startStore(t, "127.78.9.1")
+	store := startStore(t, "127.77.9.1")
 	for i, version := range []string{"8.0", "9.1"} {
 		t.Run(version, func(t *testing.T) {
-			ip := fmt.Sprintf("127.78.%d.1", 7+i)
+			ip := fmt.Sprintf("127.77.%d.1", 7+i)
 			dir := t.TempDir()
 			startValkey(t, bins[version], ip, dir, "")
 			load(t, ip, 2000)
@@ -218,7 +218,7 @@ func TestABackupStreamedToS3LoadsBackAsTheSameData(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(restored, "dump.rdb"), data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			rip := fmt.Sprintf("127.78.%d.2", 7+i)
+			rip := fmt.Sprintf("127.77.%d.2", 7+i)
 			startValkey(t, bins[version], rip, restored, "dbfilename dump.rdb\n")
 			after, m := digest(t, rip)
 			if after != before || m != n {
@@ -260,8 +260,8 @@ func objects(t testing.TB, store Store) (keys []string, open int) {
 // rdb-key-save-delay, killed once the multipart upload has begun): each fails
 // with the reason, and leaves no object and no open multipart upload behind. The node serves on.
 func TestAFailedBackupLeavesNoObject(t *testing.T) {
-	store := startStore(t, "127.78.9.2")
-	ip := "127.78.10.1"
+	store := startStore(t, "127.77.9.2")
+	ip := "127.77.10.1"
 	node := startValkey(t, "", ip, t.TempDir(), "rdb-key-save-delay 10000\n")
 	c := client(t, ip, valkey.UserClient, passwords.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -286,7 +286,7 @@ func TestAFailedBackupLeavesNoObject(t *testing.T) {
 		store Store
 		want  string
 	}{
-		{"store unreachable", func() Store { s := store; s.Endpoint = "http://127.78.9.3:7070"; return s }(), "connection refused"},
+		{"store unreachable", func() Store { s := store; s.Endpoint = "http://127.77.9.3:7070"; return s }(), "connection refused"},
 		{"wrong credentials", func() Store { s := store; s.SecretKey = "not-the-secret"; return s }(), "SignatureDoesNotMatch"},
 		{"missing bucket", func() Store { s := store; s.Bucket = "no-such-bucket"; return s }(), "NoSuchBucket"},
 	}
@@ -334,8 +334,8 @@ func TestAFailedBackupLeavesNoObject(t *testing.T) {
 // truncated, with one byte flipped, replaced by another valid snapshot (the checksum holds, the
 // sha256 the backup recorded does not), or missing, is refused with the reason.
 func TestAStoredSnapshotIsVerifiedBeforeUse(t *testing.T) {
-	store := startStore(t, "127.78.9.4")
-	ip := "127.78.10.2"
+	store := startStore(t, "127.77.9.4")
+	ip := "127.77.10.2"
 	startValkey(t, "", ip, t.TempDir(), "")
 	load(t, ip, 200)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -396,10 +396,10 @@ func TestAStoredSnapshotIsVerifiedBeforeUse(t *testing.T) {
 // role. On 8.0 and 9.1.
 func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 	bins := valkeyBinaries(t)
-	store := startStore(t, "127.78.9.6")
+	store := startStore(t, "127.77.9.6")
 	for i, version := range []string{"8.0", "9.1"} {
 		t.Run(version, func(t *testing.T) {
-			ip := fmt.Sprintf("127.78.11.%d", 1+i)
+			ip := fmt.Sprintf("127.77.11.%d", 1+i)
 			startValkey(t, bins[version], ip, t.TempDir(), "")
 			load(t, ip, 500)
 			atSnapshot, n := digest(t, ip)
@@ -422,7 +422,7 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 				t.Fatal("the writes after the snapshot changed nothing: the test proves nothing")
 			}
 			target := Target{Addr: valkey.Addr(ip), User: valkey.UserOperator, Password: passwords.Operator, MasterUser: valkey.UserReplication, MasterPassword: passwords.Replication}
-			listen := fmt.Sprintf("127.78.11.%d", 11+i)
+			listen := fmt.Sprintf("127.77.11.%d", 11+i)
 
 			// A corrupted copy is refused, and nothing is touched.
 			var data bytes.Buffer
@@ -471,7 +471,7 @@ func TestASnapshotLoadsBackIntoTheNodeThroughReplication(t *testing.T) {
 // than the cutoff; one begun after the cutoff (a backup in progress) and one outside the prefix
 // are left alone.
 func TestAStaleUploadIsAborted(t *testing.T) {
-	store := startStore(t, "127.78.9.9")
+	store := startStore(t, "127.77.9.9")
 	ctx := context.Background()
 	c := store.Client()
 	begin := func(key string) {
@@ -515,7 +515,7 @@ func TestAStaleUploadIsAborted(t *testing.T) {
 // part the store was still writing brings it back; here another upload of the key begun as soon
 // as the first is gone); another backup's upload under the same prefix is left alone.
 func TestAFailedBackupAbortsTheUploadItNeverLearntOf(t *testing.T) {
-	store := startStore(t, "127.78.9.11")
+	store := startStore(t, "127.77.9.11")
 	ctx := context.Background()
 	c := store.Client()
 	key := store.Key("lost-answer.rdb")
@@ -548,7 +548,7 @@ func TestAFailedBackupAbortsTheUploadItNeverLearntOf(t *testing.T) {
 		back <- errors.New("the first upload was never aborted")
 	}()
 	// Nothing listens there: the stream fails.
-	src := Source{Addr: valkey.Addr("127.78.9.12"), User: valkey.UserReplication, Password: passwords.Replication}
+	src := Source{Addr: valkey.Addr("127.77.9.12"), User: valkey.UserReplication, Password: passwords.Replication}
 	if _, err := Take(ctx, src, store, "lost-answer.rdb"); err == nil || !strings.Contains(err.Error(), "reading the snapshot") {
 		t.Fatalf("a backup of a node that is not there: %v, want the stream's failure", err)
 	}

@@ -153,7 +153,13 @@ func appClient(t *testing.T, s *server) vk.Client {
 // added to the failure message.
 func eventually(t testing.TB, what string, f func() bool, detail ...*string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	eventuallyWithin(t, 10*time.Second, 50*time.Millisecond, what, f, detail...)
+}
+
+// eventuallyWithin polls f every poll until it holds or timeout passes.
+func eventuallyWithin(t testing.TB, timeout, poll time.Duration, what string, f func() bool, detail ...*string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for !f() {
 		if time.Now().After(deadline) {
 			for _, d := range detail {
@@ -161,7 +167,7 @@ func eventually(t testing.TB, what string, f func() bool, detail ...*string) {
 			}
 			t.Fatalf("timed out waiting: %s", what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 

@@ -66,9 +66,12 @@ func clusterOverTLS(t *testing.T, version, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	third := map[string]int{"8.0": 60, "9.1": 61}[version] // 127.78.40-43 are the backup tests' (packages run in parallel)
+	third := map[string]int{"8.0": 60, "9.1": 61}[version] // 127.78.40-49 are the slotless tests'
 	var nodes []*server
-	p := newTestPool(t)
+	// The operator's own timeout, not the tighter one of the plain tests: each new connection
+	// is a TLS handshake, which a machine busy with other work can take over a second for.
+	p := NewPool(Options{Password: testPasswords.Operator})
+	t.Cleanup(p.Close)
 	p.SetTLS(ca.ClientConfig(""))
 	caFile := ""
 	for i := 1; i <= 4; i++ {

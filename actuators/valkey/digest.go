@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	vk "github.com/valkey-io/valkey-go"
@@ -72,41 +73,83 @@ func wantsDigest(v machine.Valkey) bool {
 // (used_memory_dataset): a node past the bounds is not scanned at all, so that one that
 // cannot be digested costs each survey one refused DEBUG and nothing more.
 func (p *Pool) digest(ctx context.Context, addr string, keys, dataset int64, onlyDB0 bool, bounds digestBounds) string {
+	d, _ := p.dataEvidence(ctx, addr, keys, dataset, onlyDB0, bounds)
+	return d
+}
+
+// dataEvidence is the digest (as digest) and the key hashes (machine.Valkey.KeyHashes, nil
+// when not read) of the node at addr, from one scan: the hashes are read within the same
+// bounds as the operator's own digest, whether or not DEBUG DIGEST answers.
+func (p *Pool) dataEvidence(ctx context.Context, addr string, keys, dataset int64, onlyDB0 bool, bounds digestBounds) (digest string, hashes []uint64) {
 	scannable := onlyDB0 && dataset <= bounds.bytes
-	var out string
 	_ = p.runFor(ctx, addr, p.bulkTimeout(3*int(min(keys, bounds.keys))), func(ctx context.Context, c vk.Client) error {
-		out = dataDigest(ctx, c, keys, scannable, bounds)
+		digest, hashes = dataDigestAndKeys(ctx, c, keys, scannable, bounds)
 		return nil
 	})
-	return out
+	return digest, hashes
 }
 
 // dataDigest is DEBUG DIGEST where the node allows it, else the operator's own where scannable
 // (database 0 holds every key, and the data is not known to pass the bounds).
 func dataDigest(ctx context.Context, c vk.Client, keys int64, scannable bool, bounds digestBounds) string {
-	if d, err := c.Do(ctx, c.B().Arbitrary("DEBUG").Args("DIGEST").Build()).ToString(); err == nil && d != "" {
-		return digestDebug + d
-	}
-	if !scannable || keys > bounds.keys {
-		return ""
-	}
-	d, err := scanDigest(ctx, c, keys, bounds.bytes)
-	if err != nil {
-		return ""
-	}
+	d, _ := dataDigestAndKeys(ctx, c, keys, scannable, bounds)
 	return d
 }
 
-// scanDigest is the operator's own digest of database 0 (see above).
-func scanDigest(ctx context.Context, c vk.Client, keys, maxBytes int64) (string, error) {
-	seen := make(map[string]struct{}, keys)
+// dataDigestAndKeys is dataDigest with the key hashes of the scan (nil when not scanned).
+func dataDigestAndKeys(ctx context.Context, c vk.Client, keys int64, scannable bool, bounds digestBounds) (string, []uint64) {
+	debug := ""
+	if d, err := c.Do(ctx, c.B().Arbitrary("DEBUG").Args("DIGEST").Build()).ToString(); err == nil && d != "" {
+		debug = digestDebug + d
+	}
+	if !scannable || keys > bounds.keys {
+		return debug, nil
+	}
+	sums, err := scanKeys(ctx, c, keys, bounds.bytes)
+	if err != nil {
+		return debug, nil
+	}
+	if debug != "" {
+		return debug, keyHashes(sums)
+	}
+	return scanDigestOf(keys, sums), keyHashes(sums)
+}
+
+// scanDigestOf combines the keys' hashes by XOR: the order SCAN returned them in does not
+// matter.
+func scanDigestOf(keys int64, sums [][sha256.Size]byte) string {
 	var sum [sha256.Size]byte
+	for _, kh := range sums {
+		for j := range sum {
+			sum[j] ^= kh[j]
+		}
+	}
+	return fmt.Sprintf("%s%d:%s", digestScan, keys, hex.EncodeToString(sum[:]))
+}
+
+// keyHashes are the keys' hashes as the machine compares them (machine.CompareKeys): the first
+// 64 bits of each, sorted. Two different keys or values collide with a chance of about 2^-64
+// per pair looked up, which for two nodes of 100,000 keys is below 10^-9.
+func keyHashes(sums [][sha256.Size]byte) []uint64 {
+	out := make([]uint64, len(sums))
+	for i, kh := range sums {
+		out[i] = binary.BigEndian.Uint64(kh[:8])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// scanKeys hashes every key of database 0 with its type, value and expiry (see above), in the
+// order SCAN returns them.
+func scanKeys(ctx context.Context, c vk.Client, keys, maxBytes int64) ([][sha256.Size]byte, error) {
+	seen := make(map[string]struct{}, keys)
+	sums := make([][sha256.Size]byte, 0, keys)
 	var bytes int64
 	var cursor uint64
 	for {
 		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Count(digestBatch).Build()).AsScanEntry()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		var batch []string
 		for _, k := range e.Elements {
@@ -116,12 +159,12 @@ func scanDigest(ctx context.Context, c vk.Client, keys, maxBytes int64) (string,
 			}
 		}
 		if int64(len(seen)) > keys {
-			return "", errNoDigest // keys were added under the scan
+			return nil, errNoDigest // keys were added under the scan
 		}
 		for len(batch) > 0 {
 			n := min(len(batch), digestBatch)
-			if err := digestKeys(ctx, c, batch[:n], &sum, &bytes, maxBytes); err != nil {
-				return "", err
+			if err := digestKeys(ctx, c, batch[:n], &sums, &bytes, maxBytes); err != nil {
+				return nil, err
 			}
 			batch = batch[n:]
 		}
@@ -131,14 +174,14 @@ func scanDigest(ctx context.Context, c vk.Client, keys, maxBytes int64) (string,
 		}
 	}
 	if int64(len(seen)) != keys {
-		return "", errNoDigest
+		return nil, errNoDigest
 	}
-	return fmt.Sprintf("%s%d:%s", digestScan, keys, hex.EncodeToString(sum[:])), nil
+	return sums, nil
 }
 
-// digestKeys XORs the hashes of keys into sum, adding the sizes Valkey estimates for them to
+// digestKeys appends the hashes of keys to sums, adding the sizes Valkey estimates for them to
 // bytes first (and refusing past maxBytes, before any value is read).
-func digestKeys(ctx context.Context, c vk.Client, keys []string, sum *[sha256.Size]byte, bytes *int64, maxBytes int64) error {
+func digestKeys(ctx context.Context, c vk.Client, keys []string, sums *[][sha256.Size]byte, bytes *int64, maxBytes int64) error {
 	meta := make(vk.Commands, 0, 3*len(keys))
 	for _, k := range keys {
 		meta = append(meta, c.B().Type().Key(k).Build(), c.B().Pexpiretime().Key(k).Build(), c.B().MemoryUsage().Key(k).Build())
@@ -191,9 +234,7 @@ func digestKeys(ctx context.Context, c vk.Client, keys []string, sum *[sha256.Si
 		}
 		var kh [sha256.Size]byte
 		h.Sum(kh[:0])
-		for j := range sum {
-			sum[j] ^= kh[j]
-		}
+		*sums = append(*sums, kh)
 	}
 	return nil
 }

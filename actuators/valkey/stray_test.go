@@ -26,8 +26,9 @@ import (
 // from wiping them. The machine then elects a for its data and promotes it (TAKEOVER takes b's
 // slots); b follows a. Every key written before reads back through a cluster client, and
 // valkey-cli --cluster check (an independent oracle) finds every slot covered and every node
-// agreeing. (A returning primary re-created on a new IP was seen on the local Kubernetes
-// cluster to come back as a primary without slots instead; the simulator models both.)
+// agreeing. (On the local Kubernetes cluster a returning primary came back as a primary
+// without slots instead: the pods' start script removes the shard ids from nodes.conf, and
+// Valkey re-points only a node of the new owner's shard id; see slotless_test.go.)
 func TestAFormerPrimaryBackAfterATakeoverKeepsItsKeysUntilElected(t *testing.T) {
 	bins := valkeyBinaries(t)
 	for i, version := range []string{"8.0", "9.1"} {

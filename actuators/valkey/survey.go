@@ -119,6 +119,12 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 				v.Slots = me.Slots
 				v.OpenSlots = openSlots(view, me)
 			}
+			if v.Role == machine.RolePrimary && len(v.Slots) == 0 && v.Keys > 0 {
+				// Whose slots its keys are, should ghosts serve slots (machine/ghostkeys.go).
+				if v.KeySlots, err = keySlots(ctx, c); err != nil {
+					return err
+				}
+			}
 			// Joined: linked to another node on the cluster bus. Knowing others is not enough:
 			// a pod re-created with a new IP, or every pod at once, comes back from nodes.conf
 			// knowing its peers at addresses nobody answers at any more, and the operator must
@@ -152,7 +158,7 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 		return nil
 	})
 	if err == nil && wantsDigest(v) {
-		v.Digest = p.digest(ctx, Addr(podIP), v.Keys, dataset, db0, surveyDigestBounds)
+		v.Digest, v.KeyHashes = p.dataEvidence(ctx, Addr(podIP), v.Keys, dataset, db0, surveyDigestBounds)
 	}
 	return v, st, err
 }

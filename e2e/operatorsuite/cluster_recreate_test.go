@@ -80,3 +80,33 @@ func nodeIDs(ctx context.Context, t *testing.T, vc *v1alpha1.ValkeyCluster) map[
 	}
 	return ids
 }
+
+// TestAClusterReCreatedWithFewerShardsKeepsEveryKey: a Cluster topology of 3 shards holding
+// WAIT-acknowledged keys is deleted, its claims kept, and applied again asking for 2 shards. The
+// claims of shard 2 hold a third of the keys: the first bootstrap starts all three shards on
+// their claims (bootstrap-complete says shard 2 runs beyond the spec, for its kept volumes), and
+// from Steady the resharding to 2 moves shard 2's slots, keys and all, before it removes the
+// shard. Every key reads back through a cluster client; valkey-cli --cluster check is clean.
+func TestAClusterReCreatedWithFewerShardsKeepsEveryKey(t *testing.T) {
+	const name, keys = "fewer", 3000
+	ns, ctx, vc := steadyShards(t, name, 3, 2, "", 10*time.Minute)
+	writeAcked(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "fewer:", keys)
+
+	deleteKeepingClaims(t, ctx, ns, name, 6)
+	again := newCluster(ns, name, v1alpha1.TopologyCluster, 2)
+	again.Spec.Shards = 2
+	if err := k.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	vc = waitFor(t, ns, name, 6*time.Minute, "Steady with 2 shards on the kept claims", steadyCluster(2, 2))
+	clusterCheck(t, vc, vc.Status.Nodes[0].IP)
+	readAll(ctx, t, clusterClient(t, clientServiceAddr(t, vc), password(t, vc)), "fewer:", keys)
+
+	started := false
+	for _, h := range vc.Status.History {
+		started = started || (h.Event == "bootstrap-complete" && strings.Contains(h.Message, "beyond the spec's 2, started for the volumes kept there"))
+	}
+	if !started {
+		t.Errorf("no bootstrap-complete starting shard 2 beyond the spec in the history:\n%+v", vc.Status.History)
+	}
+}

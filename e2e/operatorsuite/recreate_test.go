@@ -143,9 +143,9 @@ func switchoverTo(t *testing.T, ns, name, pod string) *v1alpha1.ValkeyCluster {
 		vc.Annotations = map[string]string{}
 	}
 	vc.Annotations[v1beta1.AnnotationSwitchoverTo] = pod
-	if err := k.Update(ctxFor(t, 10*time.Second), vc); err != nil {
-		t.Fatal(err)
-	}
+	// As a user's write: the operator updates the object too (its answered requests), so the
+	// copy read above may be stale by the time it is written.
+	update(t, ctxFor(t, 10*time.Second), vc)
 	return waitFor(t, ns, name, time.Minute, "switched over to "+pod, func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(3)(vc) && vc.Status.Primary == pod && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})

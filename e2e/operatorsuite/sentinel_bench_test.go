@@ -274,23 +274,16 @@ func infoOf(addr, section string) map[string]string {
 
 // sentinelMaster is SENTINEL MASTER <name> as a map (empty when it does not answer).
 func sentinelMaster(addr string) map[string]string {
-	out := map[string]string{}
 	c, err := resp.Dial(addr, netip.Addr{}, "", "", time.Second)
 	if err != nil {
-		return out
+		return map[string]string{}
 	}
 	defer c.Close()
 	v, err := c.Do(time.Second, "SENTINEL", "MASTER", sentinelMasterName)
 	if err != nil {
-		return out
+		return map[string]string{}
 	}
-	a, _ := v.([]any)
-	for i := 0; i+1 < len(a); i += 2 {
-		k, _ := a[i].(string)
-		val, _ := a[i+1].(string)
-		out[k] = val
-	}
-	return out
+	return resp.Fields(v)
 }
 
 // sentinelRun is one run of the reference: a fresh set, a Sentinel client writing, SIGKILL of

@@ -84,3 +84,28 @@ func TestTheCommittedTableIsTheResultsFile(t *testing.T) {
 		t.Error("docs/measurements.md's table is not docs/measurements.json's: run make generate")
 	}
 }
+
+// A figure may name one sub-benchmark (BenchmarkExplore/topology=all): it takes that sub's runs only,
+// while a figure naming the top benchmark still takes every sub's.
+func TestAFigureOfASubBenchmarkTakesOnlyItsRuns(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "pure.txt")
+	body := `BenchmarkExplore/topology=all-2   	1	1 ns/op	 1000 schedules/s(all)
+BenchmarkExplore/topology=all-2   	1	1 ns/op	 1200 schedules/s(all)
+BenchmarkExplore/topology=all-2   	1	1 ns/op	 1100 schedules/s(all)
+BenchmarkExplore/topology=cluster-2	1	1 ns/op	  600 schedules/s(all)
+`
+	if err := os.WriteFile(out, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs, _, err := parseOutputs([]string{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := median(runs["BenchmarkExplore/topology=all"]["schedules/s(all)"]); got != 1100 {
+		t.Errorf("BenchmarkExplore/topology=all: median %v, want 1100 (its own three runs)", got)
+	}
+	if got := len(runs["BenchmarkExplore"]["schedules/s(all)"]); got != 4 {
+		t.Errorf("BenchmarkExplore: %d runs, want all 4 of its subs", got)
+	}
+}

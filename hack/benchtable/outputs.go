@@ -33,16 +33,25 @@ func parseOutputs(paths []string) (map[string]map[string][]float64, string, erro
 			if _, err := strconv.Atoi(fields[1]); err != nil {
 				continue // a log line that starts with a benchmark's name
 			}
-			name := benchName(fields[0])
-			if runs[name] == nil {
-				runs[name] = map[string][]float64{}
+			// A figure names the top benchmark, or one sub-benchmark when the subs measure
+			// different things (BenchmarkExplore/topology=all: one topology's speed).
+			names := []string{benchName(fields[0])}
+			if sub := withoutProcs(fields[0]); sub != names[0] {
+				names = append(names, sub)
+			}
+			for _, name := range names {
+				if runs[name] == nil {
+					runs[name] = map[string][]float64{}
+				}
 			}
 			for i := 2; i+1 < len(fields); i += 2 {
 				v, err := strconv.ParseFloat(fields[i], 64)
 				if err != nil {
 					return nil, "", fmt.Errorf("%s: %q: %v", path, sc.Text(), err)
 				}
-				runs[name][fields[i+1]] = append(runs[name][fields[i+1]], v)
+				for _, name := range names {
+					runs[name][fields[i+1]] = append(runs[name][fields[i+1]], v)
+				}
 			}
 		}
 		err = sc.Err()
@@ -54,11 +63,16 @@ func parseOutputs(paths []string) (map[string]map[string][]float64, string, erro
 	return runs, describeMachine(cpu), nil
 }
 
-// benchName drops the sub-benchmark and the -GOMAXPROCS suffix: figures name the top benchmark.
+// benchName drops the sub-benchmark and the -GOMAXPROCS suffix: the top benchmark.
 func benchName(s string) string {
 	if i := strings.IndexByte(s, '/'); i > 0 {
 		s = s[:i]
 	}
+	return withoutProcs(s)
+}
+
+// withoutProcs drops the -GOMAXPROCS suffix.
+func withoutProcs(s string) string {
 	if i := strings.LastIndexByte(s, '-'); i > 0 {
 		if _, err := strconv.Atoi(s[i+1:]); err == nil {
 			s = s[:i]

@@ -32,7 +32,7 @@ var ClusterTable = []Row{
 			if n == nil || owner(b, 0) == nil {
 				return nil, missing(b, "each shard's primary")
 			}
-			return machine.AssignSlots{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID, Slots: []machine.SlotRange{{Start: 0, End: 99}}}, nil
+			return machine.AssignSlots{Target: machine.Target{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}, Slots: []machine.SlotRange{{Start: 0, End: 99}}}, nil
 		},
 		Refused: true,
 		Effect:  "shard 0's primary still serves slots 0-99, shard 1's not",
@@ -77,7 +77,7 @@ var ClusterTable = []Row{
 			if n == nil {
 				return nil, missing(b, "a node of shard 1 that knows no other")
 			}
-			return machine.AddNode{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}, nil
+			return machine.AddNode{Target: machine.Target{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}}, nil
 		},
 		Effect: "every node knows the new node at its address, linked, and it knows every other node",
 		Expect: func(b, a machine.Observation) bool {
@@ -105,17 +105,16 @@ var ClusterTable = []Row{
 			if n == nil || from == nil {
 				return nil, missing(b, "shard 1's primary and a primary of shard 1 serving no slots")
 			}
-			return machine.TakeSlotsOver{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID, From: from.Name, FromRunID: from.Valkey.RunID,
-				Slots: from.Valkey.Slots}, nil
+			return machine.TakeSlotsOver{Target: machine.Target{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}, From: from.Name, FromRunID: from.Valkey.RunID, Slots: from.Valkey.Slots}, nil
 		},
 		// One SETSLOT per slot, in one bulk: on a loaded machine it can time out part way.
 		Resumable: true,
-		Effect: "the node of shard 1 that served none serves the slots its primary served, with an epoch above every one before, in its own view and shard 0's; " +
+		Effect: "the node of shard 1 that served none serves the slots its primary served, with an epoch above every other node's before, in its own view and shard 0's; " +
 			"the old owner serves none and stays a primary (replica migration is off: it is not re-pointed)",
 		Expect: func(b, a machine.Observation) bool {
 			was := owner(b, 1)
 			n, from, other := same(a, slotless(b, 1)), same(a, was), same(a, owner(b, 0))
-			if n == nil || from == nil || !from.Reachable || other == nil || n.Valkey.ConfigEpoch <= maxEpoch(b) {
+			if n == nil || from == nil || !from.Reachable || other == nil || n.Valkey.ConfigEpoch <= maxEpochBesides(b, n.Valkey.NodeID) {
 				return false
 			}
 			for _, r := range was.Valkey.Slots {
@@ -133,7 +132,7 @@ var ClusterTable = []Row{
 			if n == nil || p == nil {
 				return nil, missing(b, "shard 1's primary and a primary of shard 1 serving no slots")
 			}
-			return machine.ReplicaOf{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID, Primary: p.Name, PrimaryIP: p.Pod.IP, PrimaryRunID: p.Valkey.RunID}, nil
+			return machine.ReplicaOf{Target: machine.Target{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}, Primary: p.Name, PrimaryIP: p.Pod.IP, PrimaryRunID: p.Valkey.RunID}, nil
 		},
 		// Not linked yet: the new owner started closed to replicas (sync fenced) and nothing
 		// opened it.
@@ -150,7 +149,7 @@ var ClusterTable = []Row{
 			if n == nil || owner(b, 1) == nil {
 				return nil, missing(b, "shard 1's primary and its replica")
 			}
-			return machine.Promote{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}, nil
+			return machine.Promote{Target: machine.Target{Shard: 1, Node: n.Name, RunID: n.Valkey.RunID}}, nil
 		},
 		Effect: "shard 1's replica a primary serving the slots its primary served, with an epoch above every one before, in its own view and shard 0's; the old primary serves none",
 		Expect: func(b, a machine.Observation) bool {
@@ -174,7 +173,7 @@ var ClusterTable = []Row{
 			if n == nil {
 				return nil, missing(b, "a node of shard 1 serving no slots")
 			}
-			return machine.RemoveNode{Shard: 1, Node: n.Name}, nil
+			return machine.RemoveNode{Target: machine.Target{Shard: 1, Node: n.Name}}, nil
 		},
 		Effect: "no other node knows the node shard 1 removed; it knows none, serves nothing, keeps its ID and is a primary of no cluster",
 		Expect: func(b, a machine.Observation) bool {
@@ -200,8 +199,24 @@ func RunCluster(ctx context.Context, w ClusterWorld, report func(row Row, err er
 		return
 	}
 	for _, row := range ClusterTable {
+		// Rows judge every node's view and pick nodes by what they answer: a node whose
+		// survey timed out would look absent (forget-node would take its ID for a ghost's).
+		if err := w.Await(ctx, "every node answers", everyNodeAnswers); err != nil {
+			report(row, fmt.Errorf("before the row: %w", err))
+			continue
+		}
 		report(row, play(ctx, w, row))
 	}
+}
+
+// everyNodeAnswers: every node of the observation answers with its node ID.
+func everyNodeAnswers(o machine.Observation) bool {
+	for _, n := range o.Nodes {
+		if !n.Reachable || n.Valkey.NodeID == "" {
+			return false
+		}
+	}
+	return len(o.Nodes) > 0
 }
 
 // clusterBefore says what the world before ClusterTable lacks (nil: nothing).
@@ -368,11 +383,23 @@ func everyoneKnows(o machine.Observation, n *machine.Node) bool {
 
 // maxEpoch is the highest config epoch any node reports for itself or another.
 func maxEpoch(o machine.Observation) uint64 {
+	return maxEpochBesides(o, "")
+}
+
+// maxEpochBesides is the greatest epoch any node but id has or is known by: a node whose own
+// epoch is above it already has the newest claim. A new node may have it before any claim
+// (Valkey resolves two primaries' equal epochs by bumping one of them), so that it need not be
+// above its own.
+func maxEpochBesides(o machine.Observation, id string) uint64 {
 	var e uint64
 	for _, n := range o.Nodes {
-		e = max(e, n.Valkey.ConfigEpoch)
+		if n.Valkey.NodeID != id {
+			e = max(e, n.Valkey.ConfigEpoch)
+		}
 		for _, k := range n.Valkey.Known {
-			e = max(e, k.ConfigEpoch)
+			if k.ID != id {
+				e = max(e, k.ConfigEpoch)
+			}
 		}
 	}
 	return e

@@ -73,7 +73,7 @@ var Table = []Row{
 	{
 		Name: "an action for another process of the node is refused",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.Promote{Shard: 0, Node: name(b, 2), RunID: "not-" + runID(b, 2)}, nil
+			return machine.Promote{Target: machine.Target{Shard: 0, Node: name(b, 2), RunID: "not-" + runID(b, 2)}}, nil
 		},
 		Refused: true,
 		Effect:  "node 2 still a replica following the primary",
@@ -85,7 +85,7 @@ var Table = []Row{
 	{
 		Name: "reload-certificate of a node that serves no TLS is refused: it has no certificate files to load",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.ReloadCertificate{Node: name(b, 1), RunID: runID(b, 1), Serial: "none"}, nil
+			return machine.ReloadCertificate{Target: machine.Target{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}, Serial: "none"}, nil
 		},
 		Refused: true,
 		Effect:  "node 1 answering, serving no certificate",
@@ -97,7 +97,7 @@ var Table = []Row{
 	{
 		Name: "detach stops a replica following without touching its data",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.Detach{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}, nil
+			return machine.Detach{Target: machine.Target{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}}, nil
 		},
 		Effect: "node 2 a replica of nothing, its history and offset kept",
 		Expect: func(b, a machine.Observation) bool {
@@ -109,7 +109,7 @@ var Table = []Row{
 	{
 		Name: "seal takes a replica's replication password away and records when, leaving whom it follows",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.Seal{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}, nil
+			return machine.Seal{Target: machine.Target{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}}, nil
 		},
 		Effect: "node 2 sealed at or after the observation before, on the observer's clock, still a replica of nothing",
 		Expect: func(b, a machine.Observation) bool {
@@ -121,7 +121,7 @@ var Table = []Row{
 	{
 		Name: "a linked replica sealed keeps its link, and is not recorded as unlinked",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.Seal{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}, nil
+			return machine.Seal{Target: machine.Target{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}}, nil
 		},
 		Effect: "node 1 sealed, not unlinked, still linked to the primary",
 		Expect: func(b, a machine.Observation) bool {
@@ -133,7 +133,7 @@ var Table = []Row{
 	{
 		Name: "unseal gives a replica its replication password back",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.Unseal{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}, nil
+			return machine.Unseal{Target: machine.Target{Shard: 0, Node: name(b, 1), RunID: runID(b, 1)}}, nil
 		},
 		Effect: "node 1 not sealed, still linked to the primary",
 		Expect: func(b, a machine.Observation) bool {
@@ -145,7 +145,7 @@ var Table = []Row{
 		Name: "replica-of points a replica at the primary, and its link comes up",
 		Action: func(b machine.Observation) (machine.Action, error) {
 			p := primaryOf(b)
-			return machine.ReplicaOf{Shard: 0, Node: name(b, 2), RunID: runID(b, 2), PrimaryIP: ip(b, p), PrimaryRunID: runID(b, p)}, nil
+			return machine.ReplicaOf{Target: machine.Target{Shard: 0, Node: name(b, 2), RunID: runID(b, 2)}, PrimaryIP: ip(b, p), PrimaryRunID: runID(b, p)}, nil
 		},
 		Effect: "node 2 linked to the primary (its seal undone: replica-of sets the replication password)",
 		Expect: func(b, a machine.Observation) bool {
@@ -156,7 +156,7 @@ var Table = []Row{
 	{
 		Name: "close-writes closes the primary to client writes and lets its replicas go on syncing",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.CloseWrites{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil
+			return machine.CloseWrites{Target: machine.Target{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}}, nil
 		},
 		Effect: "the primary fenced for writes, open for sync, its replicas linked",
 		Expect: func(b, a machine.Observation) bool {
@@ -175,7 +175,7 @@ var Table = []Row{
 	{
 		Name: "fence closes the primary to client writes and to replication",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.Fence{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil
+			return machine.Fence{Target: machine.Target{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}}, nil
 		},
 		Effect: "the primary fenced for writes and sync",
 		Expect: func(b, a machine.Observation) bool {
@@ -188,7 +188,7 @@ var Table = []Row{
 		Snapshot: true,
 		ActionOn: func(b machine.Observation, snapshot string) (machine.Action, error) {
 			p := primaryOf(b)
-			return machine.RestoreSnapshot{Shard: 0, Node: name(b, p), RunID: runID(b, p), Snapshot: snapshot, RequestID: snapshot}, nil
+			return machine.RestoreSnapshot{Target: machine.Target{Shard: 0, Node: name(b, p), RunID: runID(b, p)}, Snapshot: snapshot, RequestID: snapshot}, nil
 		},
 		Effect: "the primary's process holds the snapshot's keys under a replication ID of its own (not its old one, nor as its previous one), writes fenced, sync open",
 		Expect: func(b, a machine.Observation) bool {
@@ -202,7 +202,7 @@ var Table = []Row{
 	{
 		Name: "open-writes opens the primary again",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			return machine.OpenWrites{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}, nil
+			return machine.OpenWrites{Target: machine.Target{Shard: 0, Node: name(b, primaryOf(b)), RunID: runID(b, primaryOf(b))}}, nil
 		},
 		Effect: "the primary open for writes and sync, its replicas linked again",
 		Expect: func(b, a machine.Observation) bool {

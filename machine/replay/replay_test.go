@@ -234,10 +234,10 @@ func TestReplayFindsATamperedDecision(t *testing.T) {
 	if i < 0 {
 		t.Fatal("no primary-lost in the run")
 	}
-	j.Records[i].Entry.After.Op.Candidate = "someone-else"
+	j.Records[i].Entry.After.Op.Election.Candidate = "someone-else"
 	rep := replay.Replay(j, nil)
 	f := rep.FirstDifference()
-	if f == nil || f.Record != i || !strings.Contains(f.Detail, `Op.Candidate recorded "someone-else"`) {
+	if f == nil || f.Record != i || !strings.Contains(f.Detail, `Op.Election.Candidate recorded "someone-else"`) {
 		t.Fatalf("a tampered state was not found at record %d: %+v", i, f)
 	}
 	var out bytes.Buffer

@@ -15,6 +15,9 @@ import (
 
 var errUnreachable = errors.New("node unreachable")
 
+// aimedAt finds the process an aimed action is aimed at (target).
+func (w *World) aimedAt(t machine.Target) (*node, error) { return w.target(t.Node, t.RunID) }
+
 // target finds the node an action is aimed at and checks it is the same process.
 func (w *World) target(name, runID string) (*node, error) {
 	n := w.byName(name)
@@ -30,6 +33,14 @@ func (w *World) target(name, runID string) (*node, error) {
 // Apply carries out one action: the simulated side of machine.Actuator, checked against the
 // real actuators by the conformance table (machine/conformance).
 func (w *World) Apply(_ context.Context, a machine.Action) error {
+	// n is the process an aimed action is aimed at, checked once for every such action.
+	var n *node
+	if t, ok := a.(machine.Aimed); ok {
+		var err error
+		if n, err = w.aimedAt(t.Aim()); err != nil {
+			return err
+		}
+	}
 	switch a := a.(type) {
 	case machine.EnsureObjects:
 		// The operator's last checks before the objects change (machine.CheckScaleDown), with
@@ -42,17 +53,12 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		w.objects = a.Objects()
 		return nil
 	case machine.Promote:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
 		// a new epoch); a node that is a primary already gets a new epoch if it has heard of a
 		// higher one than its own, and is opened to replicas.
 		if w.topo.Mode == machine.ModeCluster && n.role == machine.RoleReplica {
 			if _, claim, _ := w.claimOf(n.masterID); claim > 0 {
 				w.giveClaim(n)
-				n.tookFrom = n.masterID
 			}
 		} else if w.topo.Mode == machine.ModeCluster {
 			w.bumpEpoch(n) // a primary elected in place (CLUSTER BUMPEPOCH)
@@ -61,12 +67,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		n.writesFenced, n.syncFenced = true, false
 		return nil
 	case machine.Seal, machine.Unseal:
-		return w.applySeal(a)
+		return w.applySeal(n, a)
 	case machine.Detach:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		n.handshakeTo, n.handshakeRun = "", "" // the handshake's connection is closed
 		if n.role == machine.RoleReplica && w.topo.Mode == machine.ModeCluster {
 			// Its primary stays what nodes.conf says; the replication password it is given
@@ -77,35 +79,19 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		return nil
 	case machine.Fence:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		n.writesFenced, n.syncFenced = true, true
 		n.gen++ // the operator kills the replication connections it had
 		return nil
 	case machine.CloseWrites:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		n.writesFenced = true
 		return nil
 	case machine.OpenWrites:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		if n.role != machine.RolePrimary {
 			return fmt.Errorf("%s is not a primary", n.name)
 		}
 		n.writesFenced, n.syncFenced = false, false
 		return nil
 	case machine.ReplicaOf:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		n.seal = machine.SealRecord{} // the replication password is set again
 		if w.topo.Mode == machine.ModeCluster {
 			return w.replicate(n, a.PrimaryIP, a.PrimaryRunID)
@@ -129,10 +115,6 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		w.deletePod(n, w.topo.Persistence)
 		return nil
 	case machine.AssignSlots:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		// As the real actuator: a slot another node serves in this node's view is refused.
 		if other := w.ownerInView(n, a.Slots); other != "" {
 			return fmt.Errorf("assign-slots %s: slots served by %s in its view", n.name, other)
@@ -145,10 +127,6 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		return nil
 	case machine.TakeSlotsOver:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		if _, err := w.target(a.From, a.FromRunID); err != nil {
 			return err
 		}
@@ -161,17 +139,9 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		w.giveClaim(n)
 		return nil
 	case machine.AddNode:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		w.meet(n)
 		return nil
 	case machine.RemoveNode:
-		n, err := w.target(a.Node, "")
-		if err != nil {
-			return err
-		}
 		// As the real actuator: every other node forgets it, then it resets itself (CLUSTER
 		// RESET SOFT: it forgets every other node and keeps its ID), which turns a replica into
 		// an empty primary that belongs to no cluster and empties a primary whose keys all moved
@@ -196,14 +166,10 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 	case machine.MigrateSlots:
 		return w.migrate(a)
 	case machine.RestoreSnapshot:
-		return w.restore(a)
+		return w.restore(n, a)
 	case machine.AddPasswords, machine.PublishPasswords, machine.SwitchMasterAuth, machine.RetirePasswords:
 		return w.applyPasswords(a)
 	case machine.ReloadCertificate:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		// As the real actuator: a node that serves no TLS has no certificate files to load
 		// (its tls-cert-file is empty), and the reload is refused.
 		if n.served == "" {
@@ -359,6 +325,9 @@ func (w *World) moveSlots(r machine.SlotRange, to int) {
 	for s := range w.slots {
 		w.slots[s] = subtractRange(w.slots[s], r)
 	}
+	for s := range w.freed {
+		w.freed[s] = subtractRange(w.freed[s], r)
+	}
 	w.slots[to] = mergeRanges(append(w.slots[to], r))
 	w.slotsVersion++
 }
@@ -433,11 +402,7 @@ func (w *World) migrate(a machine.MigrateSlots) error {
 // restore loads a snapshot's part for a shard into a node: its data is replaced, it starts a
 // new history and serves replicas; writes are fenced. Acknowledged writes of the shard that
 // are not in the snapshot are discarded on purpose.
-func (w *World) restore(a machine.RestoreSnapshot) error {
-	n, err := w.target(a.Node, a.RunID)
-	if err != nil {
-		return err
-	}
+func (w *World) restore(n *node, a machine.RestoreSnapshot) error {
 	var snap *snapshot
 	for i := range w.snapshots {
 		if w.snapshots[i].id == a.Snapshot {
@@ -531,30 +496,21 @@ func (w *World) replicate(n *node, primaryIP, primaryRunID string) error {
 	}
 	n.role = machine.RoleReplica
 	n.masterID, n.masterIP, n.linkUp, n.lostTo, n.followedAt = m.id, m.ip, false, "", w.tick
+	n.shardID = m.shardID
 	n.writesFenced = false
 	n.gen++
 	return nil
 }
 
-// scaleDown is what the scale-down checks see of the simulated world: the pods the operator
-// talks to answer, a pod's data is its log, and its slots are its claim.
+// scaleDown is what the scale-down checks see of the simulated world, built as the operator
+// builds it (machine.ScaleDownOf): every shard the objects run, and the nodes as a survey
+// right now tells them.
 func (w *World) scaleDown(a machine.EnsureObjects) machine.ScaleDown {
-	s := machine.ScaleDown{Action: a, Mode: w.topo.Mode, Running: map[int]int{}}
-	// Only the kept shards: the simulated objects have no claims to delete with a removed
-	// shard, and the simulator has never checked one empty. Checking them changes what it
-	// does (in cluster-bootstrap-stray-serves-slots a bootstrap whose shard count drops is
-	// then refused for as long as the run lasts: "s2-0 is still in the cluster"), so it waits
-	// until that is looked at as a finding of its own.
-	for sh := 0; sh < min(a.Shards, w.objects.Shards); sh++ {
-		s.Running[sh] = w.objects.Replicas + 1
+	running := map[int]int{}
+	for sh := 0; sh < w.objects.Shards; sh++ {
+		running[sh] = w.objects.Replicas + 1
 	}
-	for _, n := range w.nodes {
-		p := machine.ScaleDownPod{
-			Name: n.name, Shard: n.shard, Ordinal: n.ordinal, Answers: w.operatorTalks(n), Role: n.role,
-			Joined: n.linked, ServesSlots: n.claim > 0, Keys: int64(len(n.log)),
-		}
-		s.Pods = append(s.Pods, p)
-	}
+	s := machine.ScaleDownOf(a, w.topo.Mode, running, w.observe(map[string]int{}).Nodes)
 	s.Alive = func(k machine.Proc) error {
 		n := w.byName(k.Node)
 		switch {

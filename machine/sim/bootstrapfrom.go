@@ -1,27 +1,22 @@
 package sim
 
-import (
-	"regexp"
-	"strconv"
-)
+import "github.com/valkey-fsm/valkey-operator/machine"
 
-// dataChoiceWait is a bootstrap's wait that only a person can end: the nodes' data differ and
-// none contains the others' (forked histories, or as many keys with different digests), so the
-// machine asks for the pod whose data wins (valkey.fsm.dev/bootstrap-from).
-var dataChoiceWait = regexp.MustCompile(`shard (\d+): [^;]*(forked|neither contains)[^;]*valkey\.fsm\.dev/bootstrap-from`)
-
-// nameBootstrapSource is the user's answer to such a wait once the faults stopped: a person
+// nameBootstrapSource is the user's answer, once the faults stopped, to a bootstrap's wait that
+// only a person can end (machine.WaitDataChoice): the nodes' data differ and none contains the
+// others' (forked histories, or as many keys with different digests), so the machine asks for
+// the pod whose data wins (valkey.fsm.dev/bootstrap-from): a person
 // who reads the nodes' data names the pod that holds the most of what clients were promised
 // (the fewest WAIT-acknowledged writes of the shard missing, then the most keys, then the
 // lowest ordinal). The writes it lacks are discarded by that choice, not by the operator: they
 // are exempt from the lost-write check. It reports whether the user acted.
 func (s *Sim) nameBootstrapSource() bool {
 	w := s.w
-	m := dataChoiceWait.FindStringSubmatch(s.op.lastDecision.Waiting)
-	if m == nil || w.spec.BootstrapFrom != "" {
+	why := s.op.lastDecision.Waiting
+	if why.Kind != machine.WaitDataChoice || w.spec.BootstrapFrom != "" {
 		return false
 	}
-	sh, _ := strconv.Atoi(m[1])
+	sh := why.Shard
 	var best *node
 	bestMissing := 0
 	for _, n := range w.shardNodes(sh) {

@@ -22,9 +22,11 @@ import (
 //
 // Slots. A shard's slots (World.slots) are claimed by nodes with a config epoch (claim); the
 // highest claim a node has heard of wins. A node drops a claim as soon as it is linked, directly
-// or through others, to a higher one: a primary so stays a primary without slots (replica
-// migration is off) that keeps its keys, as Valkey does; a replica whose primary lost its slots
-// follows the new owner (Valkey re-points it).
+// or through others, to a higher one. Replica migration is off, so what it does then depends on
+// the shard ids (node.shardID), as in Valkey's clusterUpdateSlotsConfigWith: a primary whose
+// slots went to a node of its own shard id becomes that node's replica, and a replica whose
+// primary lost its slots so follows the new owner; otherwise a primary stays a primary without
+// slots that keeps its keys, and a replica keeps following it.
 
 // ghost is a node ID no process has any more: where it was and what it claimed.
 type ghost struct {
@@ -34,12 +36,15 @@ type ghost struct {
 
 func (w *World) newNodeID() string { w.idSeq++; return fmt.Sprintf("id%04d", w.idSeq) }
 
+// newShardID is a shard id no node had before (Valkey draws a random one).
+func (w *World) newShardID() int { w.shardIDSeq++; return w.shardIDSeq }
+
 // giveClaim gives n a claim on its shard's slots with a new epoch, made at its current address:
 // one above the highest it has heard of, which behind a partition may be no higher than a claim
 // made on the other side.
 func (w *World) giveClaim(n *node) {
 	n.current = max(n.current, n.claim) + 1
-	n.claim, n.claimIP, n.tookFrom = n.current, n.ip, ""
+	n.claim = n.current
 }
 
 // bumpEpoch is CLUSTER BUMPEPOCH on a primary that claims slots: a new epoch unless its own is
@@ -82,7 +87,7 @@ func (w *World) freshIdentity(n *node) {
 		w.bury(n)
 		w.note("%s starts on an empty volume as a new node; its old ID %s stays in the others' views", n.name, n.id)
 	}
-	n.id = w.newNodeID()
+	n.id, n.shardID = w.newNodeID(), w.newShardID()
 	n.claim, n.current, n.masterID, n.peersAt, n.detached, n.lostTo = 0, 0, "", nil, false, ""
 	n.role = machine.RolePrimary
 }
@@ -90,8 +95,11 @@ func (w *World) freshIdentity(n *node) {
 // fromNodesConf restarts n as what its nodes.conf says it was: a primary while it claims slots
 // (or follows nobody), else a replica of the node it followed, at the address it knows it by.
 // The replication password is the configured one again (a Detach does not survive a restart).
+// Its shard id is a new one: the pod's start script removed it from nodes.conf (a replica takes
+// its primary's again on the bus).
 func (w *World) fromNodesConf(n *node) {
 	n.detached = false
+	n.shardID = w.newShardID()
 	if n.claim > 0 || n.masterID == "" {
 		n.role = machine.RolePrimary
 		return
@@ -277,15 +285,33 @@ func (w *World) share(group []*node) {
 			}
 		}
 	}
+	// A replica takes its primary's shard id from the primary's messages (a chain of replicas
+	// settles within as many rounds as the group has members).
+	for range group {
+		changed := false
+		for _, n := range group {
+			if n.role != machine.RoleReplica || n.masterID == "" {
+				continue
+			}
+			if m := w.byID(n.masterID); m != nil && m != n && m.shardID != n.shardID && slices.Contains(group, m) {
+				n.shardID, changed = m.shardID, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
 	for _, n := range group {
 		if n.claim > 0 && n.claim < best[n.shard] {
 			w.note("%s learns of a newer claim on shard %d's slots and drops its own (a primary without slots now)", n.name, n.shard)
 			n.claim = 0
 			o := owner[n.shard]
 			switch {
-			case o != nil && o.tookFrom == n.id && n.ip == n.claimIP:
-				// Its own replica took its slots over: Valkey makes it that node's replica
-				// (seen on 8.0 and 9.1 with a primary restarted in place).
+			case o != nil && o.shardID == n.shardID:
+				// The new owner is of its own shard id (its replica took the slots over while it
+				// kept its id): Valkey makes it that node's replica (clusterUpdateSlotsConfigWith
+				// with cluster-allow-replica-migration no; seen on 8.0 and 9.1, stopped or
+				// restarted, on its address or a new one).
 				n.role, n.masterID, n.masterIP, n.followedAt = machine.RoleReplica, o.id, o.ip, w.tick
 				n.linkUp = false
 				n.gen++
@@ -295,17 +321,18 @@ func (w *World) share(group []*node) {
 				// slots to the sender). Without this a replica kept following a node that had
 				// lost its slots, and its takeover claimed nothing.
 				n.lostTo, n.lostAt = o.id, w.tick
-				w.note("%s follows %s, its former replica that took its slots over", n.name, o.name)
+				w.note("%s follows %s, the new owner of its slots, of its own shard id", n.name, o.name)
 			case o != nil:
-				// Otherwise it stays a primary without slots, keeping its keys (seen on the local
-				// Kubernetes cluster with a primary re-created on a new IP).
+				// Otherwise (it restarted since the taker last heard it, and the start script
+				// gave it a new shard id) it stays a primary without slots, keeping its keys as
+				// 8.0 does (9.1 deletes the keys of the slots it lost).
 				n.lostTo, n.lostAt = o.id, w.tick
 			}
 		}
 	}
 	// A replica whose primary lost its slots to another node while it followed it follows that
-	// node (Valkey's UPDATE handling); a replica pointed later at a primary without slots is
-	// left where it is.
+	// node if it has that node's shard id (Valkey's UPDATE handling, as for a primary above); a
+	// replica pointed later at a primary without slots is left where it is.
 	for _, n := range group {
 		if n.role != machine.RoleReplica || n.masterID == "" {
 			continue
@@ -316,7 +343,7 @@ func (w *World) share(group []*node) {
 		} else if g, ok := w.ghosts[n.masterID]; ok && g.claim > 0 && g.claim < best[g.shard] && owner[g.shard] != nil {
 			to = owner[g.shard].id
 		}
-		if o := w.byID(to); o != nil && o != n && o.claim > 0 && o.shard == n.shard {
+		if o := w.byID(to); o != nil && o != n && o.claim > 0 && o.shard == n.shard && o.shardID == n.shardID {
 			n.masterID, n.masterIP, n.followedAt = o.id, o.ip, w.tick
 			w.note("%s follows %s, the new owner of its primary's slots", n.name, o.name)
 		}
@@ -455,6 +482,10 @@ func (w *World) unclaimed(s int) {
 		}
 	}
 	w.note("shard %d's slots %v are free: no node claims them any more", s, w.slots[s])
+	for len(w.freed) <= s {
+		w.freed = append(w.freed, nil)
+	}
+	w.freed[s] = mergeRanges(append(w.freed[s], w.slots[s]...))
 	w.slots[s] = nil
 	w.slotsVersion++
 }

@@ -76,3 +76,32 @@ func TestAnEmptyVolumeMakesANewNodeAndAGhostTheOperatorForgets(t *testing.T) {
 		t.Fatalf("the new s1-1 is not a linked replica: linked %v, role %s", r.linked, r.role)
 	}
 }
+
+// A primary whose slots a node of its own shard id took over becomes that node's replica when
+// it hears the claim; restarted from nodes.conf first (the start script removes the shard ids,
+// so it has a new one), it stays a primary serving none, as Valkey 8.0 and 9.1 do
+// (actuators/valkey/slotless_test.go).
+func TestAPrimaryFollowsTheTakerOfItsSlotsOnlyWithItsShardID(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		s := steadyCluster(t)
+		w := s.w
+		p, r := w.byName("s0-0"), w.byName("s0-1")
+		if r.shardID != p.shardID {
+			t.Fatalf("the replica s0-1 has shard id %d, its primary %d", r.shardID, p.shardID)
+		}
+		if restarted {
+			w.fromNodesConf(p)
+		}
+		w.giveClaim(r)
+		w.promote(r)
+		w.gossip()
+		switch {
+		case p.claim != 0:
+			t.Fatalf("restarted %v: s0-0 keeps its claim beside the newer one", restarted)
+		case !restarted && (p.role != machine.RoleReplica || p.masterID != r.id):
+			t.Fatalf("s0-0 is %s following %q after s0-1 (%s) took its slots over: want its replica", p.role, p.masterID, r.id)
+		case restarted && p.role != machine.RolePrimary:
+			t.Fatalf("s0-0, restarted with a new shard id, is %s following %q: want a primary serving none", p.role, p.masterID)
+		}
+	}
+}

@@ -50,7 +50,10 @@ type ChaosReport struct {
 	Faults     map[FaultKind]int
 	Violations map[ViolationKind]int
 	Totals     Stats
-	Failures   []Failure
+	// DeposedWaitSchedules counts the schedules in which a failover waited for a person to
+	// give up a deposed pod's keys (Stats.DeposedWaits): a wait that fires often is too broad.
+	DeposedWaitSchedules int
+	Failures             []Failure
 }
 
 // Failure is one failing schedule, shrunk, with the readable history of the shrunk run.
@@ -187,6 +190,11 @@ func (r *ChaosReport) add(s Stats) {
 	r.Totals.Reconciles += s.Reconciles
 	r.Totals.Claims += s.Claims
 	r.Totals.Estimates += s.Estimates
+	r.Totals.DeposedWaits += s.DeposedWaits
+	r.Totals.DeposedGivenUp += s.DeposedGivenUp
+	if s.DeposedWaits > 0 {
+		r.DeposedWaitSchedules++
+	}
 }
 
 // Unexercised lists the table's edges no schedule took.
@@ -226,6 +234,7 @@ func (r ChaosReport) Write(out io.Writer) {
 	fmt.Fprintf(out, "reconciles %d, transitions %d, actions %d (%d refused or failed), client writes %d acknowledged (%d by WAIT), %d rejected\n",
 		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
 	fmt.Fprintf(out, "election model: %d containment claims checked against the world's data, %d key-count estimates not checked\n", t.Claims, t.Estimates)
+	fmt.Fprintf(out, "deposed pods that may hold the line: failovers waited for a person in %d schedules (%d decisions); the user gave up %d pods' keys\n", r.DeposedWaitSchedules, t.DeposedWaits, t.DeposedGivenUp)
 	unexercised := r.Unexercised()
 	edges := machine.Table()
 	fmt.Fprintf(out, "table edges exercised: %d of %d", len(edges)-len(unexercised), len(edges))

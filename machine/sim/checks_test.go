@@ -70,7 +70,7 @@ func TestMachineChecksCatchBrokenDecisions(t *testing.T) {
 	// A decision that does not follow from the persisted state (a machine with a memory of
 	// its own): rebuilding from the stored state decides otherwise.
 	hidden := good
-	hidden.Actions = append(hidden.Actions, machine.Fence{Node: "s0-1"})
+	hidden.Actions = append(hidden.Actions, machine.Fence{Target: machine.Target{Node: "s0-1"}})
 	op.checkDecision(obs, hidden)
 	if !hasViolation(s, ViolationMachine, "rebuilt from the stored state decides differently") {
 		t.Error("a decision that the persisted state does not explain went unnoticed")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -90,11 +91,37 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if !rep.OK() {
 		return 1
 	}
-	if un := rep.Unexercised(); *everyEdge && len(un) > 0 {
-		fmt.Fprintf(stdout, "FAILED: %d table edge(s) never taken: %s\n", len(un), strings.Join(un, "; "))
-		return 1
+	if *everyEdge {
+		return checkEveryEdge(rep, stdout)
 	}
 	return 0
+}
+
+// checkEveryEdge is -every-edge: every table edge was taken, by the exploration or by a
+// pinned edge schedule that pins it (PinnedEdges), and no pinned schedule failed.
+func checkEveryEdge(rep ChaosReport, stdout io.Writer) int {
+	taken, problems := PinnedEdges()
+	var pinned, never []string
+	for _, e := range rep.Unexercised() {
+		if file, ok := taken[e]; ok {
+			pinned = append(pinned, fmt.Sprintf("%s (%s)", e, path.Base(file)))
+		} else {
+			never = append(never, e)
+		}
+	}
+	if len(pinned) > 0 {
+		fmt.Fprintf(stdout, "table edges taken only by the pinned edge schedules: %s\n", strings.Join(pinned, "; "))
+	}
+	code := 0
+	if len(problems) > 0 {
+		fmt.Fprintf(stdout, "FAILED: pinned edge schedules: %s\n", strings.Join(problems, "; "))
+		code = 1
+	}
+	if len(never) > 0 {
+		fmt.Fprintf(stdout, "FAILED: %d table edge(s) never taken: %s\n", len(never), strings.Join(never, "; "))
+		code = 1
+	}
+	return code
 }
 
 // startCPUProfile profiles the process into path until the returned function is called.

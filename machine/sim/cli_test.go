@@ -41,6 +41,13 @@ func TestSimulateCommandFailsOnAnEdgeNeverTaken(t *testing.T) {
 	if code != 1 || !strings.Contains(out.String(), "table edge(s) never taken: ") || !strings.Contains(out.String(), "Resharding --reshard-complete--> Steady") {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
+	// The edges the pinned schedules take count as taken, and are named as theirs.
+	_, never, _ := strings.Cut(out.String(), "never taken: ")
+	if strings.Contains(never, "Resharding --deposed-resynced--> Resharding") ||
+		!strings.Contains(out.String(), "taken only by the pinned edge schedules: ") ||
+		!strings.Contains(out.String(), "Resharding --deposed-resynced--> Resharding (resharding-scaled-up-behind-brings-back-a-deposed-claim.sched)") {
+		t.Fatalf("pinned edges not counted:\n%s", out.String())
+	}
 }
 
 func TestSimulateCommandRejectsBadFlags(t *testing.T) {

@@ -58,6 +58,13 @@ const (
 	FaultManualFailover FaultKind = "manual-failover"
 	// FaultHeal ends every partition, pause and link lag.
 	FaultHeal FaultKind = "heal"
+	// FaultScaleStatefulSet is a person (kubectl scale) or another controller asking the
+	// cluster's StatefulSets for one more pod behind the operator's back, in any state. The pod
+	// starts at once, on the claim a scale-down or a deleted cluster kept (data and all) when
+	// there is one. During a rollout or a resharding the machine leaves the objects as they are
+	// until the operation ends (a scale-down is carried out only in Steady): a pod deposed by a
+	// failover after its scale-down comes back in the middle of the operation.
+	FaultScaleStatefulSet FaultKind = "scale-statefulset"
 )
 
 // FaultKinds lists every kind, in the order the generator indexes them.
@@ -65,7 +72,7 @@ var FaultKinds = []FaultKind{
 	FaultKillPrimary, FaultKillNode, FaultPause, FaultPartition, FaultPartitionOperator,
 	FaultDeletePod, FaultIPChange, FaultEmptyRestart, FaultLinkLag, FaultOperatorCrash,
 	FaultAPIConflict, FaultActuatorFailure, FaultSlowActuator, FaultManualFailover, FaultHeal,
-	FaultEvictPod, FaultPartitionOneWay,
+	FaultEvictPod, FaultPartitionOneWay, FaultScaleStatefulSet,
 }
 
 // EvictHoldTicks bounds how long an evicted primary's preStop hook holds its pod (the pod
@@ -149,7 +156,7 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s x%d", f.Kind, f.Count)
 	case FaultSlowActuator:
 		return fmt.Sprintf("%s %d ticks", f.Kind, f.Ticks)
-	case FaultHeal:
+	case FaultHeal, FaultScaleStatefulSet:
 		return string(f.Kind)
 	case FaultManualFailover:
 		if f.Back {

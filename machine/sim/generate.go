@@ -39,10 +39,10 @@ func GenStep(src Source, t Topology) Step {
 // hibernate-cancelled edges are for, and two independent draws rarely land in that window.
 func Generate(src Source, t Topology, n int) []Step {
 	steps := make([]Step, n)
-	followUps := map[int]UserAction{}
+	followUps := map[int]Step{}
 	for i := range steps {
-		if u, ok := followUps[i]; ok {
-			steps[i] = Step{Kind: StepUser, User: u}
+		if st, ok := followUps[i]; ok {
+			steps[i] = st
 			continue
 		}
 		steps[i] = GenStep(src, t)
@@ -56,12 +56,26 @@ func Generate(src Source, t Topology, n int) []Step {
 		if u, ok := changeOfMind(steps[i].User, t); ok && src.Intn(2, "change of mind") == 0 {
 			if at := i + 1 + src.Intn(20, "changed after"); at < n {
 				if _, taken := followUps[at]; !taken {
-					followUps[at] = u
+					followUps[at] = Step{Kind: StepUser, User: u}
+				}
+			}
+		}
+		if startsRollOrReshard(steps[i].User) && src.Intn(2, "scaled behind") == 0 {
+			if at := i + 1 + src.Intn(20, "scaled after"); at < n {
+				if _, taken := followUps[at]; !taken {
+					followUps[at] = Step{Kind: StepFault, Fault: Fault{Kind: FaultScaleStatefulSet}}
 				}
 			}
 		}
 	}
 	return steps
+}
+
+// startsRollOrReshard reports whether u starts a rollout or a resharding, during which the
+// StatefulSets may be scaled behind the operator's back (FaultScaleStatefulSet): drawn on its
+// own, that edit rarely lands inside the operation.
+func startsRollOrReshard(u UserAction) bool {
+	return u.Kind == UserRollout || u.Kind == UserReshard
 }
 
 // changeOfMind is the user change that moves the goal of the operation u starts: another shard

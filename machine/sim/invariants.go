@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
@@ -92,7 +93,9 @@ func (w *World) checkPromotion(p machine.Promote) {
 		return
 	}
 	for _, n := range w.shardNodes(c.shard) {
-		if n == c || !w.operatorTalks(n) || !w.onLine(n) {
+		// A node the user gave up (valkey.fsm.dev/failover-without) holds writes the user
+		// chose to lose.
+		if n == c || !w.operatorTalks(n) || !w.onLine(n) || slices.Contains(w.spec.FailoverWithout, n.name) {
 			continue
 		}
 		if len(c.log) < len(n.log) && isPrefix(c.log, n.log) {

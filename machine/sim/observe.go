@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -61,6 +62,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 				w.observeBus(n, &mn.Valkey)
 			}
 			mn.Valkey.Digest = w.digestOf(n, mn.Valkey)
+			mn.Valkey.KeyHashes = w.keyHashesOf(n, mn.Valkey)
 		} else {
 			probes[n.name]++
 			mn.FailedProbes = probes[n.name]
@@ -72,6 +74,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 	if w.topo.Mode == machine.ModeCluster {
 		machine.ReadClusterBus(obs.Nodes)
 	}
+	machine.CompareKeys(obs.Nodes)
 	obs.ClaimsBeyond = w.claimsBeyond()
 	obs.IdleClaims = w.idleClaims()
 	return obs
@@ -118,12 +121,36 @@ func (w *World) observeBus(n *node, v *machine.Valkey) {
 		v.Slots = append([]machine.SlotRange(nil), w.slots[n.shard]...)
 		v.ConfigEpoch = uint64(n.claim)
 	}
+	if n.role == machine.RolePrimary && len(v.Slots) == 0 {
+		v.KeySlots = w.keySlotsOf(n)
+	}
 	v.Joined = n.linked
 	v.Known = w.knownView(n)
 	v.SlotsSeen, v.ClusterOK = w.slotsSeen(n, v.Known)
 	if n.role == machine.RoleReplica && n.detached {
 		v.PrimaryHost, v.LinkUp, v.HeardFromPrimary = "", false, false
 	}
+}
+
+// keySlotsOf is what the survey reads of a primary serving no slots (CLUSTER
+// COUNTKEYSINSLOT): the slots of the keys it holds, as ranges in slot order (nil: no keys).
+func (w *World) keySlotsOf(n *node) []machine.SlotRange {
+	var slots []int
+	for _, id := range n.log {
+		if w.holdsKeyOf(n, id) {
+			slots = append(slots, slotOf(w.writes[id].key))
+		}
+	}
+	slices.Sort(slots)
+	var out []machine.SlotRange
+	for _, s := range slices.Compact(slots) {
+		if k := len(out) - 1; k >= 0 && out[k].End == s-1 {
+			out[k].End = s
+			continue
+		}
+		out = append(out, machine.SlotRange{Start: s, End: s})
+	}
+	return out
 }
 
 // count is how many slots ranges hold.
@@ -137,15 +164,15 @@ func count(ranges []machine.SlotRange) int {
 
 // keysHeld is what DBSIZE says on n: its writes, and in cluster mode only those of slots its
 // shard serves (MIGRATE and Atomic Slot Migration delete the moved keys on the source and, by
-// replication, on its replicas).
+// replication, on its replicas) or served last before they were freed (DBSIZE counts every
+// key of the keyspace, served or not: freeing a slot deletes nothing).
 func (w *World) keysHeld(n *node) int {
 	if w.topo.Mode != machine.ModeCluster {
 		return len(n.log)
 	}
 	held := 0
 	for _, id := range n.log {
-		slot := slotOf(w.writes[id].key)
-		if n.shard < len(w.slots) && inRanges(w.slots[n.shard], slot) {
+		if w.holdsKeyOf(n, id) {
 			held++
 		}
 	}
@@ -170,13 +197,33 @@ func (w *World) digestOf(n *node, v machine.Valkey) string {
 	return fmt.Sprintf("debug:%016x", sum)
 }
 
-// holdsKeyOf reports whether write id's key is one n serves (every key but in cluster mode,
-// where n's shard serves some slots).
+// keyHashesOf are the hashes of n's keys the operator's survey reads where it takes a digest
+// (see digestOf): one per write n holds (each write is a key of its own with its value), so
+// that one node's hashes within another's is the world's ground truth, the writes of one
+// within the other's.
+func (w *World) keyHashesOf(n *node, v machine.Valkey) []uint64 {
+	if v.Keys == 0 || v.Offset != 0 || !v.WritesFenced {
+		return nil
+	}
+	out := make([]uint64, 0, v.Keys)
+	for _, id := range n.log {
+		if w.holdsKeyOf(n, id) {
+			out = append(out, mix64(uint64(id)+1))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// holdsKeyOf reports whether write id's key is one n holds (every key but in cluster mode,
+// where n's shard serves some slots, or served them last before they were freed).
 func (w *World) holdsKeyOf(n *node, id int32) bool {
 	if w.topo.Mode != machine.ModeCluster {
 		return true
 	}
-	return n.shard < len(w.slots) && inRanges(w.slots[n.shard], slotOf(w.writes[id].key))
+	slot := slotOf(w.writes[id].key)
+	return n.shard < len(w.slots) && inRanges(w.slots[n.shard], slot) ||
+		n.shard < len(w.freed) && inRanges(w.freed[n.shard], slot)
 }
 
 // mix64 scatters x over 64 bits (splitmix64's finalizer), so that a sum of mixed ids collides

@@ -39,9 +39,9 @@ type Operator struct {
 	answered map[string]string // per node, the run id of the process that last answered
 	// refusedLoads holds, per restore request, why a load of it was refused for its content.
 	refusedLoads map[string]string
-	// plan carries out the last decision's actions, as the operator's does (machine.ActPlan);
-	// failing are the failure records of the plans before it.
-	plan        *machine.ActPlan
+	// turn is the last turn, whose plan is being carried out; failing are the failure records
+	// of the turns before it.
+	turn        *machine.Turn
 	failing     []machine.ActionFailure
 	inflight    machine.Action
 	inflightDue int64
@@ -78,8 +78,8 @@ func newOperator(w *World, sab Sabotage) *Operator {
 	}
 }
 
-// step gives the operator one unit of work: finish a slow action, carry out the next queued
-// action, or reconcile.
+// step gives the operator one unit of work: finish a slow action, carry out the next planned
+// action, or reconcile (machine.StartTurn, machine.Turn.Step: the operator's loop).
 func (o *Operator) step() {
 	w := o.w
 	if o.inflight != nil {
@@ -90,31 +90,12 @@ func (o *Operator) step() {
 		}
 		return
 	}
-	if pl, ok := o.nextPlanned(); ok {
-		a := pl.Action
-		switch pl.Verdict {
-		case machine.SkipBlocked:
-			w.note("operator: %s skipped: it depends on an action that failed", a)
-			return
-		case machine.SkipBackingOff:
-			w.note("operator: %s skipped: backing off after %d failures", a, pl.Prior.Count)
+	if o.turn != nil {
+		if o.turn.Step(o) {
 			return
 		}
-		if o.failures > 0 {
-			o.failures--
-			o.plan.Done(a, errInjected)
-			w.stats.ActionsRefused++
-			w.note("operator: %s failed (injected); the actions that depend on it are skipped", a)
-			return
-		}
-		if o.slowTicks > 0 {
-			o.inflight, o.inflightDue = a, w.tick+int64(o.slowTicks)
-			o.slowTicks = 0
-			w.note("operator: %s is slow", a)
-			return
-		}
-		o.act(a)
-		return
+		// The plan is done: its failure records are kept for the next one.
+		o.failing, o.turn = o.turn.Failing(), nil
 	}
 	o.reconcile()
 }
@@ -127,29 +108,65 @@ var errInjected = errors.New("failed (injected)")
 // explore). The plan's skip rules are the operator's; only the wait differs.
 func simBackOff(int32) time.Duration { return 0 }
 
-// nextPlanned is the next action of the current plan; false when there is none (the plan is
-// done, and its failure records are kept for the next one).
-func (o *Operator) nextPlanned() (machine.Planned, bool) {
-	if o.plan == nil {
-		return machine.Planned{}, false
+// Do carries out one planned action (the simulated operator takes one per step), or fails it
+// (FailActions) or leaves it in flight (SlowActions) as the faults ask.
+func (o *Operator) Do(run []machine.Action) []error {
+	a := run[0]
+	if o.failures > 0 {
+		o.failures--
+		return []error{errInjected}
 	}
-	pl, ok := o.plan.Next()
-	if !ok {
-		o.failing, o.plan = o.plan.Failing(), nil
+	if o.slowTicks > 0 {
+		o.inflight, o.inflightDue = a, o.w.tick+int64(o.slowTicks)
+		o.slowTicks = 0
+		o.w.note("operator: %s is slow", a)
+		return []error{machine.ErrPending}
 	}
-	return pl, ok
+	return []error{o.apply(a)}
 }
 
-// act carries out one action; when it fails, the plan skips the actions that depend on it
-// (machine.Blocked), as the real operator does, and the others are still done.
+// Skipped notes an action the plan does not run.
+func (o *Operator) Skipped(pl machine.Planned) {
+	switch pl.Verdict {
+	case machine.SkipBlocked:
+		o.w.note("operator: %s skipped: it depends on an action that failed", pl.Action)
+	case machine.SkipBackingOff:
+		o.w.note("operator: %s skipped: backing off after %d failures", pl.Action, pl.Prior.Count)
+	}
+}
+
+// Done notes an action's outcome.
+func (o *Operator) Done(pl machine.Planned, _ machine.ActionFailure, err error) {
+	if errors.Is(err, errInjected) {
+		o.w.stats.ActionsRefused++
+		o.w.note("operator: %s failed (injected); the actions that depend on it are skipped", pl.Action)
+		return
+	}
+	o.applied(pl.Action, err)
+}
+
+// act carries out an action that was in flight and records its outcome in the plan; when it
+// fails, the plan skips the actions that depend on it (machine.Blocked), as the real
+// operator does, and the others are still done.
 func (o *Operator) act(a machine.Action) {
+	err := o.apply(a)
+	if o.turn != nil {
+		o.turn.Finish(a, err)
+	}
+	o.applied(a, err)
+}
+
+// apply carries out one action in the world.
+func (o *Operator) apply(a machine.Action) error {
 	w := o.w
 	w.stats.Actions++
 	w.actingClock, w.actingSkew = o.clock, o.skew
-	err := w.Apply(context.Background(), a)
-	if o.plan != nil {
-		o.plan.Done(a, err)
-	}
+	return w.Apply(context.Background(), a)
+}
+
+// applied notes an action's outcome; a load refused for the snapshot's content is remembered.
+func (o *Operator) applied(a machine.Action, err error) {
+	w := o.w
 	if err != nil {
 		w.stats.ActionsRefused++
 		var refused loadRefused
@@ -164,11 +181,23 @@ func (o *Operator) act(a machine.Action) {
 	w.note("operator: %s", a)
 }
 
-// reconcile observes, decides, checks the machine's invariants, persists the transition (a
-// conflict ends the reconcile) and queues the actions.
+// reconcile is one turn: it observes, decides, checks the machine's invariants, persists the
+// transition (a conflict ends the turn) and plans the actions (machine.StartTurn).
 func (o *Operator) reconcile() {
+	o.w.stats.Reconciles++
+	t, err := machine.StartTurn(o, machine.TurnConfig{Prior: o.failing, BackOff: simBackOff})
+	if err != nil {
+		return
+	}
+	o.turn = t
+	o.settled = t.Settled()
+}
+
+// Observe is what the simulated operator sees, as the operator prepares it: rotation and
+// retire requests removed once done, refused loads remembered, the switchover request
+// answered.
+func (o *Operator) Observe() (machine.Persisted, machine.Observation, error) {
 	w := o.w
-	w.stats.Reconciles++
 	// As the operator does with its annotations: a rotation request is removed once the status
 	// records it (or its completion), a retire request when no rotation is in progress.
 	p := o.status.Persisted
@@ -185,7 +214,7 @@ func (o *Operator) reconcile() {
 		r.Pending = pending
 		obs.Spec.Rotation = &r
 	}
-	if t := p.Op.Target; p.State == machine.Restoring && o.refusedLoads[t] != "" {
+	if t := p.Op.Restore.Request; p.State == machine.Restoring && o.refusedLoads[t] != "" {
 		obs.Spec.RefusedLoad = machine.RefusedLoad{ID: t, Why: o.refusedLoads[t]}
 	}
 	if r := obs.Spec.Restore; r != nil && o.refusedLoads[r.ID] != "" {
@@ -203,15 +232,28 @@ func (o *Operator) reconcile() {
 		w.note("operator: switchover to %s answered, request removed", w.spec.Switchover.To)
 		w.spec.Switchover, obs.Spec.Switchover = nil, nil
 	}
-	var d machine.Decision
-	if w.oracle.off {
-		d = machine.Decide(o.status.Persisted, obs)
-	} else {
-		var claims []machine.Containment
-		d, claims = machine.DecideClaims(o.status.Persisted, obs)
-		w.checkContainments(claims)
+	return o.status.Persisted, obs, nil
+}
+
+// Decide decides, and checks the containments the machine claims against the world's ground
+// truth (the oracle) unless it is off.
+func (o *Operator) Decide(p machine.Persisted, obs machine.Observation) machine.Decision {
+	if o.w.oracle.off {
+		return machine.Decide(p, obs)
 	}
+	d, claims := machine.DecideClaims(p, obs)
+	o.w.checkContainments(claims)
+	return d
+}
+
+// Decided checks the decision (checkDecision, each promotion) and returns the actions the
+// sabotage, if any, makes of it.
+func (o *Operator) Decided(obs machine.Observation, d machine.Decision) []machine.Action {
+	w := o.w
 	o.lastDecision = d
+	if d.Waiting.Kind == machine.WaitDeposedMayHoldTheLine {
+		w.stats.DeposedWaits++
+	}
 	if w.trace != nil && len(d.Actions) > 0 {
 		w.note("operator: decided %s", d)
 	}
@@ -222,21 +264,28 @@ func (o *Operator) reconcile() {
 			w.checkPromotion(p)
 		}
 	}
-	if d.Transition != nil {
-		if o.conflicts > 0 {
-			o.conflicts--
-			w.note("operator: status conflict, %s not persisted; observe again", d.Transition)
-			return
-		}
-		o.persist(obs, d)
-	}
-	o.journalDecision(obs, d)
-	o.plan = machine.NewActPlan(actions, o.failing, obs.Time, simBackOff)
-	o.settled = d.Transition == nil && len(actions) == 0 && d.Waiting == ""
-	if d.Transition == nil && len(actions) == 0 && d.Waiting != "" {
-		w.note("operator: waiting: %s", d.Waiting)
-	}
+	return actions
 }
+
+// errStatusConflict is a status write the simulated API refused (StatusConflict).
+var errStatusConflict = errors.New("status conflict")
+
+// Persist writes the transition, unless a StatusConflict fault refuses it.
+func (o *Operator) Persist(obs machine.Observation, d machine.Decision) error {
+	if o.conflicts > 0 {
+		o.conflicts--
+		o.w.note("operator: status conflict, %s not persisted; observe again", d.Transition)
+		return errStatusConflict
+	}
+	o.persist(obs, d)
+	return nil
+}
+
+// Journal records the decision (journal.go).
+func (o *Operator) Journal(obs machine.Observation, d machine.Decision) { o.journalDecision(obs, d) }
+
+// Waiting notes what a turn that does nothing waits for.
+func (o *Operator) Waiting(why machine.Wait) { o.w.note("operator: waiting: %s", why) }
 
 // persist writes the transition: status (state, conditions, history) and the journal.
 func (o *Operator) persist(obs machine.Observation, d machine.Decision) {
@@ -283,7 +332,7 @@ func (o *Operator) crash(inFlight bool, skew int64) {
 	o.inflight = nil
 	// The failure records are the operator's status (they survive), but the new incarnation's
 	// clock may read earlier than the old one's: with no back-off they would only count.
-	o.plan, o.failing = nil, nil
+	o.turn, o.failing = nil, nil
 	o.probes = map[string]int{}
 	o.answered = map[string]string{}
 	o.refusedLoads = map[string]string{}

@@ -80,8 +80,8 @@ func parseUser(s string) (UserAction, error) {
 
 func parseFault(s string) (Fault, error) {
 	switch {
-	case s == string(FaultHeal):
-		return Fault{Kind: FaultHeal}, nil
+	case s == string(FaultHeal), s == string(FaultScaleStatefulSet):
+		return Fault{Kind: FaultKind(s)}, nil
 	case strings.HasPrefix(s, string(FaultOperatorCrash)):
 		f := Fault{Kind: FaultOperatorCrash}
 		rest := strings.TrimPrefix(s, string(FaultOperatorCrash))

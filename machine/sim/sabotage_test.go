@@ -34,10 +34,13 @@ func TestBrokenRulesAreCaught(t *testing.T) {
 		// the replica that acknowledged them (the oracle sees the false claim first).
 		{SabotageTrustUnflushed, "replication-persistent", []ViolationKind{ViolationLostWrite, ViolationLaggingPromotion, ViolationContainment}},
 	}
+	// The exploration stops at the first catch, so the bound costs only when a rule goes
+	// unnoticed. Opening writes at once is caught about once in 3000 schedules: a bound near
+	// the first catch of one seed breaks whenever the generator's draws move.
 	for _, c := range cases {
 		t.Run(string(c.sabotage), func(t *testing.T) {
 			rep := Explore(ChaosConfig{
-				Topologies: []Topology{Topologies[c.topology]}, Seed: 1, Schedules: 1500, Steps: 100,
+				Topologies: []Topology{Topologies[c.topology]}, Seed: 1, Schedules: 10000, Steps: 100,
 				Sabotage: c.sabotage, MaxFailures: 1, ShrinkRuns: 100,
 			})
 			if rep.OK() {

@@ -29,19 +29,11 @@ func (w *World) handshakeInFlight(r, m *node) bool {
 
 // applySeal carries out Seal and Unseal. The seal's time is the acting operator's clock after
 // the node confirmed it, as the real actuator reads it; Unlinked is what ROLE said.
-func (w *World) applySeal(a machine.Action) error {
-	switch a := a.(type) {
+func (w *World) applySeal(n *node, a machine.Action) error {
+	switch a.(type) {
 	case machine.Seal:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		n.seal = machine.SealRecord{At: timeOf(w.tick + w.actingSkew), Clock: w.actingClock, Unlinked: !n.linkUp && n.handshakeTo == ""}
 	case machine.Unseal:
-		n, err := w.target(a.Node, a.RunID)
-		if err != nil {
-			return err
-		}
 		n.seal = machine.SealRecord{}
 	}
 	return nil

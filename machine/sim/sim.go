@@ -32,6 +32,9 @@ type Sim struct {
 	w    *World
 	op   *Operator
 	opts Options
+	// namedAt is the persisted sequence number when the user last named a pod in the
+	// failover-without annotation: a failover completed after it clears the annotation.
+	namedAt uint64
 }
 
 // New starts a simulation of a topology.
@@ -87,7 +90,7 @@ func (s *Sim) fault(f Fault) {
 	w := s.w
 	w.stats.Faults[f.Kind]++
 	var n *node
-	if f.Kind != FaultPartition && f.Kind != FaultPartitionOneWay {
+	if f.Kind != FaultPartition && f.Kind != FaultPartitionOneWay && f.Kind != FaultScaleStatefulSet {
 		n = w.resolve(f.Node)
 	}
 	switch f.Kind {
@@ -170,6 +173,8 @@ func (s *Sim) fault(f Fault) {
 		}
 	case FaultHeal:
 		s.heal()
+	case FaultScaleStatefulSet:
+		w.scaleObjectsBehindTheOperator()
 	}
 }
 
@@ -333,6 +338,12 @@ func (s *Sim) Converge() int {
 		}
 		if s.nameBootstrapSource() {
 			w.note("the bootstrap waited for a person to choose between the nodes' data after %d operator steps", i+1)
+		}
+		if s.clearFailoverWithout() {
+			w.note("the operator removes the annotation valkey.fsm.dev/failover-without: the failover it was given for completed")
+		}
+		if s.giveUpDeposedKeys() {
+			w.note("the failover waited for a person to give up a deposed pod's keys after %d operator steps", i+1)
 		}
 		if w.spec.Hibernate && s.op.status.Persisted.State == machine.Hibernated && s.op.inflight == nil && !w.anyPod() {
 			// Hibernated for good: the user wakes it, and Steady must follow with every

@@ -62,10 +62,9 @@ var OpenTopologies = map[string]Topology{
 	// The cluster preset with persistence (appendfsync everysec), as real clusters run (profile
 	// Durable): a restarted node comes back from its append-only file with its data and its
 	// nodes.conf, so a primary a failover deposed rejoins holding writes off its shard's line.
-	// Open: elections by key count that tie a node serving the shard's slots with one that
-	// does not pick the other, which can never take the slots over (no-steady), and a
-	// re-created cluster's bootstrap promotes an empty node over one holding a write
-	// (lagging-promotion): testdata/open/cluster-persistent-*.sched.
+	// Open: a wake or a re-creation on kept claims with fewer shards than the claims hold
+	// starts only the spec's shards, and the writes on the others' volumes are lost
+	// (lost-wait-write): testdata/open/cluster-persistent-*.sched.
 	"cluster-persistent": {Name: "cluster-persistent", Mode: machine.ModeCluster, Shards: 2, Replicas: 1, Persistence: true, MinSyncReplicas: 1, ReshardTo: []int{2, 3}, MinReplicas: 1, MaxReplicas: 2},
 }
 

@@ -39,6 +39,9 @@ type World struct {
 	// slots is the ground truth of which shard serves which slots (cluster mode).
 	slots        [][]machine.SlotRange
 	slotsVersion int
+	// freed holds, per shard, the slots it served last that no shard serves now (their
+	// claims all forgotten): the keys of those slots stay on the nodes that hold them.
+	freed [][]machine.SlotRange
 
 	writes []writeRecord
 	// lines holds, per shard, the shard's line of writes: the data of the primary the
@@ -65,8 +68,10 @@ type World struct {
 
 	// The cluster bus (bus.go): node IDs handed out so far, and the IDs no process has any
 	// more.
-	idSeq  int
-	ghosts map[string]ghost
+	idSeq int
+	// shardIDSeq: the shard ids handed out so far (node.shardID).
+	shardIDSeq int
+	ghosts     map[string]ghost
 	// shared is share's scratch space, emptied on every call: new maps per gossip were a
 	// twentieth of an exploration's time.
 	shared busScratch
@@ -135,6 +140,9 @@ type Stats struct {
 	// Claims counts the election model's measured containment claims the oracle checked,
 	// Estimates those resting on key counts (counted, not checked); each once per decision.
 	Claims, Estimates int
+	// DeposedWaits counts the decisions that waited for a person to give up a deposed pod's
+	// keys (machine.WaitDeposedMayHoldTheLine); DeposedGivenUp the pods the user gave up.
+	DeposedWaits, DeposedGivenUp int
 }
 
 // node is one pod with its Valkey process.
@@ -227,18 +235,21 @@ type node struct {
 	// Cluster mode (bus.go): what nodes.conf keeps on the volume (the node's ID, its claim on
 	// its shard's slots, the node it replicates, the address it knows each other node at), and
 	// what follows from it. volumeLost: the next start finds an empty volume (a new node).
-	id         string
-	claim      int
-	current    int // the highest epoch it has heard of (currentEpoch): a new claim is one above
-	masterID   string
-	peersAt    map[string]string
-	detached   bool   // Detach in cluster mode: its replication password is refused
-	linked     bool   // it has a bus link to another node (set by gossip)
-	lostTo     string // the ID that took its slots over, while it serves none
-	claimIP    string // its address when it made its claim
-	tookFrom   string // the primary whose slots its claim took over (TAKEOVER)
-	lostAt     int64  // when it lost them
-	followedAt int64  // when it started following masterID
+	id       string
+	claim    int
+	current  int // the highest epoch it has heard of (currentEpoch): a new claim is one above
+	masterID string
+	peersAt  map[string]string
+	detached bool   // Detach in cluster mode: its replication password is refused
+	linked   bool   // it has a bus link to another node (set by gossip)
+	lostTo   string // the ID that took its slots over, while it serves none
+	// shardID is the shard id Valkey keeps for it: a replica takes its primary's, a takeover
+	// keeps its own, and a primary starting from nodes.conf gets a new one (the pod's start
+	// script removes the shard ids, ClusterStartScript). A primary left without slots follows
+	// the new owner only when their shard ids are the same (bus.go).
+	shardID    int
+	lostAt     int64 // when it lost them
+	followedAt int64 // when it started following masterID
 	volumeLost bool
 
 	side        int

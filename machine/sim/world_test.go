@@ -181,10 +181,10 @@ func TestActionsAreRefusedForAnotherProcess(t *testing.T) {
 	run := r1.runID
 	w.restart(r1, true)
 	w.tick += startTicks
-	if err := w.Apply(context.Background(), machine.Promote{Node: r1.name, RunID: run}); err == nil {
+	if err := w.Apply(context.Background(), machine.Promote{Target: machine.Target{Node: r1.name, RunID: run}}); err == nil {
 		t.Fatal("a promotion decided for the previous process must be refused")
 	}
-	if err := w.Apply(context.Background(), machine.Promote{Node: r1.name, RunID: r1.runID}); err != nil {
+	if err := w.Apply(context.Background(), machine.Promote{Target: machine.Target{Node: r1.name, RunID: r1.runID}}); err != nil {
 		t.Fatalf("the same promotion for the current process: %v", err)
 	}
 }

@@ -23,8 +23,12 @@ func NewFailoverCmd(flags *kube.Flags) *cobra.Command {
 lost ones have, and the operator waits for them (status.waiting says so, naming them). Naming
 them is the decision that those writes are given up: the failover goes on with the nodes that
 answer, the history records it, and the named pods, when they come back, full-sync from the new
-primary. The operator removes the annotation when the failover completes, or when every pod it
-names answers again, so it never applies to a later failover.
+primary. A pod a failover deposed that came back from its append-only file with more keys than
+the node to be elected is named the same way (status.waiting names it): nothing tells whether
+its extra keys are acknowledged writes it synced or writes the shard gave up when it was
+deposed, and naming it gives them up. The operator removes the annotation when the failover
+completes, or when every pod it names answers again and none is such a deposed pod, so it never
+applies to a later failover.
 
 The verb shows the cluster's state, what it waits for and the pods given up, then asks you to
 type the cluster's name; --yes goes on without asking, and without a terminal nothing is written

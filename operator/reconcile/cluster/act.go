@@ -13,6 +13,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
 	"github.com/valkey-fsm/valkey-operator/machine"
+	"github.com/valkey-fsm/valkey-operator/operator/reconcile/shared"
 )
 
 // recordApply counts, logs and announces what Apply wrote.
@@ -43,73 +44,131 @@ func narrowReplicationUsers(ctx context.Context, w *world) error {
 	return errors.Join(errs...)
 }
 
-// act carries out a decision's actions through the machine's plan (machine.ActPlan, which
-// the simulator runs too): an action that depends on one that failed is skipped, one that
-// failed before waits out its back-off, the others are done. Failures are kept for status
-// (w.failing), reported as Events and metrics, and returned together.
-func (r *Reconciler) act(ctx context.Context, vc *v1beta1.ValkeyCluster, w *world, actions []machine.Action) error {
-	log := logFrom(ctx)
-	prior := make([]machine.ActionFailure, 0, len(vc.Status.FailingActions))
-	for _, f := range vc.Status.FailingActions {
-		prior = append(prior, machine.ActionFailure{Action: f.Action, Count: f.Count, LastError: f.LastError, RetryAt: f.RetryAt.Time})
+// clusterTurn is one cluster's world for a turn of the loop (machine.StartTurn, Turn.Step):
+// it observes through look, persists to status, journals, and carries out the plan's actions
+// through the actuators. An action that depends on one that failed is skipped, one that
+// failed before waits out its back-off (machine.ActPlan); failures are kept for status
+// (w.failing), reported as Events and metrics, and collected in errs.
+type clusterTurn struct {
+	r   *Reconciler
+	ctx context.Context
+	vc  *v1beta1.ValkeyCluster
+	// w is what look built (set by Observe).
+	w    *world
+	errs []error
+}
+
+// Observe builds the turn's world and answers the switchover request.
+func (c *clusterTurn) Observe() (machine.Persisted, machine.Observation, error) {
+	w, err := c.r.look(c.ctx, c.vc)
+	if err != nil {
+		return machine.Persisted{}, machine.Observation{}, err
 	}
-	plan := machine.NewActPlan(actions, prior, r.now(), r.backOff)
-	var errs []error
-	for run := plan.NextRun(); run != nil; run = plan.NextRun() {
-		results := runTogether(run, func(a machine.Action) error { return r.do(ctx, vc, w, a) })
-		for i, pl := range run {
-			key := pl.Action.String()
-			switch pl.Verdict {
-			case machine.SkipBlocked:
-				log.Info("action skipped: it depends on one that failed", "action", key)
-				continue
-			case machine.SkipBackingOff:
-				log.V(1).Info("action backing off", "action", key, "failures", pl.Prior.Count, "retryAt", pl.Prior.RetryAt)
-				continue
-			}
-			err := results[i]
-			if f := plan.Done(pl.Action, err); err != nil {
-				r.Metrics.ActionErrors.WithLabelValues(pl.Action.Kind()).Inc()
-				r.event(vc, corev1.EventTypeWarning, "ActionFailed", "%s (failure %d in a row, next try in %s): %v", pl.Action, f.Count, r.backOff(f.Count), err)
-				errs = append(errs, fmt.Errorf("%s: %w", pl.Action, err))
-				continue
-			}
-			if pl.Action.Kind() != "ensure-objects" {
-				log.Info("action done", "action", key)
-			}
-		}
+	c.w = w
+	// A deleted cluster still turns only while it waits for its final backup (finalbackup.go).
+	w.obs.Spec.CloseWrites = !c.vc.DeletionTimestamp.IsZero()
+	persisted := persistedOf(&c.vc.Status)
+	if w.obs.Spec.Switchover, err = c.r.switchoverRequest(c.ctx, c.vc, w.obs, persisted); err != nil {
+		return machine.Persisted{}, machine.Observation{}, err
 	}
-	w.failing = nil
-	for _, f := range plan.Failing() {
-		w.failing = append(w.failing, v1beta1.FailingAction{
+	return persisted, w.obs, nil
+}
+
+func (c *clusterTurn) Decide(p machine.Persisted, obs machine.Observation) machine.Decision {
+	return machine.Decide(p, obs)
+}
+
+// Decided remembers what the turn saw and decided, for a backup's sources.
+func (c *clusterTurn) Decided(obs machine.Observation, d machine.Decision) []machine.Action {
+	c.r.looks.set(c.vc.UID, shared.Look{Obs: obs, Next: d.Next, Passwords: c.w.passwords, At: c.r.now()})
+	return d.Actions
+}
+
+func (c *clusterTurn) Persist(obs machine.Observation, d machine.Decision) error {
+	t := d.Transition
+	logFrom(c.ctx).Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message, "observed", observedNodes(obs))
+	return c.r.persistTransition(c.ctx, c.vc, d)
+}
+
+// Journal appends a transition to the journal, or queues an observation that caused none.
+func (c *clusterTurn) Journal(obs machine.Observation, d machine.Decision) {
+	if d.Transition != nil {
+		c.r.journalAppend(c.ctx, c.vc, historyRecordsOf(c.vc.Status.History), d, obs)
+		return
+	}
+	c.r.journalObserve(c.ctx, c.vc, persistedOf(&c.vc.Status), obs)
+}
+
+func (c *clusterTurn) Waiting(why machine.Wait) {
+	logFrom(c.ctx).V(1).Info("waiting", "for", why.String(), "kind", why.Kind.String())
+}
+
+// Do carries out a run through the actuators: one action, or slot migrations side by side.
+func (c *clusterTurn) Do(run []machine.Action) []error {
+	return runTogether(run, func(a machine.Action) error { return c.r.do(c.ctx, c.vc, c.w, a) })
+}
+
+func (c *clusterTurn) Skipped(pl machine.Planned) {
+	log := logFrom(c.ctx)
+	switch pl.Verdict {
+	case machine.SkipBlocked:
+		log.Info("action skipped: it depends on one that failed", "action", pl.Action.String())
+	case machine.SkipBackingOff:
+		log.V(1).Info("action backing off", "action", pl.Action.String(), "failures", pl.Prior.Count, "retryAt", pl.Prior.RetryAt)
+	}
+}
+
+func (c *clusterTurn) Done(pl machine.Planned, f machine.ActionFailure, err error) {
+	if err != nil {
+		c.r.Metrics.ActionErrors.WithLabelValues(pl.Action.Kind()).Inc()
+		c.r.event(c.vc, corev1.EventTypeWarning, "ActionFailed", "%s (failure %d in a row, next try in %s): %v", pl.Action, f.Count, c.r.backOff(f.Count), err)
+		c.errs = append(c.errs, fmt.Errorf("%s: %w", pl.Action, err))
+		return
+	}
+	if pl.Action.Kind() != "ensure-objects" {
+		logFrom(c.ctx).Info("action done", "action", pl.Action.String())
+	}
+}
+
+// act carries out the turn's plan and keeps its failure records for status; the failures are
+// returned together.
+func (c *clusterTurn) act(t *machine.Turn) error {
+	t.Act(c)
+	c.w.failing = nil
+	for _, f := range t.Failing() {
+		c.w.failing = append(c.w.failing, v1beta1.FailingAction{
 			Action: f.Action, Count: f.Count, LastError: f.LastError,
 			RetryAt: metav1.NewTime(f.RetryAt.UTC().Truncate(time.Second)),
 		})
 	}
-	return errors.Join(errs...)
+	return errors.Join(c.errs...)
 }
 
-// runTogether carries out the actions of a run the plan says to run, and returns each one's
-// result by index (nil for skipped ones). A run of more than one is a run of slot migrations:
-// they run side by side (sources feeding one new shard at once is where a resharding wins its
-// time), and act records them in order, as if they had run one after the other.
-func runTogether(run []machine.Planned, do func(machine.Action) error) []error {
+// priorFailures are the failure records status keeps from the last turns.
+func priorFailures(vc *v1beta1.ValkeyCluster) []machine.ActionFailure {
+	prior := make([]machine.ActionFailure, 0, len(vc.Status.FailingActions))
+	for _, f := range vc.Status.FailingActions {
+		prior = append(prior, machine.ActionFailure{Action: f.Action, Count: f.Count, LastError: f.LastError, RetryAt: f.RetryAt.Time})
+	}
+	return prior
+}
+
+// runTogether carries out the actions of a run and returns each one's result by index. A run
+// of more than one is a run of slot migrations: they run side by side (sources feeding one new
+// shard at once is where a resharding wins its time), and the turn records them in order, as
+// if they had run one after the other.
+func runTogether(run []machine.Action, do func(machine.Action) error) []error {
 	out := make([]error, len(run))
 	if len(run) == 1 {
-		if run[0].Verdict == machine.Run {
-			out[0] = do(run[0].Action)
-		}
+		out[0] = do(run[0])
 		return out
 	}
 	var wg sync.WaitGroup
-	for i, pl := range run {
-		if pl.Verdict != machine.Run {
-			continue
-		}
+	for i, a := range run {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = do(pl.Action)
+			out[i] = do(a)
 		}()
 	}
 	wg.Wait()

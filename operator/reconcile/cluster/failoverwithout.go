@@ -11,23 +11,38 @@ import (
 )
 
 // clearFailoverWithout removes the failover-without annotation once it has done its work (the
-// failover completed) or is not needed (every pod it names answers again), so that a decision
-// to give up a lost node's writes never applies to a later failover it was not made for. A
-// name that is not a pod of the cluster is reported and the annotation removed.
+// failover completed) or is not needed (every pod it names answers again), so that a decision to
+// give up a lost node's writes never applies to a later failover it was not made for. A name
+// that is not a pod of the cluster is reported and the annotation removed.
 func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1beta1.ValkeyCluster, obs machine.Observation, d machine.Decision) error {
 	names := podList(vc.Annotations[v1beta1.AnnotationFailoverWithout])
 	if len(names) == 0 {
 		return nil
 	}
-	var why string
-	var unknown []string
+	why, unknown := failoverWithoutDone(names, obs, d)
+	if len(unknown) > 0 {
+		r.event(vc, corev1.EventTypeWarning, "FailoverWithoutRefused", "%s: not a pod of this cluster; name the pods to go on without in %s again", strings.Join(unknown, ", "), v1beta1.AnnotationFailoverWithout)
+	}
+	if why == "" {
+		return nil
+	}
+	r.event(vc, corev1.EventTypeNormal, "FailoverWithoutCleared", "%s removed: %s", v1beta1.AnnotationFailoverWithout, why)
+	return r.setAnnotation(ctx, vc, v1beta1.AnnotationFailoverWithout, "", "failover-without-annotation")
+}
+
+// failoverWithoutDone says why the annotation naming names is to go ("": it stays), and which
+// names are no pod of the cluster. A deposed pod the record keeps does not count as answering
+// again: named, it answers and gives its keys beyond its mark up
+// (machine.WaitDeposedMayHoldTheLine), which the failover needs until it completes, and the
+// pod resyncs after it.
+func failoverWithoutDone(names []string, obs machine.Observation, d machine.Decision) (why string, unknown []string) {
 	answering := 0
 	for _, name := range names {
 		found := false
 		for _, n := range obs.Nodes {
 			if n.Name == name {
 				found = true
-				if n.Reachable {
+				if n.Reachable && !deposed(d.Next, name) {
 					answering++
 				}
 			}
@@ -38,15 +53,23 @@ func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1beta1.Valke
 	}
 	switch {
 	case len(unknown) > 0:
-		r.event(vc, corev1.EventTypeWarning, "FailoverWithoutRefused", "%s: not a pod of this cluster; name the pods to go on without in %s again", strings.Join(unknown, ", "), v1beta1.AnnotationFailoverWithout)
-		why = "it names pods that do not exist"
+		return "it names pods that do not exist", unknown
 	case d.Transition != nil && d.Transition.Event == machine.EventFailoverComplete:
-		why = "the failover it was given for completed"
+		return "the failover it was given for completed", nil
 	case answering == len(names):
-		why = "every pod it names answers again"
-	default:
-		return nil
+		return "every pod it names answers again", nil
 	}
-	r.event(vc, corev1.EventTypeNormal, "FailoverWithoutCleared", "%s removed: %s", v1beta1.AnnotationFailoverWithout, why)
-	return r.setAnnotation(ctx, vc, v1beta1.AnnotationFailoverWithout, "", "failover-without-annotation")
+	return "", nil
+}
+
+// deposed reports whether p records pod as deposed (its volume may hold writes off the line).
+func deposed(p machine.Persisted, pod string) bool {
+	for _, rec := range p.Shards {
+		for _, m := range rec.Deposed {
+			if m.Pod == pod {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -11,7 +11,7 @@ import (
 
 // One API server for the tests that need one (started on first use, with the chart's CRDs);
 // the others do not start it.
-var server = testapiserver.Server{ServiceRange: "127.251.0.0/16", CRDDir: "../../../charts/valkey-operator/files/crds"}
+var server = testapiserver.Server{ServiceRange: "127.235.0.0/16", CRDDir: "../../../charts/valkey-operator/files/crds"}
 
 func TestMain(m *testing.M) { testapiserver.Main(m, &server) }
 

@@ -241,6 +241,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 	if mode == machine.ModeCluster {
 		machine.ReadClusterBus(w.obs.Nodes)
 	}
+	machine.CompareKeys(w.obs.Nodes)
 	w.obs.ClaimsBeyond = claimsBeyond(w.claims, names, desired.Names, vc)
 	w.obs.IdleClaims = idleClaims(w.claims, w.pods, w.obs.Objects, desired.Names)
 	keep := map[string]bool{}

@@ -71,10 +71,10 @@ func (r *Reconciler) initialize(ctx context.Context, vc *v1beta1.ValkeyCluster) 
 }
 
 // persistTransition writes a decision's transition before any of its actions run: state,
-// machine memory, conditions and history in one status patch, then the Event, the journal
-// and the metrics. A crash after the patch is harmless: the next reconcile starts from it
-// (and the journal append is idempotent and backfilled).
-func (r *Reconciler) persistTransition(ctx context.Context, vc *v1beta1.ValkeyCluster, d machine.Decision, obs machine.Observation) error {
+// machine memory, conditions and history in one status patch, then the Event and the
+// metrics (the turn journals it next). A crash after the patch is harmless: the next
+// reconcile starts from it (and the journal append is idempotent and backfilled).
+func (r *Reconciler) persistTransition(ctx context.Context, vc *v1beta1.ValkeyCluster, d machine.Decision) error {
 	t := *d.Transition
 	before := vc.DeepCopy()
 	var entered time.Time // when the state left now was entered
@@ -104,7 +104,6 @@ func (r *Reconciler) persistTransition(ctx context.Context, vc *v1beta1.ValkeyCl
 		typ = corev1.EventTypeWarning
 	}
 	r.event(vc, typ, t.Reason(), "%s -> %s (%s): %s", t.From, t.To, t.Event, t.Message)
-	r.journalAppend(ctx, vc, history, d, obs)
 	r.Metrics.Transitions.WithLabelValues(string(t.From), string(t.To), string(t.Event)).Inc()
 	r.Metrics.SetState(vc.Namespace, vc.Name, t.To, float64(t.Time.Unix()))
 	if t.From == machine.FailingOver && t.To == machine.Steady && !entered.IsZero() {
@@ -168,7 +167,7 @@ func (r *Reconciler) waitFor(ctx context.Context, vc *v1beta1.ValkeyCluster, why
 	vc.Status.Waiting = why
 	if p := persistedOf(&vc.Status); len(p.Shards) == 0 {
 		var ready []machine.Condition
-		for _, c := range machine.Observed(p, machine.Observation{}, machine.Decision{Waiting: why}) {
+		for _, c := range machine.Observed(p, machine.Observation{}, machine.Decision{Waiting: machine.Wait{Kind: machine.WaitOperator, Detail: why}}) {
 			if c.Type == machine.ConditionReady {
 				ready = append(ready, c)
 			}

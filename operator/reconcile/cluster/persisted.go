@@ -30,12 +30,7 @@ func persistedOf(st *v1beta1.ValkeyClusterStatus) machine.Persisted {
 		p.Shards = append(p.Shards, machine.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: historyOf(s.History), Epoch: uint64(s.Epoch), ClaimEpoch: uint64(s.ClaimEpoch), ClaimNode: s.ClaimNode, Deposed: deposedOf(s.Deposed)})
 	}
 	if o := m.Operation; o != nil {
-		p.Op = machine.Operation{
-			Shard: int(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
-			LostHistory: historyOf(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: microTime(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: microTime(o.FenceFrom),
-			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: machine.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
-			Target: o.Target, TargetShards: int(o.TargetShards), TargetPods: int(o.TargetPods), Snapshot: o.Snapshot, GiveBack: o.GiveBack,
-		}
+		p.Op = operationOf(p.State, o)
 	}
 	return p
 }
@@ -50,13 +45,7 @@ func machineStatusOf(p machine.Persisted) *v1beta1.MachineStatus {
 		m.Shards = append(m.Shards, v1beta1.ShardRecord{Primary: s.Primary, RunID: s.RunID, History: apiHistory(s.History), Epoch: int64(s.Epoch), ClaimEpoch: int64(s.ClaimEpoch), ClaimNode: s.ClaimNode, Deposed: apiDeposed(s.Deposed)})
 	}
 	if p.Op != (machine.Operation{}) {
-		o := p.Op
-		m.Operation = &v1beta1.OperationRecord{
-			Shard: int32(o.Shard), Lost: o.Lost, LostRunID: o.LostRunID, Writer: o.Writer, WriterRunID: o.WriterRunID,
-			LostHistory: apiHistory(o.LostHistory), Planned: o.Planned, Candidate: o.Candidate, Unpromoted: o.Unpromoted, ElectedAt: toMicro(o.ElectedAt), ElectedClock: o.ElectedClock, FenceFrom: toMicro(o.FenceFrom),
-			KnownFenced: o.KnownFenced, Reseed: o.Reseed, HandOver: o.HandOver, Preempted: v1beta1.State(o.Preempted), Wake: o.Wake, WakeFrom: o.WakeFrom, Leaving: o.Leaving,
-			Target: o.Target, TargetShards: int32(o.TargetShards), TargetPods: int32(o.TargetPods), Snapshot: o.Snapshot, GiveBack: o.GiveBack,
-		}
+		m.Operation = operationRecordOf(p.Op)
 	}
 	return m
 }

@@ -50,22 +50,39 @@ func fill(v reflect.Value, n *int) {
 
 // TestPersistedSurvivesTheStatusRoundTrip writes a Persisted with every field set into
 // status, through JSON (what the API server stores), and back: nothing of the machine's
-// memory may be lost, or a restarted operator would decide differently.
+// memory may be lost, or a restarted operator would decide differently. The status holds one
+// operation, whose state says which of the operation's parts are in use: each state is tried
+// with every field of its parts set.
 func TestPersistedSurvivesTheStatusRoundTrip(t *testing.T) {
-	var p machine.Persisted
+	var filled machine.Persisted
 	n := 0
-	fill(reflect.ValueOf(&p).Elem(), &n)
-	st := v1beta1.ValkeyClusterStatus{State: v1beta1.State(p.State), Machine: machineStatusOf(p)}
-	data, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back v1beta1.ValkeyClusterStatus
-	if err := json.Unmarshal(data, &back); err != nil {
-		t.Fatal(err)
-	}
-	got := persistedOf(&back)
-	if !reflect.DeepEqual(got, p) {
-		t.Fatalf("round trip lost something:\n got  %+v\n want %+v", got, p)
+	fill(reflect.ValueOf(&filled).Elem(), &n)
+	all := filled.Op
+	for _, c := range []struct {
+		state machine.State
+		op    machine.Operation
+	}{
+		{machine.FailingOver, machine.Operation{Election: all.Election, Switchover: all.Switchover, HandOver: machine.HandOverMark{Shard: all.Election.Shard, To: all.HandOver.To}}},
+		{machine.Rolling, machine.Operation{Roll: all.Roll, HandOver: all.HandOver}},
+		{machine.Restoring, machine.Operation{Restore: all.Restore}},
+		{machine.Resharding, machine.Operation{Reshard: all.Reshard}},
+		{machine.Bootstrapping, machine.Operation{Hibernation: all.Hibernation}},
+		{machine.Steady, machine.Operation{}},
+	} {
+		p := filled
+		p.State, p.Op = c.state, c.op
+		st := v1beta1.ValkeyClusterStatus{State: v1beta1.State(p.State), Machine: machineStatusOf(p)}
+		data, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back v1beta1.ValkeyClusterStatus
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		got := persistedOf(&back)
+		if !reflect.DeepEqual(got, p) {
+			t.Fatalf("%s: round trip lost something:\n got  %+v\n want %+v", c.state, got, p)
+		}
 	}
 }

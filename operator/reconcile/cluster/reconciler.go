@@ -232,46 +232,28 @@ func (r *Reconciler) retry(ctx context.Context, vc *v1beta1.ValkeyCluster, err e
 	return ctrl.Result{}, err
 }
 
-// turn is observe -> decide -> persist -> act -> report.
+// turn is one turn of the loop (machine.StartTurn: observe -> decide -> persist -> journal;
+// then act) with what the operator does beside the machine around it, and the report.
 func (r *Reconciler) turn(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.Result, error) {
 	log := logFrom(ctx)
 	start := time.Now()
 	r.Metrics.Turns.WithLabelValues(vc.Namespace, vc.Name).Inc()
-	w, err := r.look(ctx, vc)
+	ct := &clusterTurn{r: r, ctx: ctx, vc: vc}
+	t, err := machine.StartTurn(ct, machine.TurnConfig{Prior: priorFailures(vc), Now: r.now, BackOff: r.backOff, Runs: true})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// A deleted cluster still turns only while it waits for its final backup (finalbackup.go).
-	w.obs.Spec.CloseWrites = !vc.DeletionTimestamp.IsZero()
+	w, d := ct.w, t.Decision
 	desired := w.desired
-	persisted := persistedOf(&vc.Status)
-	if w.obs.Spec.Switchover, err = r.switchoverRequest(ctx, vc, w.obs, persisted); err != nil {
-		return ctrl.Result{}, err
-	}
-	d := machine.Decide(persisted, w.obs)
-	if d.Transition == nil {
-		r.journalObserve(ctx, vc, persisted, w.obs)
-	}
-	r.looks.set(vc.UID, shared.Look{Obs: w.obs, Next: d.Next, Passwords: w.passwords, At: r.now()})
-	if d.Transition != nil {
-		t := d.Transition
-		log.Info("transition", "seq", t.Seq, "from", t.From, "to", t.To, "event", t.Event, "message", t.Message, "observed", observedNodes(w.obs))
-		if err := r.persistTransition(ctx, vc, d, w.obs); err != nil {
+	if tr := d.Transition; tr != nil && tr.Event == machine.EventSwitchoverStale && vc.Annotations[v1beta1.AnnotationSwitchoverTo] != "" {
+		// The request failed; retrying it is the user's decision, not a loop of ours.
+		r.event(vc, corev1.EventTypeWarning, "SwitchoverAborted", "%s", tr.Message)
+		if err := r.setSwitchover(ctx, vc, ""); err != nil {
 			return ctrl.Result{}, err
-		}
-		if t.Event == machine.EventSwitchoverStale && vc.Annotations[v1beta1.AnnotationSwitchoverTo] != "" {
-			// The request failed; retrying it is the user's decision, not a loop of ours.
-			r.event(vc, corev1.EventTypeWarning, "SwitchoverAborted", "%s", t.Message)
-			if err := r.setSwitchover(ctx, vc, ""); err != nil {
-				return ctrl.Result{}, err
-			}
 		}
 	}
 	if err := r.clearFailoverWithout(ctx, vc, w.obs, d); err != nil {
 		return ctrl.Result{}, err
-	}
-	if d.Waiting != "" {
-		log.V(1).Info("waiting", "for", d.Waiting)
 	}
 	// Services, ConfigMap and PDB are kept as they should be on every turn (no write when
 	// they are); the StatefulSet only changes when the machine says so. A support object that
@@ -283,10 +265,10 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.
 	if supportErr != nil {
 		r.event(vc, corev1.EventTypeWarning, "SupportObjectsFailed", "%v", supportErr)
 	}
-	if d.Transition != nil || len(d.Actions) > 0 {
+	if t.Acted() {
 		r.acted.set(vc.UID, "", time.Now())
 	}
-	actErr := r.act(ctx, vc, w, d.Actions)
+	actErr := ct.act(t)
 	if d.Next.State != machine.Resharding {
 		actErr = errors.Join(actErr, narrowReplicationUsers(ctx, w))
 	}
@@ -310,13 +292,13 @@ func (r *Reconciler) turn(ctx context.Context, vc *v1beta1.ValkeyCluster) (ctrl.
 	// Probes are due every interval from the start of this one: a turn that waited for a
 	// survey timeout has used that time already.
 	w.readsSecrets = w.readsSecrets || vc.Spec.Auth.PasswordSecretRef != nil || w.tlsLeaf != nil || w.tlsErr != nil
-	idle := d.Transition == nil && len(d.Actions) == 0 && d.Waiting == "" && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{}) && w.restorePhase == "" && !w.readsSecrets
+	idle := t.Settled() && d.Next.State == machine.Steady && d.Next.Op == (machine.Operation{}) && w.restorePhase == "" && !w.readsSecrets
 	r.prober.track(vc, w, idle)
 	if idle {
 		return ctrl.Result{RequeueAfter: idleResync}, nil
 	}
 	after := w.interval - time.Since(start)
-	if d.Transition != nil || len(d.Actions) > 0 || after < 50*time.Millisecond {
+	if t.Acted() || after < 50*time.Millisecond {
 		// Something was just done (a hand-over, a promotion): look again soon, so that the
 		// role labels, and the client Service with them, follow within milliseconds.
 		after = 50 * time.Millisecond
@@ -414,7 +396,7 @@ func (r *Reconciler) look(ctx context.Context, vc *v1beta1.ValkeyCluster) (*worl
 		comparePasswords(ctx, w, w.rotation)
 	}
 	w.obs.Spec.Restore, w.restorePhase = r.restoreRequest(ctx, defaulted, persisted, w)
-	if t := persisted.Op.Target; persisted.State == machine.Restoring {
+	if t := persisted.Op.Restore.Request; persisted.State == machine.Restoring {
 		if why := r.refusedLoads.of(vc.UID, t, vc.Generation); why != "" {
 			w.obs.Spec.RefusedLoad = machine.RefusedLoad{ID: t, Why: why}
 		}

@@ -113,7 +113,8 @@ func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *w
 	vc.Status.Progress = progressOf(w, p)
 	vc.Status.Restore = restoreStatus(vc, w, p)
 	vc.Status.TLS = tlsStatus(w)
-	vc.Status.Waiting = d.Waiting
+	waiting := d.Waiting.String()
+	vc.Status.Waiting = waiting
 	vc.Status.FailingActions = w.failing
 	why := machine.NotStarting(w.obs.Nodes)
 	if w.supportErr != nil && errors.Is(w.supportErr, kube.ErrNotOurs) {
@@ -156,9 +157,9 @@ func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *w
 		// A deleted cluster waits for its final backup before anything else (finalbackup.go).
 		why = strings.TrimSuffix(final+"; "+why, "; ")
 	}
-	if why != "" && !strings.Contains(d.Waiting, why) {
+	if why != "" && !strings.Contains(waiting, why) {
 		// Whatever the machine waits for, a pod that does not start is the first thing to fix.
-		vc.Status.Waiting = strings.TrimSuffix(why+"; "+d.Waiting, "; ")
+		vc.Status.Waiting = strings.TrimSuffix(why+"; "+waiting, "; ")
 	}
 	// A pod that does not start says why (Valkey's own error, from its termination message),
 	// once per error: Degraded carries it while it lasts.
@@ -174,24 +175,23 @@ func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *w
 	}
 	// Ready, Progressing and Degraded say what this observation shows, whatever the state.
 	vc.Status.Conditions = apiConditions(machine.MergeObserved(conditionsOf(vc.Status.Conditions), machine.Observed(p, w.obs, d), w.obs.Time), vc.Generation)
-	if p.State == machine.Bootstrapping && d.Waiting != "" && d.Waiting != before.Status.Waiting {
+	if p.State == machine.Bootstrapping && waiting != "" && waiting != before.Status.Waiting {
 		// A bootstrap that waits serves nothing: say why where users look (kubectl describe),
 		// once per reason. A cluster applied on kept volumes may wait here for a decision.
-		r.event(vc, corev1.EventTypeNormal, "BootstrapWaiting", "%s", d.Waiting)
+		r.event(vc, corev1.EventTypeNormal, "BootstrapWaiting", "%s", waiting)
 	}
-	if _, why, ok := strings.Cut(d.Waiting, "no failover: "); ok {
+	if why := d.Waiting.FailoverHeldBack(); why != "" && !strings.HasSuffix(before.Status.Waiting, why) {
 		// The primary is lost and the machine will not fail over yet: say why, and what the
-		// user can do, where users look; once per reason (the first part counts probes).
-		if _, was, _ := strings.Cut(before.Status.Waiting, "no failover: "); was != why {
-			r.event(vc, corev1.EventTypeWarning, "FailoverWaiting", "%s", d.Waiting)
-		}
+		// user can do, where users look; once per reason (the fault's words count probes, the
+		// reason ends the text).
+		r.event(vc, corev1.EventTypeWarning, "FailoverWaiting", "%s", waiting)
 	}
-	if strings.HasPrefix(d.Waiting, "switchover to ") && d.Waiting != before.Status.Waiting {
+	if d.Waiting.Kind == machine.WaitSwitchover && waiting != before.Status.Waiting {
 		// A switchover the machine will not take now: the request stays (it is taken once the
 		// reason is gone, or withdrawn by removing the annotation), and the user sees why.
-		r.event(vc, corev1.EventTypeWarning, "SwitchoverWaiting", "%s", d.Waiting)
+		r.event(vc, corev1.EventTypeWarning, "SwitchoverWaiting", "%s", waiting)
 	}
-	if open := openSlotsLine(d.Waiting); open != "" && open != openSlotsLine(before.Status.Waiting) {
+	if open := openSlotsLine(waiting); open != "" && open != openSlotsLine(before.Status.Waiting) {
 		// Slots served half-way towards a node the operator does not run: only a person can
 		// tell where their keys are. Once per set of slots.
 		r.event(vc, corev1.EventTypeWarning, "SlotsLeftOpen", "%s", open)
@@ -221,7 +221,7 @@ func (r *Reconciler) reportMetrics(vc *v1beta1.ValkeyCluster, w *world, d machin
 	v1beta1.SetDefaults(spec)
 	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "cluster": vc.Name})
 	m.Info.WithLabelValues(vc.Namespace, vc.Name, string(spec.Topology), string(spec.Profile)).Set(1)
-	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(shared.BoolValue(strings.Contains(d.Waiting, "no failover: ")))
+	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(shared.BoolValue(d.Waiting.FailoverHeldBack() != ""))
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "cluster": vc.Name})
 	for _, c := range w.nodeCerts {
 		if c.NotAfter != nil {
@@ -287,12 +287,12 @@ func progressOf(w *world, p machine.Persisted) string {
 	case machine.FailingOver:
 		op := p.Op
 		switch {
-		case op.Planned && op.HandOver != "":
-			return fmt.Sprintf("switchover from %s to %s", op.Lost, op.HandOver)
-		case op.Candidate != "":
-			return fmt.Sprintf("failover from %s: %s elected", op.Lost, op.Candidate)
+		case op.Election.Planned && op.HandOver.To != "":
+			return fmt.Sprintf("switchover from %s to %s", op.Election.Lost, op.HandOver.To)
+		case op.Election.Candidate != "":
+			return fmt.Sprintf("failover from %s: %s elected", op.Election.Lost, op.Election.Candidate)
 		default:
-			return fmt.Sprintf("failover from %s: electing the most complete replica", op.Lost)
+			return fmt.Sprintf("failover from %s: electing the most complete replica", op.Election.Lost)
 		}
 	case machine.Resharding:
 		return reshardProgress(w, p)
@@ -311,7 +311,7 @@ func progressOf(w *world, p machine.Persisted) string {
 // reshardProgress says how many slots the machine's plan for the target shard count still
 // moves (as the shards' primaries report their own slots), and what the last migration step did.
 func reshardProgress(w *world, p machine.Persisted) string {
-	target := p.Op.TargetShards
+	target := p.Op.Reshard.Shards
 	if target < 1 {
 		return "resharding"
 	}

@@ -232,7 +232,7 @@ func (r *Reconciler) restoreRequest(ctx context.Context, vc *v1beta1.ValkeyClust
 		// A load of it was refused (under way, or given back since): not again.
 		return &machine.RestoreRequest{ID: fresh.id, Snapshot: fresh.id, Shards: spec.Shards, Pending: "refused: " + why}, "Refused"
 	}
-	if fresh.id == p.Restored || (p.State == machine.Restoring && p.Op.Target == fresh.id) {
+	if fresh.id == p.Restored || (p.State == machine.Restoring && p.Op.Restore.Request == fresh.id) {
 		fresh.done, fresh.at = true, r.now()
 		r.restores.want(vc.UID, fresh, r.now())
 		return req, "" // done, or under way: checked before it started
@@ -502,7 +502,7 @@ func restoreStatus(vc *v1beta1.ValkeyCluster, w *world, p machine.Persisted) *v1
 			st.Phase = "Completed"
 		case req.Pending != "":
 			st.Phase, st.Reason = w.restorePhase, req.Pending
-		case p.State == machine.Restoring && p.Op.Target == req.ID:
+		case p.State == machine.Restoring && p.Op.Restore.Request == req.ID:
 			st.Phase = "Restoring"
 		default:
 			st.Phase = "Verified"
@@ -511,11 +511,11 @@ func restoreStatus(vc *v1beta1.ValkeyCluster, w *world, p machine.Persisted) *v1
 	if w.histories != nil {
 		st.Histories = w.histories
 	}
-	if p.State == machine.Restoring && p.Op.Target != st.HistoriesOf {
+	if p.State == machine.Restoring && p.Op.Restore.Request != st.HistoriesOf {
 		// A new restore: the data it replaces is not the restored data any more. Where its
 		// snapshot is is recorded now, so that it finishes whatever restoreFrom says next.
-		st.HistoriesOf, st.Histories, st.Store, st.Path = p.Op.Target, nil, nil, ""
-		if req := w.obs.Spec.Restore; req != nil && req.ID == p.Op.Target && w.restoreSpec != nil {
+		st.HistoriesOf, st.Histories, st.Store, st.Path = p.Op.Restore.Request, nil, nil, ""
+		if req := w.obs.Spec.Restore; req != nil && req.ID == p.Op.Restore.Request && w.restoreSpec != nil {
 			st.Store, st.Path = w.restoreSpec, w.restorePath
 		}
 	}

@@ -65,7 +65,7 @@ func TestALoadRefusedForItsContentIsNotTriedAgain(t *testing.T) {
 	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{UID: "uid-2", Generation: 3}, Spec: v1beta1.ValkeyClusterSpec{RestoreFrom: &v1beta1.RestoreSource{Store: &v1beta1.BackupStore{Bucket: "b"}, Path: "nightly"}}}
 	// The restore was checked and started: the resolution of this generation is remembered.
 	r.restores.want(vc.UID, restoreCheck{id: id, gen: 3, store: store, path: "nightly", done: true, at: t0}, t0)
-	p := machine.Persisted{State: machine.Restoring, Op: machine.Operation{Target: id, Snapshot: id, GiveBack: true}}
+	p := machine.Persisted{State: machine.Restoring, Op: machine.Operation{Restore: machine.Restore{Request: id, Snapshot: id, GiveBack: true}}}
 	request := func() *machine.RestoreRequest {
 		w := &world{}
 		req, _ := r.restoreRequest(context.Background(), vc, p, w)
@@ -74,7 +74,7 @@ func TestALoadRefusedForItsContentIsNotTriedAgain(t *testing.T) {
 	if req := request(); req == nil || req.ID != id || req.Pending != "" {
 		t.Fatalf("the restore under way: %+v, want its request as it was", req)
 	}
-	a := machine.RestoreSnapshot{Shard: 0, Node: "vk-0", RequestID: id, Snapshot: id}
+	a := machine.RestoreSnapshot{Target: machine.Target{Shard: 0, Node: "vk-0"}, RequestID: id, Snapshot: id}
 	if err := r.loadFailed(vc, a, errors.New("vk-0 did not connect")); err == nil {
 		t.Fatal("the load's error was swallowed")
 	}

@@ -11,21 +11,15 @@ import (
 // runs, what each node answered, and each process the action keeps asked for its run id
 // right now (one that restarted since the decision may have come back empty).
 func scaleDownOf(ctx context.Context, w *world, a machine.EnsureObjects) machine.ScaleDown {
-	s := machine.ScaleDown{Action: a, Mode: w.obs.Spec.Mode, Running: map[int]int{}}
+	running := map[int]int{}
 	for sh, sts := range w.sets {
 		pods := 0
 		if sts.Spec.Replicas != nil {
 			pods = int(*sts.Spec.Replicas)
 		}
-		s.Running[sh] = pods
+		running[sh] = pods
 	}
-	for _, n := range w.obs.Nodes {
-		v := n.Valkey
-		s.Pods = append(s.Pods, machine.ScaleDownPod{
-			Name: n.Name, Shard: n.Shard, Ordinal: n.Ordinal, Answers: n.Reachable, Role: v.Role,
-			Joined: v.Joined, KnowsPeers: len(v.Known) > 0, ServesSlots: len(v.Slots) > 0, Keys: v.Keys,
-		})
-	}
+	s := machine.ScaleDownOf(a, w.obs.Spec.Mode, running, w.obs.Nodes)
 	s.PodName = func(shard, ordinal int) string { return fmt.Sprintf("%s-%d", w.sets[shard].Name, ordinal) }
 	s.Alive = func(k machine.Proc) error {
 		pod := w.pods[k.Node]
