@@ -11,8 +11,14 @@ import (
 // A converged replication cluster with its operator, after a few writes.
 func convergedSim(t *testing.T) *Sim {
 	t.Helper()
-	s := New(Topologies["replication"], Options{Trace: true})
-	for i := 0; i < 12; i++ {
+	return convergedSimOf(t, "replication", 12)
+}
+
+// A cluster of the named topology with its operator, after steps operator turns.
+func convergedSimOf(t *testing.T, topology string, steps int) *Sim {
+	t.Helper()
+	s := New(Topologies[topology], Options{Trace: true})
+	for i := 0; i < steps; i++ {
 		s.Step(Step{Kind: StepOperator})
 	}
 	if st := s.State().State; st != machine.Steady {
@@ -125,5 +131,19 @@ func TestLivenessCanFail(t *testing.T) {
 	s.Converge()
 	if len(s.Violations()) > 0 || s.State().State != machine.Steady {
 		t.Fatalf("failover did not converge: %v", s.Violations())
+	}
+}
+
+// The forget-node check reports forgetting the ID of a node that runs, not an ID no node has.
+func TestForgetCheckCatchesALiveNode(t *testing.T) {
+	s := convergedSimOf(t, "cluster", 40)
+	s.w.checkForget(machine.ForgetNode{ID: "no-such-node", IP: "10.0.0.99"})
+	if vs := s.Violations(); len(vs) > 0 {
+		t.Fatalf("forgetting an ID no node has was reported: %v", vs)
+	}
+	live := s.w.nodes[1]
+	s.w.checkForget(machine.ForgetNode{ID: live.id, IP: live.ip})
+	if !hasViolation(s, ViolationForgotLive, live.name) {
+		t.Fatalf("forgetting %s's ID (%s) went unnoticed: %v", live.name, live.id, s.Violations())
 	}
 }

@@ -14,7 +14,7 @@ const (
 	// ViolationTwoPrimaries: two nodes of a shard accept writes at the same time.
 	ViolationTwoPrimaries ViolationKind = "two-primaries"
 	// ViolationLaggingPromotion: a node was promoted while it was behind a node the operator
-	// saw (its data a strict prefix of that node's).
+	// saw (its data a strict prefix of that node's, missing writes of keys the shard serves).
 	ViolationLaggingPromotion ViolationKind = "lagging-promotion"
 	// ViolationEmptySource: a node restarted without its data fed, by full sync, a replica
 	// that held writes of the shard's line the source lacked (wiping them).
@@ -98,11 +98,36 @@ func (w *World) checkPromotion(p machine.Promote) {
 		if n == c || !w.operatorTalks(n) || !w.onLine(n) || slices.Contains(w.spec.FailoverWithout, n.name) {
 			continue
 		}
-		if len(c.log) < len(n.log) && isPrefix(c.log, n.log) {
+		if len(c.log) < len(n.log) && isPrefix(c.log, n.log) && w.writesOfShard(n.log[len(c.log):], c.shard) {
 			w.violate(ViolationLaggingPromotion, "promoting %s (offset %d) which is behind %s (offset %d)", c.name, len(c.log), n.name, len(n.log))
 			return
 		}
 	}
+}
+
+// checkForget is called for every node ID the operator is about to make the cluster forget,
+// against the world as it was observed for the decision: no node that runs, or whose pod may
+// start again on its volume, may have it (a node forgotten by mistake). A pod that a scale-up
+// starts on a retained volume after the decision is no mistake of the decision: the action
+// was for the peers it saw, and the machine adds the node again when it sees it unjoined.
+func (w *World) checkForget(a machine.ForgetNode) {
+	if live := w.byID(a.ID); live != nil {
+		w.violate(ViolationForgotLive, "forget-node %s: that is %s, a live node", a.ID, live.name)
+	}
+}
+
+// writesOfShard reports whether some of writes is of a key shard s serves (or that no shard
+// serves). In cluster mode a write whose slot moved to another shard went with it (the
+// simulated MIGRATE copies it and leaves the source's log as it was): a node missing it loses
+// nothing of this shard, and a loss on the shard that serves it is that shard's lost-write
+// check, as for a full sync (handshake).
+func (w *World) writesOfShard(writes []int32, s int) bool {
+	for _, id := range writes {
+		if o := w.shardOfKey(w.writes[id].key); o < 0 || o == s {
+			return true
+		}
+	}
+	return false
 }
 
 // checkScaleDown is called for every pod a StatefulSet scale-down removes: it must not be the

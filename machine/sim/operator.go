@@ -260,8 +260,11 @@ func (o *Operator) Decided(obs machine.Observation, d machine.Decision) []machin
 	o.checkDecision(obs, d)
 	actions := o.sabotage.actions(w, d.Next.State, d.Actions)
 	for _, a := range actions {
-		if p, ok := a.(machine.Promote); ok {
-			w.checkPromotion(p)
+		switch a := a.(type) {
+		case machine.Promote:
+			w.checkPromotion(a)
+		case machine.ForgetNode:
+			w.checkForget(a)
 		}
 	}
 	return actions
