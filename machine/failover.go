@@ -330,6 +330,18 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		}
 		next.Shards[op.Election.Shard].Deposed = withDeposed(next.Shards[op.Election.Shard].Deposed, m)
 	}
+	if l := op.Election.Lost; d.v.spec.Mode == ModeCluster && l != "" && l != op.Election.Writer && l != c.Name {
+		// The lost node was elected by this failover and lost before it completed: its writes
+		// were never opened, so it holds the line up to its election, which c's data
+		// contains, but its takeover may have left it serving the shard's slots, which only a
+		// newer claim takes back. Deposed, its slots go to c and it resyncs, as a deposed
+		// writer's would.
+		m := DeposedPod{Pod: l, Keys: c.Valkey.Keys}
+		if !c.Valkey.empty() {
+			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
+		}
+		next.Shards[op.Election.Shard].Deposed = withDeposed(next.Shards[op.Election.Shard].Deposed, m)
+	}
 	var idle []string
 	next.Shards[op.Election.Shard].Deposed, idle = d.deposeIdleClaims(op.Election.Shard, c, next.Shards[op.Election.Shard].History, next.Shards[op.Election.Shard].Deposed)
 	if op.Election.Candidate != "" {

@@ -79,7 +79,9 @@ func (d *decider) servesInsteadOf(s int, rec ShardRecord, n *Node) *Node {
 	}
 	var l *lineage
 	for _, o := range d.v.shard(s) {
-		if o == n || !usable(o) || o.Valkey.Role != RolePrimary || len(o.Valkey.Slots) == 0 || o.Valkey.Keys == 0 {
+		// A node whose data the record replaces (a deposed pod) serves the slots only until
+		// n takes them over (strayOwner).
+		if o == n || !usable(o) || o.Valkey.Role != RolePrimary || len(o.Valkey.Slots) == 0 || o.Valkey.Keys == 0 || discarded(d.p, rec, o) != "" {
 			continue
 		}
 		if l == nil {
