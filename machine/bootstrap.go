@@ -133,7 +133,7 @@ func (d *decider) firstNode(p Persisted, s int) *Node {
 		}
 		return nil
 	}
-	if d.wakeWaits(p, s) != "" || len(d.openWriters(s)) > 0 || len(d.unseenVolumes(s)) > 0 || len(d.pendingClaims(s)) > 0 || len(d.holdingKeys(s)) > 0 {
+	if d.wakeWaits(p, s) != "" || len(d.openWriters(s)) > 0 || len(d.unseenVolumes(s)) > 0 || len(d.pendingClaims(s)) > 0 || len(d.holdingKeys(s)) > 0 || len(d.silentSlotServers(s)) > 0 {
 		return nil
 	}
 	return d.freeChoice(s)
@@ -212,6 +212,46 @@ func (d *decider) pendingClaims(s int) []string {
 	return out
 }
 
+// silentSlotServers names, in cluster mode, the nodes of shard s that do not answer while the
+// answering nodes' views show slots served by a node ID none of them has. A bootstrap moves
+// slots with their keys to a shard's first node (from kept claims, towards the slot plan); that
+// node, restarting, may be the one serving them: a free choice of another node would promote
+// it over the keys, and the first node, back, would follow it and sync its keys away. The
+// choice waits for it. (A node ID no pod answers as once every pod answers is a ghost, which
+// the bootstrap forgets.)
+func (d *decider) silentSlotServers(s int) []*Node {
+	if d.v.spec.Mode != ModeCluster {
+		return nil
+	}
+	var silent []*Node
+	for _, n := range d.v.shard(s) {
+		if !usable(n) {
+			silent = append(silent, n)
+		}
+	}
+	if len(silent) == 0 {
+		return nil
+	}
+	answering := map[string]bool{}
+	for i := range d.obs.Nodes {
+		if n := &d.obs.Nodes[i]; usable(n) && n.Valkey.NodeID != "" {
+			answering[n.Valkey.NodeID] = true
+		}
+	}
+	for i := range d.obs.Nodes {
+		n := &d.obs.Nodes[i]
+		if !usable(n) {
+			continue
+		}
+		for _, k := range n.Valkey.Known {
+			if k.Slots > 0 && !answering[k.ID] {
+				return silent
+			}
+		}
+	}
+	return nil
+}
+
 // holdingKeys lists the nodes of shard s that answer and hold keys. Client writes are fenced
 // until Steady, so a node holds keys at bootstrap only when it started from a volume that
 // held them, or synced from such a node.
@@ -276,6 +316,9 @@ func (d *decider) bootstrapElection(s int) (*Node, Reason, Wait) {
 	}
 	if unseen := d.unseenVolumes(s); len(unseen) > 0 {
 		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen))}
+	}
+	if silent := d.silentSlotServers(s); len(silent) > 0 {
+		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s do(es) not answer yet, and slots are served by a node no answering pod is: it may hold keys the bootstrap moved to the shard, which another node chosen now would sync away", s, names(silent))}
 	}
 	if pending := d.pendingClaims(s); len(pending) > 0 {
 		if !d.v.spec.Persistence {
