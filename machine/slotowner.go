@@ -61,7 +61,8 @@ func servesSlotsBefore(a, b *Node) (first, decided bool) {
 
 // outweighedAtBootstrap says why the data of n, a node of shard s that serves the shard's
 // slots holding keys while first, the node a bootstrap elected for its data, serves none, is
-// to be replaced by first's ("": it is not). The election weighed every holder's data and
+// to be replaced by first's ("": it is not): the user named first to bootstrap from, or the
+// election weighed every holder's data and
 // found first's containing n's; client writes stay fenced until the bootstrap completes, so
 // nothing changed since, and the comparison still says so. n then loses the slots to first's
 // newer claim and resyncs from it, as a deposed pod does (strayOwner): waiting instead would
@@ -72,6 +73,11 @@ func (d *decider) outweighedAtBootstrap(s int, first, n *Node) string {
 	// election asks for the same actions as the next one.
 	if n.Valkey.Keys == 0 || len(first.Valkey.Slots) > 0 {
 		return ""
+	}
+	if d.v.spec.BootstrapFrom == first.Name {
+		// The user named first's data to win, and was shown n's as discarded
+		// (ReasonBootstrapChosen): emptying n by hand is what they asked for already.
+		return fmt.Sprintf("discarded by the user's choice of %s to bootstrap from (valkey.fsm.dev/bootstrap-from)", first.Name)
 	}
 	l := d.lineage(s, History{})
 	if l.bootstrapCompare(first, n) == notContained {
