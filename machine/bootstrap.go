@@ -318,7 +318,7 @@ func (d *decider) bootstrapElection(s int) (*Node, Reason, Wait) {
 		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s kept a volume from before this cluster and do(es) not answer yet: it may hold the newest data (to go on without it, name the pod whose data wins in the annotation valkey.fsm.dev/bootstrap-from)", s, names(unseen))}
 	}
 	if silent := d.silentSlotServers(s); len(silent) > 0 {
-		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s do(es) not answer yet, and slots are served by a node no answering pod is: it may hold keys the bootstrap moved to the shard, which another node chosen now would sync away", s, names(silent))}
+		return nil, Reason{}, Wait{Kind: WaitBootstrapElection, Shard: s, Detail: fmt.Sprintf("shard %d: %s do(es) not answer yet, and slots are served by a node no answering pod is: it may hold keys the bootstrap moved to the shard, which another node chosen now would sync away (to go on without it, name the pod to start the shard from in the annotation valkey.fsm.dev/bootstrap-from)", s, names(silent))}
 	}
 	if pending := d.pendingClaims(s); len(pending) > 0 {
 		if !d.v.spec.Persistence {
