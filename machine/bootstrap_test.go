@@ -305,3 +305,32 @@ func TestAFirstBootstrapStartsTheClaimsKeptBeyondTheSpec(t *testing.T) {
 		t.Fatalf("records %d pods per shard, want the spec's 2", d.Next.PodsPerShard)
 	}
 }
+
+// A bootstrap gave shard 0's first node, s0-0 (chosen freely, nothing recorded), slots with
+// their keys on the way to the slot plan, and s0-0 restarts: while it does not answer, s0-1's
+// view shows its ID serving them. A free choice of s0-1 would promote it (a takeover), and
+// s0-0, back, would follow it and sync the keys away. The choice waits for s0-0; once every
+// pod answers and none has that ID, it is a ghost and the choice is made.
+func TestClusterBootstrapWaitsForAFirstNodeThatServesSlots(t *testing.T) {
+	spec := testSpec(1)
+	spec.Mode, spec.Shards = ModeCluster, 1
+	other := node(1, RolePrimary, "h-b", 0)
+	other.Valkey.WritesFenced, other.Valkey.NodeID = true, "id-b"
+	other.Valkey.Known = []KnownNode{{ID: "id-a", IP: "10.0.0.1", Slots: 100, Ranges: []SlotRange{{Start: 0, End: 99}}}}
+	silent := unreachable(node(0, RolePrimary, "h-a", 0), 1)
+	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, silent, other))
+	if got := append(actionsOf(d, "promote"), actionsOf(d, "replica-of")...); len(got) != 0 {
+		t.Fatalf("%v while s0-0, which may serve the moved slots, does not answer", got)
+	}
+	if !strings.Contains(d.Waiting.String(), "s0-0 do(es) not answer yet, and slots are served by a node no answering pod is") {
+		t.Fatalf("waiting %q, want the silent first node named", d.Waiting)
+	}
+
+	// Every pod answers and none is id-a: a ghost, the free choice goes on.
+	back := node(0, RolePrimary, "h-a2", 0)
+	back.Valkey.WritesFenced, back.Valkey.NodeID = true, "id-c"
+	d = Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(2, spec, back, other))
+	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.HasPrefix(got[0], "replica-of s0-1 -> s0-0") {
+		t.Fatalf("replica-of %v, want the free choice of s0-0 once every pod answers (decided %s)", got, d)
+	}
+}
