@@ -26,8 +26,12 @@ func (r *Reconciler) clearFailoverWithout(ctx context.Context, vc *v1beta1.Valke
 	if why == "" {
 		return nil
 	}
+	// The Event follows the write: one who sees it (a person, a test) finds the annotation gone.
+	if err := r.setAnnotation(ctx, vc, v1beta1.AnnotationFailoverWithout, "", "failover-without-annotation"); err != nil {
+		return err
+	}
 	r.event(vc, corev1.EventTypeNormal, "FailoverWithoutCleared", "%s removed: %s", v1beta1.AnnotationFailoverWithout, why)
-	return r.setAnnotation(ctx, vc, v1beta1.AnnotationFailoverWithout, "", "failover-without-annotation")
+	return nil
 }
 
 // failoverWithoutDone says why the annotation naming names is to go ("": it stays), and which
