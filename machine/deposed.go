@@ -62,10 +62,7 @@ func (d *decider) deposeIdleClaims(s int, c *Node, h History, ms []DeposedPod) (
 		if cl.Shard != s || cl.Name == c.Name {
 			continue
 		}
-		m := DeposedPod{Pod: cl.Name, Keys: c.Valkey.Keys}
-		if !c.Valkey.empty() {
-			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
-		}
+		m := deposedAt(cl.Name, c)
 		// A mark recorded as resyncing bounds nothing any more (the pod may have synced past
 		// where any line left it: DeposedPod.synced), so the election's fresh mark replaces it:
 		// kept, a returning volume with more keys than its resync count would win a later
@@ -80,6 +77,16 @@ func (d *decider) deposeIdleClaims(s int, c *Node, h History, ms []DeposedPod) (
 		deposed = append(deposed, cl.Name)
 	}
 	return ms, deposed
+}
+
+// deposedAt is pod's mark when c is elected: the line starts from c's data, its history up to
+// its offset and its key count.
+func deposedAt(pod string, c *Node) DeposedPod {
+	m := DeposedPod{Pod: pod, Keys: c.Valkey.Keys}
+	if !c.Valkey.empty() {
+		m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
+	}
+	return m
 }
 
 // withoutDeposed returns ms without pod's entry (a new slice: records share theirs).

@@ -322,13 +322,8 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 	next.Shards[op.Election.Shard].History = d.electedHistory(op, c)
 	if op.Election.Writer != "" && op.Election.Writer != c.Name {
 		// The writer may accept writes until it is fenced, and may hold writes its replicas
-		// never got: from now on they are off the line (deposed.go). The line starts from
-		// the elected node's data: its history up to its offset, its key count.
-		m := DeposedPod{Pod: op.Election.Writer, Keys: c.Valkey.Keys}
-		if !c.Valkey.empty() {
-			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
-		}
-		next.Shards[op.Election.Shard].Deposed = withDeposed(next.Shards[op.Election.Shard].Deposed, m)
+		// never got: from now on they are off the line (deposed.go).
+		next.Shards[op.Election.Shard].Deposed = withDeposed(next.Shards[op.Election.Shard].Deposed, deposedAt(op.Election.Writer, c))
 	}
 	if l := op.Election.Lost; d.v.spec.Mode == ModeCluster && l != "" && l != op.Election.Writer && l != c.Name {
 		// The lost node was elected by this failover and lost before it completed: its writes
@@ -336,11 +331,7 @@ func guardCandidateElected(d *decider) (outcome, bool) {
 		// contains, but its takeover may have left it serving the shard's slots, which only a
 		// newer claim takes back. Deposed, its slots go to c and it resyncs, as a deposed
 		// writer's would.
-		m := DeposedPod{Pod: l, Keys: c.Valkey.Keys}
-		if !c.Valkey.empty() {
-			m.Left = HistoryLink{ID: c.Valkey.ReplID, End: c.Valkey.Offset + 1}
-		}
-		next.Shards[op.Election.Shard].Deposed = withDeposed(next.Shards[op.Election.Shard].Deposed, m)
+		next.Shards[op.Election.Shard].Deposed = withDeposed(next.Shards[op.Election.Shard].Deposed, deposedAt(l, c))
 	}
 	var idle []string
 	next.Shards[op.Election.Shard].Deposed, idle = d.deposeIdleClaims(op.Election.Shard, c, next.Shards[op.Election.Shard].History, next.Shards[op.Election.Shard].Deposed)

@@ -122,12 +122,14 @@ func (w *World) checkForget(a machine.ForgetNode) {
 // nothing of this shard, and a loss on the shard that serves it is that shard's lost-write
 // check, as for a full sync (handshake).
 func (w *World) writesOfShard(writes []int32, s int) bool {
-	for _, id := range writes {
-		if o := w.shardOfKey(w.writes[id].key); o < 0 || o == s {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(writes, func(id int32) bool { return w.writeOfShard(id, s) })
+}
+
+// writeOfShard reports whether write id is of a key shard s serves now, or that no shard
+// serves: not one whose slot moved to another shard.
+func (w *World) writeOfShard(id int32, s int) bool {
+	o := w.shardOfKey(w.writes[id].key)
+	return o < 0 || o == s
 }
 
 // checkScaleDown is called for every pod a StatefulSet scale-down removes: it must not be the

@@ -85,7 +85,7 @@ func (w *World) handshake(r, m *node) {
 				// simulated MIGRATE copies it and leaves the source's log as it was, where a
 				// real one deletes the key): wiping the copy here loses nothing, and a loss on
 				// the shard that serves it is that shard's lost-write check.
-				if s := w.shardOfKey(w.writes[id].key); s >= 0 && s != r.shard {
+				if !w.writeOfShard(id, r.shard) {
 					continue
 				}
 				if !m.has.get(id) && w.onLineWrite(r.shard, id) {
