@@ -26,6 +26,7 @@ import (
 	"github.com/valkey-fsm/valkey-operator/actuators/backup"
 	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
+	"github.com/valkey-fsm/valkey-operator/e2e/localproc"
 	"github.com/valkey-fsm/valkey-operator/internal/oracle"
 	"github.com/valkey-fsm/valkey-operator/operator/manager"
 )
@@ -157,14 +158,13 @@ func loadedDigest(t *testing.T, ctx context.Context, ip string, data []byte) (st
 	if out, err := exec.CommandContext(ctx, "valkey-check-rdb", filepath.Join(dir, "dump.rdb")).CombinedOutput(); err != nil {
 		t.Fatalf("valkey-check-rdb refuses the stored snapshot: %v\n%s", err, out)
 	}
-	p := &vproc{name: "oracle", ip: ip, dir: dir}
-	p.port = freePort(t, ip)
-	startVProc(t, p, "valkey-server", "--bind", ip, "--port", fmt.Sprint(p.port), "--dir", dir, "--dbfilename", "dump.rdb", "--save", "", "--appendonly", "no")
-	t.Cleanup(p.kill)
+	p := localproc.New(t, "oracle", ip, dir)
+	p.Start(t, "valkey-server", "--bind", ip, "--port", fmt.Sprint(p.Port), "--dir", dir, "--dbfilename", "dump.rdb", "--save", "", "--appendonly", "no")
+	t.Cleanup(p.Kill)
 	var c vk.Client
 	var err error
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		c, err = vk.NewClient(vk.ClientOption{InitAddress: []string{p.addr()}, DisableCache: true, ForceSingleClient: true})
+		c, err = vk.NewClient(vk.ClientOption{InitAddress: []string{p.Addr()}, DisableCache: true, ForceSingleClient: true})
 		if err == nil && c.Do(ctx, c.B().Ping().Build()).Error() == nil {
 			break
 		}
@@ -172,7 +172,7 @@ func loadedDigest(t *testing.T, ctx context.Context, ip string, data []byte) (st
 			c.Close()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the oracle's valkey-server on %s did not answer: %v", p.addr(), err)
+			t.Fatalf("the oracle's valkey-server on %s did not answer: %v", p.Addr(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -263,17 +263,17 @@ func gossipRTORun(b *testing.B, nodeTimeout time.Duration, run int) rtoRun {
 	var procs []*vproc
 	defer func() {
 		for _, p := range procs {
-			p.kill()
+			p.Kill()
 		}
 	}()
 	var seeds []string
 	for i := 0; i < 9; i++ {
 		ip := fmt.Sprintf("127.241.0.%d", i+1)
-		p := &vproc{name: fmt.Sprintf("node-%d", i), ip: ip, port: 6379, dir: filepath.Join(dir, fmt.Sprintf("node-%d", i))}
-		if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		p := &vproc{Name: fmt.Sprintf("node-%d", i), IP: ip, Port: 6379, Dir: filepath.Join(dir, fmt.Sprintf("node-%d", i))}
+		if err := os.MkdirAll(p.Dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		startVProc(b, p, "valkey-server", "--bind", ip, "--port", "6379", "--dir", p.dir, "--logfile", p.logPath(),
+		p.Start(b, "valkey-server", "--bind", ip, "--port", "6379", "--dir", p.Dir, "--logfile", logPath(p),
 			"--save", "", "--appendonly", "no", "--protected-mode", "no",
 			"--requirepass", pass, "--masterauth", pass,
 			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -281,7 +281,7 @@ func gossipRTORun(b *testing.B, nodeTimeout time.Duration, run int) rtoRun {
 			"--cluster-announce-ip", ip, "--cluster-allow-replica-migration", "no",
 			"--repl-diskless-sync-delay", "0")
 		procs = append(procs, p)
-		seeds = append(seeds, p.addr())
+		seeds = append(seeds, p.Addr())
 	}
 	for _, s := range seeds {
 		waitAuthRESP(b, s, pass, 10*time.Second, "PING")
@@ -323,7 +323,7 @@ func gossipRTORun(b *testing.B, nodeTimeout time.Duration, run int) rtoRun {
 	w.waitFlowing(b, 300, 30*time.Second)
 	var victim *vproc
 	for _, p := range procs {
-		if p.addr() == owner {
+		if p.Addr() == owner {
 			victim = p
 		}
 	}
@@ -346,7 +346,7 @@ func gossipRTORun(b *testing.B, nodeTimeout time.Duration, run int) rtoRun {
 		return caught == 2
 	})
 	t0 := time.Now()
-	victim.kill()
+	victim.Kill()
 	t1 := time.Now()
 	first := w.firstAckOn(b, t1, 2*time.Minute)
 	res := rtoRun{rto: first.end.Sub(t0), phases: map[string]time.Duration{}}

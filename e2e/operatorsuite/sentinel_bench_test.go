@@ -13,42 +13,24 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/valkey-fsm/valkey-operator/e2e/localproc"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
 
 const sentinelMasterName = "bench"
 
 // vproc is one valkey-server or valkey-sentinel process.
-type vproc struct {
-	name   string
-	ip     string
-	port   int
-	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
+type vproc = localproc.Proc
 
-func (p *vproc) addr() string { return net.JoinHostPort(p.ip, strconv.Itoa(p.port)) }
-
-// kill SIGKILLs the process and waits until it is gone.
-func (p *vproc) kill() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-}
-
-func (p *vproc) logPath() string { return filepath.Join(p.dir, p.name+".log") }
+// logPath is where p's Valkey writes its log (--logfile).
+func logPath(p *vproc) string { return filepath.Join(p.Dir, p.Name+".log") }
 
 // sentinelSet is three servers and three sentinels.
 type sentinelSet struct {
@@ -57,41 +39,6 @@ type sentinelSet struct {
 	sentinels []*vproc
 	downAfter time.Duration
 	stopOnce  sync.Once
-}
-
-// freePort finds a port free on ip (the ranges are ours, but another run of this benchmark
-// may be using the same addresses).
-func freePort(tb testing.TB, ip string) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		tb.Fatalf("no free port on %s: %v", ip, err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startVProc starts a process that dies with the test process (parent-death signal).
-func startVProc(tb testing.TB, p *vproc, bin string, args ...string) {
-	tb.Helper()
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Dir = p.dir
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := os.Create(filepath.Join(p.dir, p.name+".stdout"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	if err := p.cmd.Start(); err != nil {
-		_ = out.Close()
-		tb.Fatalf("starting %s: %v", bin, err)
-	}
-	p.exited = make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait()
-		_ = out.Close()
-		close(p.exited)
-	}()
 }
 
 // startSentinelSet starts the servers (the first is the primary) and the sentinels, and
@@ -104,61 +51,57 @@ func startSentinelSet(tb testing.TB, downAfter time.Duration) *sentinelSet {
 	tb.Cleanup(s.stop)
 	for i := 0; i < 3; i++ {
 		ip := fmt.Sprintf("127.240.0.%d", i+1)
-		p := &vproc{name: fmt.Sprintf("server-%d", i), ip: ip, port: freePort(tb, ip), dir: filepath.Join(s.dir, fmt.Sprintf("server-%d", i))}
-		if err := os.MkdirAll(p.dir, 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		args := []string{"--bind", p.ip, "--port", strconv.Itoa(p.port), "--dir", p.dir, "--logfile", p.logPath(),
+		name := fmt.Sprintf("server-%d", i)
+		p := localproc.New(tb, name, ip, filepath.Join(s.dir, name))
+		args := []string{"--bind", p.IP, "--port", strconv.Itoa(p.Port), "--dir", p.Dir, "--logfile", logPath(p),
 			"--save", "", "--appendonly", "no", "--protected-mode", "no",
 			// Replicas and sentinels must see each other's own addresses, not 127.0.0.1.
-			"--replica-announce-ip", p.ip, "--bind-source-addr", p.ip,
+			"--replica-announce-ip", p.IP, "--bind-source-addr", p.IP,
 			// Only speeds up the initial full syncs of a fresh set; a failover's re-pointed
 			// replica continues with a partial resync.
 			"--repl-diskless-sync-delay", "0"}
 		if i > 0 {
-			args = append(args, "--replicaof", s.servers[0].ip, strconv.Itoa(s.servers[0].port))
+			args = append(args, "--replicaof", s.servers[0].IP, strconv.Itoa(s.servers[0].Port))
 		}
-		startVProc(tb, p, "valkey-server", args...)
+		p.Start(tb, "valkey-server", args...)
 		s.servers = append(s.servers, p)
 	}
 	for _, p := range s.servers {
-		waitRESP(tb, p.addr(), 10*time.Second, "PING")
+		waitRESP(tb, p.Addr(), 10*time.Second, "PING")
 	}
 	for _, p := range s.servers[1:] {
-		waitUntil(tb, 20*time.Second, p.name+" in sync", func() bool {
-			info := infoOf(p.addr(), "replication")
+		waitUntil(tb, 20*time.Second, p.Name+" in sync", func() bool {
+			info := infoOf(p.Addr(), "replication")
 			return info["master_link_status"] == "up"
 		})
 	}
 	for i := 0; i < 3; i++ {
 		ip := fmt.Sprintf("127.240.0.%d", i+11)
-		p := &vproc{name: fmt.Sprintf("sentinel-%d", i), ip: ip, port: freePort(tb, ip), dir: filepath.Join(s.dir, fmt.Sprintf("sentinel-%d", i))}
-		if err := os.MkdirAll(p.dir, 0o755); err != nil {
-			tb.Fatal(err)
-		}
+		name := fmt.Sprintf("sentinel-%d", i)
+		p := localproc.New(tb, name, ip, filepath.Join(s.dir, name))
 		conf := strings.Join([]string{
-			"bind " + p.ip,
-			"port " + strconv.Itoa(p.port),
-			"bind-source-addr " + p.ip,
-			"sentinel announce-ip " + p.ip,
+			"bind " + p.IP,
+			"port " + strconv.Itoa(p.Port),
+			"bind-source-addr " + p.IP,
+			"sentinel announce-ip " + p.IP,
 			"protected-mode no",
-			"dir " + p.dir,
-			"logfile " + p.logPath(),
-			fmt.Sprintf("sentinel monitor %s %s %d 2", sentinelMasterName, s.servers[0].ip, s.servers[0].port),
+			"dir " + p.Dir,
+			"logfile " + logPath(p),
+			fmt.Sprintf("sentinel monitor %s %s %d 2", sentinelMasterName, s.servers[0].IP, s.servers[0].Port),
 			fmt.Sprintf("sentinel down-after-milliseconds %s %d", sentinelMasterName, downAfter.Milliseconds()),
 		}, "\n") + "\n"
-		path := filepath.Join(p.dir, "sentinel.conf")
+		path := filepath.Join(p.Dir, "sentinel.conf")
 		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 			tb.Fatal(err)
 		}
-		startVProc(tb, p, "valkey-sentinel", path)
+		p.Start(tb, "valkey-sentinel", path)
 		s.sentinels = append(s.sentinels, p)
 	}
 	for _, p := range s.sentinels {
-		waitUntil(tb, 30*time.Second, p.name+" knows the whole set", func() bool {
-			m := sentinelMaster(p.addr())
+		waitUntil(tb, 30*time.Second, p.Name+" knows the whole set", func() bool {
+			m := sentinelMaster(p.Addr())
 			return m["flags"] == "master" && m["num-slaves"] == "2" && m["num-other-sentinels"] == "2" &&
-				m["ip"] == s.servers[0].ip && m["port"] == strconv.Itoa(s.servers[0].port)
+				m["ip"] == s.servers[0].IP && m["port"] == strconv.Itoa(s.servers[0].Port)
 		})
 	}
 	return s
@@ -168,7 +111,7 @@ func startSentinelSet(tb testing.TB, downAfter time.Duration) *sentinelSet {
 func (s *sentinelSet) stop() {
 	s.stopOnce.Do(func() {
 		for _, p := range append(append([]*vproc(nil), s.sentinels...), s.servers...) {
-			p.kill()
+			p.Kill()
 		}
 	})
 }
@@ -187,7 +130,7 @@ func (s *sentinelSet) dialer(timeout time.Duration) func() (*resp.Conn, error) {
 		sp := s.sentinels[next%len(s.sentinels)]
 		next++
 		mu.Unlock()
-		sc, err := resp.Dial(sp.addr(), netip.Addr{}, "", "", timeout)
+		sc, err := resp.Dial(sp.Addr(), netip.Addr{}, "", "", timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +141,7 @@ func (s *sentinelSet) dialer(timeout time.Duration) func() (*resp.Conn, error) {
 		}
 		a, ok := v.([]any)
 		if !ok || len(a) != 2 {
-			return nil, fmt.Errorf("sentinel %s: no primary: %v", sp.name, v)
+			return nil, fmt.Errorf("sentinel %s: no primary: %v", sp.Name, v)
 		}
 		host, _ := a[0].(string)
 		port, _ := a[1].(string)
@@ -212,7 +155,7 @@ func (s *sentinelSet) dialer(timeout time.Duration) func() (*resp.Conn, error) {
 func (s *sentinelSet) events() map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, p := range s.sentinels {
-		f, err := os.Open(p.logPath())
+		f, err := os.Open(logPath(p))
 		if err != nil {
 			continue
 		}
@@ -296,7 +239,7 @@ func sentinelRun(tb testing.TB, downAfter time.Duration, prefix string) rtoRun {
 	defer w.halt()
 	w.waitFlowing(tb, 300, 30*time.Second)
 	t0 := time.Now()
-	s.primary().kill()
+	s.primary().Kill()
 	t1 := time.Now()
 	first := w.firstAckOn(tb, t1, downAfter+2*time.Minute)
 	run := rtoRun{rto: first.end.Sub(t0), phases: map[string]time.Duration{}}

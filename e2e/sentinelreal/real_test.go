@@ -4,18 +4,17 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/valkey-fsm/valkey-operator/e2e/localcluster/netfault"
+	"github.com/valkey-fsm/valkey-operator/e2e/localproc"
 	"github.com/valkey-fsm/valkey-operator/internal/kubeassets"
 	"github.com/valkey-fsm/valkey-operator/internal/resp"
 )
@@ -31,62 +30,16 @@ const masterName = "mymaster"
 // old primary is converted after up to two INFO periods (10 s each) and eight seconds more.
 const realTimeout = 60 * time.Second
 
+// proc is a process with the command it restarts with.
 type proc struct {
-	name, ip string
-	port     int
-	dir      string
-	args     []string
-	bin      string
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	*localproc.Proc
+	bin  string
+	args []string
 }
 
-func (p *proc) addr() string { return net.JoinHostPort(p.ip, strconv.Itoa(p.port)) }
-func (p *proc) log() string  { return filepath.Join(p.dir, "log") }
+func (p *proc) log() string { return filepath.Join(p.Dir, "log") }
 
-func (p *proc) start(t *testing.T) {
-	t.Helper()
-	p.cmd = exec.Command(p.bin, p.args...)
-	p.cmd.Dir = p.dir
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := os.OpenFile(filepath.Join(p.dir, "stdout"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	if err := p.cmd.Start(); err != nil {
-		_ = out.Close()
-		t.Fatalf("starting %s: %v", p.bin, err)
-	}
-	exited := make(chan struct{})
-	p.exited = exited
-	cmd := p.cmd
-	go func() {
-		_ = cmd.Wait()
-		_ = out.Close()
-		close(exited)
-	}()
-}
-
-func (p *proc) running() bool {
-	if p.exited == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill SIGKILLs the process and waits until it is gone.
-func (p *proc) kill() {
-	if p.running() {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.exited
-	}
-}
+func (p *proc) start(t *testing.T) { p.Start(t, p.bin, p.args...) }
 
 type realGroup struct {
 	dir       string
@@ -101,22 +54,8 @@ type realGroup struct {
 	nft       *netfault.Table
 }
 
-func freePort(t *testing.T, ip string) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatalf("no free port on %s: %v", ip, err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func (g *realGroup) newProc(t *testing.T, name, ip, bin string) *proc {
-	p := &proc{name: name, ip: ip, port: freePort(t, ip), dir: filepath.Join(g.dir, name), bin: filepath.Join(g.binDir, bin)}
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return &proc{Proc: localproc.New(t, name, ip, filepath.Join(g.dir, name)), bin: filepath.Join(g.binDir, bin)}
 }
 
 func newRealGroup(t *testing.T, binDir string, version int) *realGroup {
@@ -124,18 +63,18 @@ func newRealGroup(t *testing.T, binDir string, version int) *realGroup {
 	t.Cleanup(g.stop)
 	for i := 0; i < 3; i++ {
 		p := g.newProc(t, fmt.Sprintf("server-%d", i), fmt.Sprintf("127.237.%d.%d", version, i+1), "valkey-server")
-		p.args = []string{"--bind", p.ip, "--port", strconv.Itoa(p.port), "--dir", p.dir, "--logfile", p.log(),
+		p.args = []string{"--bind", p.IP, "--port", strconv.Itoa(p.Port), "--dir", p.Dir, "--logfile", p.log(),
 			"--save", "", "--appendonly", "no", "--protected-mode", "no",
-			"--replica-announce-ip", p.ip, "--bind-source-addr", p.ip, "--repl-diskless-sync-delay", "0",
+			"--replica-announce-ip", p.IP, "--bind-source-addr", p.IP, "--repl-diskless-sync-delay", "0",
 			"--replica-priority", strconv.Itoa([]int{100, 10, 20}[i])}
 		if i > 0 {
-			p.args = append(p.args, "--replicaof", g.servers[0].ip, strconv.Itoa(g.servers[0].port))
+			p.args = append(p.args, "--replicaof", g.servers[0].IP, strconv.Itoa(g.servers[0].Port))
 		}
 		p.start(t)
 		g.servers = append(g.servers, p)
 	}
 	g.await(t, "the replicas sync", func(observed) bool {
-		return info(g.servers[1].addr())["master_link_status"] == "up" && info(g.servers[2].addr())["master_link_status"] == "up"
+		return info(g.servers[1].Addr())["master_link_status"] == "up" && info(g.servers[2].Addr())["master_link_status"] == "up"
 	})
 	for i := 0; i < 3; i++ {
 		p := g.newSentinel(t, fmt.Sprintf("sentinel-%d", i), fmt.Sprintf("127.237.%d.%d", version, i+11), 0)
@@ -144,8 +83,8 @@ func newRealGroup(t *testing.T, binDir string, version int) *realGroup {
 	}
 	g.await(t, "the sentinels find the replicas and each other", func(o observed) bool {
 		for _, p := range g.sentinels {
-			m := sentinelMaster(p.addr())
-			if m["num-slaves"] != "2" || m["num-other-sentinels"] != "2" || m["ip"] != g.servers[0].ip {
+			m := sentinelMaster(p.Addr())
+			if m["num-slaves"] != "2" || m["num-other-sentinels"] != "2" || m["ip"] != g.servers[0].IP {
 				return false
 			}
 		}
@@ -160,19 +99,19 @@ func (g *realGroup) newSentinel(t *testing.T, name, ip string, master int) *proc
 	p := g.newProc(t, name, ip, "valkey-sentinel")
 	m := g.servers[master]
 	conf := strings.Join([]string{
-		"bind " + p.ip,
-		"port " + strconv.Itoa(p.port),
-		"bind-source-addr " + p.ip,
-		"sentinel announce-ip " + p.ip,
+		"bind " + p.IP,
+		"port " + strconv.Itoa(p.Port),
+		"bind-source-addr " + p.IP,
+		"sentinel announce-ip " + p.IP,
 		"protected-mode no",
-		"dir " + p.dir,
+		"dir " + p.Dir,
 		"logfile " + p.log(),
-		fmt.Sprintf("sentinel monitor %s %s %d 2", masterName, m.ip, m.port),
+		fmt.Sprintf("sentinel monitor %s %s %d 2", masterName, m.IP, m.Port),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", masterName, downAfterSeconds*1000),
 		fmt.Sprintf("sentinel failover-timeout %s %d", masterName, failoverTimeoutSeconds*1000),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", masterName),
 	}, "\n") + "\n"
-	path := filepath.Join(p.dir, "sentinel.conf")
+	path := filepath.Join(p.Dir, "sentinel.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -186,13 +125,13 @@ func (g *realGroup) stop() {
 		_ = g.nft.Close()
 	}
 	for _, p := range append(append(append([]*proc(nil), g.sentinels...), g.retired...), g.servers...) {
-		p.kill()
+		p.Kill()
 	}
 }
 
 func (g *realGroup) serverAt(ip string) int {
 	for i, p := range g.servers {
-		if p.ip == ip {
+		if p.IP == ip {
 			return i
 		}
 	}
@@ -203,21 +142,21 @@ func (g *realGroup) observe() observed {
 	var o observed
 	for _, p := range g.sentinels {
 		s := sentinelObs{master: -1}
-		if m := sentinelMaster(p.addr()); len(m) > 0 {
+		if m := sentinelMaster(p.Addr()); len(m) > 0 {
 			s.up = true
-			if a := masterAddr(p.addr()); a != "" {
+			if a := masterAddr(p.Addr()); a != "" {
 				s.master = g.serverAt(a)
 			}
 			s.configEpoch, _ = strconv.ParseUint(m["config-epoch"], 10, 64)
 			s.others, _ = strconv.Atoi(m["num-other-sentinels"])
 			s.failover = strings.Contains(m["flags"], "failover")
-			s.quorum = ckquorum(p.addr())
+			s.quorum = ckquorum(p.Addr())
 		}
 		o.sentinels = append(o.sentinels, s)
 	}
 	for _, p := range g.servers {
 		s := serverObs{master: -1}
-		if r := info(p.addr()); len(r) > 0 {
+		if r := info(p.Addr()); len(r) > 0 {
 			s.up = true
 			s.primary = r["role"] == "master"
 			if !s.primary {
@@ -270,13 +209,13 @@ func (g *realGroup) fail(t *testing.T, format string, args ...any) {
 	t.Helper()
 	for _, p := range append(append([]*proc(nil), g.sentinels...), g.retired...) {
 		if data, err := os.ReadFile(p.log()); err == nil {
-			t.Logf("%s log:\n%s", p.name, data)
+			t.Logf("%s log:\n%s", p.Name, data)
 		}
 	}
 	t.Fatalf(format, args...)
 }
 
-func (g *realGroup) killServer(t *testing.T, i int) { g.servers[i].kill() }
+func (g *realGroup) killServer(t *testing.T, i int) { g.servers[i].Kill() }
 
 func (g *realGroup) startServer(t *testing.T, i int) {
 	p := g.servers[i]
@@ -295,10 +234,10 @@ func (g *realGroup) startServer(t *testing.T, i int) {
 func (g *realGroup) addrs(servers, sentinels []int) []netip.Addr {
 	var out []netip.Addr
 	for _, i := range servers {
-		out = append(out, netip.MustParseAddr(g.servers[i].ip))
+		out = append(out, netip.MustParseAddr(g.servers[i].IP))
 	}
 	for _, i := range sentinels {
-		out = append(out, netip.MustParseAddr(g.sentinels[i].ip))
+		out = append(out, netip.MustParseAddr(g.sentinels[i].IP))
 	}
 	return out
 }
@@ -348,11 +287,11 @@ func (g *realGroup) heal(t *testing.T) {
 	}
 }
 
-func (g *realGroup) killSentinel(t *testing.T, i int) { g.sentinels[i].kill() }
+func (g *realGroup) killSentinel(t *testing.T, i int) { g.sentinels[i].Kill() }
 
 func (g *realGroup) renewSentinel(t *testing.T, i, master int) {
 	old := g.sentinels[i]
-	old.kill()
+	old.Kill()
 	g.retired = append(g.retired, old)
 	p := g.newSentinel(t, fmt.Sprintf("sentinel-%d-renewed", i), fmt.Sprintf("127.237.%d.%d", g.version, i+21), master)
 	g.ordinalOf[p] = i
@@ -360,7 +299,7 @@ func (g *realGroup) renewSentinel(t *testing.T, i, master int) {
 }
 
 func (g *realGroup) sentinelFailover(t *testing.T, i int) error {
-	v, err := do(g.sentinels[i].addr(), "SENTINEL", "FAILOVER", masterName)
+	v, err := do(g.sentinels[i].Addr(), "SENTINEL", "FAILOVER", masterName)
 	if err != nil {
 		return err
 	}
