@@ -55,8 +55,8 @@ type Cluster struct {
 }
 
 // Start brings up a local cluster: control plane, Nodes, node agent, service proxy and
-// storage provisioner. It returns once the Nodes are Ready and the default ServiceAccount and
-// StorageClass exist.
+// storage provisioner. It returns once the Nodes are Ready, the StorageClass exists and every
+// namespace has the controller-manager's default ServiceAccount and root CA ConfigMap.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
@@ -138,15 +138,41 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		},
 	})
 	cl.goBackground(func() { _ = proxy.Run(cl.ctx) })
-	// Pods are refused until their namespace's default ServiceAccount exists.
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := cl.cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for the default ServiceAccount (is kube-controller-manager running? see the log): %w", err)
+	if err := cl.waitNamespacesSettled(ctx); err != nil {
+		return nil, err
 	}
 	return cl, nil
+}
+
+// waitNamespacesSettled waits until kube-controller-manager has given every namespace that
+// exists at start its default ServiceAccount and its kube-root-ca.crt ConfigMap. Pods are
+// refused until the ServiceAccount exists, and a test that takes an inventory of the API's
+// objects (the install paths' "nothing left behind") must not find the control plane's own
+// objects appearing under it, as they would on a cluster that has just come up.
+func (c *Cluster) waitNamespacesSettled(ctx context.Context) error {
+	var missing string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		nss, err := c.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nss.Items) == 0 {
+			missing = "the namespace list"
+			return false, nil
+		}
+		for _, ns := range nss.Items {
+			if _, err := c.cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+				missing = "ServiceAccount " + ns.Name + "/default"
+				return false, nil
+			}
+			if _, err := c.cs.CoreV1().ConfigMaps(ns.Name).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{}); err != nil {
+				missing = "ConfigMap " + ns.Name + "/kube-root-ca.crt"
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s (is kube-controller-manager running? see the log): %w", missing, err)
+	}
+	return nil
 }
 
 func (c *Cluster) goBackground(f func()) {
