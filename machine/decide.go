@@ -64,6 +64,9 @@ func decide(p Persisted, obs Observation, claims *[]Containment) Decision {
 // most observations cause no transition.
 func (d *decider) transition() (*Transition, Persisted) {
 	for _, r := range rulesFrom[d.p.State] {
+		if !appliesInMode(r, d.v.spec.Mode) {
+			continue
+		}
 		out, pass := r.guard(d)
 		if !pass {
 			continue
@@ -110,6 +113,10 @@ func (d *decider) actions(p Persisted) ([]Action, Wait) {
 	case Steady:
 		d.steadyActions(p, &b)
 	case FailingOver:
+		if d.v.spec.Mode == ModeSentinel {
+			d.sentinelFailoverActions(p, &b)
+			break
+		}
 		d.failoverActions(p, &b)
 	case Rolling:
 		d.rollingActions(p, &b)

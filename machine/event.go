@@ -48,6 +48,10 @@ const (
 	EventHibernateCancelled  Event = "hibernate-cancelled"
 	EventDeposedResync       Event = "deposed-resync"
 	EventDeposedResynced     Event = "deposed-resynced"
+	// The Sentinel topology's (sentinel.go).
+	EventSentinelFailover          Event = "sentinel-failover"
+	EventSentinelPrimaryRecorded   Event = "sentinel-primary-recorded"
+	EventSentinelFailoverAbandoned Event = "sentinel-failover-abandoned"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

@@ -36,6 +36,28 @@ type Observation struct {
 	// starts a pod on such a claim, data and all. A failover cannot weigh them, so whatever
 	// they hold beyond the node it elects is off the line from then on (deposeIdleClaims).
 	IdleClaims []Claim `json:",omitempty"`
+	// Sentinels is what each sentinel answered about the cluster's primary (ModeSentinel).
+	Sentinels []Sentinel `json:",omitempty"`
+}
+
+// Sentinel is one sentinel as the operator's survey found it (SENTINEL MASTER of the
+// cluster's group).
+type Sentinel struct {
+	// Name is the sentinel's pod name.
+	Name string
+	// Reachable: the sentinel answered this round. When false the rest must not be read.
+	Reachable bool
+	// Monitoring: it monitors the cluster's group (false: it was never told to, or it started
+	// from a template that does not name it).
+	Monitoring bool
+	// PrimaryIP is the address it gives for the primary (GET-MASTER-ADDR-BY-NAME): the
+	// promoted replica's as soon as a failover it leads reconfigures the replicas.
+	PrimaryIP string
+	// ConfigEpoch is the group's config epoch in its view: the epoch of the failover that
+	// chose PrimaryIP (0: none since it was told to monitor).
+	ConfigEpoch uint64
+	// FailingOver: its flags for the group say failover_in_progress or o_down.
+	FailingOver bool
 }
 
 // Claim is a pod's data claim: the pod it is for, by name and place.
@@ -67,6 +89,10 @@ const (
 	ModeReplication Mode = "replication"
 	// ModeCluster is Valkey cluster mode: Shards primaries, each owning a range of hash slots.
 	ModeCluster Mode = "cluster"
+	// ModeSentinel is one primary with replicas watched by Valkey Sentinel: the sentinels'
+	// quorum decides failovers, the machine records what they decided (sentinel.go) and never
+	// promotes a node after the bootstrap.
+	ModeSentinel Mode = "sentinel"
 )
 
 // Spec is the summary of the desired state the machine needs.
@@ -136,6 +162,9 @@ type Spec struct {
 	// Hibernate asks for every pod to stop with the data kept on the claims (see
 	// hibernation.go); false wakes a hibernated cluster.
 	Hibernate bool
+	// Sentinels is how many sentinels the cluster runs (ModeSentinel): a majority of them
+	// naming one primary with one config epoch is what the sentinels decided.
+	Sentinels int
 	// CloseWrites keeps every recorded primary closed to client writes while replication
 	// goes on (see closewrites.go): the cluster is being deleted and waits for its final
 	// backup, which must hold every write a primary acknowledged.

@@ -55,7 +55,9 @@ type ShardRecord struct {
 	Epoch uint64
 	// ClaimEpoch and ClaimNode are the newest claim on the shard's slots the machine has seen
 	// (cluster mode): its config epoch and the cluster-bus ID of the node that made it. Kept
-	// because the node may be out of sight when it matters (claims.go).
+	// because the node may be out of sight when it matters (claims.go). In the Sentinel
+	// topology ClaimEpoch is the sentinels' config epoch of the failover that chose the
+	// recorded primary (sentinel.go); ClaimNode is unused.
 	ClaimEpoch uint64
 	ClaimNode  string
 	// Deposed lists the pods of the shard whose volumes may hold writes off its line: the

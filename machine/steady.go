@@ -338,6 +338,11 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 			}
 		}
 	}
+	if d.v.spec.Mode == ModeSentinel {
+		if asked := d.sentinelNotBuilt(p); asked != "" {
+			b.wait(Wait{Kind: WaitSentinelNotBuilt, Detail: asked})
+		}
+	}
 	if why := d.closeWritesWaits(p); why != "" {
 		b.wait(Wait{Kind: WaitCloseWrites, Detail: why})
 	}
@@ -399,6 +404,9 @@ func (d *decider) ensureObjects(p Persisted, shards int, b *actionList) {
 // follow something else are re-pointed, and (open) the primary is opened for writes. Nothing
 // is done while the recorded primary is not healthy: that is primary-lost's business.
 func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
+	if d.v.spec.Mode == ModeSentinel && d.sentinelConverge(p, s, b) {
+		return
+	}
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {

@@ -39,6 +39,16 @@ var table = []rule{
 		"the recorded primary, the same process and primary again, reports another history than the recorded, promoted from another one (the recorded or an intermediate primary's): it handed its role over and took it back, or began a hand-over and abandoned it, between two surveys; record its history as continuing the recorded one"},
 	{EventPrimaryHandedOver, []State{Steady, Rolling}, "", guardPrimaryHandedOver,
 		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
+	// The Sentinel topology's rows (sentinel.go): it takes no other row but the bootstrap's
+	// and those that move no primary role, and these apply to it alone (appliesInMode).
+	{EventSentinelPrimaryRecorded, []State{FailingOver}, Steady, guardSentinelPrimaryRecorded,
+		"Sentinel topology: a majority of the spec's sentinels name one primary under a config epoch newer than the recorded one, and that node answers as a primary: record it and the epoch (the sentinels decided a failover)"},
+	{EventSentinelPrimaryRecorded, []State{Steady}, "", guardSentinelPrimaryRecorded,
+		"Sentinel topology: as from FailingOver, for a failover the sentinels decided and carried out between two observations"},
+	{EventSentinelFailover, []State{Steady}, FailingOver, guardSentinelFailover,
+		"Sentinel topology: a sentinel that answers reports a failover in progress (or the primary objectively down), or a majority name under a newer config epoch a node that does not answer as a primary yet: record that the sentinels are failing over (the machine never promotes in this topology)"},
+	{EventSentinelFailoverAbandoned, []State{FailingOver}, Steady, guardSentinelFailoverAbandoned,
+		"Sentinel topology: no sentinel that answers reports a failover any more, a majority name the recorded primary under the recorded config epoch, and it answers as the recorded process, a primary: the sentinels kept it"},
 	{EventPrimaryLost, []State{Steady, Rolling, Resharding}, FailingOver, guardPrimaryLost,
 		"the recorded primary of a shard is lost (its pod is gone, it restarted, it is no longer primary, or FailureThreshold probes failed), enough of the shard is visible (all but MinSyncReplicas-1 replicas) and a node that continues its history can be promoted"},
 	{EventFailoverComplete, []State{FailingOver}, Steady, guardFailoverComplete,

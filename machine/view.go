@@ -76,7 +76,7 @@ func normalizeSpec(s Spec) Spec {
 	if s.Mode == "" {
 		s.Mode = ModeReplication
 	}
-	if s.Mode == ModeReplication || s.Shards < 1 {
+	if s.Mode == ModeReplication || s.Mode == ModeSentinel || s.Shards < 1 {
 		s.Shards = 1
 	}
 	if s.Replicas < 0 {

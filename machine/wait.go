@@ -97,6 +97,11 @@ const (
 	WaitHibernated
 	WaitHibernateRecordWake
 	WaitHibernateCatchUp
+	// The Sentinel topology.
+	WaitSentinelsDecide
+	WaitSentinelsDisagree
+	WaitSentinelFailover
+	WaitSentinelNotBuilt
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -164,6 +169,10 @@ var waitKindNames = [waitKinds]string{
 	WaitHibernated:              "Hibernated",
 	WaitHibernateRecordWake:     "HibernateRecordWake",
 	WaitHibernateCatchUp:        "HibernateCatchUp",
+	WaitSentinelsDecide:         "SentinelsDecide",
+	WaitSentinelsDisagree:       "SentinelsDisagree",
+	WaitSentinelFailover:        "SentinelFailover",
+	WaitSentinelNotBuilt:        "SentinelNotBuilt",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -226,6 +235,14 @@ func (w Wait) String() string {
 		return fmt.Sprintf("shard %d goes: %s still holds %d keys", w.Shard, w.Node, w.N)
 	case WaitPrimaryNotAnswering:
 		return fmt.Sprintf("shard %d: primary %s not answering", w.Shard, w.Node)
+	case WaitSentinelsDecide:
+		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator never promotes in the Sentinel topology): %s", w.Node, w.Detail)
+	case WaitSentinelsDisagree:
+		return fmt.Sprintf("the sentinels do not all name %s, the recorded primary; the replicas are left as they are until they do: %s", w.Node, w.Detail)
+	case WaitSentinelFailover:
+		return "the sentinels are failing over; the new primary is recorded once a majority of them name one that answers: " + w.Detail
+	case WaitSentinelNotBuilt:
+		return "the Sentinel topology does not carry out " + w.Detail + " yet: each needs a hand-over through SENTINEL FAILOVER, or the sentinels told the pods' new addresses"
 	case WaitHandOverFinishing:
 		return fmt.Sprintf("shard %d: hand-over to %s finishing (%s still says primary)", w.Shard, w.Node, w.Peer)
 	case WaitDeposedResync:
@@ -316,7 +333,7 @@ func (k WaitKind) NamesShard() bool {
 		WaitRollingPodStopping, WaitClusterStateFail, WaitStaleSlotViews,
 		WaitHibernatePodsStopping, WaitHibernated, WaitHibernateRecordWake,
 		WaitRotationQueued, WaitRotationPending, WaitRotationPublishing, WaitRotationAdding,
-		WaitRotationPublished, WaitRotationRetiring, WaitOperator:
+		WaitRotationPublished, WaitRotationRetiring, WaitOperator, WaitSentinelFailover, WaitSentinelNotBuilt:
 		return false
 	}
 	return true

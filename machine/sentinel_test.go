@@ -1,0 +1,183 @@
+package machine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func sentinelSpec() Spec {
+	s := testSpec(2)
+	s.Mode, s.Sentinels = ModeSentinel, 3
+	return s
+}
+
+// sentinels are three sentinels that answer, the first n naming ip under epoch, the others
+// the first primary (10.0.0.1) under epoch 0.
+func sentinels(n int, ip string, epoch uint64) []Sentinel {
+	var out []Sentinel
+	for i := range 3 {
+		s := Sentinel{Name: fmt.Sprintf("sentinel-%d", i), Reachable: true, Monitoring: true, PrimaryIP: "10.0.0.1"}
+		if i < n {
+			s.PrimaryIP, s.ConfigEpoch = ip, epoch
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// promotedBySentinel is replica 1 made a primary by Sentinel's REPLICAOF NO ONE: a new
+// history continuing h1, open.
+func promotedBySentinel(offset int64) Node {
+	n := node(1, RolePrimary, "h2", offset)
+	n.Valkey.ReplID2, n.Valkey.SecondOffset = "h1", offset+1
+	n.Valkey.WritesFenced, n.Valkey.SyncFenced = false, false
+	return n
+}
+
+func TestSentinelModeNeverPromotesALostPrimary(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	for sec := 1; sec <= 10; sec++ {
+		obs := obsAt(sec, spec, unreachable(primary(0), sec), detached(replica(1, 100)), detached(replica(2, 90)))
+		obs.Sentinels = sentinels(0, "", 0)
+		d := Decide(p, obs)
+		if d.Transition != nil {
+			t.Fatalf("t=%d: the machine took %s in the Sentinel topology on its own", sec, d.Transition.Event)
+		}
+		for _, kind := range []string{"promote", "detach", "seal", "replica-of"} {
+			if got := actionsOf(d, kind); len(got) > 0 {
+				t.Fatalf("t=%d: %v while the sentinels decide", sec, got)
+			}
+		}
+		if d.Waiting.Kind != WaitSentinelsDecide || !strings.Contains(d.Waiting.String(), "3 of 3 sentinels answer") {
+			t.Fatalf("t=%d: waiting %q (%v), want the sentinels deciding", sec, d.Waiting, d.Waiting.Kind)
+		}
+		p = d.Next
+	}
+}
+
+func TestSentinelModeRecordsTheFailoverTheSentinelsMade(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+
+	// One sentinel leads a failover: recorded as under way, nothing moved by the machine.
+	obs := obsAt(1, spec, unreachable(primary(0), 1), replica(1, 100), replica(2, 90))
+	obs.Sentinels = sentinels(0, "", 0)
+	obs.Sentinels[2].FailingOver = true
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelFailover || d.Next.State != FailingOver {
+		t.Fatalf("want sentinel-failover, got %+v", d.Transition)
+	}
+	if len(d.Actions) != 0 || d.Waiting.Kind != WaitSentinelFailover {
+		t.Fatalf("failing over: actions %v, waiting %q", d.Actions, d.Waiting)
+	}
+	p = d.Next
+
+	// One sentinel switched to s0-1: no majority yet.
+	obs = obsAt(2, spec, unreachable(primary(0), 2), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(1, "10.0.0.2", 1)
+	if d = Decide(p, obs); d.Transition != nil {
+		t.Fatalf("one sentinel of three is no decision: %s", d.Transition.Event)
+	}
+
+	// Two of three name s0-1 under epoch 1: recorded, and opened.
+	obs = obsAt(3, spec, unreachable(primary(0), 3), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(2, "10.0.0.2", 1)
+	d = Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelPrimaryRecorded || d.Next.State != Steady {
+		t.Fatalf("want sentinel-primary-recorded, got %+v", d.Transition)
+	}
+	rec := d.Next.Shards[0]
+	if rec.Primary != "s0-1" || rec.ClaimEpoch != 1 || rec.History.ID != "h2" || rec.History.PrevID != "h1" {
+		t.Fatalf("recorded %+v", rec)
+	}
+	p = d.Next
+
+	// The third sentinel still names the old primary: the machine re-points nothing.
+	obs = obsAt(4, spec, unreachable(primary(0), 4), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(2, "10.0.0.2", 1)
+	d = Decide(p, obs)
+	if got := actionsOf(d, "replica-of"); len(got) > 0 || d.Waiting.Kind != WaitSentinelsDisagree {
+		t.Fatalf("with a sentinel naming another primary: replica-of %v, waiting %q", got, d.Waiting)
+	}
+
+	// All three agree: s0-2, still on the old primary, is re-pointed.
+	obs = obsAt(5, spec, unreachable(primary(0), 5), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	d = Decide(p, obs)
+	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.Contains(got[0], "s0-2") {
+		t.Fatalf("with every sentinel agreeing: replica-of %v, waiting %q", got, d.Waiting)
+	}
+}
+
+func TestSentinelModeFencesTheOldPrimaryItReaches(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	p.Shards = recordPrimary(p.Shards, 0, ptr(promotedBySentinel(100)))
+	p.Shards[0].ClaimEpoch = 1
+	// The old primary answers the operator, open, cut off from the sentinels.
+	obs := obsAt(5, spec, primary(120), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	d := Decide(p, obs)
+	if got := actionsOf(d, "fence"); len(got) != 1 || !strings.Contains(got[0], "s0-0") {
+		t.Fatalf("fence %v, want the old primary fenced", got)
+	}
+	// While the recorded primary is lost, the node one sentinel names under a newer epoch
+	// than the record is Sentinel's pick on its way to a majority: left open. One no
+	// sentinel names (promoted behind everyone's back) is fenced.
+	obs = obsAt(6, spec, unreachable(primary(0), 2), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(1, "10.0.0.2", 1)
+	d = Decide(steadyState(), obs)
+	if got := actionsOf(d, "fence"); d.Transition != nil || len(got) != 0 {
+		t.Fatalf("transition %+v, fenced %v: the sentinels' pick under a newer epoch", d.Transition, got)
+	}
+	obs.Sentinels = sentinels(0, "", 0)
+	d = Decide(steadyState(), obs)
+	if got := actionsOf(d, "fence"); len(got) != 1 || !strings.Contains(got[0], "s0-1") {
+		t.Fatalf("fenced %v: a primary no sentinel names must be fenced", got)
+	}
+}
+
+func TestSentinelModeAbandonedFailoverKeepsThePrimary(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	obs := obsAt(1, spec, primary(10), replica(1, 10), replica(2, 10))
+	obs.Sentinels = sentinels(0, "", 0)
+	obs.Sentinels[0].FailingOver = true
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelFailover {
+		t.Fatalf("want sentinel-failover, got %+v", d.Transition)
+	}
+	obs = obsAt(2, spec, primary(10), replica(1, 10), replica(2, 10))
+	obs.Sentinels = sentinels(0, "", 0)
+	d = Decide(d.Next, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelFailoverAbandoned || d.Next.Shards[0].Primary != "s0-0" {
+		t.Fatalf("want sentinel-failover-abandoned keeping s0-0, got %+v", d.Transition)
+	}
+}
+
+func TestSentinelModeSaysWhatItDoesNotCarryOut(t *testing.T) {
+	spec := sentinelSpec()
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	obs := obsAt(1, spec, primary(10), replica(1, 10), replica(2, 10))
+	obs.Sentinels = sentinels(0, "", 0)
+	d := Decide(steadyState(), obs)
+	if d.Transition != nil || d.Waiting.Kind != WaitSentinelNotBuilt || !strings.Contains(d.Waiting.String(), "a switchover") {
+		t.Fatalf("transition %+v, waiting %q", d.Transition, d.Waiting)
+	}
+}
+
+func TestSentinelRulesApplyToTheSentinelTopologyAlone(t *testing.T) {
+	// Replication mode with sentinels reporting a failover (a misconfigured observation):
+	// the replication rules decide, the sentinel rows never fire.
+	spec := testSpec(2)
+	obs := obsAt(1, spec, primary(10), replica(1, 10), replica(2, 10))
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	obs.Sentinels[0].FailingOver = true
+	if d := Decide(steadyState(), obs); d.Transition != nil {
+		t.Fatalf("replication mode took %s", d.Transition.Event)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
