@@ -52,6 +52,7 @@ const (
 	EventSentinelFailover          Event = "sentinel-failover"
 	EventSentinelPrimaryRecorded   Event = "sentinel-primary-recorded"
 	EventSentinelFailoverAbandoned Event = "sentinel-failover-abandoned"
+	EventSentinelPrimaryReadmitted Event = "sentinel-primary-readmitted"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

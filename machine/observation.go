@@ -56,8 +56,11 @@ type Sentinel struct {
 	// ConfigEpoch is the group's config epoch in its view: the epoch of the failover that
 	// chose PrimaryIP (0: none since it was told to monitor).
 	ConfigEpoch uint64
-	// FailingOver: its flags for the group say failover_in_progress or o_down.
+	// FailingOver: its flags for the group say failover_in_progress (it leads a failover,
+	// until the replicas are reconfigured); PrimaryDown: they say o_down (a quorum of the
+	// sentinels find the primary it names down).
 	FailingOver bool
+	PrimaryDown bool
 }
 
 // Claim is a pod's data claim: the pod it is for, by name and place.

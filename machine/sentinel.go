@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -32,14 +33,16 @@ import (
 // sentinelEvents are the rules of the table that apply in the Sentinel topology: the
 // bootstrap (the machine chooses the first primary before any sentinel monitors it), the
 // recording of the sentinels' failovers, and the work that moves no primary role (password
-// rotation, certificates, the replication history Valkey renames).
+// rotation, certificates, the replication history Valkey renames or a primary takes back).
 var sentinelEvents = map[Event]bool{
 	EventBootstrapElected:          true,
 	EventBootstrapComplete:         true,
 	EventHistoryRenamed:            true,
+	EventHistoryTakenBack:          true,
 	EventSentinelPrimaryRecorded:   true,
 	EventSentinelFailover:          true,
 	EventSentinelFailoverAbandoned: true,
+	EventSentinelPrimaryReadmitted: true,
 	EventRotationRequested:         true,
 	EventPasswordsAccepted:         true,
 	EventGraceClockRestarted:       true,
@@ -55,7 +58,7 @@ func appliesInMode(r *rule, m Mode) bool {
 		return sentinelEvents[r.event]
 	}
 	switch r.event {
-	case EventSentinelPrimaryRecorded, EventSentinelFailover, EventSentinelFailoverAbandoned:
+	case EventSentinelPrimaryRecorded, EventSentinelFailover, EventSentinelFailoverAbandoned, EventSentinelPrimaryReadmitted:
 		return false
 	}
 	return true
@@ -99,11 +102,31 @@ func (d *decider) sentinelChoice() (sentinelChoice, bool) {
 }
 
 // sentinelsFailingOver names the sentinels that answer and report a failover of the group in
-// progress (or its primary objectively down), sorted.
+// progress or the primary they name objectively down, sorted.
 func (d *decider) sentinelsFailingOver() []string {
+	return d.sentinelsReporting(func(s Sentinel) bool { return s.FailingOver || s.PrimaryDown })
+}
+
+// sentinelsStartingOver names the sentinels that answer and report a failover other than the
+// one that chose rec's primary: the leader of that one still reports it in progress (and the
+// old primary down: its flags are the group's master entry's, which it switches only at the
+// end) while it reconfigures the replicas, naming the recorded primary under the recorded
+// epoch.
+func (d *decider) sentinelsStartingOver(rec ShardRecord) []string {
+	ip := ""
+	if prim := d.v.node(rec.Primary); prim != nil {
+		ip = prim.Pod.IP
+	}
+	return d.sentinelsReporting(func(s Sentinel) bool {
+		finishing := rec.ClaimEpoch > 0 && s.ConfigEpoch == rec.ClaimEpoch && s.PrimaryIP == ip
+		return (s.PrimaryDown || s.FailingOver) && !finishing
+	})
+}
+
+func (d *decider) sentinelsReporting(what func(Sentinel) bool) []string {
 	var out []string
 	for _, s := range d.obs.Sentinels {
-		if s.Reachable && s.Monitoring && s.FailingOver {
+		if s.Reachable && s.Monitoring && what(s) {
 			out = append(out, s.Name)
 		}
 	}
@@ -122,6 +145,12 @@ func (d *decider) sentinelsNamingOther(ip string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sentinelsName reports whether a majority of the sentinels name n the primary.
+func (d *decider) sentinelsName(n *Node) bool {
+	c, ok := d.sentinelChoice()
+	return ok && c.IP == n.Pod.IP
 }
 
 // nodeAt finds the node whose pod has address ip (nil: none).
@@ -181,7 +210,7 @@ func guardSentinelFailover(d *decider) (outcome, bool) {
 	}
 	rec := p.Shards[0]
 	var msg string
-	if who := d.sentinelsFailingOver(); len(who) > 0 {
+	if who := d.sentinelsStartingOver(rec); len(who) > 0 {
 		msg = fmt.Sprintf("sentinel(s) %s report a failover of %s's group", strings.Join(who, ", "), rec.Primary)
 	} else if c, ok := d.sentinelChoice(); ok && c.Epoch > rec.ClaimEpoch {
 		msg = fmt.Sprintf("%d of %d sentinels name %s under config epoch %d, which does not answer as a primary yet", c.Votes, d.v.spec.Sentinels, c.IP, c.Epoch)
@@ -221,6 +250,11 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	prim := d.v.node(rec.Primary)
 	var why Wait
 	switch {
+	case alive(prim, rec.RunID) && prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost == "" && d.sentinelsName(prim):
+		// Re-admitted (sentinel-primary-readmitted): the sentinels' own master, a replica of
+		// nothing since its restart.
+		b.add(Promote{Target: TargetOf(s, prim)})
+		return true
 	case !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary:
 		why = Wait{Kind: WaitSentinelsDecide, Shard: s, Node: rec.Primary, Detail: d.sentinelsSay()}
 	case len(d.sentinelsFailingOver()) > 0:
@@ -228,7 +262,15 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	case len(d.sentinelsNamingOther(prim.Pod.IP)) > 0:
 		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: strings.Join(d.sentinelsNamingOther(prim.Pod.IP), "; ")}
 	default:
-		return false // the rest of converge fences the strays
+		// The rest of converge fences the strays and re-points the replicas. A replica
+		// linked to the recorded primary holds its data: it is made a sync source, so that
+		// the node Sentinel promotes among them serves its replicas without the operator.
+		for _, n := range d.v.shard(s) {
+			if n != prim && usable(n) && follows(n, prim) && n.Valkey.LinkUp && n.Valkey.SyncFenced {
+				b.add(OpenWrites{Target: TargetOf(s, n)})
+			}
+		}
+		return false
 	}
 	d.fenceUnnamedPrimaries(rec, prim, b)
 	b.wait(why)
@@ -319,4 +361,102 @@ func (d *decider) sentinelNotBuilt(p Persisted) string {
 		return ""
 	}
 	return strings.Join(asked, ", ")
+}
+
+// sentinelRicher names the nodes that keep the recorded primary, still fenced (a node that restarted comes
+// up so), from being opened ("" when it may be; always outside the Sentinel topology): Sentinel
+// promoted it, and they answer holding data of the shard it lacks. Opened, it would take writes as the shard's newest data,
+// and the replicas Sentinel points at it would sync from it and lose theirs (a node restarted
+// without its data is promoted when the sentinels find no better replica they can use).
+// Unfenced nodes need no such check: Sentinel's promotion opened them to writes already.
+func (d *decider) sentinelRicher(p Persisted, s int, prim *Node) string {
+	if d.v.spec.Mode != ModeSentinel || len(d.p.Shards) <= s {
+		return "" // the bootstrap opens the node it chose itself
+	}
+	rec := p.Shards[s]
+	op := Operation{Election: Election{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History}}
+	l, cands := d.candidates(op)
+	var self *candidate
+	for i := range cands {
+		if cands[i].Node == prim {
+			self = &cands[i]
+		}
+	}
+	var richer []string
+	for _, c := range cands {
+		if c.Node == prim || c.Valkey.empty() {
+			continue
+		}
+		if self == nil || !l.holds(*self, c) {
+			richer = append(richer, fmt.Sprintf("%s (%d keys)", c.Name, c.Valkey.Keys))
+		}
+	}
+	return strings.Join(richer, ", ")
+}
+
+// readmissible finds the recorded primary's pod answering as a new process at the address the
+// sentinels name for the primary, holding the data of every node of the shard that holds
+// any, with enough of the shard seen (the failover quorum): the sentinels' own master,
+// restarted. The sentinels cannot promote it (it is their master) and may have no replica to
+// promote instead (every other node lost its data too, or came back on an address they do
+// not know), so the machine re-admits it: recorded as the new process, promoted in place when
+// it came back a replica of nothing, then opened. No sentinel is contradicted: it is the
+// node they name. One that holds less than another node does not qualify: the sentinels fail
+// it over to a replica with the data (a master that reports itself a replica is failed over).
+func (d *decider) readmissible(p Persisted) (*Node, bool) {
+	if len(p.Shards) == 0 {
+		return nil, false
+	}
+	rec := p.Shards[0]
+	prim := d.v.node(rec.Primary)
+	if !usable(prim) || prim.Valkey.RunID == rec.RunID || (prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost != "") {
+		return nil, false
+	}
+	if c, ok := d.sentinelChoice(); !ok || c.IP != prim.Pod.IP || c.Epoch != rec.ClaimEpoch {
+		return nil, false
+	}
+	op := Operation{Election: Election{Shard: 0, Lost: rec.Primary, LostRunID: rec.RunID, Writer: rec.Primary, LostHistory: rec.History}}
+	if ok, _ := d.quorum(op); !ok {
+		return nil, false
+	}
+	for _, n := range d.v.shard(0) {
+		if n != prim && usable(n) && n.Valkey.Role == RolePrimary {
+			return nil, false // another primary: the sentinels' business
+		}
+	}
+	l, cands := d.candidates(op)
+	var self *candidate
+	for i := range cands {
+		if cands[i].Node == prim {
+			self = &cands[i]
+		}
+	}
+	for _, n := range d.v.shard(0) {
+		if n == prim || !usable(n) || n.Valkey.empty() {
+			continue
+		}
+		// A node with data the lineage cannot place is not known to be held: not re-admitted.
+		i := slices.IndexFunc(cands, func(c candidate) bool { return c.Node == n })
+		if i < 0 || self == nil || !l.holds(*self, cands[i]) {
+			return nil, false
+		}
+	}
+	return prim, true
+}
+
+// guardSentinelPrimaryReadmitted: the sentinels' master, the recorded primary's pod, answers
+// as a new process holding the shard's data (readmissible): record the new process, before it
+// is promoted in place and opened.
+func guardSentinelPrimaryReadmitted(d *decider) (outcome, bool) {
+	prim, ok := d.readmissible(d.p)
+	if !ok {
+		return outcome{}, false
+	}
+	next := d.p
+	next.Op = Operation{}
+	epoch := d.p.Shards[0].ClaimEpoch
+	next.Shards = recordPrimary(d.p.Shards, 0, prim)
+	next.Shards[0].ClaimEpoch = epoch
+	msg := fmt.Sprintf("%s, the primary the sentinels name, restarted (%s) and holds the data of every node of the shard that holds any: re-admitted in place", prim.Name, short(prim.Valkey.RunID))
+	return outcome{next: next, message: msg}, true
 }

@@ -432,7 +432,11 @@ func (d *decider) converge(p Persisted, s int, open bool, b *actionList) {
 	if open && d.v.spec.CloseWrites {
 		d.keepWritesClosed(s, prim, b)
 	} else if open && (prim.Valkey.WritesFenced || prim.Valkey.SyncFenced) {
-		b.add(OpenWrites{Target: TargetOf(s, prim)})
+		if richer := d.sentinelRicher(p, s, prim); richer != "" {
+			b.wait(Wait{Kind: WaitSentinelPickLacksData, Shard: s, Node: prim.Name, Detail: richer})
+		} else {
+			b.add(OpenWrites{Target: TargetOf(s, prim)})
+		}
 	}
 	for _, n := range d.v.shard(s) {
 		if n == prim || !usable(n) {

@@ -102,6 +102,7 @@ const (
 	WaitSentinelsDisagree
 	WaitSentinelFailover
 	WaitSentinelNotBuilt
+	WaitSentinelPickLacksData
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -173,6 +174,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelsDisagree:       "SentinelsDisagree",
 	WaitSentinelFailover:        "SentinelFailover",
 	WaitSentinelNotBuilt:        "SentinelNotBuilt",
+	WaitSentinelPickLacksData:   "SentinelPickLacksData",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -241,6 +243,8 @@ func (w Wait) String() string {
 		return fmt.Sprintf("the sentinels do not all name %s, the recorded primary; the replicas are left as they are until they do: %s", w.Node, w.Detail)
 	case WaitSentinelFailover:
 		return "the sentinels are failing over; the new primary is recorded once a majority of them name one that answers: " + w.Detail
+	case WaitSentinelPickLacksData:
+		return fmt.Sprintf("the sentinels promoted %s, which came up fenced and lacks data %s hold: it stays closed to clients and replicas, which would lose that data syncing from it. Move the primary to a node with the data by hand (CONFIG SET replica-priority 0 on the nodes without it, then SENTINEL FAILOVER on one sentinel)", w.Node, w.Detail)
 	case WaitSentinelNotBuilt:
 		return "the Sentinel topology does not carry out " + w.Detail + " yet: each needs a hand-over through SENTINEL FAILOVER, or the sentinels told the pods' new addresses"
 	case WaitHandOverFinishing:

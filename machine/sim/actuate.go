@@ -86,7 +86,9 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		n.writesFenced = true
 		return nil
 	case machine.OpenWrites:
-		if n.role != machine.RolePrimary {
+		// In the Sentinel topology a replica is opened too, as a sync source Sentinel may
+		// promote (client writes stay refused: a replica is read-only).
+		if n.role != machine.RolePrimary && w.topo.Mode != machine.ModeSentinel {
 			return fmt.Errorf("%s is not a primary", n.name)
 		}
 		n.writesFenced, n.syncFenced = false, false

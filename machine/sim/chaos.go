@@ -192,6 +192,8 @@ func (r *ChaosReport) add(s Stats) {
 	r.Totals.Estimates += s.Estimates
 	r.Totals.DeposedWaits += s.DeposedWaits
 	r.Totals.DeposedGivenUp += s.DeposedGivenUp
+	r.Totals.SentinelLostWrites += s.SentinelLostWrites
+	r.Totals.SentinelOverlapTicks += s.SentinelOverlapTicks
 	if s.DeposedWaits > 0 {
 		r.DeposedWaitSchedules++
 	}
@@ -235,6 +237,9 @@ func (r ChaosReport) Write(out io.Writer) {
 		t.Reconciles, t.Transitions, t.Actions, t.ActionsRefused, t.Writes, t.WaitAcked, t.WritesRejected)
 	fmt.Fprintf(out, "election model: %d containment claims checked against the world's data, %d key-count estimates not checked\n", t.Claims, t.Estimates)
 	fmt.Fprintf(out, "deposed pods that may hold the line: failovers waited for a person in %d schedules (%d decisions); the user gave up %d pods' keys\n", r.DeposedWaitSchedules, t.DeposedWaits, t.DeposedGivenUp)
+	if t.SentinelLostWrites > 0 || t.SentinelOverlapTicks > 0 {
+		fmt.Fprintf(out, "Sentinel's own losses (by its rules, not violations): %d WAIT-acknowledged writes a replica it promoted lacked or a primary it replaced took, %d ticks of two primaries\n", t.SentinelLostWrites, t.SentinelOverlapTicks)
+	}
 	unexercised := r.Unexercised()
 	edges := machine.Table()
 	fmt.Fprintf(out, "table edges exercised: %d of %d", len(edges)-len(unexercised), len(edges))

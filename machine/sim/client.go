@@ -22,7 +22,7 @@ func (w *World) write(wr Write) {
 		n.appendWrite(id)
 		w.placeWrite(n, id)
 		w.extendLine(n, id)
-		rec := writeRecord{id: id, key: wr.Key, node: n.name, tick: w.tick}
+		rec := writeRecord{id: id, key: wr.Key, node: n.name, runID: n.runID, tick: w.tick}
 		w.stats.Writes++
 		if wr.Wait && w.topo.MinSyncReplicas > 0 {
 			rec.waitAcked = w.wait(n, id) >= w.topo.MinSyncReplicas

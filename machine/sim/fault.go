@@ -65,7 +65,17 @@ const (
 	// until the operation ends (a scale-down is carried out only in Steady): a pod deposed by a
 	// failover after its scale-down comes back in the middle of the operation.
 	FaultScaleStatefulSet FaultKind = "scale-statefulset"
+	// FaultKillSentinel stops sentinel Sentinel's process (the Sentinel topology); a heal
+	// starts it again from its config file.
+	FaultKillSentinel FaultKind = "kill-sentinel"
+	// FaultPauseSentinel freezes sentinel Sentinel for Ticks.
+	FaultPauseSentinel FaultKind = "pause-sentinel"
 )
+
+// OfSentinels reports whether the kind is a fault of a sentinel process. These kinds are not
+// in FaultKinds: the generator draws them for the Sentinel topology alone (GenSentinelFault),
+// so that the other topologies' schedules stay as they were.
+func (k FaultKind) OfSentinels() bool { return k == FaultKillSentinel || k == FaultPauseSentinel }
 
 // FaultKinds lists every kind, in the order the generator indexes them.
 var FaultKinds = []FaultKind{
@@ -118,6 +128,10 @@ type Fault struct {
 	// Back: the manual failover is handed back to the primary within the step (see
 	// Sim.handBack).
 	Back bool
+	// Sentinel is the sentinel (by ordinal) of a sentinel fault; Sentinels are the sentinels
+	// on side B of a partition (the Sentinel topology).
+	Sentinel  int
+	Sentinels []int
 }
 
 func (f Fault) String() string {
@@ -132,6 +146,9 @@ func (f Fault) String() string {
 		}
 		if f.Client {
 			side = append(side, "client")
+		}
+		for _, i := range f.Sentinels {
+			side = append(side, sentinelName(i))
 		}
 		switch {
 		case f.Kind == FaultPartition:
@@ -158,6 +175,10 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s %d ticks", f.Kind, f.Ticks)
 	case FaultHeal, FaultScaleStatefulSet:
 		return string(f.Kind)
+	case FaultKillSentinel:
+		return fmt.Sprintf("%s %s", f.Kind, sentinelName(f.Sentinel))
+	case FaultPauseSentinel:
+		return fmt.Sprintf("%s %s %d ticks", f.Kind, sentinelName(f.Sentinel), f.Ticks)
 	case FaultManualFailover:
 		if f.Back {
 			return fmt.Sprintf("%s %s and back", f.Kind, f.Node)

@@ -24,6 +24,9 @@ func GenStep(src Source, t Topology) Step {
 	case k < 65:
 		return Step{Kind: StepWrite, Write: GenWrite(src, t)}
 	case k < 80:
+		if t.Sentinel != nil && src.Intn(4, "sentinel-fault") == 0 {
+			return Step{Kind: StepFault, Fault: GenSentinelFault(src, t)}
+		}
 		return Step{Kind: StepFault, Fault: GenFault(src, t)}
 	case k < 95:
 		return Step{Kind: StepIdle}
@@ -151,6 +154,13 @@ func GenFault(src Source, t Topology) Fault {
 		}
 		f.Operator = src.Intn(2, "operator-side") == 1
 		f.Client = src.Intn(2, "client-side") == 1
+		if t.Sentinel != nil {
+			for i := 0; i < t.Sentinel.Sentinels; i++ {
+				if src.Intn(2, "sentinel-side") == 1 {
+					f.Sentinels = append(f.Sentinels, i)
+				}
+			}
+		}
 	case FaultOperatorCrash:
 		f.InFlight = src.Intn(2, "in-flight") == 1
 		if src.Intn(2, "clock-skewed") == 1 {
@@ -164,9 +174,26 @@ func GenFault(src Source, t Topology) Fault {
 	return f
 }
 
+// GenSentinelFault draws a fault of a sentinel process (the Sentinel topology).
+func GenSentinelFault(src Source, t Topology) Fault {
+	f := Fault{Kind: FaultKillSentinel, Sentinel: src.Intn(t.Sentinel.Sentinels, "sentinel")}
+	if src.Intn(2, "sentinel-pause") == 1 {
+		f.Kind, f.Ticks = FaultPauseSentinel, 1+src.Intn(10, "ticks")
+	}
+	return f
+}
+
+// sentinelUserKinds are the user changes the Sentinel topology carries out: none that needs a
+// planned hand-over (SENTINEL FAILOVER is not built) or new sentinel configuration.
+var sentinelUserKinds = []UserActionKind{UserBackup, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate}
+
 // GenUser draws a user change.
 func GenUser(src Source, t Topology) UserAction {
-	u := UserAction{Kind: UserActionKinds[src.Intn(len(UserActionKinds), "user")]}
+	kinds := UserActionKinds
+	if t.Sentinel != nil {
+		kinds = sentinelUserKinds
+	}
+	u := UserAction{Kind: kinds[src.Intn(len(kinds), "user")]}
 	switch u.Kind {
 	case UserSwitchover:
 		if u.Clear = src.Intn(3, "clear") == 0; !u.Clear {

@@ -77,6 +77,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 	machine.CompareKeys(obs.Nodes)
 	obs.ClaimsBeyond = w.claimsBeyond()
 	obs.IdleClaims = w.idleClaims()
+	obs.Sentinels = w.observeSentinels()
 	return obs
 }
 

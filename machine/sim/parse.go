@@ -119,6 +119,10 @@ func parseFault(s string) (Fault, error) {
 			case "client":
 				f.Client = true
 			default:
+				if i, ok := parseSentinelName(name); ok {
+					f.Sentinels = append(f.Sentinels, i)
+					continue
+				}
 				ref, err := parseRef(name)
 				if err != nil {
 					return f, err
@@ -159,6 +163,20 @@ func parseFault(s string) (Fault, error) {
 		n, err := strconv.Atoi(fields[2])
 		f.Node, f.Ticks = ref, n
 		return f, err
+	}
+	switch {
+	case f.Kind == FaultKillSentinel && len(fields) == 2, f.Kind == FaultPauseSentinel && len(fields) == 4:
+		i, ok := parseSentinelName(fields[1])
+		if !ok {
+			return f, fmt.Errorf("%s: want a sentinel (sentinel-N), got %q", f.Kind, fields[1])
+		}
+		f.Sentinel = i
+		if f.Kind == FaultPauseSentinel {
+			n, err := strconv.Atoi(fields[2])
+			f.Ticks = n
+			return f, err
+		}
+		return f, nil
 	}
 	if f.Kind == FaultManualFailover && len(fields) == 4 && fields[2] == "and" && fields[3] == "back" {
 		ref, err := parseRef(fields[1])
@@ -216,4 +234,14 @@ func ReadSchedule(r io.Reader) (string, []Step, error) {
 		steps = append(steps, st)
 	}
 	return topology, steps, sc.Err()
+}
+
+// parseSentinelName reads a sentinel's name, "sentinel-<ordinal>".
+func parseSentinelName(s string) (int, bool) {
+	rest, ok := strings.CutPrefix(s, "sentinel-")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	return i, err == nil && i >= 0
 }

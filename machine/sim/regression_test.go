@@ -50,10 +50,14 @@ func runSchedule(t *testing.T, r io.Reader) Result {
 	return Run(tp, steps, Options{Trace: true})
 }
 
-// Every step the generator draws prints as a line ParseStep reads back exactly.
+// Every step the generator draws prints as a line ParseStep reads back exactly, the open
+// presets' too.
 func TestStepsReadBackAsPrinted(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		topo := Topologies[rapid.SampledFrom(TopologyNames()).Draw(rt, "topology")]
+		topo, err := LookupTopology(rapid.SampledFrom(knownTopologyNames()).Draw(rt, "topology"))
+		if err != nil {
+			rt.Fatal(err)
+		}
 		st := GenStep(rapidSource{rt}, topo)
 		got, err := ParseStep(st.String())
 		if err != nil {

@@ -208,15 +208,21 @@ func NewSentinelWorld(t Topology, opts Options, cfg SentinelConfig, order Source
 	w.promote(primary)
 	primary.writesFenced, primary.syncFenced = false, false
 	for _, n := range nodes[1:] {
-		n.writesFenced, n.syncFenced = false, true
+		n.writesFenced, n.syncFenced = false, false
 		n.masterIP, n.linkUp = primary.ip, false
 	}
 	w.setHolder(0, primary)
 	s.Step(Step{Kind: StepIdle}) // the replicas link
-	sw := &SentinelWorld{Sim: s, w: w, cfg: cfg, order: order, elected: map[uint64][]string{}, downSeen: map[downKey]int64{},
+	return newSentinelWorld(s, cfg, order, primary.ip)
+}
+
+// newSentinelWorld starts cfg.Sentinels sentinels beside the world of s, each monitoring the
+// master at masterIP.
+func newSentinelWorld(s *Sim, cfg SentinelConfig, order Source, masterIP string) *SentinelWorld {
+	sw := &SentinelWorld{Sim: s, w: s.w, cfg: cfg, order: order, elected: map[uint64][]string{}, downSeen: map[downKey]int64{},
 		downSince: map[string]int64{}, wasLinked: map[string]bool{}}
 	for i := 0; i < cfg.Sentinels; i++ {
-		sw.sentinels = append(sw.sentinels, sw.newSentinel(i, primary.ip))
+		sw.sentinels = append(sw.sentinels, sw.newSentinel(i, masterIP))
 	}
 	return sw
 }

@@ -149,8 +149,10 @@ func (sw *SentinelWorld) sendReplicaOf(s *sentinel, inst *instance, addr string)
 		return false
 	}
 	if addr == "" {
+		// REPLICAOF NO ONE changes no ACL user: a node the operator fenced (one that
+		// restarted comes up so) stays closed to clients and replicas.
+		w.sentinelPromoted(n)
 		w.promote(n)
-		n.writesFenced, n.syncFenced = false, false
 		n.demoteTo, n.demoteAt = "", 0
 		w.note("sentinel %s: REPLICAOF NO ONE on %s", s.myid, n.name)
 		return true

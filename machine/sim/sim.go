@@ -82,6 +82,7 @@ func (s *Sim) advance() {
 	w.kube()
 	w.gossip()
 	w.pump()
+	s.startOrTickSentinels()
 	w.checkWorld()
 }
 
@@ -90,7 +91,7 @@ func (s *Sim) fault(f Fault) {
 	w := s.w
 	w.stats.Faults[f.Kind]++
 	var n *node
-	if f.Kind != FaultPartition && f.Kind != FaultPartitionOneWay && f.Kind != FaultScaleStatefulSet {
+	if f.Kind != FaultPartition && f.Kind != FaultPartitionOneWay && f.Kind != FaultScaleStatefulSet && !f.Kind.OfSentinels() {
 		n = w.resolve(f.Node)
 	}
 	switch f.Kind {
@@ -122,6 +123,7 @@ func (s *Sim) fault(f Fault) {
 		if f.Client {
 			w.clientSide = 1
 		}
+		w.sentinelSides(f)
 	case FaultPartitionOperator:
 		if n != nil {
 			n.operatorCut = true
@@ -175,6 +177,8 @@ func (s *Sim) fault(f Fault) {
 		s.heal()
 	case FaultScaleStatefulSet:
 		w.scaleObjectsBehindTheOperator()
+	case FaultKillSentinel, FaultPauseSentinel:
+		w.sentinelFault(f)
 	}
 }
 
@@ -189,6 +193,7 @@ func (s *Sim) heal() {
 			n.pausedUntil = w.tick
 		}
 	}
+	w.sentinelSides(Fault{Kind: FaultHeal})
 }
 
 // user applies a user change.

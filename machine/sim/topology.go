@@ -31,6 +31,9 @@ type Topology struct {
 	MinReplicas, MaxReplicas int
 	// FailureThreshold is the machine's detection probes (0: the simulator's default).
 	FailureThreshold int
+	// Sentinel, when set, makes it the Sentinel topology: these sentinels watch shard 0
+	// (sentinel_topology.go).
+	Sentinel *SentinelConfig
 	// Start are steps every run plays before its schedule (a cluster brought to a journal's
 	// last state: FromJournal); they are not part of the schedule, so shrinking keeps them.
 	Start []Step
@@ -66,6 +69,11 @@ var OpenTopologies = map[string]Topology{
 	// starts only the spec's shards, and the writes on the others' volumes are lost
 	// (lost-wait-write): testdata/open/cluster-persistent-*.sched.
 	"cluster-persistent": {Name: "cluster-persistent", Mode: machine.ModeCluster, Shards: 2, Replicas: 1, Persistence: true, MinSyncReplicas: 1, ReshardTo: []int{2, 3}, MinReplicas: 1, MaxReplicas: 2},
+	// The Sentinel topology: a primary and two replicas without persistence, watched by three
+	// sentinels (quorum 2, down-after 5 ticks) that decide its failovers; the machine records
+	// them. Open while its planned hand-overs are not built (the generator draws no user
+	// change that needs one) and its findings are listed in docs/development/sentinel-topology.md.
+	"sentinel": {Name: "sentinel", Mode: machine.ModeSentinel, Shards: 1, Replicas: 2, MinSyncReplicas: 1, Sentinel: &DefaultSentinelConfig},
 }
 
 // TopologyNames lists the presets, sorted.
@@ -122,7 +130,12 @@ func (t Topology) maxReplicas() int { return max(t.Replicas, t.MaxReplicas) }
 
 // initialSpec is the spec a topology starts with.
 func (t Topology) initialSpec() machine.Spec {
+	sentinels := 0
+	if t.Sentinel != nil {
+		sentinels = t.Sentinel.Sentinels
+	}
 	return machine.Spec{
+		Sentinels:        sentinels,
 		Generation:       1,
 		Mode:             t.Mode,
 		Shards:           t.Shards,

@@ -36,6 +36,11 @@ type World struct {
 
 	objects machine.Objects
 	spec    machine.Spec
+	// sentinels is the Sentinel topology's sentinels, once started (sentinel_topology.go);
+	// sentinelOverlap the pairs of processes (run IDs) that may both take writes by
+	// Sentinel's design: the first promoted by Sentinel while the second was a primary.
+	sentinels       *SentinelWorld
+	sentinelOverlap map[[2]string]bool
 	// slots is the ground truth of which shard serves which slots (cluster mode).
 	slots        [][]machine.SlotRange
 	slotsVersion int
@@ -103,7 +108,9 @@ type writeRecord struct {
 	id   int32
 	key  int
 	node string
-	tick int64
+	// runID is the process that acknowledged it.
+	runID string
+	tick  int64
 	// waitAcked: WAIT MinSyncReplicas confirmed it. exempt: faults destroyed every replica
 	// copy, or a restore discarded it, so losing it is not the operator's doing.
 	waitAcked bool
@@ -143,6 +150,10 @@ type Stats struct {
 	// DeposedWaits counts the decisions that waited for a person to give up a deposed pod's
 	// keys (machine.WaitDeposedMayHoldTheLine); DeposedGivenUp the pods the user gave up.
 	DeposedWaits, DeposedGivenUp int
+	// SentinelLostWrites counts the WAIT-acknowledged writes lost by Sentinel's choice of a
+	// primary, SentinelOverlapTicks the ticks two primaries took writes by its design (the
+	// Sentinel topology: sentinelPromoted).
+	SentinelLostWrites, SentinelOverlapTicks int
 }
 
 // node is one pod with its Valkey process.
