@@ -302,18 +302,23 @@ func elect(l lineage, cands []candidate) (*Node, string) {
 		if a.complete != b.complete {
 			return a.complete
 		}
+		// In cluster mode, among equals, the node that serves the shard's slots: a primary
+		// without slots cannot take them (Promote only opens it), and the one that serves
+		// them refuses to follow anyone: elected, the one without slots would wait for good.
+		// Before the offset: equals that are apart by offset are a node restarted from its
+		// append-only file (offset 0, placed by its key count) and one measured in the history,
+		// whose offsets say nothing of which holds more (found by the simulator: the measured
+		// node was elected beside a slot owner holding as many keys, which the failover then
+		// found serving instead of it, and the two alternated for good).
+		if first, decided := servesSlotsBefore(a.Node, b.Node); decided {
+			return first
+		}
 		if a.Valkey.Offset != b.Valkey.Offset {
 			return a.Valkey.Offset > b.Valkey.Offset
 		}
 		ap, bp := a.Valkey.Role == RolePrimary, b.Valkey.Role == RolePrimary
 		if ap != bp {
 			return ap
-		}
-		// In cluster mode, among equals, the node that serves the shard's slots: a primary
-		// without slots cannot take them (Promote only opens it), and the one that serves
-		// them refuses to follow anyone: elected, the one without slots would wait for good.
-		if first, decided := servesSlotsBefore(a.Node, b.Node); decided {
-			return first
 		}
 		if a.writer != b.writer {
 			return a.writer
