@@ -72,11 +72,16 @@ type sentinelChoice struct {
 	Votes int
 }
 
-// sentinelChoice finds the address and config epoch a majority of the spec's sentinels (not
-// of those that answer: two halves of a partition must not both have one) name for the
-// primary, among those that answer and monitor the group.
+// sentinelChoice finds the address and config epoch a majority of the sentinels (of the spec's
+// or of those observed, whichever is more: not of those that answer, so that two halves of a
+// partition cannot both have one) name for the primary, among those that answer and monitor the
+// group; of two that reach it (more sentinels observed than the spec runs, during a scale-down)
+// the higher epoch. None without sentinels in the spec.
 func (d *decider) sentinelChoice() (sentinelChoice, bool) {
-	need := d.v.spec.Sentinels/2 + 1
+	if d.v.spec.Sentinels <= 0 {
+		return sentinelChoice{}, false
+	}
+	need := d.sentinelMajority()
 	var counts []sentinelChoice
 	for _, s := range d.obs.Sentinels {
 		if !s.Reachable || !s.Monitoring || s.PrimaryIP == "" {
@@ -93,12 +98,28 @@ func (d *decider) sentinelChoice() (sentinelChoice, bool) {
 			counts = append(counts, sentinelChoice{IP: s.PrimaryIP, Epoch: s.ConfigEpoch, Votes: 1})
 		}
 	}
+	var best sentinelChoice
+	found := false
 	for _, c := range counts {
-		if c.Votes >= need {
-			return c, true
+		if c.Votes >= need && (!found || c.Epoch > best.Epoch) {
+			best, found = c, true
 		}
 	}
-	return sentinelChoice{}, false
+	return best, found
+}
+
+// sentinelMajority is how many sentinels make a majority: of the spec's count, or of those
+// observed when there are more.
+func (d *decider) sentinelMajority() int {
+	return max(d.v.spec.Sentinels, len(d.obs.Sentinels))/2 + 1
+}
+
+// sentinelsAgree reports whether a majority of the sentinels name the recorded primary, prim,
+// under the recorded epoch: only then does the machine move replicas, what the sentinels
+// would otherwise be moving.
+func (d *decider) sentinelsAgree(rec ShardRecord, prim *Node) bool {
+	c, ok := d.sentinelChoice()
+	return ok && prim != nil && c.IP == prim.Pod.IP && c.Epoch == rec.ClaimEpoch
 }
 
 // sentinelsFailingOver names the sentinels that answer and report a failover of the group in
@@ -111,16 +132,21 @@ func (d *decider) sentinelsFailingOver() []string {
 // one that chose rec's primary: the leader of that one still reports it in progress (and the
 // old primary down: its flags are the group's master entry's, which it switches only at the
 // end) while it reconfigures the replicas, naming the recorded primary under the recorded
-// epoch.
+// epoch while that answers as a primary.
 func (d *decider) sentinelsStartingOver(rec ShardRecord) []string {
 	ip := ""
-	if prim := d.v.node(rec.Primary); prim != nil {
+	if prim := d.v.node(rec.Primary); alive(prim, rec.RunID) && prim.Valkey.Role == RolePrimary {
 		ip = prim.Pod.IP
 	}
 	return d.sentinelsReporting(func(s Sentinel) bool {
-		finishing := rec.ClaimEpoch > 0 && s.ConfigEpoch == rec.ClaimEpoch && s.PrimaryIP == ip
+		finishing := ip != "" && rec.ClaimEpoch > 0 && s.ConfigEpoch == rec.ClaimEpoch && s.PrimaryIP == ip
 		return (s.PrimaryDown || s.FailingOver) && !finishing
 	})
+}
+
+// sentinelsInProgress names the sentinels that answer and lead a failover (failover_in_progress).
+func (d *decider) sentinelsInProgress() []string {
+	return d.sentinelsReporting(func(s Sentinel) bool { return s.FailingOver })
 }
 
 func (d *decider) sentinelsReporting(what func(Sentinel) bool) []string {
@@ -166,22 +192,29 @@ func (d *decider) nodeAt(ip string) *Node {
 	return nil
 }
 
-// sentinelPrimary is the node the sentinels chose under a config epoch newer than the
-// recorded one, when it answers as a primary.
+// sentinelPrimary is the node the sentinels chose, when their choice is not the record (another
+// address, or another config epoch: the sentinels' epochs restart when they lose their files)
+// and it answers as a primary.
 func (d *decider) sentinelPrimary(rec ShardRecord) (*Node, sentinelChoice, bool) {
 	c, ok := d.sentinelChoice()
-	if !ok || c.Epoch <= rec.ClaimEpoch {
+	if !ok {
 		return nil, c, false
 	}
 	n := d.nodeAt(c.IP)
+	if prim := d.v.node(rec.Primary); c.Epoch == rec.ClaimEpoch && prim != nil && n == prim {
+		return nil, c, false // the record
+	}
 	if n == nil || !usable(n) || n.Valkey.Role != RolePrimary {
 		return nil, c, false
 	}
 	return n, c, true
 }
 
-// guardSentinelPrimaryRecorded: a majority of the sentinels name a primary under a config
-// epoch newer than the recorded one, and it answers as a primary: record it, with the epoch.
+// guardSentinelPrimaryRecorded: a majority of the sentinels name a primary other than the
+// record (sentinelPrimary), and either Sentinel's promotion opened it to writes already, or it
+// holds the data of every node that holds any (sentinelPickLacks): record it, with the epoch.
+// A fenced pick that lacks data stays unrecorded, so the record's history still places that
+// data, and the waits say so (WaitSentinelPickLacksData).
 func guardSentinelPrimaryRecorded(d *decider) (outcome, bool) {
 	p := d.p
 	if len(p.Shards) == 0 {
@@ -189,7 +222,7 @@ func guardSentinelPrimaryRecorded(d *decider) (outcome, bool) {
 	}
 	rec := p.Shards[0]
 	n, c, ok := d.sentinelPrimary(rec)
-	if !ok {
+	if !ok || (closed(n) && d.sentinelPickLacks(rec, n) != "") {
 		return outcome{}, false
 	}
 	next := p
@@ -200,9 +233,12 @@ func guardSentinelPrimaryRecorded(d *decider) (outcome, bool) {
 	return outcome{next: next, message: msg}, true
 }
 
-// guardSentinelFailover: a sentinel that answers reports a failover of the group in progress,
-// or a majority name under a newer config epoch a node that does not answer as a primary yet:
-// record that Sentinel is failing over from the recorded primary.
+// closed reports whether n is closed to client writes or to replicas (one of its fences is on).
+func closed(n *Node) bool { return n.Valkey.WritesFenced || n.Valkey.SyncFenced }
+
+// guardSentinelFailover: a sentinel that answers reports a failover other than the one that
+// chose the recorded primary, or a majority name a primary other than the record that does not
+// answer as a primary yet: record that Sentinel is failing over from the recorded primary.
 func guardSentinelFailover(d *decider) (outcome, bool) {
 	p := d.p
 	if len(p.Shards) == 0 {
@@ -212,8 +248,8 @@ func guardSentinelFailover(d *decider) (outcome, bool) {
 	var msg string
 	if who := d.sentinelsStartingOver(rec); len(who) > 0 {
 		msg = fmt.Sprintf("sentinel(s) %s report a failover of %s's group", strings.Join(who, ", "), rec.Primary)
-	} else if c, ok := d.sentinelChoice(); ok && c.Epoch > rec.ClaimEpoch {
-		msg = fmt.Sprintf("%d of %d sentinels name %s under config epoch %d, which does not answer as a primary yet", c.Votes, d.v.spec.Sentinels, c.IP, c.Epoch)
+	} else if c, ok := d.sentinelChoice(); ok && !d.sentinelsAgree(rec, d.v.node(rec.Primary)) {
+		msg = fmt.Sprintf("%d of %d sentinels name %s under config epoch %d, not the recorded primary %s (epoch %d)", c.Votes, d.v.spec.Sentinels, c.IP, c.Epoch, rec.Primary, rec.ClaimEpoch)
 	} else {
 		return outcome{}, false
 	}
@@ -232,10 +268,10 @@ func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 	}
 	rec := p.Shards[0]
 	prim := d.v.node(rec.Primary)
-	c, ok := d.sentinelChoice()
-	if !ok || c.Epoch != rec.ClaimEpoch || !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || c.IP != prim.Pod.IP {
+	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || !d.sentinelsAgree(rec, prim) {
 		return outcome{}, false
 	}
+	c, _ := d.sentinelChoice()
 	next := p
 	next.Op = Operation{}
 	msg := fmt.Sprintf("%d of %d sentinels keep %s the primary under config epoch %d", c.Votes, d.v.spec.Sentinels, rec.Primary, c.Epoch)
@@ -243,28 +279,34 @@ func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 }
 
 // sentinelConverge is converge's part in the Sentinel topology, before the rest of it: it
-// reports whether the shard must not be converged now (the sentinels decide, or say another
-// primary than the record), after adding what may be done meanwhile.
+// reports whether the shard must not be converged now, after adding what may be done
+// meanwhile. The rest of converge (replicas re-pointed, strays fenced and demoted, the primary
+// opened) runs only while a majority of the sentinels name the recorded primary under the
+// recorded epoch and none leads a failover: otherwise what it would move, the sentinels are
+// moving, or may be (a minority that answers says nothing of what the others decided).
 func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
+	inProgress := d.sentinelsInProgress()
 	var why Wait
 	switch {
-	case alive(prim, rec.RunID) && prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost == "" && d.sentinelsName(prim):
+	case alive(prim, rec.RunID) && prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost == "" && d.sentinelsAgree(rec, prim) && len(inProgress) == 0:
 		// Re-admitted (sentinel-primary-readmitted): the sentinels' own master, a replica of
 		// nothing since its restart.
 		b.add(Promote{Target: TargetOf(s, prim)})
 		return true
 	case !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary:
-		why = Wait{Kind: WaitSentinelsDecide, Shard: s, Node: rec.Primary, Detail: d.sentinelsSay()}
+		why = d.sentinelsDecideWait(rec)
+	case len(inProgress) > 0 && d.sentinelsAgree(rec, prim):
+		why = Wait{Kind: WaitSentinelsReconfiguring, Shard: s, Node: rec.Primary, Detail: strings.Join(inProgress, ", ")}
 	case len(d.sentinelsFailingOver()) > 0:
 		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: "sentinel(s) " + strings.Join(d.sentinelsFailingOver(), ", ") + " report a failover in progress"}
-	case len(d.sentinelsNamingOther(prim.Pod.IP)) > 0:
-		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: strings.Join(d.sentinelsNamingOther(prim.Pod.IP), "; ")}
+	case !d.sentinelsAgree(rec, prim):
+		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: d.sentinelsSay()}
 	default:
-		// The rest of converge fences the strays and re-points the replicas. A replica
-		// linked to the recorded primary holds its data: it is made a sync source, so that
-		// the node Sentinel promotes among them serves its replicas without the operator.
+		// A replica linked to the recorded primary holds its data: it is made a sync source,
+		// so that the node Sentinel promotes among them serves its replicas without the
+		// operator.
 		for _, n := range d.v.shard(s) {
 			if n != prim && usable(n) && follows(n, prim) && n.Valkey.LinkUp && n.Valkey.SyncFenced {
 				b.add(OpenWrites{Target: TargetOf(s, n)})
@@ -277,12 +319,32 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	return true
 }
 
+// sentinelsDecideWait is the wait while the recorded primary does not answer as a primary:
+// the sentinels decide, unless the primary they chose is fenced and lacks data (then it
+// stays closed, and the wait says so).
+func (d *decider) sentinelsDecideWait(rec ShardRecord) Wait {
+	if n, _, ok := d.sentinelPrimary(rec); ok && closed(n) {
+		if lacks := d.sentinelPickLacks(rec, n); lacks != "" {
+			return Wait{Kind: WaitSentinelPickLacksData, Shard: 0, Node: n.Name, Detail: lacks}
+		}
+	}
+	return Wait{Kind: WaitSentinelsDecide, Shard: 0, Node: rec.Primary, Detail: d.sentinelsSay()}
+}
+
 // fenceUnnamedPrimaries fences every node of the shard that takes writes while it is neither
-// the recorded primary nor named by a sentinel under a config epoch newer than the recorded
-// one: an old primary the sentinels replaced, cut off from them but not from the operator,
-// stops taking writes then, rather than after min-replicas-max-lag.
+// the recorded primary nor named by a majority of the sentinels or by one under a config
+// epoch newer than the recorded one: an old primary cut off from the sentinels but not from
+// the operator then stops taking writes, rather than after min-replicas-max-lag. Nothing is
+// fenced while a sentinel leads a failover: its pick is a primary before any sentinel names it
+// (the leader names it only once the pick's INFO says so).
 func (d *decider) fenceUnnamedPrimaries(rec ShardRecord, prim *Node, b *actionList) {
+	if len(d.sentinelsInProgress()) > 0 {
+		return
+	}
 	named := map[string]bool{}
+	if c, ok := d.sentinelChoice(); ok {
+		named[c.IP] = true
+	}
 	for _, s := range d.obs.Sentinels {
 		if s.Reachable && s.Monitoring && s.ConfigEpoch > rec.ClaimEpoch {
 			named[s.PrimaryIP] = true
@@ -298,8 +360,8 @@ func (d *decider) fenceUnnamedPrimaries(rec ShardRecord, prim *Node, b *actionLi
 	}
 }
 
-// sentinelsSay is what the sentinels that answer say, for the waits: how many monitor the
-// group, which primary a majority names, and which report a failover.
+// sentinelsSay is what the sentinels that answer say, for the waits: how many answer the
+// operator and monitor the group, which primary a majority names, and which report a failover.
 func (d *decider) sentinelsSay() string {
 	answering, monitoring := 0, 0
 	for _, s := range d.obs.Sentinels {
@@ -310,7 +372,7 @@ func (d *decider) sentinelsSay() string {
 			}
 		}
 	}
-	parts := []string{fmt.Sprintf("%d of %d sentinels answer, %d monitor the primary", answering, d.v.spec.Sentinels, monitoring)}
+	parts := []string{fmt.Sprintf("%d of %d sentinels answer the operator, %d monitor the primary", answering, d.v.spec.Sentinels, monitoring)}
 	if c, ok := d.sentinelChoice(); ok {
 		name := c.IP
 		if n := d.nodeAt(c.IP); n != nil {
@@ -318,7 +380,7 @@ func (d *decider) sentinelsSay() string {
 		}
 		parts = append(parts, fmt.Sprintf("%d name %s under config epoch %d", c.Votes, name, c.Epoch))
 	} else {
-		parts = append(parts, fmt.Sprintf("no majority (%d) names one primary", d.v.spec.Sentinels/2+1))
+		parts = append(parts, fmt.Sprintf("no majority (%d) names one primary", d.sentinelMajority()))
 	}
 	if who := d.sentinelsFailingOver(); len(who) > 0 {
 		parts = append(parts, "failing over: "+strings.Join(who, ", "))
@@ -327,11 +389,18 @@ func (d *decider) sentinelsSay() string {
 }
 
 // sentinelFailoverActions are FailingOver's actions in the Sentinel topology: the objects, and
-// the wait for the sentinels to agree on a primary that answers.
+// the wait for the sentinels to agree on a primary that answers (or why their pick stays
+// closed).
 func (d *decider) sentinelFailoverActions(p Persisted, b *actionList) {
 	d.ensureObjects(p, len(p.Shards), b)
-	if len(p.Shards) > 0 {
-		d.fenceUnnamedPrimaries(p.Shards[0], d.v.node(p.Shards[0].Primary), b)
+	if len(p.Shards) == 0 {
+		return
+	}
+	rec := p.Shards[0]
+	d.fenceUnnamedPrimaries(rec, d.v.node(rec.Primary), b)
+	if w := d.sentinelsDecideWait(rec); w.Kind == WaitSentinelPickLacksData {
+		b.wait(w)
+		return
 	}
 	b.wait(Wait{Kind: WaitSentinelFailover, Detail: d.sentinelsSay()})
 }
@@ -363,48 +432,63 @@ func (d *decider) sentinelNotBuilt(p Persisted) string {
 	return strings.Join(asked, ", ")
 }
 
-// sentinelRicher names the nodes that keep the recorded primary, still fenced (a node that restarted comes
-// up so), from being opened ("" when it may be; always outside the Sentinel topology): Sentinel
-// promoted it, and they answer holding data of the shard it lacks. Opened, it would take writes as the shard's newest data,
-// and the replicas Sentinel points at it would sync from it and lose theirs (a node restarted
-// without its data is promoted when the sentinels find no better replica they can use).
-// Unfenced nodes need no such check: Sentinel's promotion opened them to writes already.
-func (d *decider) sentinelRicher(p Persisted, s int, prim *Node) string {
-	if d.v.spec.Mode != ModeSentinel || len(d.p.Shards) <= s {
-		return "" // the bootstrap opens the node it chose itself
+// sentinelPickLacks says why pick, a node the sentinels chose or re-admit as the primary,
+// must not be opened while it is fenced ("" when it may be): nodes that answer hold data it is
+// not known to hold (judged in the lineage of rec, the record before the sentinels' choice;
+// a node whose data the lineage cannot place counts), or too few of the shard's nodes are
+// seen to know (the failover quorum). Opened, it would take writes as the shard's newest data,
+// and the replicas pointed at it would sync from it and lose theirs: a node that restarted
+// without its data is promoted when the sentinels find no better replica they may use.
+func (d *decider) sentinelPickLacks(rec ShardRecord, pick *Node) string {
+	op := Operation{Election: Election{Shard: 0, Lost: rec.Primary, LostRunID: rec.RunID, Writer: rec.Primary, LostHistory: rec.History}}
+	if ok, why := d.quorum(op); !ok {
+		return why
 	}
-	rec := p.Shards[s]
-	op := Operation{Election: Election{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History}}
 	l, cands := d.candidates(op)
 	var self *candidate
 	for i := range cands {
-		if cands[i].Node == prim {
+		if cands[i].Node == pick {
 			self = &cands[i]
 		}
 	}
 	var richer []string
-	for _, c := range cands {
-		if c.Node == prim || c.Valkey.empty() {
+	for _, n := range d.v.shard(0) {
+		if n == pick || !usable(n) || n.Valkey.empty() {
 			continue
 		}
-		if self == nil || !l.holds(*self, c) {
-			richer = append(richer, fmt.Sprintf("%s (%d keys)", c.Name, c.Valkey.Keys))
+		i := slices.IndexFunc(cands, func(c candidate) bool { return c.Node == n })
+		if i < 0 || self == nil || !l.holds(*self, cands[i]) {
+			richer = append(richer, fmt.Sprintf("%s (%d keys)", n.Name, n.Valkey.Keys))
 		}
 	}
-	return strings.Join(richer, ", ")
+	if len(richer) == 0 {
+		return ""
+	}
+	return strings.Join(richer, ", ") + " hold data it lacks"
 }
 
-// readmissible finds the recorded primary's pod answering as a new process at the address the
-// sentinels name for the primary, holding the data of every node of the shard that holds
-// any, with enough of the shard seen (the failover quorum): the sentinels' own master,
-// restarted. The sentinels cannot promote it (it is their master) and may have no replica to
-// promote instead (every other node lost its data too, or came back on an address they do
-// not know), so the machine re-admits it: recorded as the new process, promoted in place when
-// it came back a replica of nothing, then opened. No sentinel is contradicted: it is the
-// node they name. One that holds less than another node does not qualify: the sentinels fail
-// it over to a replica with the data (a master that reports itself a replica is failed over).
+// sentinelRicher is converge's check before it opens the recorded primary, still fenced, in
+// the Sentinel topology (sentinelPickLacks; "" outside it and at the bootstrap, which opens
+// the node it chose itself).
+func (d *decider) sentinelRicher(p Persisted, s int, prim *Node) string {
+	if d.v.spec.Mode != ModeSentinel || len(d.p.Shards) <= s {
+		return ""
+	}
+	return d.sentinelPickLacks(p.Shards[s], prim)
+}
+
+// readmissible finds the recorded primary's pod answering as a new process at the address a
+// majority of the sentinels name under the recorded epoch, following nothing, holding the data
+// of every node of the shard that holds any (sentinelPickLacks), while no sentinel leads a
+// failover: the sentinels' own master, restarted. The sentinels cannot promote it (it is their
+// master) and may have no replica to promote instead (every other node lost its data too, or
+// came back on an address they do not know), so the machine re-admits it: recorded as the new
+// process, promoted in place when it came back a replica of nothing, then opened. No sentinel
+// is contradicted: it is the node they name, and none is moving the role. One that holds less
+// than another node does not qualify: the sentinels fail it over to a replica with the data (a
+// master that reports itself a replica is failed over).
 func (d *decider) readmissible(p Persisted) (*Node, bool) {
-	if len(p.Shards) == 0 {
+	if len(p.Shards) == 0 || len(d.sentinelsInProgress()) > 0 {
 		return nil, false
 	}
 	rec := p.Shards[0]
@@ -412,11 +496,7 @@ func (d *decider) readmissible(p Persisted) (*Node, bool) {
 	if !usable(prim) || prim.Valkey.RunID == rec.RunID || (prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost != "") {
 		return nil, false
 	}
-	if c, ok := d.sentinelChoice(); !ok || c.IP != prim.Pod.IP || c.Epoch != rec.ClaimEpoch {
-		return nil, false
-	}
-	op := Operation{Election: Election{Shard: 0, Lost: rec.Primary, LostRunID: rec.RunID, Writer: rec.Primary, LostHistory: rec.History}}
-	if ok, _ := d.quorum(op); !ok {
+	if !d.sentinelsAgree(rec, prim) {
 		return nil, false
 	}
 	for _, n := range d.v.shard(0) {
@@ -424,22 +504,8 @@ func (d *decider) readmissible(p Persisted) (*Node, bool) {
 			return nil, false // another primary: the sentinels' business
 		}
 	}
-	l, cands := d.candidates(op)
-	var self *candidate
-	for i := range cands {
-		if cands[i].Node == prim {
-			self = &cands[i]
-		}
-	}
-	for _, n := range d.v.shard(0) {
-		if n == prim || !usable(n) || n.Valkey.empty() {
-			continue
-		}
-		// A node with data the lineage cannot place is not known to be held: not re-admitted.
-		i := slices.IndexFunc(cands, func(c candidate) bool { return c.Node == n })
-		if i < 0 || self == nil || !l.holds(*self, cands[i]) {
-			return nil, false
-		}
+	if d.sentinelPickLacks(rec, prim) != "" {
+		return nil, false
 	}
 	return prim, true
 }

@@ -94,20 +94,23 @@ func TestSentinelModeRecordsTheFailoverTheSentinelsMade(t *testing.T) {
 	}
 	p = d.Next
 
-	// The third sentinel still names the old primary: the machine re-points nothing.
+	// Only one sentinel answers the operator, naming the recorded primary: a minority says
+	// nothing of what the others decided, so the machine re-points and fences nothing.
 	obs = obsAt(4, spec, unreachable(primary(0), 4), promotedBySentinel(100), replica(2, 90))
-	obs.Sentinels = sentinels(2, "10.0.0.2", 1)
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	obs.Sentinels[1].Reachable, obs.Sentinels[2].Reachable = false, false
 	d = Decide(p, obs)
-	if got := actionsOf(d, "replica-of"); len(got) > 0 || d.Waiting.Kind != WaitSentinelsDisagree {
-		t.Fatalf("with a sentinel naming another primary: replica-of %v, waiting %q", got, d.Waiting)
+	if got := append(actionsOf(d, "replica-of"), actionsOf(d, "fence")...); len(got) > 0 || d.Waiting.Kind != WaitSentinelsDisagree {
+		t.Fatalf("with one sentinel of three seen: %v, waiting %q", got, d.Waiting)
 	}
 
-	// All three agree: s0-2, still on the old primary, is re-pointed.
+	// A majority agrees: s0-2, still on the old primary, is re-pointed (the third sentinel,
+	// naming the old primary, is behind: it cannot fail over alone).
 	obs = obsAt(5, spec, unreachable(primary(0), 5), promotedBySentinel(100), replica(2, 90))
-	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	obs.Sentinels = sentinels(2, "10.0.0.2", 1)
 	d = Decide(p, obs)
 	if got := actionsOf(d, "replica-of"); len(got) != 1 || !strings.Contains(got[0], "s0-2") {
-		t.Fatalf("with every sentinel agreeing: replica-of %v, waiting %q", got, d.Waiting)
+		t.Fatalf("with a majority agreeing: replica-of %v, waiting %q", got, d.Waiting)
 	}
 }
 
@@ -181,3 +184,79 @@ func TestSentinelRulesApplyToTheSentinelTopologyAlone(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Found by review: the machine must not re-admit (promote) the sentinels' master while a
+// sentinel leads a failover of it: the leader's pick wins, and what the re-admitted node
+// took would be lost.
+func TestSentinelModeReadmitsNothingDuringAFailover(t *testing.T) {
+	spec := sentinelSpec()
+	m := node(0, RoleReplica, "h1", 0)
+	m.Valkey.RunID, m.Valkey.WritesFenced, m.Valkey.SyncFenced = "run-0b", true, true
+	r1, r2 := detached(node(1, RoleReplica, "h1", 0)), detached(node(2, RoleReplica, "h1", 0))
+	obs := obsAt(1, spec, m, r1, r2)
+	obs.Sentinels = sentinels(0, "", 0)
+	for i := range obs.Sentinels {
+		obs.Sentinels[i].PrimaryDown = true
+	}
+	obs.Sentinels[1].FailingOver = true
+	d := Decide(steadyState(), obs)
+	if d.Transition != nil && d.Transition.Event == EventSentinelPrimaryReadmitted || len(actionsOf(d, "promote")) > 0 {
+		t.Fatalf("re-admitted during a failover: %+v %v", d.Transition, d.Actions)
+	}
+	// The failover over (aborted), no sentinel leads one: the empty master is re-admitted.
+	for i := range obs.Sentinels {
+		obs.Sentinels[i].FailingOver = false
+	}
+	obs.Time = at(2)
+	d = Decide(d.Next, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelPrimaryReadmitted {
+		t.Fatalf("want sentinel-primary-readmitted once no failover runs, got %+v", d.Transition)
+	}
+}
+
+// Sentinels that lost their files start their epochs again: what a majority names under a lower
+// epoch than the recorded one is still what they decided, and the node they name is not fenced.
+func TestSentinelModeFollowsSentinelsWhoseEpochsRestarted(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	p.Shards[0].ClaimEpoch = 3
+	obs := obsAt(1, spec, unreachable(primary(0), 1), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelPrimaryRecorded || d.Next.Shards[0].Primary != "s0-1" || d.Next.Shards[0].ClaimEpoch != 1 {
+		t.Fatalf("want s0-1 recorded under epoch 1, got %+v", d.Transition)
+	}
+	if got := actionsOf(d, "fence"); len(got) > 0 {
+		t.Fatalf("fenced the sentinels' choice: %v", got)
+	}
+}
+
+// A failover of a primary the sentinels chose is a failover too: the leader's flags while it
+// reconfigured the replicas after the first one must not hide the next.
+func TestSentinelModeSeesTheSecondFailover(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	p.Shards = recordPrimary(p.Shards, 0, ptr(promotedBySentinel(100)))
+	p.Shards[0].ClaimEpoch = 1
+	obs := obsAt(1, spec, primary(0), unreachable(promotedBySentinel(100), 3), replica(2, 90))
+	obs.Nodes[0] = detached(node(0, RoleReplica, "h2", 100))
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	for i := range obs.Sentinels {
+		obs.Sentinels[i].PrimaryDown = true
+	}
+	obs.Sentinels[0].FailingOver = true
+	d := Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelFailover {
+		t.Fatalf("want sentinel-failover, got %+v", d.Transition)
+	}
+}
+
+func TestSentinelModeWithoutSentinelsInTheSpecDecidesNothing(t *testing.T) {
+	spec := sentinelSpec()
+	spec.Sentinels = 0
+	obs := obsAt(1, spec, unreachable(primary(0), 1), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = sentinels(1, "10.0.0.2", 1)[:1]
+	if d := Decide(steadyState(), obs); d.Transition != nil {
+		t.Fatalf("one observed sentinel of none in the spec decided %s", d.Transition.Event)
+	}
+}

@@ -103,6 +103,7 @@ const (
 	WaitSentinelFailover
 	WaitSentinelNotBuilt
 	WaitSentinelPickLacksData
+	WaitSentinelsReconfiguring
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -175,6 +176,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelFailover:        "SentinelFailover",
 	WaitSentinelNotBuilt:        "SentinelNotBuilt",
 	WaitSentinelPickLacksData:   "SentinelPickLacksData",
+	WaitSentinelsReconfiguring:  "SentinelsReconfiguring",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -238,15 +240,17 @@ func (w Wait) String() string {
 	case WaitPrimaryNotAnswering:
 		return fmt.Sprintf("shard %d: primary %s not answering", w.Shard, w.Node)
 	case WaitSentinelsDecide:
-		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator never promotes in the Sentinel topology): %s", w.Node, w.Detail)
+		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator promotes no replica in the Sentinel topology): %s", w.Node, w.Detail)
 	case WaitSentinelsDisagree:
-		return fmt.Sprintf("the sentinels do not all name %s, the recorded primary; the replicas are left as they are until they do: %s", w.Node, w.Detail)
+		return fmt.Sprintf("no majority of the sentinels is seen naming %s, the recorded primary; the replicas are left as they are until one is: %s", w.Node, w.Detail)
+	case WaitSentinelsReconfiguring:
+		return fmt.Sprintf("the sentinels chose %s; %s still reconfigure the replicas, which are left to them until they are done", w.Node, w.Detail)
 	case WaitSentinelFailover:
 		return "the sentinels are failing over; the new primary is recorded once a majority of them name one that answers: " + w.Detail
 	case WaitSentinelPickLacksData:
-		return fmt.Sprintf("the sentinels promoted %s, which came up fenced and lacks data %s hold: it stays closed to clients and replicas, which would lose that data syncing from it. Move the primary to a node with the data by hand (CONFIG SET replica-priority 0 on the nodes without it, then SENTINEL FAILOVER on one sentinel)", w.Node, w.Detail)
+		return fmt.Sprintf("the sentinels chose %s, which came up fenced: it stays closed to clients and replicas, which would lose data syncing from it: %s. To go on, make a node with the data the primary by hand (REPLICAOF NO ONE on it), then point every sentinel at it (SENTINEL REMOVE and SENTINEL MONITOR with its address)", w.Node, w.Detail)
 	case WaitSentinelNotBuilt:
-		return "the Sentinel topology does not carry out " + w.Detail + " yet: each needs a hand-over through SENTINEL FAILOVER, or the sentinels told the pods' new addresses"
+		return "the Sentinel topology does not carry out " + w.Detail + " yet: a rollout, a switchover or another replica count needs a hand-over through SENTINEL FAILOVER, a restore or hibernation the sentinels pointed at the pods' new addresses"
 	case WaitHandOverFinishing:
 		return fmt.Sprintf("shard %d: hand-over to %s finishing (%s still says primary)", w.Shard, w.Node, w.Peer)
 	case WaitDeposedResync:

@@ -79,17 +79,11 @@ func (w *World) checkWorld() {
 			if !wr.waitAcked || wr.exempt || n.has.get(wr.id) || w.shardOfKey(wr.key) != n.shard {
 				continue
 			}
-			if w.sentinelOverlap[[2]string{n.runID, wr.runID}] {
-				// Acknowledged by a primary Sentinel had replaced with n: its loss is
-				// Sentinel's "last failover wins".
-				wr.exempt = true
+			if excused, lost := w.sentinelExcuses(n, wr); excused {
+				continue // the overlap Sentinel's design allows, counted as such
+			} else if lost {
+				wr.exempt = true // Sentinel's "last failover wins"
 				w.stats.SentinelLostWrites++
-				continue
-			}
-			if w.sentinelOverlap[[2]string{wr.runID, n.runID}] {
-				// n, the primary Sentinel replaced, still takes writes beside the one it
-				// promoted (counted as an overlap): the write is not lost by that, its
-				// writes are.
 				continue
 			}
 			w.violate(ViolationLostWrite, "%s accepts writes for shard %d without WAIT-acknowledged write %d (key %d, acknowledged by %s at t=%d)", n.name, n.shard, wr.id, wr.key, wr.node, wr.tick)

@@ -132,33 +132,58 @@ func (w *World) observeSentinels() []machine.Sentinel {
 // sentinelName is the pod name of the sentinel with an ordinal.
 func sentinelName(ordinal int) string { return fmt.Sprintf("sentinel-%d", ordinal) }
 
-// sentinelPromoted is Sentinel's REPLICAOF NO ONE on n, for the checks: the WAIT-acknowledged
-// writes of n's shard that n does not hold are lost by Sentinel's choice (its rule is the last
-// failover wins, and it excludes replicas it finds disconnected or stale), and n may take
-// writes beside every node that takes them now until those are fenced, demoted or out of
-// min-replicas-to-write. Both are counted as Sentinel's (Stats), not as the machine's
-// violations; a write lost later, or two primaries of another kind, still are.
+// sentinelPromoted is Sentinel's REPLICAOF NO ONE on n, for the checks. When n takes writes
+// at once (its client user on: a replica the operator saw linked), Sentinel alone made it the
+// writer: the WAIT-acknowledged writes of its shard it lacks are lost by Sentinel's choice (its
+// rule is the last failover wins, and it skips replicas it finds disconnected or stale),
+// counted as Sentinel's (Stats). A fenced n (it restarted) takes writes only once the operator
+// opens it, so what it lacks then is the operator's loss: nothing is excused here. Either way n
+// may take writes beside every primary of its shard until those are fenced, demoted or out of
+// min-replicas-to-write (sentinelOverlap, from this tick).
 func (w *World) sentinelPromoted(n *node) {
-	for i := range w.writes {
-		wr := &w.writes[i]
-		if wr.waitAcked && !wr.exempt && !n.has.get(wr.id) && w.shardOfKey(wr.key) == n.shard {
-			wr.exempt = true
-			w.stats.SentinelLostWrites++
-			w.note("sentinel: %s promoted without WAIT-acknowledged write %d (Sentinel's loss)", n.name, wr.id)
+	if !n.writesFenced {
+		for i := range w.writes {
+			wr := &w.writes[i]
+			if wr.waitAcked && !wr.exempt && !n.has.get(wr.id) && w.shardOfKey(wr.key) == n.shard {
+				wr.exempt = true
+				w.stats.SentinelLostWrites++
+				w.note("sentinel: %s promoted without WAIT-acknowledged write %d (Sentinel's loss)", n.name, wr.id)
+			}
 		}
 	}
 	if w.sentinelOverlap == nil {
-		w.sentinelOverlap = map[[2]string]bool{}
+		w.sentinelOverlap = map[[2]string]int64{}
 	}
 	for _, m := range w.nodes {
 		if m != n && m.shard == n.shard && m.exists && m.running && m.role == machine.RolePrimary {
-			w.sentinelOverlap[[2]string{n.runID, m.runID}] = true
+			w.sentinelOverlap[[2]string{n.runID, m.runID}] = w.tick
 		}
 	}
 }
 
 // sentinelsOverlap reports whether a and b may both take writes by Sentinel's design: one was
-// promoted by Sentinel while the other took writes (sentinelPromoted).
+// promoted by Sentinel while the other was a primary (sentinelPromoted).
 func (w *World) sentinelsOverlap(a, b *node) bool {
-	return w.sentinelOverlap[[2]string{a.runID, b.runID}] || w.sentinelOverlap[[2]string{b.runID, a.runID}]
+	_, ab := w.sentinelOverlap[[2]string{a.runID, b.runID}]
+	_, ba := w.sentinelOverlap[[2]string{b.runID, a.runID}]
+	return ab || ba
+}
+
+// sentinelExcuses reports whether n, taking writes without the WAIT-acknowledged write wr, is
+// Sentinel's design rather than a loss: n is a primary Sentinel replaced, still taking writes
+// beside the one it promoted, which acknowledged wr and is still a primary (the replaced one's
+// writes are the ones to go). lostBySentinel reports whether the write is lost by it: n is the
+// promoted node and wr was acknowledged by the primary it replaced after the promotion.
+func (w *World) sentinelExcuses(n *node, wr *writeRecord) (excused, lostBySentinel bool) {
+	if at, ok := w.sentinelOverlap[[2]string{n.runID, wr.runID}]; ok && wr.tick >= at {
+		return false, true
+	}
+	if _, ok := w.sentinelOverlap[[2]string{wr.runID, n.runID}]; ok {
+		for _, m := range w.nodes {
+			if m.runID == wr.runID && m.exists && m.running && m.role == machine.RolePrimary {
+				return true, false
+			}
+		}
+	}
+	return false, false
 }

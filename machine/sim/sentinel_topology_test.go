@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand"
+	"os"
 	"strings"
 	"testing"
 
@@ -60,4 +61,24 @@ func TestSentinelTopologyStillCatchesTheProductsLosses(t *testing.T) {
 		}
 	}
 	t.Fatal("100 schedules with nodes starting unfenced lost no write the checks saw: Sentinel's share hides the product's")
+}
+
+// A node the sentinels promote after it restarted empty stays closed while a node holds data
+// it lacks: no write is lost, and the wait says what a person does (the schedule ends waiting
+// for them, so its liveness failure is expected here).
+func TestSentinelTopologyKeepsAnEmptyPickClosed(t *testing.T) {
+	f, err := os.Open("testdata/sentinel/fenced-pick-lacks-data.sched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res := runSchedule(t, f)
+	for _, v := range res.Violations {
+		if v.Kind != ViolationLiveness {
+			t.Fatalf("%s\n%s", v, strings.Join(res.Trace, "\n"))
+		}
+	}
+	if len(res.Violations) == 0 || !strings.Contains(res.Violations[0].Detail, "came up fenced") || !strings.Contains(res.Violations[0].Detail, "s0-1 (1 keys)") {
+		t.Fatalf("want the run to end waiting for a person to move the primary to s0-1, got %v", res.Violations)
+	}
 }

@@ -38,9 +38,10 @@ type World struct {
 	spec    machine.Spec
 	// sentinels is the Sentinel topology's sentinels, once started (sentinel_topology.go);
 	// sentinelOverlap the pairs of processes (run IDs) that may both take writes by
-	// Sentinel's design: the first promoted by Sentinel while the second was a primary.
+	// Sentinel's design: the first promoted by Sentinel (at the tick kept) while the second
+	// was a primary.
 	sentinels       *SentinelWorld
-	sentinelOverlap map[[2]string]bool
+	sentinelOverlap map[[2]string]int64
 	// slots is the ground truth of which shard serves which slots (cluster mode).
 	slots        [][]machine.SlotRange
 	slotsVersion int
