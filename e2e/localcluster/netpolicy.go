@@ -142,10 +142,7 @@ func (np *netPolicy) sync() {
 		np.fail(err)
 		return
 	}
-	np.mu.Lock()
-	same := np.loaded && npDocument(tables) == np.applied
-	np.mu.Unlock()
-	if same {
+	if np.inForce(tables, running) {
 		return
 	}
 	if err := np.load(tables, running); err != nil {
@@ -155,10 +152,9 @@ func (np *netPolicy) sync() {
 	}
 }
 
-// load puts each isolated Pod's table into its network namespace and takes the table out of
-// the namespaces of Pods no longer isolated, touching only the namespaces whose table
-// changes.
-func (np *netPolicy) load(tables []npTable, running map[types.UID]npRunning) error {
+// perNetns is what each running Pod's network namespace must hold: its table's body, "" for
+// a Pod no policy isolates.
+func perNetns(tables []npTable, running map[types.UID]npRunning) map[string]string {
 	want := make(map[string]string, len(running))
 	for _, r := range running {
 		want[r.netns] = ""
@@ -172,6 +168,33 @@ func (np *netPolicy) load(tables []npTable, running map[types.UID]npRunning) err
 			want[netns] = t.body
 		}
 	}
+	return want
+}
+
+// inForce reports whether tables are what is loaded, namespace by namespace. The document
+// alone does not say it: the tables are keyed by address, and a Pod re-created on its old
+// address (with its old labels) has the same document but a new network namespace, empty
+// (found by the operator suite: a replacement pod answered a client its policy refuses).
+func (np *netPolicy) inForce(tables []npTable, running map[types.UID]npRunning) bool {
+	want := perNetns(tables, running)
+	np.mu.Lock()
+	defer np.mu.Unlock()
+	if !np.loaded || npDocument(tables) != np.applied {
+		return false
+	}
+	for netns, body := range want {
+		if np.inNetns[netns] != body {
+			return false
+		}
+	}
+	return true
+}
+
+// load puts each isolated Pod's table into its network namespace and takes the table out of
+// the namespaces of Pods no longer isolated, touching only the namespaces whose table
+// changes.
+func (np *netPolicy) load(tables []npTable, running map[types.UID]npRunning) error {
+	want := perNetns(tables, running)
 	np.mu.Lock()
 	had := maps.Clone(np.inNetns)
 	np.mu.Unlock()
@@ -288,15 +311,13 @@ func (c *Cluster) WaitNetworkPolicies(ctx context.Context) error {
 	var syncs int
 	for {
 		np.trigger()
-		var err error
-		var tables []npTable
-		tables, _, err = np.renderLive(ctx)
+		tables, running, err := np.renderLive(ctx)
 		want = npDocument(tables)
 		if err == nil {
+			done := np.inForce(tables, running)
 			np.mu.Lock()
 			applied = np.applied
 			syncs = np.syncs
-			done := np.loaded && applied == want
 			err = np.lastErr
 			np.mu.Unlock()
 			if done {

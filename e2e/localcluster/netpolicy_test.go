@@ -2,6 +2,7 @@ package localcluster_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -10,9 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 )
 
@@ -186,6 +189,32 @@ func TestNetworkPolicyIngressIsEnforced(t *testing.T) {
 	})
 	waitRules()
 	mustReach("allowed", "after a restart")
+
+	// The server re-created under its name gets its address back and a new network namespace,
+	// isolated as before (the rules by address are the same; TestRulesAreInForceNamespaceByNamespace
+	// checks that an equal document does not pass for rules loaded in the new namespace).
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "server", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Pods(ns).Get(ctx, "server", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatalf("the deleted server pod did not go: %v", err)
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, npValkeyPod("server", map[string]string{"app": "np-server"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cl.WaitPodReady(ctx, ns, "server", 60*time.Second)
+	if err != nil {
+		t.Fatalf("%v (last seen: %s)", err, podSummary(p))
+	}
+	if p.Status.PodIP != server {
+		t.Fatalf("the re-created server is at %s, not its old address %s: this case needs the address back", p.Status.PodIP, server)
+	}
+	waitRules()
+	mustBeRefused("denied", "the server re-created on its address")
+	mustReach("allowed", "the server re-created on its address")
 
 	if err := cs.NetworkingV1().NetworkPolicies(ns).Delete(ctx, policy.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

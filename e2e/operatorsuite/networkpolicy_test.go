@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,12 +117,21 @@ func TestANetworkPolicyLetsInOnlyTheListedClients(t *testing.T) {
 			primary = n.Pod
 		}
 	}
-	if err := k.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: primary}}); err != nil {
+	var old corev1.Pod
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: primary}, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Delete(ctx, &old); err != nil {
 		t.Fatal(err)
 	}
 	vc = waitFor(t, ns, "guarded", 3*time.Minute, "Steady with 3 ready after the primary's pod was deleted", func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(3)(vc) && vc.Status.Primary != primary
 	})
+	// The hand-over completes while the deleted pod still runs (its preStop hook); its
+	// replacement starts fenced, and is let in once it follows the new primary. Until then a
+	// client that reaches it is refused by the node, not by the policy: wait for the
+	// replacement, and for the writes below to be acknowledged by it.
+	waitReplaced(t, ctx, ns, primary, old.UID)
 	waitRules()
 	c = writable(t, vc)
 	if err := setAndWait(ctx, c, "after-failover:", 20, 2); err != nil {
@@ -169,6 +179,21 @@ func waitPolicy(t *testing.T, ctx context.Context, ns, what string, cond func(*n
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("NetworkPolicy: not %s: %+v", what, np.Spec)
+		}
+	}
+}
+
+// waitReplaced waits until the pod name is a pod other than uid, ready.
+func waitReplaced(t *testing.T, ctx context.Context, ns, name string, uid types.UID) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		var p corev1.Pod
+		err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)
+		if err == nil && p.UID != uid && podReady(&p) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod %s was not replaced by a ready pod: %v", name, err)
 		}
 	}
 }
