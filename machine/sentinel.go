@@ -160,25 +160,6 @@ func (d *decider) sentinelsReporting(what func(Sentinel) bool) []string {
 	return out
 }
 
-// sentinelsNamingOther lists the sentinels that answer and name another primary than ip, each
-// with the address and epoch it names, sorted.
-func (d *decider) sentinelsNamingOther(ip string) []string {
-	var out []string
-	for _, s := range d.obs.Sentinels {
-		if s.Reachable && s.Monitoring && s.PrimaryIP != ip {
-			out = append(out, fmt.Sprintf("%s names %s (config epoch %d)", s.Name, s.PrimaryIP, s.ConfigEpoch))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// sentinelsName reports whether a majority of the sentinels name n the primary.
-func (d *decider) sentinelsName(n *Node) bool {
-	c, ok := d.sentinelChoice()
-	return ok && c.IP == n.Pod.IP
-}
-
 // nodeAt finds the node whose pod has address ip (nil: none).
 func (d *decider) nodeAt(ip string) *Node {
 	if ip == "" {
