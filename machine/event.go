@@ -49,10 +49,10 @@ const (
 	EventDeposedResync       Event = "deposed-resync"
 	EventDeposedResynced     Event = "deposed-resynced"
 	// The Sentinel topology's (sentinel.go).
-	EventSentinelFailover          Event = "sentinel-failover"
-	EventSentinelPrimaryRecorded   Event = "sentinel-primary-recorded"
-	EventSentinelFailoverAbandoned Event = "sentinel-failover-abandoned"
-	EventSentinelPrimaryReadmitted Event = "sentinel-primary-readmitted"
+	EventSentinelFailover    Event = "sentinel-failover"
+	EventSentinelPromoted    Event = "sentinel-promoted"
+	EventSentinelKeptPrimary Event = "sentinel-kept-primary"
+	EventPrimaryReadmitted   Event = "primary-readmitted"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

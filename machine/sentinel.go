@@ -15,7 +15,7 @@ import (
 //
 //   - it records what the sentinels decided: a majority of the spec's sentinels naming one
 //     address with one config epoch newer than the recorded one, and the node at that address
-//     answering as a primary, is a failover Sentinel made (sentinel-primary-recorded, with the
+//     answering as a primary, is a failover Sentinel made (sentinel-promoted, with the
 //     epoch in ShardRecord.ClaimEpoch); a sentinel reporting a failover in progress, or a
 //     majority naming an address that does not answer as a primary yet, is one under way
 //     (sentinel-failover: Steady -> FailingOver);
@@ -35,20 +35,20 @@ import (
 // recording of the sentinels' failovers, and the work that moves no primary role (password
 // rotation, certificates, the replication history Valkey renames or a primary takes back).
 var sentinelEvents = map[Event]bool{
-	EventBootstrapElected:          true,
-	EventBootstrapComplete:         true,
-	EventHistoryRenamed:            true,
-	EventHistoryTakenBack:          true,
-	EventSentinelPrimaryRecorded:   true,
-	EventSentinelFailover:          true,
-	EventSentinelFailoverAbandoned: true,
-	EventSentinelPrimaryReadmitted: true,
-	EventRotationRequested:         true,
-	EventPasswordsAccepted:         true,
-	EventGraceClockRestarted:       true,
-	EventGraceEnded:                true,
-	EventRotationComplete:          true,
-	EventCertificateReloaded:       true,
+	EventBootstrapElected:    true,
+	EventBootstrapComplete:   true,
+	EventHistoryRenamed:      true,
+	EventHistoryTakenBack:    true,
+	EventSentinelPromoted:    true,
+	EventSentinelFailover:    true,
+	EventSentinelKeptPrimary: true,
+	EventPrimaryReadmitted:   true,
+	EventRotationRequested:   true,
+	EventPasswordsAccepted:   true,
+	EventGraceClockRestarted: true,
+	EventGraceEnded:          true,
+	EventRotationComplete:    true,
+	EventCertificateReloaded: true,
 }
 
 // appliesInMode reports whether rule r may fire for a cluster of mode m: the Sentinel
@@ -58,7 +58,7 @@ func appliesInMode(r *rule, m Mode) bool {
 		return sentinelEvents[r.event]
 	}
 	switch r.event {
-	case EventSentinelPrimaryRecorded, EventSentinelFailover, EventSentinelFailoverAbandoned, EventSentinelPrimaryReadmitted:
+	case EventSentinelPromoted, EventSentinelFailover, EventSentinelKeptPrimary, EventPrimaryReadmitted:
 		return false
 	}
 	return true
@@ -272,7 +272,7 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	var why Wait
 	switch {
 	case alive(prim, rec.RunID) && prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost == "" && d.sentinelsAgree(rec, prim) && len(inProgress) == 0:
-		// Re-admitted (sentinel-primary-readmitted): the sentinels' own master, a replica of
+		// Re-admitted (primary-readmitted): the sentinels' own master, a replica of
 		// nothing since its restart.
 		b.add(Promote{Target: TargetOf(s, prim)})
 		return true

@@ -85,8 +85,8 @@ func TestSentinelModeRecordsTheFailoverTheSentinelsMade(t *testing.T) {
 	obs = obsAt(3, spec, unreachable(primary(0), 3), promotedBySentinel(100), replica(2, 90))
 	obs.Sentinels = sentinels(2, "10.0.0.2", 1)
 	d = Decide(p, obs)
-	if d.Transition == nil || d.Transition.Event != EventSentinelPrimaryRecorded || d.Next.State != Steady {
-		t.Fatalf("want sentinel-primary-recorded, got %+v", d.Transition)
+	if d.Transition == nil || d.Transition.Event != EventSentinelPromoted || d.Next.State != Steady {
+		t.Fatalf("want sentinel-promoted, got %+v", d.Transition)
 	}
 	rec := d.Next.Shards[0]
 	if rec.Primary != "s0-1" || rec.ClaimEpoch != 1 || rec.History.ID != "h2" || rec.History.PrevID != "h1" {
@@ -155,8 +155,8 @@ func TestSentinelModeAbandonedFailoverKeepsThePrimary(t *testing.T) {
 	obs = obsAt(2, spec, primary(10), replica(1, 10), replica(2, 10))
 	obs.Sentinels = sentinels(0, "", 0)
 	d = Decide(d.Next, obs)
-	if d.Transition == nil || d.Transition.Event != EventSentinelFailoverAbandoned || d.Next.Shards[0].Primary != "s0-0" {
-		t.Fatalf("want sentinel-failover-abandoned keeping s0-0, got %+v", d.Transition)
+	if d.Transition == nil || d.Transition.Event != EventSentinelKeptPrimary || d.Next.Shards[0].Primary != "s0-0" {
+		t.Fatalf("want sentinel-kept-primary keeping s0-0, got %+v", d.Transition)
 	}
 }
 
@@ -200,7 +200,7 @@ func TestSentinelModeReadmitsNothingDuringAFailover(t *testing.T) {
 	}
 	obs.Sentinels[1].FailingOver = true
 	d := Decide(steadyState(), obs)
-	if d.Transition != nil && d.Transition.Event == EventSentinelPrimaryReadmitted || len(actionsOf(d, "promote")) > 0 {
+	if d.Transition != nil && d.Transition.Event == EventPrimaryReadmitted || len(actionsOf(d, "promote")) > 0 {
 		t.Fatalf("re-admitted during a failover: %+v %v", d.Transition, d.Actions)
 	}
 	// The failover over (aborted), no sentinel leads one: the empty master is re-admitted.
@@ -209,8 +209,8 @@ func TestSentinelModeReadmitsNothingDuringAFailover(t *testing.T) {
 	}
 	obs.Time = at(2)
 	d = Decide(d.Next, obs)
-	if d.Transition == nil || d.Transition.Event != EventSentinelPrimaryReadmitted {
-		t.Fatalf("want sentinel-primary-readmitted once no failover runs, got %+v", d.Transition)
+	if d.Transition == nil || d.Transition.Event != EventPrimaryReadmitted {
+		t.Fatalf("want primary-readmitted once no failover runs, got %+v", d.Transition)
 	}
 }
 
@@ -223,7 +223,7 @@ func TestSentinelModeFollowsSentinelsWhoseEpochsRestarted(t *testing.T) {
 	obs := obsAt(1, spec, unreachable(primary(0), 1), promotedBySentinel(100), replica(2, 90))
 	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
 	d := Decide(p, obs)
-	if d.Transition == nil || d.Transition.Event != EventSentinelPrimaryRecorded || d.Next.Shards[0].Primary != "s0-1" || d.Next.Shards[0].ClaimEpoch != 1 {
+	if d.Transition == nil || d.Transition.Event != EventSentinelPromoted || d.Next.Shards[0].Primary != "s0-1" || d.Next.Shards[0].ClaimEpoch != 1 {
 		t.Fatalf("want s0-1 recorded under epoch 1, got %+v", d.Transition)
 	}
 	if got := actionsOf(d, "fence"); len(got) > 0 {

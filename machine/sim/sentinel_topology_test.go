@@ -30,9 +30,9 @@ func TestSentinelTopologyKeepsTheWorldsSafetyProperties(t *testing.T) {
 		total.SentinelOverlapTicks += res.Stats.SentinelOverlapTicks
 		for e, n := range res.Stats.Edges {
 			switch {
-			case strings.Contains(e, string(machine.EventSentinelPrimaryRecorded)):
+			case strings.Contains(e, string(machine.EventSentinelPromoted)):
 				recorded += n
-			case strings.Contains(e, string(machine.EventSentinelPrimaryReadmitted)):
+			case strings.Contains(e, string(machine.EventPrimaryReadmitted)):
 				readmitted += n
 			}
 			if strings.Contains(e, string(machine.EventPrimaryLost)) || strings.Contains(e, string(machine.EventCandidateElected)) {
