@@ -268,21 +268,21 @@ func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
-	inProgress := d.sentinelsInProgress()
+	inProgress, failing, agree := d.sentinelsInProgress(), d.sentinelsFailingOver(), d.sentinelsAgree(rec, prim)
 	var why Wait
 	switch {
-	case alive(prim, rec.RunID) && prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost == "" && d.sentinelsAgree(rec, prim) && len(inProgress) == 0:
+	case alive(prim, rec.RunID) && prim.Valkey.Role == RoleReplica && prim.Valkey.PrimaryHost == "" && agree && len(inProgress) == 0:
 		// Re-admitted (primary-readmitted): the sentinels' own master, a replica of
 		// nothing since its restart.
 		b.add(Promote{Target: TargetOf(s, prim)})
 		return true
 	case !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary:
 		why = d.sentinelsDecideWait(rec)
-	case len(inProgress) > 0 && d.sentinelsAgree(rec, prim):
+	case len(inProgress) > 0 && agree:
 		why = Wait{Kind: WaitSentinelsReconfiguring, Shard: s, Node: rec.Primary, Detail: strings.Join(inProgress, ", ")}
-	case len(d.sentinelsFailingOver()) > 0:
-		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: "sentinel(s) " + strings.Join(d.sentinelsFailingOver(), ", ") + " report a failover in progress"}
-	case !d.sentinelsAgree(rec, prim):
+	case len(failing) > 0:
+		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: "sentinel(s) " + strings.Join(failing, ", ") + " report a failover in progress"}
+	case !agree:
 		why = Wait{Kind: WaitSentinelsDisagree, Shard: s, Node: rec.Primary, Detail: d.sentinelsSay()}
 	default:
 		// A replica linked to the recorded primary holds its data: it is made a sync source,
