@@ -52,6 +52,7 @@ const (
 	EventSentinelFailover    Event = "sentinel-failover"
 	EventSentinelPromoted    Event = "sentinel-promoted"
 	EventSentinelKeptPrimary Event = "sentinel-kept-primary"
+	EventSentinelEpochReset  Event = "sentinel-epoch-reset"
 	EventPrimaryReadmitted   Event = "primary-readmitted"
 )
 

@@ -43,8 +43,12 @@ type Observation struct {
 // Sentinel is one sentinel as the operator's survey found it (SENTINEL MASTER of the
 // cluster's group).
 type Sentinel struct {
-	// Name is the sentinel's pod name.
+	// Name is the sentinel's pod name, IP its address and ID its id (SENTINEL MYID): actions
+	// on a sentinel name the process they were decided for, as data nodes' actions name a run
+	// id.
 	Name string
+	IP   string `json:",omitempty"`
+	ID   string `json:",omitempty"`
 	// Reachable: the sentinel answered this round. When false the rest must not be read.
 	Reachable bool
 	// Monitoring: it monitors the cluster's group (false: it was never told to, or it started
@@ -61,6 +65,24 @@ type Sentinel struct {
 	// sentinels find the primary it names down).
 	FailingOver bool
 	PrimaryDown bool
+	// Settings are the group's settings in its view (quorum, down-after-milliseconds,
+	// failover-timeout, parallel-syncs); zero when it does not monitor the group.
+	Settings SentinelSettings `json:",omitempty"`
+}
+
+// SentinelSettings are the settings every sentinel monitors the group with.
+type SentinelSettings struct {
+	// Quorum is how many sentinels must find the primary down before a failover starts (the
+	// leader still needs a majority of the sentinels' votes).
+	Quorum int
+	// DownAfterMillis is down-after-milliseconds: how long a node may not answer before a
+	// sentinel finds it down.
+	DownAfterMillis int64
+	// FailoverTimeoutMillis is failover-timeout: a failover's steps time out after it, and a
+	// new attempt waits twice it.
+	FailoverTimeoutMillis int64
+	// ParallelSyncs is how many replicas a failover re-points at once.
+	ParallelSyncs int
 }
 
 // Claim is a pod's data claim: the pod it is for, by name and place.
@@ -168,6 +190,8 @@ type Spec struct {
 	// Sentinels is how many sentinels the cluster runs (ModeSentinel): a majority of them
 	// naming one primary with one config epoch is what the sentinels decided.
 	Sentinels int
+	// SentinelSettings are what every sentinel monitors the group with (ModeSentinel).
+	SentinelSettings SentinelSettings
 	// CloseWrites keeps every recorded primary closed to client writes while replication
 	// goes on (see closewrites.go): the cluster is being deleted and waits for its final
 	// backup, which must hold every write a primary acknowledged.

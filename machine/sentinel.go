@@ -43,6 +43,7 @@ var sentinelEvents = map[Event]bool{
 	EventSentinelFailover:    true,
 	EventSentinelKeptPrimary: true,
 	EventPrimaryReadmitted:   true,
+	EventSentinelEpochReset:  true,
 	EventRotationRequested:   true,
 	EventPasswordsAccepted:   true,
 	EventGraceClockRestarted: true,
@@ -58,7 +59,7 @@ func appliesInMode(r *rule, m Mode) bool {
 		return sentinelEvents[r.event]
 	}
 	switch r.event {
-	case EventSentinelPromoted, EventSentinelFailover, EventSentinelKeptPrimary, EventPrimaryReadmitted:
+	case EventSentinelPromoted, EventSentinelFailover, EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset:
 		return false
 	}
 	return true
@@ -268,6 +269,7 @@ func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
+	d.sentinelMonitors(p, s, b)
 	inProgress, failing, agree := d.sentinelsInProgress(), d.sentinelsFailingOver(), d.sentinelsAgree(rec, prim)
 	var why Wait
 	switch {

@@ -41,6 +41,8 @@ var table = []rule{
 		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
 	// The Sentinel topology's rows (sentinel.go): it takes no other row but the bootstrap's
 	// and those that move no primary role, and these apply to it alone (appliesInMode).
+	{EventSentinelEpochReset, []State{Steady}, "", guardSentinelEpochReset,
+		"Sentinel topology: no sentinel that answers monitors the group under the recorded config epoch or a newer one (they lost their files), those that monitor it name the recorded primary under epoch 0, a majority answer, and the recorded primary answers as a primary: record epoch 0, under which every sentinel is told the recorded primary"},
 	{EventSentinelPromoted, []State{FailingOver}, Steady, guardSentinelPrimaryRecorded,
 		"Sentinel topology: a majority of the spec's sentinels name one primary under a config epoch newer than the recorded one, and that node answers as a primary: record it and the epoch (the sentinels decided a failover)"},
 	{EventSentinelPromoted, []State{Steady}, "", guardSentinelPrimaryRecorded,

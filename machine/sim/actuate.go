@@ -52,6 +52,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		w.objects = a.Objects()
 		return nil
+	case machine.SentinelMonitor:
+		return w.sentinelMonitor(a)
 	case machine.Promote:
 		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
 		// a new epoch); a node that is a primary already gets a new epoch if it has heard of a

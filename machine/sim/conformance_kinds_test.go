@@ -25,6 +25,12 @@ func TestEveryActionKindHasAConformanceRow(t *testing.T) {
 	}
 	conformance.RunCluster(context.Background(), recordingClusterWorld{cw, applied}, func(conformance.Row, error) {})
 
+	sw, err := NewSentinelConformanceWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunSentinel(context.Background(), recordingWorld{sw, applied}, func(conformance.Row, error) {})
+
 	kinds, err := actionkinds.FromSource("..")
 	if err != nil {
 		t.Fatal(err)

@@ -136,3 +136,19 @@ func (c *ClusterConformanceWorld) EmptyRestart(_ context.Context, node string) e
 	c.s.w.restart(n, false)
 	return nil
 }
+
+// NewSentinelConformanceWorld is the simulated side of the sentinels' contract
+// (conformance.SentinelTable): a converged cluster of the Sentinel topology whose three
+// sentinels' pods were then re-created without their files, so that they answer and monitor
+// nothing, as the topology's sentinels start.
+func NewSentinelConformanceWorld() (*ConformanceWorld, error) {
+	c, err := NewConformanceWorld(OpenTopologies["sentinel"])
+	if err != nil {
+		return nil, err
+	}
+	w := c.s.w
+	for i := range w.topo.Sentinel.Sentinels {
+		w.sentinelFault(Fault{Kind: FaultRenewSentinel, Sentinel: i})
+	}
+	return c, nil
+}

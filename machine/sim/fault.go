@@ -70,12 +70,18 @@ const (
 	FaultKillSentinel FaultKind = "kill-sentinel"
 	// FaultPauseSentinel freezes sentinel Sentinel for Ticks.
 	FaultPauseSentinel FaultKind = "pause-sentinel"
+	// FaultRenewSentinel re-creates sentinel Sentinel's pod without its file (a new volume):
+	// a new address and id, monitoring nothing until the operator tells it; the others keep
+	// its old id as a voter that never answers.
+	FaultRenewSentinel FaultKind = "renew-sentinel"
 )
 
 // OfSentinels reports whether the kind is a fault of a sentinel process. These kinds are not
 // in FaultKinds: the generator draws them for the Sentinel topology alone (GenSentinelFault),
 // so that the other topologies' schedules stay as they were.
-func (k FaultKind) OfSentinels() bool { return k == FaultKillSentinel || k == FaultPauseSentinel }
+func (k FaultKind) OfSentinels() bool {
+	return k == FaultKillSentinel || k == FaultPauseSentinel || k == FaultRenewSentinel
+}
 
 // FaultKinds lists every kind, in the order the generator indexes them.
 var FaultKinds = []FaultKind{
@@ -175,7 +181,7 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s %d ticks", f.Kind, f.Ticks)
 	case FaultHeal, FaultScaleStatefulSet:
 		return string(f.Kind)
-	case FaultKillSentinel:
+	case FaultKillSentinel, FaultRenewSentinel:
 		return fmt.Sprintf("%s %s", f.Kind, sentinelName(f.Sentinel))
 	case FaultPauseSentinel:
 		return fmt.Sprintf("%s %s %d ticks", f.Kind, sentinelName(f.Sentinel), f.Ticks)

@@ -177,8 +177,11 @@ func GenFault(src Source, t Topology) Fault {
 // GenSentinelFault draws a fault of a sentinel process (the Sentinel topology).
 func GenSentinelFault(src Source, t Topology) Fault {
 	f := Fault{Kind: FaultKillSentinel, Sentinel: src.Intn(t.Sentinel.Sentinels, "sentinel")}
-	if src.Intn(2, "sentinel-pause") == 1 {
+	switch src.Intn(4, "sentinel-fault") {
+	case 1, 2:
 		f.Kind, f.Ticks = FaultPauseSentinel, 1+src.Intn(10, "ticks")
+	case 3:
+		f.Kind = FaultRenewSentinel
 	}
 	return f
 }

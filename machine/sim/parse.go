@@ -165,7 +165,7 @@ func parseFault(s string) (Fault, error) {
 		return f, err
 	}
 	switch {
-	case f.Kind == FaultKillSentinel && len(fields) == 2, f.Kind == FaultPauseSentinel && len(fields) == 4:
+	case (f.Kind == FaultKillSentinel || f.Kind == FaultRenewSentinel) && len(fields) == 2, f.Kind == FaultPauseSentinel && len(fields) == 4:
 		i, ok := parseSentinelName(fields[1])
 		if !ok {
 			return f, fmt.Errorf("%s: want a sentinel (sentinel-N), got %q", f.Kind, fields[1])

@@ -134,6 +134,9 @@ type sentinel struct {
 // monitored is the master as one sentinel monitors it (a sentinelValkeyInstance with
 // SRI_PRIMARY, its replicas and sentinels dicts).
 type monitored struct {
+	// set is the group's settings as this sentinel was told them (quorum, down-after,
+	// failover-timeout, parallel-syncs; the rest of SentinelConfig is not read from it).
+	set         SentinelConfig
 	inst        *instance
 	configEpoch uint64
 	odown       bool
@@ -229,8 +232,16 @@ func newSentinelWorld(s *Sim, cfg SentinelConfig, order Source, masterIP string)
 
 func (sw *SentinelWorld) newSentinel(ordinal int, masterIP string) *sentinel {
 	s := &sentinel{ordinal: ordinal, myid: sw.newSentinelID(), ip: sw.newSentinelIP(), running: true}
-	s.m = &monitored{inst: newInstance(masterIP, sw.w.tick, machine.RolePrimary, 0), failoverStart: never, failoverChanged: never, odownSince: never}
+	if masterIP != "" {
+		s.m = sw.newMonitored(masterIP, sw.cfg)
+	}
 	return s
+}
+
+// newMonitored is the group as SENTINEL MONITOR (or a `sentinel monitor` line) starts it: the
+// master at masterIP, config epoch 0, no replica or other sentinel known yet.
+func (sw *SentinelWorld) newMonitored(masterIP string, set SentinelConfig) *monitored {
+	return &monitored{set: set, inst: newInstance(masterIP, sw.w.tick, machine.RolePrimary, 0), failoverStart: never, failoverChanged: never, odownSince: never}
 }
 
 func (sw *SentinelWorld) newSentinelID() string {
@@ -344,7 +355,7 @@ func (sw *SentinelWorld) tick() {
 	}
 	for _, i := range order {
 		s := sw.sentinels[i]
-		if sw.sentinelUp(s) {
+		if sw.sentinelUp(s) && s.m != nil {
 			sw.timer(s)
 		}
 	}
@@ -433,6 +444,9 @@ type SentinelView struct {
 // View is sentinel i's answer.
 func (sw *SentinelWorld) View(i int) SentinelView {
 	s := sw.sentinels[i]
+	if s.m == nil {
+		return SentinelView{ID: s.myid, CurrentEpoch: s.currentEpoch, Running: s.running}
+	}
 	return SentinelView{ID: s.myid, Addr: currentMasterAddr(s.m), ConfigEpoch: s.m.configEpoch, CurrentEpoch: s.currentEpoch,
 		Sentinels: len(s.m.sentinels), Running: s.running, Failover: s.m.failover != failoverNone}
 }

@@ -37,8 +37,8 @@ func (sw *SentinelWorld) checkStart(s *sentinel) {
 			down++
 		}
 	}
-	if down < sw.cfg.Quorum {
-		sw.violate("%s started a failover of %s in epoch %d with %d sentinel(s) finding it down (quorum %d)", s.myid, addr, s.m.failoverEpoch, down, sw.cfg.Quorum)
+	if down < s.m.set.Quorum {
+		sw.violate("%s started a failover of %s in epoch %d with %d sentinel(s) finding it down (quorum %d)", s.myid, addr, s.m.failoverEpoch, down, s.m.set.Quorum)
 	}
 }
 
@@ -52,8 +52,8 @@ func (sw *SentinelWorld) checkElected(s *sentinel) {
 			votes++
 		}
 	}
-	if votes < len(sw.sentinels)/2+1 || votes < sw.cfg.Quorum {
-		sw.violate("%s elected in epoch %d with %d vote(s) of %d sentinels (quorum %d)", s.myid, epoch, votes, len(sw.sentinels), sw.cfg.Quorum)
+	if votes < len(sw.sentinels)/2+1 || votes < s.m.set.Quorum {
+		sw.violate("%s elected in epoch %d with %d vote(s) of %d sentinels (quorum %d)", s.myid, epoch, votes, len(sw.sentinels), s.m.set.Quorum)
 	}
 	if len(sw.elected[epoch]) > 1 {
 		sw.violate("epoch %d has leaders %v", epoch, sw.elected[epoch])

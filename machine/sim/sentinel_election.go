@@ -47,7 +47,7 @@ func (sw *SentinelWorld) askOthers(s *sentinel, forced bool) {
 // at addr SDOWN, and, when runID is not "*", t's vote for the epoch.
 func (sw *SentinelWorld) isMasterDownByAddr(t *sentinel, addr string, epoch uint64, runID string) (bool, string, uint64) {
 	m := t.m
-	if m.inst.addr != addr {
+	if m == nil || m.inst.addr != addr {
 		return false, "*", 0 // t monitors no master at that address
 	}
 	leader, leaderEpoch := "*", uint64(0)
@@ -107,7 +107,7 @@ func (sw *SentinelWorld) getLeader(s *sentinel, epoch uint64) (string, int) {
 			winner, most = vote, counters[vote]
 		}
 	}
-	if winner != "" && (most < voters/2+1 || most < sw.cfg.Quorum) {
+	if winner != "" && (most < voters/2+1 || most < s.m.set.Quorum) {
 		winner = ""
 	}
 	return winner, most

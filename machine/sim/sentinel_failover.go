@@ -17,7 +17,7 @@ import (
 // the last vote for another sentinel) is at least twice failover-timeout old.
 func (sw *SentinelWorld) startFailoverIfNeeded(s *sentinel) bool {
 	m := s.m
-	if !m.odown || m.failover != failoverNone || sw.w.tick-m.failoverStart < 2*sw.cfg.FailoverTimeout {
+	if !m.odown || m.failover != failoverNone || sw.w.tick-m.failoverStart < 2*s.m.set.FailoverTimeout {
 		return false
 	}
 	sw.startFailover(s)
@@ -42,7 +42,7 @@ func (sw *SentinelWorld) failoverStateMachine(s *sentinel) {
 		leader, votes := sw.getLeader(s, m.failoverEpoch)
 		if leader != s.myid && !m.forced {
 			// Not elected (yet): abort after the election timeout (at most failover-timeout).
-			if now-m.failoverStart > min(int64(sentinelElectionTimeout), sw.cfg.FailoverTimeout) {
+			if now-m.failoverStart > min(int64(sentinelElectionTimeout), s.m.set.FailoverTimeout) {
 				sw.event(s, "-failover-abort-not-elected", m.failoverEpoch, "")
 				sw.abortFailover(s)
 			}
@@ -66,7 +66,7 @@ func (sw *SentinelWorld) failoverStateMachine(s *sentinel) {
 		m.failover, m.failoverChanged = failoverSendNoOne, now
 	case failoverSendNoOne:
 		if m.promoted.disconnected {
-			if now-m.failoverChanged > sw.cfg.FailoverTimeout {
+			if now-m.failoverChanged > s.m.set.FailoverTimeout {
 				sw.event(s, "-failover-abort-slave-timeout", m.failoverEpoch, "")
 				sw.abortFailover(s)
 			}
@@ -77,7 +77,7 @@ func (sw *SentinelWorld) failoverStateMachine(s *sentinel) {
 		}
 	case failoverWaitPromotion:
 		// The promoted replica's INFO moves the failover on (refreshInfo).
-		if now-m.failoverChanged > sw.cfg.FailoverTimeout {
+		if now-m.failoverChanged > s.m.set.FailoverTimeout {
 			sw.event(s, "-failover-abort-slave-timeout", m.failoverEpoch, "")
 			sw.abortFailover(s)
 		}
@@ -103,7 +103,7 @@ func (sw *SentinelWorld) abortFailover(s *sentinel) {
 // priority, then the largest replication offset, then the smallest run id.
 func (sw *SentinelWorld) selectReplica(s *sentinel) *instance {
 	m, now := s.m, sw.w.tick
-	maxDown := 10 * sw.cfg.DownAfter
+	maxDown := 10 * s.m.set.DownAfter
 	if m.inst.sdown {
 		maxDown += now - m.inst.sdownSince
 	}
@@ -177,7 +177,7 @@ func (sw *SentinelWorld) reconfNextReplica(s *sentinel) {
 		}
 	}
 	for _, r := range m.replicas {
-		if inProgress >= sw.cfg.ParallelSyncs {
+		if inProgress >= s.m.set.ParallelSyncs {
 			break
 		}
 		if r.promoted || r.reconfDone {
@@ -211,7 +211,7 @@ func (sw *SentinelWorld) detectEnd(s *sentinel) {
 			notDone++
 		}
 	}
-	timeout := now-m.failoverChanged > sw.cfg.FailoverTimeout
+	timeout := now-m.failoverChanged > s.m.set.FailoverTimeout
 	if timeout {
 		notDone = 0
 	}
@@ -248,7 +248,7 @@ func (sw *SentinelWorld) switchToPromoted(s *sentinel) {
 // the old master's address, are its replicas. A failover in progress ends.
 func (sw *SentinelWorld) resetAndChangeAddress(s *sentinel, addr string) {
 	old, now := s.m, sw.w.tick
-	m := &monitored{inst: newInstance(addr, now, machine.RolePrimary, 0), configEpoch: old.configEpoch,
+	m := &monitored{set: old.set, inst: newInstance(addr, now, machine.RolePrimary, 0), configEpoch: old.configEpoch,
 		sentinels: old.sentinels, leaderEpoch: old.leaderEpoch, failoverStart: never, failoverChanged: never, odownSince: never}
 	m.inst.actPing = now // sentinelResetPrimary: act_ping_time = now
 	for _, r := range old.replicas {

@@ -92,7 +92,10 @@ func (sw *SentinelWorld) Apply(f SentinelFault) error {
 // is gone.
 func (s *sentinel) fromConfigFile(now int64) {
 	old := s.m
-	m := &monitored{inst: newInstance(currentMasterAddr(old), now, machine.RolePrimary, 0), configEpoch: old.configEpoch,
+	if old == nil {
+		return // it monitored nothing, and starts monitoring nothing
+	}
+	m := &monitored{set: old.set, inst: newInstance(currentMasterAddr(old), now, machine.RolePrimary, 0), configEpoch: old.configEpoch,
 		leaderEpoch: old.leaderEpoch, failoverStart: never, failoverChanged: never, odownSince: never}
 	for _, r := range old.replicas {
 		if r.addr != m.inst.addr {

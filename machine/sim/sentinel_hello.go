@@ -25,7 +25,7 @@ func (sw *SentinelWorld) helloToNode(s *sentinel, inst *instance, n *node) {
 	inst.lastPub = sw.w.tick
 	h := sw.helloOf(s)
 	for _, t := range sw.sentinels {
-		if t == s || !sw.talksToNode(t, n) {
+		if t == s || t.m == nil || !sw.talksToNode(t, n) {
 			continue
 		}
 		if t.m.inst.addr == inst.addr || t.m.replicaAt(inst.addr) != nil {
@@ -48,6 +48,9 @@ func (sw *SentinelWorld) helloToSentinel(s *sentinel, p *peer) {
 // processHello is sentinelProcessHelloMessage on t.
 func (sw *SentinelWorld) processHello(t *sentinel, h hello) {
 	m := t.m
+	if m == nil {
+		return // a hello about a group t does not monitor
+	}
 	var si *peer
 	for _, p := range m.sentinels {
 		if p.addr == h.addr && p.runID == h.runID {

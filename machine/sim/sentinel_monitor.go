@@ -105,7 +105,7 @@ func (sw *SentinelWorld) refreshInfo(s *sentinel, inst *instance, n *node, isMas
 		}
 	case inst.masterHost != m.inst.addr:
 		// A replica following another primary: re-pointed after failover-timeout.
-		if sw.masterLooksSane(m) && noDownFor(inst, now, sw.cfg.FailoverTimeout) && now-inst.confChangeTime > sw.cfg.FailoverTimeout {
+		if sw.masterLooksSane(m) && noDownFor(inst, now, s.m.set.FailoverTimeout) && now-inst.confChangeTime > s.m.set.FailoverTimeout {
 			if sw.sendReplicaOf(s, inst, m.inst.addr) {
 				sw.event(s, "+fix-slave-config", 0, "%s at %s", n.name, inst.addr)
 			}
@@ -141,8 +141,8 @@ func (sw *SentinelWorld) checkSubjectivelyDown(s *sentinel, inst *instance, isMa
 	if inst.actPing != never {
 		elapsed = now - inst.actPing
 	}
-	down := elapsed > sw.cfg.DownAfter ||
-		isMaster && inst.roleReported == machine.RoleReplica && now-inst.roleReportedTime > sw.cfg.DownAfter+2*sentinelInfoPeriod
+	down := elapsed > s.m.set.DownAfter ||
+		isMaster && inst.roleReported == machine.RoleReplica && now-inst.roleReportedTime > s.m.set.DownAfter+2*sentinelInfoPeriod
 	switch {
 	case down && !inst.sdown:
 		inst.sdown, inst.sdownSince = true, now
@@ -173,7 +173,7 @@ func (sw *SentinelWorld) checkObjectivelyDown(s *sentinel) {
 				votes++
 			}
 		}
-		odown = votes >= sw.cfg.Quorum
+		odown = votes >= s.m.set.Quorum
 	}
 	switch {
 	case odown && !m.odown:

@@ -8,12 +8,14 @@ import (
 
 // The Sentinel topology in the simulated world: the sentinel model (sentinel*.go) runs inside
 // Sim.advance, after the data nodes' tick and before the world's checks, and the operator
-// observes each sentinel beside the data nodes. The sentinels start once the operator has
-// recorded the bootstrap's primary, monitoring it, as the topology's sentinel pods do when
-// the operator renders their configuration from the recorded primary.
+// observes each sentinel beside the data nodes. The sentinels run from the world's start
+// monitoring nothing, as the topology's sentinel pods start from a configuration that names
+// no group; the machine tells them what to monitor (machine.SentinelMonitor, applied here as
+// SENTINEL MONITOR and SET), and from then on they learn the replicas from the master's INFO
+// and each other from hellos, as sentinel.c does.
 
-// startOrTickSentinels starts the sentinels once the bootstrap's primary is recorded, then
-// runs one tick of theirs per world tick.
+// startOrTickSentinels starts the sentinels at the world's first tick, then runs one tick of
+// theirs per world tick.
 func (s *Sim) startOrTickSentinels() {
 	w := s.w
 	if w.topo.Sentinel == nil {
@@ -23,46 +25,60 @@ func (s *Sim) startOrTickSentinels() {
 		w.sentinels.tick()
 		return
 	}
-	p := s.op.status.Persisted
-	if p.State == "" || p.State == machine.Bootstrapping || len(p.Shards) == 0 {
-		return
-	}
-	var primary *node
-	var replicas []string
-	for _, n := range w.nodes {
-		switch {
-		case n.name == p.Shards[0].Primary && n.exists:
-			primary = n
-		case n.shard == 0 && n.exists:
-			replicas = append(replicas, n.ip)
-		}
-	}
-	if primary == nil {
-		return
-	}
-	w.sentinels = newSentinelWorld(s, *w.topo.Sentinel, nil, primary.ip)
-	w.sentinels.knowEachOther(replicas)
-	w.note("sentinels: %d start, monitoring %s (%s), knowing its replicas and each other", w.topo.Sentinel.Sentinels, primary.name, primary.ip)
+	w.sentinels = newSentinelWorld(s, *w.topo.Sentinel, nil, "")
+	w.note("sentinels: %d start, monitoring nothing", w.topo.Sentinel.Sentinels)
 }
 
-// knowEachOther gives every sentinel the replicas at addrs and the other sentinels, as the
-// configuration the operator renders for them says (sentinel known-replica, known-sentinel
-// and myid lines): a sentinel that has not yet had the master's INFO when it is lost (the
-// first seconds after they start) would know no replica to promote, and sentinels find each
-// other only through hellos on the data nodes.
-func (sw *SentinelWorld) knowEachOther(addrs []string) {
-	now := sw.w.tick
-	for _, s := range sw.sentinels {
-		for _, a := range addrs {
-			s.m.replicas = append(s.m.replicas, newInstance(a, now, machine.RoleReplica, sentinelDefaultPriority))
-		}
-		s.m.sortReplicas()
-		for _, o := range sw.sentinels {
-			if o != s {
-				s.m.sentinels = append(s.m.sentinels, &peer{runID: o.myid, addr: o.ip, lastHello: now, lastDownReply: now, lastPub: now})
+// settings are the machine's form of the sentinels' settings (ticks are seconds).
+func (c SentinelConfig) settings() machine.SentinelSettings {
+	return machine.SentinelSettings{Quorum: c.Quorum, DownAfterMillis: c.DownAfter * 1000, FailoverTimeoutMillis: c.FailoverTimeout * 1000, ParallelSyncs: c.ParallelSyncs}
+}
+
+// withSettings is c with the group's settings a SENTINEL MONITOR and SET give (times rounded
+// down to ticks, at least one).
+func (c SentinelConfig) withSettings(s machine.SentinelSettings) SentinelConfig {
+	c.Quorum, c.ParallelSyncs = s.Quorum, s.ParallelSyncs
+	c.DownAfter, c.FailoverTimeout = max(1, s.DownAfterMillis/1000), max(1, s.FailoverTimeoutMillis/1000)
+	return c
+}
+
+// sentinelMonitor carries out a SentinelMonitor action as the real actuator does: through the
+// operator's connection to the sentinel, only on the process it was decided for; a sentinel
+// that monitors nothing starts to (SENTINEL MONITOR: the master at the address, config epoch
+// 0, nothing else known yet), and every one takes the settings (SENTINEL SET).
+func (w *World) sentinelMonitor(a machine.SentinelMonitor) error {
+	sw := w.sentinels
+	var s *sentinel
+	if sw != nil {
+		for _, t := range sw.sentinels {
+			if sentinelName(t.ordinal) == a.Sentinel {
+				s = t
 			}
 		}
 	}
+	if s == nil || !w.operatorTalksToSentinel(s) {
+		return fmt.Errorf("%s: %w", a.Sentinel, errUnreachable)
+	}
+	if s.myid != a.ID || s.ip != a.IP {
+		return fmt.Errorf("%s runs %s at %s, action was for %s at %s", a.Sentinel, s.myid, s.ip, a.ID, a.IP)
+	}
+	if s.m == nil {
+		if w.byIP(a.PrimaryIP) == nil {
+			return fmt.Errorf("%s: SENTINEL MONITOR %s: no node answers at %s", a.Sentinel, sentinelMasterName, a.PrimaryIP)
+		}
+		s.m = sw.newMonitored(a.PrimaryIP, sw.cfg.withSettings(a.Settings))
+		sw.event(s, "+monitor", 0, "master %s %s quorum %d", sentinelMasterName, a.PrimaryIP, a.Settings.Quorum)
+		return nil
+	}
+	s.m.set = s.m.set.withSettings(a.Settings)
+	sw.event(s, "+set", 0, "%s quorum %d down-after %d failover-timeout %d parallel-syncs %d", sentinelMasterName, s.m.set.Quorum, s.m.set.DownAfter, s.m.set.FailoverTimeout, s.m.set.ParallelSyncs)
+	return nil
+}
+
+// operatorTalksToSentinel reports whether the operator and sentinel s reach each other.
+func (w *World) operatorTalksToSentinel(s *sentinel) bool {
+	sw := w.sentinels
+	return sw.sentinelUp(s) && sw.sides(w.operatorSide, s.side) && sw.sides(s.side, w.operatorSide)
 }
 
 // sentinelFault applies a fault of the sentinels' (a no-op before they start).
@@ -76,6 +92,8 @@ func (w *World) sentinelFault(f Fault) {
 		_ = sw.Apply(SentinelFault{Kind: SentinelKill, Sentinel: f.Sentinel})
 	case FaultPauseSentinel:
 		_ = sw.Apply(SentinelFault{Kind: SentinelPause, Sentinel: f.Sentinel, Ticks: f.Ticks})
+	case FaultRenewSentinel:
+		_ = sw.Apply(SentinelFault{Kind: SentinelRenewed, Sentinel: f.Sentinel})
 	}
 }
 
@@ -118,11 +136,13 @@ func (w *World) observeSentinels() []machine.Sentinel {
 	out := make([]machine.Sentinel, 0, len(sw.sentinels))
 	for _, s := range sw.sentinels {
 		o := machine.Sentinel{Name: sentinelName(s.ordinal)}
-		if sw.sentinelUp(s) && sw.sides(w.operatorSide, s.side) && sw.sides(s.side, w.operatorSide) {
-			m := s.m
-			o.Reachable, o.Monitoring = true, true
-			o.PrimaryIP, o.ConfigEpoch = currentMasterAddr(m), m.configEpoch
-			o.FailingOver, o.PrimaryDown = m.failover != failoverNone, m.odown
+		if w.operatorTalksToSentinel(s) {
+			o.Reachable, o.IP, o.ID = true, s.ip, s.myid
+			if m := s.m; m != nil {
+				o.Monitoring, o.Settings = true, m.set.settings()
+				o.PrimaryIP, o.ConfigEpoch = currentMasterAddr(m), m.configEpoch
+				o.FailingOver, o.PrimaryDown = m.failover != failoverNone, m.odown
+			}
 		}
 		out = append(out, o)
 	}

@@ -177,7 +177,7 @@ func (s *Sim) fault(f Fault) {
 		s.heal()
 	case FaultScaleStatefulSet:
 		w.scaleObjectsBehindTheOperator()
-	case FaultKillSentinel, FaultPauseSentinel:
+	case FaultKillSentinel, FaultPauseSentinel, FaultRenewSentinel:
 		w.sentinelFault(f)
 	}
 }

@@ -130,12 +130,13 @@ func (t Topology) maxReplicas() int { return max(t.Replicas, t.MaxReplicas) }
 
 // initialSpec is the spec a topology starts with.
 func (t Topology) initialSpec() machine.Spec {
-	sentinels := 0
+	sentinels, settings := 0, machine.SentinelSettings{}
 	if t.Sentinel != nil {
-		sentinels = t.Sentinel.Sentinels
+		sentinels, settings = t.Sentinel.Sentinels, t.Sentinel.settings()
 	}
 	return machine.Spec{
 		Sentinels:        sentinels,
+		SentinelSettings: settings,
 		Generation:       1,
 		Mode:             t.Mode,
 		Shards:           t.Shards,

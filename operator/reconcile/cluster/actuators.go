@@ -70,6 +70,8 @@ var actuators = map[string]actuator{
 	machine.RetirePasswords{}.Kind():  doPasswords,
 	// restore.go: loading a snapshot.
 	machine.RestoreSnapshot{}.Kind(): row(restoreSnapshot),
+	// actuate_sentinels.go: the Sentinel topology's sentinels.
+	machine.SentinelMonitor{}.Kind(): row(sentinelMonitor),
 }
 
 // errNotSupported is for actions this operator version has no actuator for.

@@ -1,0 +1,155 @@
+package valkey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	vk "github.com/valkey-io/valkey-go"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// The sentinels of the Sentinel topology, as the operator reaches them: their survey (what
+// machine.Sentinel holds) and the actions on them. The operator authenticates to a sentinel
+// as to a data node (its own user).
+
+// SentinelPort is the port every sentinel listens on.
+const SentinelPort = 26379
+
+// SentinelGroup is the name the sentinels monitor the cluster's primary under: the name
+// Sentinel-aware clients ask for (the usual default of their configuration).
+const SentinelGroup = "mymaster"
+
+// SentinelAddr is a sentinel's address from its pod IP.
+func SentinelAddr(podIP string) string { return net.JoinHostPort(podIP, strconv.Itoa(SentinelPort)) }
+
+// ErrOtherSentinel refuses an action decided for a sentinel process that is gone: the
+// sentinel at that address answers with another id.
+var ErrOtherSentinel = errors.New("the sentinel answers with another id than the one the action was decided for")
+
+// SurveySentinel asks the sentinel at podIP what the machine needs: its id, and for the group
+// the primary's address it gives (GET-MASTER-ADDR-BY-NAME: the promoted replica's once a
+// failover it leads reconfigures the replicas), the config epoch, its flags and the settings
+// (SENTINEL MASTER). A sentinel that does not monitor the group answers Monitoring false.
+func (p *Pool) SurveySentinel(ctx context.Context, podIP string) (machine.Sentinel, error) {
+	s := machine.Sentinel{IP: podIP}
+	err := p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
+		id, err := sentinelID(ctx, c)
+		if err != nil {
+			return err
+		}
+		s.ID = id
+		master, ok, err := sentinelMaster(ctx, c)
+		if err != nil || !ok {
+			return err
+		}
+		addr, err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "GET-MASTER-ADDR-BY-NAME", SentinelGroup).Build()).AsStrSlice()
+		if err != nil {
+			return fmt.Errorf("SENTINEL GET-MASTER-ADDR-BY-NAME: %w", err)
+		}
+		if len(addr) != 2 {
+			return fmt.Errorf("SENTINEL GET-MASTER-ADDR-BY-NAME answered %q", addr)
+		}
+		flags := strings.Split(master["flags"], ",")
+		s.Monitoring, s.PrimaryIP = true, addr[0]
+		s.ConfigEpoch, _ = strconv.ParseUint(master["config-epoch"], 10, 64)
+		for _, f := range flags {
+			switch f {
+			case "failover_in_progress":
+				s.FailingOver = true
+			case "o_down":
+				s.PrimaryDown = true
+			}
+		}
+		s.Settings = settingsOf(master)
+		return nil
+	})
+	if err != nil {
+		return machine.Sentinel{IP: podIP}, err
+	}
+	s.Reachable = true
+	return s, nil
+}
+
+// settingsOf reads the group's settings from SENTINEL MASTER's answer.
+func settingsOf(master map[string]string) machine.SentinelSettings {
+	var s machine.SentinelSettings
+	s.Quorum, _ = strconv.Atoi(master["quorum"])
+	s.DownAfterMillis, _ = strconv.ParseInt(master["down-after-milliseconds"], 10, 64)
+	s.FailoverTimeoutMillis, _ = strconv.ParseInt(master["failover-timeout"], 10, 64)
+	s.ParallelSyncs, _ = strconv.Atoi(master["parallel-syncs"])
+	return s
+}
+
+func sentinelID(ctx context.Context, c vk.Client) (string, error) {
+	id, err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "MYID").Build()).ToString()
+	if err != nil {
+		return "", fmt.Errorf("SENTINEL MYID: %w", err)
+	}
+	return id, nil
+}
+
+// sentinelMaster is SENTINEL MASTER of the group as field -> value; ok is false when the
+// sentinel does not monitor it.
+func sentinelMaster(ctx context.Context, c vk.Client) (map[string]string, bool, error) {
+	r := c.Do(ctx, c.B().Arbitrary("SENTINEL", "MASTER", SentinelGroup).Build())
+	if err := r.Error(); err != nil {
+		if ve, ok := vk.IsValkeyErr(err); ok && strings.Contains(ve.Error(), "No such master") {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("SENTINEL MASTER: %w", err)
+	}
+	m, err := r.AsStrMap()
+	if err != nil {
+		// RESP2 answers a flat list of field, value, ...
+		list, lerr := r.AsStrSlice()
+		if lerr != nil {
+			return nil, false, fmt.Errorf("SENTINEL MASTER: %w", err)
+		}
+		m = map[string]string{}
+		for i := 0; i+1 < len(list); i += 2 {
+			m[list[i]] = list[i+1]
+		}
+	}
+	return m, true, nil
+}
+
+// SentinelMonitor makes the sentinel at podIP, if it still answers with id, monitor the group
+// with settings: one that does not monitor it starts to, at the primary at primaryIP (SENTINEL
+// MONITOR, on the port the data nodes serve, TLS's when the primary is reached over TLS); one
+// that does keeps the primary it names (the actuator never moves it: that would be a failover
+// behind the sentinels' backs). Both then take the settings (SENTINEL SET), so a MONITOR whose
+// SET failed is completed by the next one.
+func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string, settings machine.SentinelSettings) error {
+	port := p.clientPort(primaryIP)
+	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
+		got, err := sentinelID(ctx, c)
+		if err != nil {
+			return err
+		}
+		if got != id {
+			return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherSentinel, id, got)
+		}
+		if _, ok, err := sentinelMaster(ctx, c); err != nil {
+			return err
+		} else if !ok {
+			monitor := c.B().Arbitrary("SENTINEL", "MONITOR", SentinelGroup, primaryIP, strconv.FormatInt(port, 10), strconv.Itoa(settings.Quorum)).Build()
+			if err := c.Do(ctx, monitor).Error(); err != nil {
+				return fmt.Errorf("SENTINEL MONITOR: %w", err)
+			}
+		}
+		set := c.B().Arbitrary("SENTINEL", "SET", SentinelGroup,
+			"quorum", strconv.Itoa(settings.Quorum),
+			"down-after-milliseconds", strconv.FormatInt(settings.DownAfterMillis, 10),
+			"failover-timeout", strconv.FormatInt(settings.FailoverTimeoutMillis, 10),
+			"parallel-syncs", strconv.Itoa(settings.ParallelSyncs)).Build()
+		if err := c.Do(ctx, set).Error(); err != nil {
+			return fmt.Errorf("SENTINEL SET: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,134 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// SentinelTable is the actuator contract of the actions on sentinels. Its world is a
+// replication group (shard 0: a primary at ordinal 0, two replicas) and three sentinels that
+// answer and monitor nothing, as the Sentinel topology's sentinels start; rows run in order.
+var SentinelTable = []Row{
+	{
+		Name: "sentinel-monitor for another sentinel process is refused",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			s := sentinelAt(b, 0)
+			if s == nil {
+				return nil, fmt.Errorf("no sentinel 0")
+			}
+			t := machine.SentinelTargetOf(*s)
+			t.ID = "not-" + t.ID
+			return machine.SentinelMonitor{SentinelTarget: t, Primary: name(b, 0), PrimaryIP: ip(b, 0), Settings: firstSettings}, nil
+		},
+		Refused: true,
+		Effect:  "sentinel 0 answering, monitoring nothing",
+		Expect: func(_, a machine.Observation) bool {
+			s := sentinelAt(a, 0)
+			return s != nil && s.Reachable && !s.Monitoring
+		},
+	},
+	{
+		Name: "sentinel-monitor tells a sentinel that monitors nothing the primary, under config epoch 0, with the settings",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return monitorAction(b, 0, 0, firstSettings)
+		},
+		Effect: "sentinel 0 monitoring the primary at ordinal 0 under epoch 0 with the first settings",
+		Expect: func(b, a machine.Observation) bool {
+			s := sentinelAt(a, 0)
+			return s != nil && s.Reachable && s.Monitoring && s.PrimaryIP == ip(b, 0) && s.ConfigEpoch == 0 &&
+				s.Settings == firstSettings && !s.FailingOver && !s.PrimaryDown
+		},
+	},
+	{
+		Name: "sentinel-monitor on a sentinel that monitors the group changes its settings and never the primary it names",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return monitorAction(b, 0, 1, secondSettings)
+		},
+		Effect: "sentinel 0 still naming the primary at ordinal 0, with the second settings",
+		Expect: func(b, a machine.Observation) bool {
+			s := sentinelAt(a, 0)
+			return s != nil && s.Monitoring && s.PrimaryIP == ip(b, 0) && s.Settings == secondSettings
+		},
+	},
+	{
+		Name: "sentinel-monitor tells the other sentinels too, each on its own",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return monitorAction(b, 1, 0, firstSettings)
+		},
+		Effect: "sentinel 1 monitoring the primary at ordinal 0 under epoch 0; sentinel 2 still monitoring nothing",
+		Expect: func(b, a machine.Observation) bool {
+			s, other := sentinelAt(a, 1), sentinelAt(a, 2)
+			return s != nil && s.Monitoring && s.PrimaryIP == ip(b, 0) && s.ConfigEpoch == 0 && s.Settings == firstSettings &&
+				other != nil && other.Reachable && !other.Monitoring
+		},
+	},
+}
+
+// The settings the rows give: Sentinel's own defaults are other (30 s, 180 s), so a row that
+// took no effect is seen.
+var (
+	firstSettings  = machine.SentinelSettings{Quorum: 2, DownAfterMillis: 5000, FailoverTimeoutMillis: 60000, ParallelSyncs: 1}
+	secondSettings = machine.SentinelSettings{Quorum: 3, DownAfterMillis: 7000, FailoverTimeoutMillis: 90000, ParallelSyncs: 2}
+)
+
+// monitorAction tells sentinel i the node at ordinal ord with settings.
+func monitorAction(b machine.Observation, i, ord int, settings machine.SentinelSettings) (machine.Action, error) {
+	s := sentinelAt(b, i)
+	if s == nil || !s.Reachable {
+		return nil, fmt.Errorf("sentinel %d does not answer", i)
+	}
+	return machine.SentinelMonitor{SentinelTarget: machine.SentinelTargetOf(*s), Primary: name(b, ord), PrimaryIP: ip(b, ord), Settings: settings}, nil
+}
+
+// sentinelAt is the observation's sentinel i (by the order the world lists them).
+func sentinelAt(o machine.Observation, i int) *machine.Sentinel {
+	if i < len(o.Sentinels) {
+		return &o.Sentinels[i]
+	}
+	return nil
+}
+
+// RunSentinel plays SentinelTable on w, reporting each row.
+func RunSentinel(ctx context.Context, w Observer, report func(row Row, err error)) {
+	o, err := w.Observe(ctx)
+	if err == nil {
+		err = sentinelBefore(o)
+	}
+	if err != nil {
+		report(Row{Name: "the world before the table"}, fmt.Errorf("want a primary at ordinal 0, two replicas and three sentinels monitoring nothing: %v: %s", err, DescribeSentinels(o)))
+		return
+	}
+	for _, row := range SentinelTable {
+		report(row, play(ctx, w, row))
+	}
+}
+
+// sentinelBefore says what the world before SentinelTable lacks (nil: nothing).
+func sentinelBefore(o machine.Observation) error {
+	if primaryOf(o) != 0 {
+		return fmt.Errorf("the primary is at ordinal %d", primaryOf(o))
+	}
+	if len(o.Sentinels) != 3 {
+		return fmt.Errorf("%d sentinels", len(o.Sentinels))
+	}
+	for _, s := range o.Sentinels {
+		if !s.Reachable || s.Monitoring || s.ID == "" || s.IP == "" {
+			return fmt.Errorf("sentinel %s: reachable %v, monitoring %v, id %q, ip %q", s.Name, s.Reachable, s.Monitoring, s.ID, s.IP)
+		}
+	}
+	return nil
+}
+
+// DescribeSentinels is an observation's nodes and sentinels in one line.
+func DescribeSentinels(o machine.Observation) string {
+	var b strings.Builder
+	b.WriteString(Describe(o))
+	for _, s := range o.Sentinels {
+		fmt.Fprintf(&b, " %s(%s id=%s reachable %v monitoring %v primary=%s epoch=%d failover=%v odown=%v %+v)",
+			s.Name, s.IP, s.ID, s.Reachable, s.Monitoring, s.PrimaryIP, s.ConfigEpoch, s.FailingOver, s.PrimaryDown, s.Settings)
+	}
+	return b.String()
+}

@@ -1,0 +1,37 @@
+package machine
+
+import "fmt"
+
+// SentinelTarget names one sentinel process: its pod, its address and its id (SENTINEL
+// MYID). An actuator refuses an action on a sentinel that answers with another id, as it
+// refuses one on a data node that runs another process: the decision was taken on what that
+// sentinel said.
+type SentinelTarget struct {
+	Sentinel string
+	IP       string
+	ID       string
+}
+
+// SentinelTargetOf is the target of sentinel s as observed.
+func SentinelTargetOf(s Sentinel) SentinelTarget {
+	return SentinelTarget{Sentinel: s.Name, IP: s.IP, ID: s.ID}
+}
+
+// SentinelMonitor makes a sentinel monitor the cluster's group with Settings. A sentinel that
+// does not monitor it starts to, at the primary at PrimaryIP (SENTINEL MONITOR), with the
+// group's config epoch at 0; one that monitors it already keeps the primary it names and only
+// takes the settings (SENTINEL SET): the actuator never moves a sentinel's primary, which
+// would be a failover behind the sentinels' backs.
+type SentinelMonitor struct {
+	SentinelTarget
+	Primary   string
+	PrimaryIP string
+	Settings  SentinelSettings
+}
+
+func (SentinelMonitor) Kind() string { return "sentinel-monitor" }
+
+func (a SentinelMonitor) String() string {
+	return fmt.Sprintf("sentinel-monitor %s -> %s (%s) quorum=%d down-after=%dms failover-timeout=%dms parallel-syncs=%d",
+		a.Sentinel, a.Primary, a.PrimaryIP, a.Settings.Quorum, a.Settings.DownAfterMillis, a.Settings.FailoverTimeoutMillis, a.Settings.ParallelSyncs)
+}

@@ -1,0 +1,13 @@
+package cluster
+
+import (
+	"context"
+
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// sentinelMonitor tells a sentinel, at the address and with the id the action was decided on,
+// to monitor the group (actuators/valkey SentinelMonitor).
+func sentinelMonitor(ctx context.Context, x actuation, a machine.SentinelMonitor) error {
+	return x.w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings)
+}
