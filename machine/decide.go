@@ -64,7 +64,7 @@ func decide(p Persisted, obs Observation, claims *[]Containment) Decision {
 // most observations cause no transition.
 func (d *decider) transition() (*Transition, Persisted) {
 	for _, r := range rulesFrom[d.p.State] {
-		if !appliesInMode(r, d.v.spec.Mode) {
+		if !d.applies(r) {
 			continue
 		}
 		out, pass := r.guard(d)
@@ -113,7 +113,7 @@ func (d *decider) actions(p Persisted) ([]Action, Wait) {
 	case Steady:
 		d.steadyActions(p, &b)
 	case FailingOver:
-		if d.v.spec.Mode == ModeSentinel {
+		if d.v.spec.Mode == ModeSentinel && !p.Op.Election.TakenOver {
 			d.sentinelFailoverActions(p, &b)
 			break
 		}

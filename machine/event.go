@@ -53,6 +53,8 @@ const (
 	EventSentinelPromoted    Event = "sentinel-promoted"
 	EventSentinelKeptPrimary Event = "sentinel-kept-primary"
 	EventSentinelEpochReset  Event = "sentinel-epoch-reset"
+	EventSentinelTakeOver    Event = "sentinel-take-over"
+	EventSentinelClockReset  Event = "sentinel-clock-reset"
 	EventPrimaryReadmitted   Event = "primary-readmitted"
 )
 

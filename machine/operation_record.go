@@ -36,6 +36,7 @@ type OperationRecord struct {
 	TargetPods   int
 	Snapshot     string
 	GiveBack     bool
+	TakenOver    bool
 }
 
 // Operation is the operation r records for a machine in state.
@@ -44,7 +45,7 @@ func (r OperationRecord) Operation(state State) Operation {
 		Election: Election{
 			Lost: r.Lost, LostRunID: r.LostRunID, Writer: r.Writer, WriterRunID: r.WriterRunID, LostHistory: r.LostHistory,
 			Planned: r.Planned, Candidate: r.Candidate, Unpromoted: r.Unpromoted, ElectedAt: r.ElectedAt, ElectedClock: r.ElectedClock,
-			FenceFrom: r.FenceFrom, KnownFenced: r.KnownFenced, Reseed: r.Reseed, Preempted: r.Preempted,
+			FenceFrom: r.FenceFrom, KnownFenced: r.KnownFenced, Reseed: r.Reseed, Preempted: r.Preempted, TakenOver: r.TakenOver,
 		},
 		Switchover:  SwitchoverGoal{Leaving: r.Leaving, Pods: r.TargetPods},
 		Restore:     Restore{Snapshot: r.Snapshot, GiveBack: r.GiveBack},
@@ -93,6 +94,7 @@ func (op Operation) Record() OperationRecord {
 		FenceFrom: e.FenceFrom, KnownFenced: e.KnownFenced, Reseed: e.Reseed, HandOver: op.HandOver.To, Preempted: e.Preempted,
 		Wake: op.Hibernation.Wake, WakeFrom: op.Hibernation.From, Target: target, TargetShards: op.Reshard.Shards,
 		Leaving: op.Switchover.Leaving, TargetPods: op.Switchover.Pods, Snapshot: op.Restore.Snapshot, GiveBack: op.Restore.GiveBack,
+		TakenOver: e.TakenOver,
 	}
 }
 

@@ -74,3 +74,20 @@ func TestEveryOperationKindReadsBackFromItsRecords(t *testing.T) {
 		}
 	}
 }
+
+// A failover the machine took over in the Sentinel topology (a kind that came after the flat
+// journal entries) keeps its mark through the flat record and the JSON.
+func TestATakenOverFailoverReadsBackFromItsRecord(t *testing.T) {
+	want := Operation{Election: Election{Shard: 0, Lost: "c-0", LostRunID: "run-0", Writer: "c-0", WriterRunID: "run-0", Candidate: "c-1", TakenOver: true}}
+	if got := want.Record().Operation(FailingOver); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the flat record reads back as\n%+v\nwant\n%+v", got, want)
+	}
+	data, err := json.Marshal(Persisted{State: FailingOver, Op: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Persisted
+	if err := json.Unmarshal(data, &back); err != nil || !back.Op.Election.TakenOver {
+		t.Fatalf("the JSON reads back without the mark: %+v (%v)", back.Op.Election, err)
+	}
+}

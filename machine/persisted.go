@@ -239,6 +239,10 @@ type Election struct {
 	// Preempted is the planned operation a failover interrupted (for messages; the machine
 	// resumes it from Steady because its progress is visible in the world).
 	Preempted State
+	// TakenOver is true for a failover of the Sentinel topology the machine carries out
+	// itself, because no sentinel can (sentinel-take-over): the Replication topology's
+	// election, promotion and fence wait, as in that topology.
+	TakenOver bool
 }
 
 // SwitchoverGoal is the goal of a planned hand-over (Election.Planned): a requested switchover,

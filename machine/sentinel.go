@@ -30,36 +30,49 @@ import (
 // through SENTINEL FAILOVER in this topology; they are not built yet, so the rules that start
 // them do not fire here (sentinelRules) and the spec's requests for them wait, said why.
 
-// sentinelEvents are the rules of the table that apply in the Sentinel topology: the
-// bootstrap (the machine chooses the first primary before any sentinel monitors it), the
-// recording of the sentinels' failovers, and the work that moves no primary role (password
-// rotation, certificates, the replication history Valkey renames or a primary takes back).
-var sentinelEvents = map[Event]bool{
-	EventBootstrapElected:    true,
-	EventBootstrapComplete:   true,
-	EventHistoryRenamed:      true,
-	EventHistoryTakenBack:    true,
-	EventSentinelPromoted:    true,
-	EventSentinelFailover:    true,
-	EventSentinelKeptPrimary: true,
-	EventPrimaryReadmitted:   true,
-	EventSentinelEpochReset:  true,
-	EventRotationRequested:   true,
-	EventPasswordsAccepted:   true,
-	EventGraceClockRestarted: true,
-	EventGraceEnded:          true,
-	EventRotationComplete:    true,
-	EventCertificateReloaded: true,
+// movesNoRole are the rules of work that moves no primary role, which apply in the Sentinel
+// topology at any time: password rotation, certificates, the replication history Valkey
+// renames, the resync of a pod a taken-over failover deposed.
+var movesNoRole = []Event{
+	EventHistoryRenamed, EventDeposedResync, EventDeposedResynced, EventRotationRequested, EventPasswordsAccepted,
+	EventGraceClockRestarted, EventGraceEnded, EventRotationComplete, EventCertificateReloaded,
 }
 
-// appliesInMode reports whether rule r may fire for a cluster of mode m: the Sentinel
-// topology takes only sentinelEvents, and the sentinel rules apply to it alone.
-func appliesInMode(r *rule, m Mode) bool {
-	if m == ModeSentinel {
+// sentinelEvents are the rules of the table that apply in the Sentinel topology: the
+// bootstrap (the machine chooses the first primary before any sentinel monitors it), the
+// recording of the sentinels' failovers (and of a history a primary takes back), the start of
+// a failover the machine takes over (sentineltakeover.go), and movesNoRole.
+var sentinelEvents = eventSet(movesNoRole,
+	EventBootstrapElected, EventBootstrapComplete, EventHistoryTakenBack, EventSentinelPromoted, EventSentinelFailover,
+	EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset, EventSentinelTakeOver, EventSentinelClockReset)
+
+// takenOverEvents are the rules of a failover the machine took over in the Sentinel topology
+// (Election.TakenOver): the Replication topology's failover rules, and movesNoRole.
+var takenOverEvents = eventSet(movesNoRole,
+	EventFailoverComplete, EventPrimaryRecovered, EventPrimaryLost, EventCandidatePromoted, EventFenceClockRestarted,
+	EventCandidateElected)
+
+func eventSet(base []Event, more ...Event) map[Event]bool {
+	out := map[Event]bool{}
+	for _, e := range append(append([]Event(nil), base...), more...) {
+		out[e] = true
+	}
+	return out
+}
+
+// applies reports whether rule r may fire for this cluster: the Sentinel topology takes only
+// sentinelEvents, or takenOverEvents during a failover the machine took over; the sentinel
+// rules apply to it alone.
+func (d *decider) applies(r *rule) bool {
+	if d.v.spec.Mode == ModeSentinel {
+		if d.p.State == FailingOver && d.p.Op.Election.TakenOver {
+			return takenOverEvents[r.event]
+		}
 		return sentinelEvents[r.event]
 	}
 	switch r.event {
-	case EventSentinelPromoted, EventSentinelFailover, EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset:
+	case EventSentinelPromoted, EventSentinelFailover, EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset, EventSentinelTakeOver,
+		EventSentinelClockReset:
 		return false
 	}
 	return true
@@ -232,6 +245,10 @@ func guardSentinelFailover(d *decider) (outcome, bool) {
 		msg = fmt.Sprintf("sentinel(s) %s report a failover of %s's group", strings.Join(who, ", "), rec.Primary)
 	} else if c, ok := d.sentinelChoice(); ok && !d.sentinelsAgree(rec, d.v.node(rec.Primary)) {
 		msg = fmt.Sprintf("%d of %d sentinels name %s under config epoch %d, not the recorded primary %s (epoch %d)", c.Votes, d.v.spec.Sentinels, c.IP, c.Epoch, rec.Primary, rec.ClaimEpoch)
+	} else if health, fault := d.primaryHealth(p, 0); health == primarySuspected || health == primaryGone {
+		// Recorded so that the take-over can tell how long the sentinels have had
+		// (sentinelsGaveUp): sentinels that cannot see each other never report it down.
+		msg = fmt.Sprintf("%s is lost (%s); the sentinels decide the failover", rec.Primary, fault)
 	} else {
 		return outcome{}, false
 	}
@@ -240,24 +257,31 @@ func guardSentinelFailover(d *decider) (outcome, bool) {
 	return outcome{next: next, message: msg}, true
 }
 
-// guardSentinelFailoverAbandoned: no sentinel that answers reports a failover any more, a
-// majority name the recorded primary under the recorded epoch, and it answers as the recorded
-// process, a primary: the sentinels kept it (a failover aborted, or a down flag that cleared).
+// guardSentinelFailoverAbandoned: no sentinel that answers reports a failover any more, the
+// recorded primary answers as the recorded process, a primary, and a majority name it under
+// the recorded epoch, or every sentinel answers and none that monitors the group names
+// another (the others monitor nothing: they were not told it yet, or lost their files, and
+// are told it in Steady): the sentinels kept it (a failover aborted, a down flag that
+// cleared, a primary lost for a while and back).
 func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 	p := d.p
-	if len(p.Shards) == 0 || len(d.sentinelsFailingOver()) > 0 {
+	if len(p.Shards) == 0 || p.Op.Election.TakenOver || len(d.sentinelsFailingOver()) > 0 {
 		return outcome{}, false
 	}
 	rec := p.Shards[0]
 	prim := d.v.node(rec.Primary)
-	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary || !d.sentinelsAgree(rec, prim) {
+	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
 		return outcome{}, false
 	}
-	c, _ := d.sentinelChoice()
 	next := p
 	next.Op = Operation{}
-	msg := fmt.Sprintf("%d of %d sentinels keep %s the primary under config epoch %d", c.Votes, d.v.spec.Sentinels, rec.Primary, c.Epoch)
-	return outcome{next: next, message: msg}, true
+	if c, _ := d.sentinelChoice(); d.sentinelsAgree(rec, prim) {
+		return outcome{next: next, message: fmt.Sprintf("%d of %d sentinels keep %s the primary under config epoch %d", c.Votes, d.v.spec.Sentinels, rec.Primary, c.Epoch)}, true
+	}
+	if atRecord, _, unmonitored, ok := d.sentinelsAtRecord(rec, prim); ok && d.sentinelsAllAnswer() {
+		return outcome{next: next, message: fmt.Sprintf("%s answers again as the primary; of the %d sentinels, %d name it and %d monitor no group (they are told it)", rec.Primary, len(d.obs.Sentinels), atRecord, len(unmonitored))}, true
+	}
+	return outcome{}, false
 }
 
 // sentinelConverge is converge's part in the Sentinel topology, before the rest of it: it
@@ -279,7 +303,7 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 		b.add(Promote{Target: TargetOf(s, prim)})
 		return true
 	case !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary:
-		why = d.sentinelsDecideWait(rec)
+		why = d.sentinelsDecideWait(p, rec, b)
 	case len(inProgress) > 0 && agree:
 		why = Wait{Kind: WaitSentinelsReconfiguring, Shard: s, Node: rec.Primary, Detail: strings.Join(inProgress, ", ")}
 	case len(failing) > 0:
@@ -304,12 +328,35 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 
 // sentinelsDecideWait is the wait while the recorded primary does not answer as a primary:
 // the sentinels decide, unless the primary they chose is fenced and lacks data (then it
-// stays closed, and the wait says so).
-func (d *decider) sentinelsDecideWait(rec ShardRecord) Wait {
+// stays closed, and the wait says so), or none of them can (then the machine removes the
+// group from those that monitor it, adding the actions to b, and takes the failover over;
+// sentineltakeover.go).
+func (d *decider) sentinelsDecideWait(p Persisted, rec ShardRecord, b *actionList) Wait {
+	var pick Wait
 	if n, _, ok := d.sentinelPrimary(rec); ok && closed(n) {
 		if lacks := d.sentinelPickLacks(rec, n); lacks != "" {
-			return Wait{Kind: WaitSentinelPickLacksData, Shard: 0, Node: n.Name, Detail: lacks}
+			pick = Wait{Kind: WaitSentinelPickLacksData, Shard: 0, Node: n.Name, Detail: lacks}
 		}
+	}
+	if rm := d.sentinelsToRemove(p); len(rm) > 0 {
+		var names []string
+		for _, s := range rm {
+			b.add(SentinelRemove{SentinelTarget: SentinelTargetOf(s)})
+			names = append(names, s.Name)
+		}
+		why := fmt.Sprintf("fewer than the quorum (%d) of the sentinels monitor the group", d.sentinelQuorum())
+		if len(rm) >= d.sentinelQuorum() {
+			why = "their failover has run twice failover-timeout without a primary the operator may record"
+		}
+		return Wait{Kind: WaitSentinelTakeOver, Shard: 0, Node: rec.Primary, Detail: why, Peer: strings.Join(names, ", ")}
+	}
+	if pick.Kind != WaitNone {
+		return pick
+	}
+	if d.sentinelsCannotAct() {
+		// The take-over waits for what the Replication topology's failover waits for.
+		_, failover, _ := d.failoverOf(p, 0, nil)
+		return failover.wait(WaitFailover, rec.Primary)
 	}
 	return Wait{Kind: WaitSentinelsDecide, Shard: 0, Node: rec.Primary, Detail: d.sentinelsSay()}
 }
@@ -381,7 +428,7 @@ func (d *decider) sentinelFailoverActions(p Persisted, b *actionList) {
 	}
 	rec := p.Shards[0]
 	d.fenceUnnamedPrimaries(rec, d.v.node(rec.Primary), b)
-	if w := d.sentinelsDecideWait(rec); w.Kind == WaitSentinelPickLacksData {
+	if w := d.sentinelsDecideWait(p, rec, b); w.Kind != WaitSentinelsDecide {
 		b.wait(w)
 		return
 	}

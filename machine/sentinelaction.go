@@ -29,7 +29,16 @@ type SentinelMonitor struct {
 	Settings  SentinelSettings
 }
 
+// SentinelRemove makes a sentinel forget the cluster's group (SENTINEL REMOVE): it neither
+// starts a failover of it nor votes for one from then on. Nothing when it monitors none.
+type SentinelRemove struct {
+	SentinelTarget
+}
+
 func (SentinelMonitor) Kind() string { return "sentinel-monitor" }
+func (SentinelRemove) Kind() string  { return "sentinel-remove" }
+
+func (a SentinelRemove) String() string { return fmt.Sprintf("sentinel-remove %s", a.Sentinel) }
 
 func (a SentinelMonitor) String() string {
 	return fmt.Sprintf("sentinel-monitor %s -> %s (%s) quorum=%d down-after=%dms failover-timeout=%dms parallel-syncs=%d",

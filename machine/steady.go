@@ -45,6 +45,8 @@ func guardPrimaryLost(d *decider) (outcome, bool) {
 	}
 	next := p
 	next.Op = op
+	// A failover the machine took over in the Sentinel topology stays its own.
+	next.Op.Election.TakenOver = p.State == FailingOver && p.Op.Election.TakenOver
 	why := Reason{Kind: ReasonPrimaryLost, Shard: op.Election.Shard, Fault: fault}
 	if writer != nil && writer.Election.Unpromoted && writer.Election.Writer != "" {
 		// The writer was deposed by the election of a node that was never promoted: nobody

@@ -40,9 +40,13 @@ var table = []rule{
 	{EventPrimaryHandedOver, []State{Steady, Rolling}, "", guardPrimaryHandedOver,
 		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
 	// The Sentinel topology's rows (sentinel.go): it takes no other row but the bootstrap's
-	// and those that move no primary role, and these apply to it alone (appliesInMode).
+	// and those that move no primary role, and these apply to it alone (decider.applies).
 	{EventSentinelEpochReset, []State{Steady}, "", guardSentinelEpochReset,
 		"Sentinel topology: no sentinel that answers monitors the group under the recorded config epoch or a newer one (they lost their files), those that monitor it name the recorded primary under epoch 0, a majority answer, and the recorded primary answers as a primary: record epoch 0, under which every sentinel is told the recorded primary"},
+	{EventSentinelTakeOver, []State{Steady, FailingOver}, FailingOver, guardSentinelTakeOver,
+		"Sentinel topology: every sentinel of the spec answers and none monitors the group (the machine removed it from those that did, because fewer than the quorum monitored it or their failover ran twice failover-timeout), and the recorded primary is lost with a node that may be elected (as primary-lost): no sentinel can fail it over, so the machine does, with the Replication topology's election, promotion and fence wait"},
+	{EventSentinelClockReset, []State{FailingOver}, "", guardSentinelClockReset,
+		"Sentinel topology: the sentinels' failover was recorded on another operator incarnation's clock (a new leader, a restarted operator), which this one cannot measure from: it is timed again from now, for the take-over after twice failover-timeout"},
 	{EventSentinelPromoted, []State{FailingOver}, Steady, guardSentinelPrimaryRecorded,
 		"Sentinel topology: a majority of the spec's sentinels name one primary under a config epoch newer than the recorded one, and that node answers as a primary: record it and the epoch (the sentinels decided a failover)"},
 	{EventSentinelPromoted, []State{Steady}, "", guardSentinelPrimaryRecorded,

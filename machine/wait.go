@@ -104,6 +104,7 @@ const (
 	WaitSentinelNotBuilt
 	WaitSentinelPickLacksData
 	WaitSentinelsReconfiguring
+	WaitSentinelTakeOver
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -177,6 +178,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelNotBuilt:        "SentinelNotBuilt",
 	WaitSentinelPickLacksData:   "SentinelPickLacksData",
 	WaitSentinelsReconfiguring:  "SentinelsReconfiguring",
+	WaitSentinelTakeOver:        "SentinelTakeOver",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -243,6 +245,8 @@ func (w Wait) String() string {
 		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator promotes no replica in the Sentinel topology): %s", w.Node, w.Detail)
 	case WaitSentinelsDisagree:
 		return fmt.Sprintf("no majority of the sentinels is seen naming %s, the recorded primary; the replicas are left as they are until one is: %s", w.Node, w.Detail)
+	case WaitSentinelTakeOver:
+		return fmt.Sprintf("primary %s lost and no sentinel can fail it over (%s): the operator removes the group from the sentinels that monitor it (%s), then fails the primary over itself and tells the sentinels the new primary", w.Node, w.Detail, w.Peer)
 	case WaitSentinelsReconfiguring:
 		return fmt.Sprintf("the sentinels chose %s; %s still reconfigure the replicas, which are left to them until they are done", w.Node, w.Detail)
 	case WaitSentinelFailover:

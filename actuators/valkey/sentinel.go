@@ -127,12 +127,8 @@ func sentinelMaster(ctx context.Context, c vk.Client) (map[string]string, bool, 
 func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string, settings machine.SentinelSettings) error {
 	port := p.clientPort(primaryIP)
 	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
-		got, err := sentinelID(ctx, c)
-		if err != nil {
+		if err := sameSentinel(ctx, c, id); err != nil {
 			return err
-		}
-		if got != id {
-			return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherSentinel, id, got)
 		}
 		if _, ok, err := sentinelMaster(ctx, c); err != nil {
 			return err
@@ -152,4 +148,35 @@ func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string,
 		}
 		return nil
 	})
+}
+
+// SentinelRemove makes the sentinel at podIP, if it still answers with id, forget the group
+// (SENTINEL REMOVE): it neither starts a failover of it nor votes for one from then on.
+// Nothing when it monitors none.
+func (p *Pool) SentinelRemove(ctx context.Context, podIP, id string) error {
+	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
+		if err := sameSentinel(ctx, c, id); err != nil {
+			return err
+		}
+		err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "REMOVE", SentinelGroup).Build()).Error()
+		if ve, ok := vk.IsValkeyErr(err); ok && strings.Contains(ve.Error(), "No such master") {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("SENTINEL REMOVE: %w", err)
+		}
+		return nil
+	})
+}
+
+// sameSentinel refuses a sentinel that answers with another id than id.
+func sameSentinel(ctx context.Context, c vk.Client, id string) error {
+	got, err := sentinelID(ctx, c)
+	if err != nil {
+		return err
+	}
+	if got != id {
+		return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherSentinel, id, got)
+	}
+	return nil
 }

@@ -108,7 +108,7 @@ func fullCluster() *ValkeyCluster {
 					Writer: "vk-0", WriterRunID: "run-0", HandOver: "vk-2", TargetPods: 2,
 					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10, PrevRestarted: true, Older: []HistoryLink{{ID: "id-a", End: 5, Restarted: true}}},
 					Unpromoted:  true, ElectedAt: &micro, ElectedClock: "operator-0/1", FenceFrom: &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling, Wake: true, WakeFrom: "vk-0 -", Leaving: true,
-					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1", GiveBack: true,
+					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1", GiveBack: true, TakenOver: true,
 				},
 				Restored:    "restore-1",
 				Rotation:    &RotationRecord{ID: "all@1", Users: "default,operator", Phase: "Published", PublishedAt: &micro, PublishedClock: "operator-0/1"},

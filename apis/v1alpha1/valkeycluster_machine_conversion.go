@@ -87,7 +87,7 @@ func operationToHub(in *OperationRecord) *v1beta1.OperationRecord {
 		KnownFenced: in.KnownFenced, Reseed: in.Reseed,
 		Preempted: v1beta1.State(in.Preempted),
 		Wake:      in.Wake, WakeFrom: in.WakeFrom, Target: in.Target,
-		TargetShards: in.TargetShards, Snapshot: in.Snapshot, GiveBack: in.GiveBack,
+		TargetShards: in.TargetShards, Snapshot: in.Snapshot, GiveBack: in.GiveBack, TakenOver: in.TakenOver,
 	}
 }
 
@@ -105,6 +105,6 @@ func operationFromHub(in *v1beta1.OperationRecord) *OperationRecord {
 		KnownFenced: in.KnownFenced, Reseed: in.Reseed,
 		Preempted: State(in.Preempted),
 		Wake:      in.Wake, WakeFrom: in.WakeFrom, Target: in.Target,
-		TargetShards: in.TargetShards, Snapshot: in.Snapshot, GiveBack: in.GiveBack,
+		TargetShards: in.TargetShards, Snapshot: in.Snapshot, GiveBack: in.GiveBack, TakenOver: in.TakenOver,
 	}
 }

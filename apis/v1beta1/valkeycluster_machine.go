@@ -201,4 +201,8 @@ type OperationRecord struct {
 	// GiveBack is true while a restore can still give the cluster back as it was if its
 	// snapshot is refused: it was asked of a serving cluster and no shard has loaded it yet.
 	GiveBack bool `json:"giveBack,omitempty"`
+	// TakenOver is true for a failover of the Sentinel topology the operator carries out
+	// itself, because no sentinel can.
+	// +optional
+	TakenOver bool `json:"takenOver,omitempty"`
 }

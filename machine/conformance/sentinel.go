@@ -65,6 +65,55 @@ var SentinelTable = []Row{
 				other != nil && other.Reachable && !other.Monitoring
 		},
 	},
+	{
+		Name: "sentinel-remove for another sentinel process is refused",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			s := sentinelAt(b, 1)
+			if s == nil {
+				return nil, fmt.Errorf("no sentinel 1")
+			}
+			t := machine.SentinelTargetOf(*s)
+			t.ID = "not-" + t.ID
+			return machine.SentinelRemove{SentinelTarget: t}, nil
+		},
+		Refused: true,
+		Effect:  "sentinel 1 still monitoring the primary at ordinal 0",
+		Expect: func(b, a machine.Observation) bool {
+			s := sentinelAt(a, 1)
+			return s != nil && s.Monitoring && s.PrimaryIP == ip(b, 0)
+		},
+	},
+	{
+		Name: "sentinel-remove makes a sentinel forget the group, and no other",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return removeAction(b, 1)
+		},
+		Effect: "sentinel 1 answering, monitoring nothing; sentinel 0 still monitoring the primary at ordinal 0",
+		Expect: func(b, a machine.Observation) bool {
+			s, other := sentinelAt(a, 1), sentinelAt(a, 0)
+			return s != nil && s.Reachable && !s.Monitoring && other != nil && other.Monitoring && other.PrimaryIP == ip(b, 0)
+		},
+	},
+	{
+		Name: "sentinel-remove on a sentinel that monitors nothing does nothing",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return removeAction(b, 2)
+		},
+		Effect: "sentinel 2 answering, monitoring nothing",
+		Expect: func(_, a machine.Observation) bool {
+			s := sentinelAt(a, 2)
+			return s != nil && s.Reachable && !s.Monitoring
+		},
+	},
+}
+
+// removeAction makes sentinel i forget the group.
+func removeAction(b machine.Observation, i int) (machine.Action, error) {
+	s := sentinelAt(b, i)
+	if s == nil || !s.Reachable {
+		return nil, fmt.Errorf("sentinel %d does not answer", i)
+	}
+	return machine.SentinelRemove{SentinelTarget: machine.SentinelTargetOf(*s)}, nil
 }
 
 // The settings the rows give: Sentinel's own defaults are other (30 s, 180 s), so a row that

@@ -54,6 +54,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		return nil
 	case machine.SentinelMonitor:
 		return w.sentinelMonitor(a)
+	case machine.SentinelRemove:
+		return w.sentinelRemove(a)
 	case machine.Promote:
 		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
 		// a new epoch); a node that is a primary already gets a new epoch if it has heard of a

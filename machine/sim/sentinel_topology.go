@@ -48,19 +48,9 @@ func (c SentinelConfig) withSettings(s machine.SentinelSettings) SentinelConfig 
 // 0, nothing else known yet), and every one takes the settings (SENTINEL SET).
 func (w *World) sentinelMonitor(a machine.SentinelMonitor) error {
 	sw := w.sentinels
-	var s *sentinel
-	if sw != nil {
-		for _, t := range sw.sentinels {
-			if sentinelName(t.ordinal) == a.Sentinel {
-				s = t
-			}
-		}
-	}
-	if s == nil || !w.operatorTalksToSentinel(s) {
-		return fmt.Errorf("%s: %w", a.Sentinel, errUnreachable)
-	}
-	if s.myid != a.ID || s.ip != a.IP {
-		return fmt.Errorf("%s runs %s at %s, action was for %s at %s", a.Sentinel, s.myid, s.ip, a.ID, a.IP)
+	s, err := w.sentinelFor(a.SentinelTarget)
+	if err != nil {
+		return err
 	}
 	if s.m == nil {
 		if w.byIP(a.PrimaryIP) == nil {
@@ -73,6 +63,41 @@ func (w *World) sentinelMonitor(a machine.SentinelMonitor) error {
 	s.m.set = s.m.set.withSettings(a.Settings)
 	sw.event(s, "+set", 0, "%s quorum %d down-after %d failover-timeout %d parallel-syncs %d", sentinelMasterName, s.m.set.Quorum, s.m.set.DownAfter, s.m.set.FailoverTimeout, s.m.set.ParallelSyncs)
 	return nil
+}
+
+// sentinelRemove carries out a SentinelRemove (SENTINEL REMOVE): the sentinel forgets the
+// group, its vote in it with it (the vote is the group's, sentinel.c's leader_epoch); its
+// current epoch stays.
+func (w *World) sentinelRemove(a machine.SentinelRemove) error {
+	s, err := w.sentinelFor(a.SentinelTarget)
+	if err != nil {
+		return err
+	}
+	if s.m != nil {
+		s.m = nil
+		w.sentinels.event(s, "-monitor", 0, "master %s", sentinelMasterName)
+	}
+	return nil
+}
+
+// sentinelFor finds the sentinel an action is aimed at, through the operator's connection to
+// it, and checks it is the process (id) the action was decided for.
+func (w *World) sentinelFor(t machine.SentinelTarget) (*sentinel, error) {
+	var s *sentinel
+	if sw := w.sentinels; sw != nil {
+		for _, c := range sw.sentinels {
+			if sentinelName(c.ordinal) == t.Sentinel {
+				s = c
+			}
+		}
+	}
+	if s == nil || !w.operatorTalksToSentinel(s) {
+		return nil, fmt.Errorf("%s: %w", t.Sentinel, errUnreachable)
+	}
+	if s.myid != t.ID || s.ip != t.IP {
+		return nil, fmt.Errorf("%s runs %s at %s, action was for %s at %s", t.Sentinel, s.myid, s.ip, t.ID, t.IP)
+	}
+	return s, nil
 }
 
 // operatorTalksToSentinel reports whether the operator and sentinel s reach each other.

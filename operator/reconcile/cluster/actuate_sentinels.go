@@ -11,3 +11,8 @@ import (
 func sentinelMonitor(ctx context.Context, x actuation, a machine.SentinelMonitor) error {
 	return x.w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings)
 }
+
+// sentinelRemove makes a sentinel forget the group (actuators/valkey SentinelRemove).
+func sentinelRemove(ctx context.Context, x actuation, a machine.SentinelRemove) error {
+	return x.w.pool.SentinelRemove(ctx, a.IP, a.ID)
+}

@@ -72,6 +72,7 @@ var actuators = map[string]actuator{
 	machine.RestoreSnapshot{}.Kind(): row(restoreSnapshot),
 	// actuate_sentinels.go: the Sentinel topology's sentinels.
 	machine.SentinelMonitor{}.Kind(): row(sentinelMonitor),
+	machine.SentinelRemove{}.Kind():  row(sentinelRemove),
 }
 
 // errNotSupported is for actions this operator version has no actuator for.

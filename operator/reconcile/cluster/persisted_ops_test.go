@@ -25,6 +25,7 @@ func operationKinds() map[string]machine.Operation {
 	return map[string]machine.Operation{
 		"failover":             {Election: machine.Election{Shard: 1, Lost: "c-s1-0", LostRunID: "run-0", LostHistory: lost, Writer: "c-s1-0", WriterRunID: "run-0", Candidate: "c-s1-1", Unpromoted: true, ElectedAt: at, ElectedClock: "clock-a", FenceFrom: at.Add(-time.Second), KnownFenced: true, Preempted: machine.Rolling}, HandOver: machine.HandOverMark{Shard: 1, To: "c-s1-2"}},
 		"failover-reseed":      {Election: machine.Election{Shard: 0, Lost: "c-0", LostRunID: "run-0", Writer: "c-0", WriterRunID: "run-0", Candidate: "c-1", ElectedAt: at, ElectedClock: "clock-a", Reseed: true}},
+		"sentinel-take-over":   {Election: machine.Election{Shard: 0, Lost: "c-0", LostRunID: "run-0", LostHistory: lost, Writer: "c-0", WriterRunID: "run-0", Candidate: "c-1", ElectedAt: at, ElectedClock: "clock-a", TakenOver: true}},
 		"switchover":           {Election: machine.Election{Shard: 2, Lost: "c-s2-0", LostRunID: "run-0", LostHistory: lost, Planned: true}, Switchover: machine.SwitchoverGoal{To: "c-s2-1"}, HandOver: machine.HandOverMark{Shard: 2, To: "c-s2-1"}},
 		"primary-leaving":      {Election: machine.Election{Shard: 0, Lost: "c-0", LostRunID: "run-0", LostHistory: lost, Planned: true}, Switchover: machine.SwitchoverGoal{To: "c-1", Leaving: true}, HandOver: machine.HandOverMark{Shard: 0, To: "c-1"}},
 		"scale-down-hand-over": {Election: machine.Election{Shard: 0, Lost: "c-2", LostRunID: "run-2", LostHistory: lost, Planned: true}, Switchover: machine.SwitchoverGoal{To: "c-0", Pods: 2}, HandOver: machine.HandOverMark{Shard: 0, To: "c-0"}},
@@ -45,6 +46,7 @@ var operationStates = map[string]machine.State{
 	"primary-leaving": machine.FailingOver, "scale-down-hand-over": machine.FailingOver, "rolling": machine.Rolling,
 	"resharding": machine.Resharding, "restore": machine.Restoring, "restore-at-bootstrap": machine.Restoring,
 	"hibernated": machine.Hibernated, "waking": machine.Bootstrapping, "none": machine.Steady,
+	"sentinel-take-over": machine.FailingOver,
 }
 
 // Every kind of operation survives the status: what today's operator writes

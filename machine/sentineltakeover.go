@@ -1,0 +1,150 @@
+package machine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Taking a failover over in the Sentinel topology. Sentinel's quorum decides failovers, but
+// there are failovers it can never make: the primary lost before the sentinels were told it
+// (or before quorum of them monitor it), or a failover the sentinels cannot finish (no
+// replica they may promote, retried for ever; a pick that came up fenced and lacks data).
+// Then the machine carries the failover out itself, with the Replication topology's election,
+// promotion and fence wait (Election.TakenOver), and tells the sentinels the new primary
+// afterwards under config epoch 0 (sentinelmonitor.go). Two deciders must never act at once,
+// so first no sentinel may monitor the group: the group is removed from those that do
+// (SentinelRemove), and only once every sentinel of the spec answers monitoring nothing does
+// the machine take over. A sentinel that monitors nothing neither starts a failover nor
+// votes for one. Every sentinel must answer: one out of sight could still fail the group over,
+// or come back naming the old primary under a config epoch newer than the 0 the machine
+// tells the others, and the newer epoch wins (the sentinels would then point the new primary
+// at the old one).
+
+// sentinelsAllAnswer reports whether every sentinel of the spec is observed answering.
+func (d *decider) sentinelsAllAnswer() bool {
+	if d.v.spec.Sentinels <= 0 || len(d.obs.Sentinels) < d.v.spec.Sentinels {
+		return false
+	}
+	for _, s := range d.obs.Sentinels {
+		if !s.Reachable {
+			return false
+		}
+	}
+	return true
+}
+
+// sentinelsCannotAct reports whether every sentinel answers and none monitors the group.
+func (d *decider) sentinelsCannotAct() bool {
+	if !d.sentinelsAllAnswer() {
+		return false
+	}
+	for _, s := range d.obs.Sentinels {
+		if s.Monitoring {
+			return false
+		}
+	}
+	return true
+}
+
+// sentinelQuorum is the quorum the sentinels are told (a majority when the spec says none).
+func (d *decider) sentinelQuorum() int {
+	if q := d.v.spec.SentinelSettings.Quorum; q > 0 {
+		return q
+	}
+	return d.sentinelMajority()
+}
+
+// sentinelsGaveUp reports whether the sentinels' failover recorded in p (FailingOver) has run
+// twice failover-timeout on this clock: Sentinel starts a new attempt no sooner, so one that
+// has not produced a primary the machine could record by then is not going to.
+func (d *decider) sentinelsGaveUp(p Persisted) bool {
+	timeout := time.Duration(d.v.spec.SentinelSettings.FailoverTimeoutMillis) * time.Millisecond
+	return p.State == FailingOver && !p.Op.Election.TakenOver && timeout > 0 &&
+		p.Clock == d.obs.Clock && d.obs.Time.Sub(p.Since) >= 2*timeout
+}
+
+// guardSentinelClockReset: the sentinels' failover (FailingOver, not taken over) was recorded
+// on another operator incarnation's clock: time it again from this observation, or the
+// take-over after twice failover-timeout (sentinelsGaveUp) would never come.
+func guardSentinelClockReset(d *decider) (outcome, bool) {
+	p := d.p
+	if p.Op.Election.TakenOver || p.Clock == d.obs.Clock {
+		return outcome{}, false
+	}
+	return outcome{next: p, message: "the sentinels' failover was recorded on another operator incarnation's clock; it is timed again from now"}, true
+}
+
+// sentinelsToRemove are the sentinels the group is removed from before the machine takes the
+// failover of the shard's lost primary over (none when it may not): every sentinel answers,
+// the primary is lost and a node may be elected (the Replication topology's primary-lost
+// rule), and either fewer than the quorum of them monitor the group (no failover can start:
+// it needs quorum sentinels to find the primary down, and the machine never tells a lost
+// primary) or the sentinels' failover (FailingOver, recorded when the primary was lost or a
+// sentinel reported it) has run twice failover-timeout: sentinels that cannot see each other
+// (they learn of each other through the data nodes) never find the primary down together.
+func (d *decider) sentinelsToRemove(p Persisted) []Sentinel {
+	if len(p.Shards) == 0 || !d.sentinelsAllAnswer() {
+		return nil
+	}
+	var monitoring []Sentinel
+	for _, s := range d.obs.Sentinels {
+		if s.Monitoring {
+			monitoring = append(monitoring, s)
+		}
+	}
+	if len(monitoring) == 0 {
+		return nil
+	}
+	switch {
+	case p.State != Steady && (p.State != FailingOver || p.Op.Election.TakenOver):
+		return nil
+	case len(monitoring) < d.sentinelQuorum():
+	case d.sentinelsGaveUp(p):
+	default:
+		return nil
+	}
+	if !d.onlyRecordedHistory(p.Shards[0]) {
+		return nil
+	}
+	if _, _, ok := d.lostShard(p, 0, nil); !ok {
+		return nil
+	}
+	return monitoring
+}
+
+// onlyRecordedHistory reports whether every node of the shard that answers with data, the
+// recorded primary aside, is still on the recorded history: no sentinel promoted one of them
+// (a history of its own) and none took another's data by a sync from it. The take-over runs
+// only then. Where the sentinels did promote a node, the election's comparison of histories
+// is not proven against what Sentinel can leave behind (the exploration found it judging a
+// node promoted by Sentinel to hold the data of one that followed the old primary after that
+// promotion), so the machine waits and says what the sentinels say.
+func (d *decider) onlyRecordedHistory(rec ShardRecord) bool {
+	for _, n := range d.v.shard(0) {
+		if n.Name == rec.Primary || !usable(n) || n.Valkey.empty() {
+			continue
+		}
+		if n.Valkey.Role == RolePrimary || n.Valkey.ReplID != rec.History.ID {
+			return false
+		}
+	}
+	return true
+}
+
+// guardSentinelTakeOver: every sentinel answers monitoring nothing, and the recorded primary
+// is lost with a node that may be elected: the machine fails it over itself.
+func guardSentinelTakeOver(d *decider) (outcome, bool) {
+	p := d.p
+	if len(p.Shards) == 0 || p.Op.Election.TakenOver || !d.sentinelsCannotAct() || !d.onlyRecordedHistory(p.Shards[0]) {
+		return outcome{}, false
+	}
+	op, fault, ok := d.lostShard(p, 0, nil)
+	if !ok {
+		return outcome{}, false
+	}
+	op.Election.TakenOver = true
+	next := p
+	next.Op = op
+	msg := fmt.Sprintf("; all %d sentinels answer and none monitors the group, so none can fail it over: the operator fails %s over itself, then tells the sentinels the new primary", len(d.obs.Sentinels), p.Shards[0].Primary)
+	return outcome{next: next, why: Reason{Kind: ReasonPrimaryLost, Shard: 0, Fault: fault}, message: msg}, true
+}
