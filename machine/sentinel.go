@@ -332,12 +332,6 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 // group from those that monitor it, adding the actions to b, and takes the failover over;
 // sentineltakeover.go).
 func (d *decider) sentinelsDecideWait(p Persisted, rec ShardRecord, b *actionList) Wait {
-	var pick Wait
-	if n, _, ok := d.sentinelPrimary(rec); ok && closed(n) {
-		if lacks := d.sentinelPickLacks(rec, n); lacks != "" {
-			pick = Wait{Kind: WaitSentinelPickLacksData, Shard: 0, Node: n.Name, Detail: lacks}
-		}
-	}
 	if rm := d.sentinelsToRemove(p); len(rm) > 0 {
 		var names []string
 		for _, s := range rm {
@@ -350,8 +344,10 @@ func (d *decider) sentinelsDecideWait(p Persisted, rec ShardRecord, b *actionLis
 		}
 		return Wait{Kind: WaitSentinelTakeOver, Shard: 0, Node: rec.Primary, Detail: why, Peer: strings.Join(names, ", ")}
 	}
-	if pick.Kind != WaitNone {
-		return pick
+	if n, _, ok := d.sentinelPrimary(rec); ok && closed(n) {
+		if lacks := d.sentinelPickLacks(rec, n); lacks != "" {
+			return Wait{Kind: WaitSentinelPickLacksData, Shard: 0, Node: n.Name, Detail: lacks}
+		}
 	}
 	if d.sentinelsCannotAct() {
 		// The take-over waits for what the Replication topology's failover waits for.
