@@ -62,7 +62,7 @@ func (d *decider) sentinelMonitors(p Persisted, s int, b *actionList) {
 	if !ok {
 		return
 	}
-	want := d.v.spec.SentinelSettings
+	want := d.sentinelSettings()
 	monitor := func(t Sentinel) {
 		b.add(SentinelMonitor{SentinelTarget: SentinelTargetOf(t), Primary: prim.Name, PrimaryIP: prim.Pod.IP, Settings: want})
 	}

@@ -128,6 +128,20 @@ func TestSentinelsTakeTheSpecsSettings(t *testing.T) {
 	}
 }
 
+// A spec without a quorum tells the sentinels a majority of them (SENTINEL MONITOR refuses 0),
+// and a sentinel monitoring with that majority is not told again: the value told and the value
+// compared are one.
+func TestSentinelsWithoutASpecQuorumAreToldAMajority(t *testing.T) {
+	spec := sentinelMonitorSpec()
+	spec.SentinelSettings.Quorum = 0
+	obs := obsAt(1, spec, primary(0), replica(1, 100), replica(2, 100))
+	obs.Sentinels = monitoredSentinels(0, 2)
+	got := monitorsOf(Decide(steadyState(), obs))
+	if len(got) != 1 || got[0].Sentinel != "sentinel-2" || got[0].Settings.Quorum != 2 {
+		t.Fatalf("want only sentinel-2 told, with quorum 2 (a majority of 3), got %+v", got)
+	}
+}
+
 // Every sentinel lost its file after a failover (recorded epoch 3): no hello brings epoch 3
 // back, so the record goes back to epoch 0 (a majority answering), and then all are told.
 func TestSentinelsThatAllLostTheGroupStartAgainUnderEpochZero(t *testing.T) {

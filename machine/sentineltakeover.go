@@ -47,11 +47,18 @@ func (d *decider) sentinelsCannotAct() bool {
 }
 
 // sentinelQuorum is the quorum the sentinels are told (a majority when the spec says none).
-func (d *decider) sentinelQuorum() int {
-	if q := d.v.spec.SentinelSettings.Quorum; q > 0 {
-		return q
+func (d *decider) sentinelQuorum() int { return d.sentinelSettings().Quorum }
+
+// sentinelSettings are the settings the sentinels are told and compared with: the spec's, its
+// quorum a majority of the sentinels when it says none. One value for both, or a sentinel told
+// quorum 0 (which SENTINEL MONITOR refuses) would be told again on every turn while the
+// take-over counted a majority.
+func (d *decider) sentinelSettings() SentinelSettings {
+	s := d.v.spec.SentinelSettings
+	if s.Quorum <= 0 {
+		s.Quorum = d.sentinelMajority()
 	}
-	return d.sentinelMajority()
+	return s
 }
 
 // sentinelsGaveUp reports whether the sentinels' failover recorded in p (FailingOver) has run

@@ -242,7 +242,7 @@ func (w Wait) String() string {
 	case WaitPrimaryNotAnswering:
 		return fmt.Sprintf("shard %d: primary %s not answering", w.Shard, w.Node)
 	case WaitSentinelsDecide:
-		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator promotes no replica in the Sentinel topology): %s", w.Node, w.Detail)
+		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator promotes a replica only when no sentinel can: every sentinel answering, with fewer than the quorum monitoring the primary or their failover given up): %s", w.Node, w.Detail)
 	case WaitSentinelsDisagree:
 		return fmt.Sprintf("no majority of the sentinels is seen naming %s, the recorded primary; the replicas are left as they are until one is: %s", w.Node, w.Detail)
 	case WaitSentinelTakeOver:
