@@ -89,11 +89,11 @@ func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 						return err
 					}
 				}
-				return doAll(ctx, c, setUser(c, UserReplication, true))
+				return doAll(ctx, c, p.replicationUser(c, true)...)
 			}
 			promote = c.B().ClusterFailover().Takeover().Build()
 		}
-		return doAll(ctx, c, promote, setUser(c, UserReplication, true))
+		return doAll(ctx, c, append([]vk.Completed{promote}, p.replicationUser(c, true)...)...)
 	})
 }
 
@@ -130,7 +130,7 @@ const detachedPassword = "detached-by-the-operator"
 // and their existing connections closed (turning a user off does not disconnect it).
 func (p *Pool) Fence(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		if err := doAll(ctx, c, setUser(c, UserClient, false), setUser(c, UserReplication, false)); err != nil {
+		if err := doAll(ctx, c, append([]vk.Completed{setUser(c, UserClient, false)}, p.replicationUser(c, false)...)...); err != nil {
 			return err
 		}
 		return doAll(ctx, c,
@@ -154,7 +154,7 @@ func (p *Pool) CloseWrites(ctx context.Context, podIP, runID string) error {
 // OpenWrites lets clients write to the node and replicas sync from it.
 func (p *Pool) OpenWrites(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		return doAll(ctx, c, setUser(c, UserClient, true), setUser(c, UserReplication, true))
+		return doAll(ctx, c, append([]vk.Completed{setUser(c, UserClient, true)}, p.replicationUser(c, true)...)...)
 	})
 }
 
@@ -162,7 +162,7 @@ func (p *Pool) OpenWrites(ctx context.Context, podIP, runID string) error {
 // after a snapshot was loaded into it: the machine opens them once the restore is complete).
 func (p *Pool) OpenSync(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		return doAll(ctx, c, setUser(c, UserReplication, true))
+		return doAll(ctx, c, p.replicationUser(c, true)...)
 	})
 }
 
@@ -172,10 +172,9 @@ func (p *Pool) OpenSync(ctx context.Context, podIP, runID string) error {
 func (p *Pool) ReplicaOf(ctx context.Context, podIP, runID, primaryIP, replicationPassword string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
 		port, tlsSetting := p.replicationTo(c, podIP, primaryIP)
-		cmds := append([]vk.Completed{
-			setUser(c, UserReplication, false),
-			c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build(),
-		}, tlsSetting...)
+		cmds := append(p.replicationUser(c, false),
+			c.B().ConfigSet().ParameterValue().ParameterValue("masterauth", replicationPassword).Build())
+		cmds = append(cmds, tlsSetting...)
 		return doAll(ctx, c, append(cmds,
 			c.B().Replicaof().Host(primaryIP).Port(port).Build(),
 			setUser(c, UserClient, true),
@@ -196,7 +195,7 @@ func (p *Pool) ReplicaOf(ctx context.Context, podIP, runID, primaryIP, replicati
 // primary, or already handing over, is left alone: the next survey shows the outcome.
 func (p *Pool) HandOver(ctx context.Context, fromIP, fromRunID, toIP, toRunID string, timeoutMillis int64) error {
 	if err := p.guard(ctx, toIP, toRunID, func(ctx context.Context, c vk.Client) error {
-		return doAll(ctx, c, setUser(c, UserReplication, true))
+		return doAll(ctx, c, p.replicationUser(c, true)...)
 	}); err != nil {
 		return fmt.Errorf("preparing the hand-over target: %w", err)
 	}

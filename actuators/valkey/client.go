@@ -44,6 +44,8 @@ type Pool struct {
 	routes  map[string]string
 	// quorum is min-replicas-to-write as the operator runs the cluster ("": unknown).
 	quorum string
+	// sentinel: the cluster runs the Sentinel topology (replicapriority.go).
+	sentinel bool
 }
 
 // SetWriteQuorum is min-replicas-to-write as the operator runs the cluster: what an action that

@@ -139,6 +139,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 	if desired.Names.Sharded {
 		mode, shards = machine.ModeCluster, int(spec.Shards)
 	}
+	pool.SetSentinelTopology(mode == machine.ModeSentinel)
 	w.obs.Spec = machine.Spec{
 		Generation:       vc.Generation,
 		Mode:             mode,
