@@ -145,6 +145,44 @@ func TestSentinelModeFencesTheOldPrimaryItReaches(t *testing.T) {
 	}
 }
 
+// The sentinels' leader still reports the failover that chose the recorded primary while it
+// reconfigures the replicas. The primary it replaced, writable again, is fenced then: it does
+// not continue the recorded primary's history, so it is no pick of any failover of it. A
+// primary that does continue it (the pick of a new failover) is left open.
+func TestSentinelModeFencesTheReplacedPrimaryWhileTheLeaderFinishes(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	p.Shards = recordPrimary(p.Shards, 0, ptr(promotedBySentinel(100)))
+	p.Shards[0].ClaimEpoch = 1
+	leaderFinishing := func() []Sentinel {
+		out := sentinels(3, "10.0.0.2", 1)
+		out[0].FailingOver = true
+		return out
+	}
+	obs := obsAt(5, spec, primary(120), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = leaderFinishing()
+	d := Decide(p, obs)
+	if got := actionsOf(d, "fence"); len(got) != 1 || !strings.Contains(got[0], "s0-0") {
+		t.Fatalf("fence %v, want the replaced primary fenced while the leader finishes", got)
+	}
+	// s0-2 promoted from the recorded primary's history: a new failover's pick.
+	pick := node(2, RolePrimary, "h3", 101)
+	pick.Valkey.ReplID2, pick.Valkey.SecondOffset = "h2", 101
+	pick.Valkey.WritesFenced, pick.Valkey.SyncFenced = false, false
+	obs = obsAt(6, spec, replica(0, 100), promotedBySentinel(100), pick)
+	obs.Sentinels = leaderFinishing()
+	if got := actionsOf(Decide(p, obs), "fence"); len(got) != 0 {
+		t.Fatalf("fenced %v: a primary continuing the recorded history may be a new failover's pick", got)
+	}
+	// With no majority naming the recorded primary, nothing is fenced during a failover.
+	obs = obsAt(7, spec, primary(120), promotedBySentinel(100), replica(2, 90))
+	obs.Sentinels = leaderFinishing()
+	obs.Sentinels[1].PrimaryIP, obs.Sentinels[2].PrimaryIP = "10.0.0.1", "10.0.0.1"
+	if got := actionsOf(Decide(p, obs), "fence"); len(got) != 0 {
+		t.Fatalf("fenced %v while a failover runs that no majority has settled", got)
+	}
+}
+
 func TestSentinelModeAbandonedFailoverKeepsThePrimary(t *testing.T) {
 	spec := sentinelSpec()
 	p := steadyState()

@@ -121,17 +121,26 @@ func (d *decider) sentinelsToRemove(p Persisted) []Sentinel {
 
 // onlyRecordedHistory reports whether every node of the shard that answers with data, the
 // recorded primary aside, is still on the recorded history: no sentinel promoted one of them
-// (a history of its own) and none took another's data by a sync from it. The take-over runs
-// only then. Where the sentinels did promote a node, the election's comparison of histories
-// is not proven against what Sentinel can leave behind (the exploration found it judging a
-// node promoted by Sentinel to hold the data of one that followed the old primary after that
-// promotion), so the machine waits and says what the sentinels say.
+// (a history of its own) and none took another's data by a sync from it. A replica still on
+// the history the recorded primary continues, short of where it continued it, counts: it
+// holds a prefix of the line (the recorded primary, promoted by the sentinels, was lost
+// before that replica synced from it). The take-over runs only then. Where the sentinels did
+// promote a node, or a replica followed the old primary past the promotion, the election's
+// comparison of histories is not proven against what Sentinel can leave behind (the
+// exploration found it judging a node promoted by Sentinel to hold the data of one that
+// followed the old primary after that promotion), so the machine waits and says what the
+// sentinels say.
 func (d *decider) onlyRecordedHistory(rec ShardRecord) bool {
+	h := rec.History
 	for _, n := range d.v.shard(0) {
 		if n.Name == rec.Primary || !usable(n) || n.Valkey.empty() {
 			continue
 		}
-		if n.Valkey.Role == RolePrimary || n.Valkey.ReplID != rec.History.ID {
+		if n.Valkey.Role == RolePrimary {
+			return false
+		}
+		onPrefix := h.PrevID != "" && !h.PrevRestarted && n.Valkey.ReplID == h.PrevID && n.Valkey.Offset < h.PrevEnd
+		if n.Valkey.ReplID != h.ID && !onPrefix {
 			return false
 		}
 	}

@@ -166,3 +166,27 @@ func TestTheMachineTakesNothingOverWhereTheSentinelsMadeAHistory(t *testing.T) {
 		t.Fatal("a node promoted with data: want no take-over")
 	}
 }
+
+// The recorded primary, promoted by the sentinels from h1 at offset 100, is lost before a
+// replica still on h1 synced from it. That replica holds a prefix of the line: the take-over
+// runs. One that followed the old primary past the promotion (offset 101 of h1) holds writes
+// off the line, and the take-over waits.
+func TestTheMachineTakesOverBesideAReplicaShortOfThePromotion(t *testing.T) {
+	p := steadyState()
+	p.Shards[0].History = History{ID: "h2", PrevID: "h1", PrevEnd: 101}
+	obsWith := func(offset int64) Observation {
+		onLine := detached(node(2, RoleReplica, "h2", 105))
+		obs := obsAt(1, sentinelMonitorSpec(), unreachable(primary(0), 3), detached(replica(1, offset)), onLine)
+		obs.Nodes[0].Valkey.ReplID = "h2"
+		obs.Sentinels = monitoredSentinels(0, 1, 2)
+		return obs
+	}
+	d := Decide(p, obsWith(100))
+	if got := actionsOf(d, "sentinel-remove"); len(got) != 1 || !strings.Contains(got[0], "sentinel-0") {
+		t.Fatalf("a replica short of the promotion: want the group removed from sentinel-0, got %v (waiting %q)", d.Actions, d.Waiting)
+	}
+	d = Decide(p, obsWith(101))
+	if got := actionsOf(d, "sentinel-remove"); len(got) != 0 {
+		t.Fatalf("a replica past the promotion: want nothing removed, got %v", got)
+	}
+}

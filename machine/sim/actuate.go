@@ -245,13 +245,18 @@ func (w *World) handOver(a machine.HandOver) error {
 	if err != nil {
 		return err
 	}
-	return w.failoverTo(from, to)
+	return w.failoverTo(from, to, true)
 }
 
 // failoverTo is FAILOVER TO as Valkey runs it on from: the target must be a linked replica
 // the primary reaches; it is brought up to date, takes over with writes as they were, and
-// the old primary follows it.
-func (w *World) failoverTo(from, to *node) error {
+// the old primary follows it. byOperator is the operator's hand-over, whose actuator opens the
+// target to replicas and leaves client writes as the primary had them. A person's FAILOVER TO
+// (a fault) opens the target to replicas too, or the old primary could not follow it (FAILOVER
+// TO touches no ACL user, and a replica's replication user is off until the operator opens
+// it), and leaves every client user as it was: a replica serving reads takes writes as a
+// primary at once, a closed one stays closed.
+func (w *World) failoverTo(from, to *node, byOperator bool) error {
 	if !w.responsive(from) || from.role != machine.RolePrimary || to.role != machine.RoleReplica || to.masterIP != from.ip || !to.linkUp ||
 		to.linkRun != from.runID || to.lagTicks > 0 || !w.talk(from, to) {
 		return fmt.Errorf("FAILOVER TO %s: not a caught-up replica of %s", to.name, from.name)
@@ -271,7 +276,10 @@ func (w *World) failoverTo(from, to *node) error {
 	if from.shard < len(w.holders) && w.holders[from.shard] == (holder{from.name, from.runID}) {
 		w.holders[from.shard] = holder{to.name, to.runID}
 	}
-	to.writesFenced, to.syncFenced = fenced, false
+	if byOperator {
+		to.writesFenced = fenced
+	}
+	to.syncFenced = false
 	if w.topo.Mode != machine.ModeCluster {
 		// FAILOVER TO finishes on the old primary a moment after the target promoted itself:
 		// an observation in between sees two primaries, the target on the next history.
@@ -294,7 +302,7 @@ func (w *World) handBack(from, to *node) {
 		w.demote(from, from.demoteTo)
 	}
 	w.pumpReplica(from, false)
-	if err := w.failoverTo(to, from); err != nil {
+	if err := w.failoverTo(to, from, false); err != nil {
 		w.note("manual FAILOVER TO back: %v", err)
 		return
 	}

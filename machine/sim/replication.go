@@ -88,7 +88,7 @@ func (w *World) handshake(r, m *node) {
 				if !w.writeOfShard(id, r.shard) {
 					continue
 				}
-				if !m.has.get(id) && w.onLineWrite(r.shard, id) {
+				if !m.has.get(id) && w.onLineWrite(r.shard, id) && !w.lostBySentinel(m, id) {
 					w.violate(ViolationEmptySource, "%s (restarted without its data) fed %s by full sync, wiping write %d of the shard that %s held", m.name, r.name, id, r.name)
 					break
 				}

@@ -68,10 +68,7 @@ func (sw *SentinelWorld) refreshInfo(s *sentinel, inst *instance, n *node, isMas
 		if !n.linkUp {
 			inst.linkDownTime = sw.linkDownSeconds(n)
 		}
-		inst.priority = sentinelDefaultPriority
-		if p, ok := sw.cfg.Priority[n.name]; ok {
-			inst.priority = p
-		}
+		inst.priority = sw.replicaPriority(n)
 		inst.offset = n.offset()
 	}
 	inst.infoRefresh = now
@@ -183,4 +180,20 @@ func (sw *SentinelWorld) checkObjectivelyDown(s *sentinel) {
 		m.odown = false
 		sw.event(s, "-odown", 0, "%s", m.inst.addr)
 	}
+}
+
+// replicaPriority is the replica-priority n's INFO reports: the configured one when the test
+// sets one; otherwise, in the Sentinel topology, 0 while n's replication user is off and the
+// default when it is on, as the product's actuators keep it (every action that turns the user
+// on or off sets replica-priority with it, and a pod starts with both off): a node that
+// restarted, or that the operator fenced or has not opened as a sync source yet, is one the
+// operator does not know to hold the data, and Sentinel must not promote it.
+func (sw *SentinelWorld) replicaPriority(n *node) int {
+	if p, ok := sw.cfg.Priority[n.name]; ok {
+		return p
+	}
+	if sw.w.topo.Mode == machine.ModeSentinel && n.syncFenced {
+		return 0
+	}
+	return sentinelDefaultPriority
 }

@@ -214,21 +214,47 @@ func (w *World) sentinelsOverlap(a, b *node) bool {
 	return ab || ba
 }
 
+// lostBySentinel reports whether write id, missing on m, is lost by Sentinel's design when m
+// feeds a replica: m is a node Sentinel promoted while the process that acknowledged the write
+// was a primary, and the write came at or after the promotion ("last failover wins"). The
+// replica Sentinel re-points at m drops it as Sentinel's rules say; what the operator adds to
+// such a loss is still checked where clients write (checkWorld).
+func (w *World) lostBySentinel(m *node, id int32) bool {
+	if int(id) >= len(w.writes) {
+		return false
+	}
+	_, lost := w.sentinelExcuses(m, &w.writes[id])
+	return lost
+}
+
 // sentinelExcuses reports whether n, taking writes without the WAIT-acknowledged write wr, is
 // Sentinel's design rather than a loss: n is a primary Sentinel replaced, still taking writes
-// beside the one it promoted, which acknowledged wr and is still a primary (the replaced one's
-// writes are the ones to go). lostBySentinel reports whether the write is lost by it: n is the
-// promoted node and wr was acknowledged by the primary it replaced after the promotion.
+// beside one it promoted (or one a person handed that role to), which holds wr and is still a
+// primary (the replaced one's writes are the ones to go). lostBySentinel reports whether the
+// write is lost by it: n is the promoted node and wr was acknowledged by the primary it
+// replaced after the promotion.
 func (w *World) sentinelExcuses(n *node, wr *writeRecord) (excused, lostBySentinel bool) {
 	if at, ok := w.sentinelOverlap[[2]string{n.runID, wr.runID}]; ok && wr.tick >= at {
 		return false, true
 	}
-	if _, ok := w.sentinelOverlap[[2]string{wr.runID, n.runID}]; ok {
-		for _, m := range w.nodes {
-			if m.runID == wr.runID && m.exists && m.running && m.role == machine.RolePrimary {
-				return true, false
-			}
+	for _, m := range w.nodes {
+		if _, ok := w.sentinelOverlap[[2]string{m.runID, n.runID}]; ok && m.exists && m.running && m.role == machine.RolePrimary && m.has.get(wr.id) {
+			return true, false
 		}
 	}
 	return false, false
+}
+
+// sentinelHandedOver passes the overlaps Sentinel's design allows from to to, after a
+// person's lossless FAILOVER TO from from to to: the split Sentinel left (a replaced primary
+// still taking writes beside its pick) is the same split with to in from's place.
+func (w *World) sentinelHandedOver(from, to *node) {
+	for k, at := range w.sentinelOverlap {
+		switch {
+		case k[0] == from.runID:
+			w.sentinelOverlap[[2]string{to.runID, k[1]}] = at
+		case k[1] == from.runID:
+			w.sentinelOverlap[[2]string{k[0], to.runID}] = at
+		}
+	}
 }

@@ -72,12 +72,38 @@ func TestSentinelTopologyStillCatchesTheProductsLosses(t *testing.T) {
 	t.Fatal("100 schedules with nodes starting unfenced lost no write the checks saw: Sentinel's share hides the product's")
 }
 
-// A node the sentinels promote after it restarted empty stays closed while a node holds data
-// it lacks, and no write is lost. The sentinels cannot finish that failover (the machine never
-// opens their pick), so twice failover-timeout after the lost primary was recorded the machine
-// takes it over (the pick holds no data, so nothing but the recorded history is left to
-// weigh): the group is removed from every sentinel, a node holding the data is elected, and
-// the sentinels are told it. The schedule ends Steady.
+// A node that restarted empty is not the sentinels' pick once their INFO shows it: its
+// replica-priority is 0 while its replication user is off (as the actuators keep it), so the
+// failover aborts with no replica to promote rather than promote it, and the primary is kept
+// when it comes back. No write is lost and the schedule ends Steady.
+func TestSentinelTopologyDoesNotPickARestartedNode(t *testing.T) {
+	f, err := os.Open("testdata/sentinel/restarted-node-not-picked.sched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res := runSchedule(t, f)
+	if len(res.Violations) > 0 {
+		t.Fatalf("%s\n%s", res.Violations[0], strings.Join(res.Trace, "\n"))
+	}
+	trace := strings.Join(res.Trace, "\n")
+	if strings.Contains(trace, "+promoted-slave") {
+		t.Fatalf("the sentinels promoted a node:\n%s", trace)
+	}
+	for _, want := range []string{"-failover-abort-no-good-slave", "--sentinel-kept-primary--> Steady"} {
+		if !strings.Contains(trace, want) {
+			t.Fatalf("the run never shows %q:\n%s", want, trace)
+		}
+	}
+}
+
+// A node the sentinels promote after it restarted empty (before their INFO showed its
+// replica-priority 0) stays closed while a node holds data it lacks, and no write is lost. The
+// sentinels cannot finish that failover (the machine never opens their pick), so twice
+// failover-timeout after the lost primary was recorded the machine takes it over (the pick
+// holds no data, so nothing but the recorded history is left to weigh): the group is removed
+// from every sentinel, a node holding the data is elected, and the sentinels are told it. The
+// schedule ends Steady.
 func TestSentinelTopologyKeepsAnEmptyPickClosed(t *testing.T) {
 	f, err := os.Open("testdata/sentinel/fenced-pick-lacks-data.sched")
 	if err != nil {

@@ -166,7 +166,8 @@ func (s *Sim) fault(f Fault) {
 		from := w.resolve(NodeRef{Shard: f.Node.Shard, Primary: true})
 		state := s.op.status.Persisted.State
 		if from != nil && n != nil && from != n && (state == machine.Steady || f.Back && state == machine.Rolling) && n.ordinal <= w.spec.Replicas {
-			if err := w.failoverTo(from, n); err == nil {
+			if err := w.failoverTo(from, n, false); err == nil {
+				w.sentinelHandedOver(from, n)
 				w.note("manual FAILOVER TO: %s handed over to %s", from.name, n.name)
 				if f.Back {
 					w.handBack(from, n)
