@@ -77,24 +77,11 @@ func TestSentinelTopologyStillCatchesTheProductsLosses(t *testing.T) {
 // failover aborts with no replica to promote rather than promote it, and the primary is kept
 // when it comes back. No write is lost and the schedule ends Steady.
 func TestSentinelTopologyDoesNotPickARestartedNode(t *testing.T) {
-	f, err := os.Open("testdata/sentinel/restarted-node-not-picked.sched")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res := runSchedule(t, f)
-	if len(res.Violations) > 0 {
-		t.Fatalf("%s\n%s", res.Violations[0], strings.Join(res.Trace, "\n"))
-	}
-	trace := strings.Join(res.Trace, "\n")
+	trace := sentinelScheduleTrace(t, "testdata/sentinel/restarted-node-not-picked.sched")
 	if strings.Contains(trace, "+promoted-slave") {
 		t.Fatalf("the sentinels promoted a node:\n%s", trace)
 	}
-	for _, want := range []string{"-failover-abort-no-good-slave", "--sentinel-kept-primary--> Steady"} {
-		if !strings.Contains(trace, want) {
-			t.Fatalf("the run never shows %q:\n%s", want, trace)
-		}
-	}
+	traceShows(t, trace, "-failover-abort-no-good-slave", "--sentinel-kept-primary--> Steady")
 }
 
 // A node the sentinels promote after it restarted empty (before their INFO showed its
@@ -105,19 +92,32 @@ func TestSentinelTopologyDoesNotPickARestartedNode(t *testing.T) {
 // from every sentinel, a node holding the data is elected, and the sentinels are told it. The
 // schedule ends Steady.
 func TestSentinelTopologyKeepsAnEmptyPickClosed(t *testing.T) {
-	f, err := os.Open("testdata/sentinel/fenced-pick-lacks-data.sched")
+	trace := sentinelScheduleTrace(t, "testdata/sentinel/fenced-pick-lacks-data.sched")
+	traceShows(t, trace, "came up fenced", "FailingOver --sentinel-take-over--> FailingOver", "--failover-complete--> Steady", "sentinel-monitor sentinel-0")
+}
+
+// sentinelScheduleTrace replays a schedule file, fails on a violation and returns the trace.
+func sentinelScheduleTrace(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	res := runSchedule(t, f)
-	if len(res.Violations) > 0 {
-		t.Fatalf("%s\n%s", res.Violations[0], strings.Join(res.Trace, "\n"))
-	}
 	trace := strings.Join(res.Trace, "\n")
-	for _, want := range []string{"came up fenced", "FailingOver --sentinel-take-over--> FailingOver", "--failover-complete--> Steady", "sentinel-monitor sentinel-0"} {
-		if !strings.Contains(trace, want) {
-			t.Fatalf("the run never shows %q:\n%s", want, trace)
+	if len(res.Violations) > 0 {
+		t.Fatalf("%s\n%s", res.Violations[0], trace)
+	}
+	return trace
+}
+
+// traceShows fails unless the trace shows every one of want.
+func traceShows(t *testing.T, trace string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(trace, w) {
+			t.Fatalf("the run never shows %q:\n%s", w, trace)
 		}
 	}
 }
