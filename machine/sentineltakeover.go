@@ -119,28 +119,45 @@ func (d *decider) sentinelsToRemove(p Persisted) []Sentinel {
 	return monitoring
 }
 
-// onlyRecordedHistory reports whether every node of the shard that answers with data, the
-// recorded primary aside, is still on the recorded history: no sentinel promoted one of them
-// (a history of its own) and none took another's data by a sync from it. A replica still on
-// the history the recorded primary continues, short of where it continued it, counts: it
-// holds a prefix of the line (the recorded primary, promoted by the sentinels, was lost
-// before that replica synced from it). The take-over runs only then. Where the sentinels did
-// promote a node, or a replica followed the old primary past the promotion, the election's
-// comparison of histories is not proven against what Sentinel can leave behind (the
-// exploration found it judging a node promoted by Sentinel to hold the data of one that
-// followed the old primary after that promotion), so the machine waits and says what the
-// sentinels say.
+// onlyRecordedHistory reports whether the data of the shard's nodes that answer with any is
+// all on the recorded line, so that the take-over's election can weigh it. The recorded
+// primary aside, every such node is a replica on the recorded history, or on the history the
+// recorded primary continued short of where it continued it (the recorded primary, a Sentinel
+// pick, was lost before that replica synced from it). One history may have continued the
+// recorded one (a node the sentinels promoted, or a person's FAILOVER TO target, holding the
+// line and what it took since; nodes that followed it take it too): then every node with
+// data, the recorded primary included, is on that history or on the recorded one short of
+// where it was continued, and only a node on that history may be a primary. The take-over
+// runs only then. A node that followed the old primary past such a promotion holds writes off
+// the line, and the election's comparison of histories is not proven against it (the
+// exploration found it judging the promoted node to hold the data of one that followed the
+// old primary after that promotion), so the machine waits and says what the sentinels say.
 func (d *decider) onlyRecordedHistory(rec ShardRecord) bool {
 	h := rec.History
+	withData := func(n *Node) bool { return usable(n) && !n.Valkey.empty() }
+	next, split := "", int64(0)
 	for _, n := range d.v.shard(0) {
-		if n.Name == rec.Primary || !usable(n) || n.Valkey.empty() {
+		if !withData(n) || h.ID == "" || n.Valkey.ReplID2 != h.ID || n.Valkey.ReplID == h.ID {
 			continue
 		}
-		if n.Valkey.Role == RolePrimary {
+		if next != "" && (n.Valkey.ReplID != next || n.Valkey.SecondOffset != split) {
 			return false
 		}
-		onPrefix := h.PrevID != "" && !h.PrevRestarted && n.Valkey.ReplID == h.PrevID && n.Valkey.Offset < h.PrevEnd
-		if n.Valkey.ReplID != h.ID && !onPrefix {
+		next, split = n.Valkey.ReplID, n.Valkey.SecondOffset
+	}
+	for _, n := range d.v.shard(0) {
+		if !withData(n) || (n.Name == rec.Primary && next == "") {
+			continue
+		}
+		onPrev := h.PrevID != "" && !h.PrevRestarted && n.Valkey.ReplID == h.PrevID && n.Valkey.Offset < h.PrevEnd
+		switch {
+		case next != "" && n.Valkey.ReplID == next:
+		case n.Valkey.Role == RolePrimary:
+			return false
+		case next == "" && n.Valkey.ReplID == h.ID:
+		case next != "" && n.Valkey.ReplID == h.ID && n.Valkey.Offset < split:
+		case onPrev:
+		default:
 			return false
 		}
 	}

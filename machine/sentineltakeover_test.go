@@ -148,22 +148,29 @@ func TestTheSentinelsFailoverIsTimedAgainOnANewOperatorClock(t *testing.T) {
 	}
 }
 
-// A node the sentinels promoted with data (a history of its own) is left to them and to a
-// person: the machine takes nothing over while a node with data is on another history than
-// the recorded one.
-func TestTheMachineTakesNothingOverWhereTheSentinelsMadeAHistory(t *testing.T) {
-	obs := takeOverObs(1, monitoredSentinels(0, 1, 2))
-	obs.Nodes[1] = promotedBySentinel(100)
-	p := Decide(steadyState(), obs).Next
-	obs = takeOverObs(2, monitoredSentinels(0, 1, 2))
-	obs.Nodes[1] = promotedBySentinel(100)
-	d := Decide(p, obs)
-	if len(actionsOf(d, "sentinel-remove")) > 0 {
-		t.Fatalf("a node promoted with data: want nothing removed, got %v", d.Actions)
+// A node the sentinels promoted with data (h2, continuing h1 up to offset 100) does not stop
+// the take-over while every other node is on h1 short of the promotion: their data is a prefix
+// of the pick's. One that followed the old primary past the promotion (offset 120 of h1) holds
+// writes off the line: nothing is taken over, and the sentinels and a person decide.
+func TestTheMachineTakesOverASentinelPickOnlyBesideItsLine(t *testing.T) {
+	obsWith := func(sec int, offset int64, sentinels []Sentinel) Observation {
+		obs := takeOverObs(sec, sentinels)
+		obs.Nodes[1] = promotedBySentinel(100)
+		obs.Nodes[2] = detached(replica(2, offset))
+		return obs
 	}
-	obs.Sentinels = monitoredSentinels(0, 0, 1, 2)
-	if d := Decide(p, obs); d.Transition != nil && d.Transition.Event == EventSentinelTakeOver {
-		t.Fatal("a node promoted with data: want no take-over")
+	p := Decide(steadyState(), obsWith(1, 90, monitoredSentinels(0, 1, 2))).Next
+	if d := Decide(p, obsWith(2, 90, monitoredSentinels(0, 1, 2))); len(actionsOf(d, "sentinel-remove")) != 1 {
+		t.Fatalf("a pick with data and a replica short of its promotion: want the group removed from sentinel-0, got %v (waiting %q)", d.Actions, d.Waiting)
+	}
+	if d := Decide(p, obsWith(2, 90, monitoredSentinels(0, 0, 1, 2))); d.Transition == nil || d.Transition.Event != EventSentinelTakeOver {
+		t.Fatalf("a pick with data and a replica short of its promotion: want sentinel-take-over, got %+v", d.Transition)
+	}
+	if d := Decide(p, obsWith(2, 120, monitoredSentinels(0, 1, 2))); len(actionsOf(d, "sentinel-remove")) > 0 {
+		t.Fatalf("a replica past the promotion: want nothing removed, got %v", d.Actions)
+	}
+	if d := Decide(p, obsWith(2, 120, monitoredSentinels(0, 0, 1, 2))); d.Transition != nil && d.Transition.Event == EventSentinelTakeOver {
+		t.Fatal("a replica past the promotion: want no take-over")
 	}
 }
 
@@ -188,5 +195,38 @@ func TestTheMachineTakesOverBesideAReplicaShortOfThePromotion(t *testing.T) {
 	d = Decide(p, obsWith(101))
 	if got := actionsOf(d, "sentinel-remove"); len(got) != 0 {
 		t.Fatalf("a replica past the promotion: want nothing removed, got %v", got)
+	}
+}
+
+// A person's FAILOVER TO moved the role from the recorded primary s0-0 (h1) to s0-2, which
+// took h2 continuing h1 up to offset 100, and whose pod was then deleted (back empty). s0-0
+// follows it on h2, and s0-1, which follows s0-0, took h2 too. No sentinel can fail over a
+// primary that reports itself a replica with no replica they may promote, so after twice
+// failover-timeout the group is removed: every node with data is on h2. With s0-1 on h1 past
+// the hand-over (writes s0-0 took after it), nothing is.
+func TestTheMachineTakesOverAfterAPersonsHandOver(t *testing.T) {
+	onH2 := func(n Node) Node {
+		n.Valkey.ReplID, n.Valkey.ReplID2, n.Valkey.SecondOffset = "h2", "h1", 101
+		return n
+	}
+	obsWith := func(sec int, other Node) Observation {
+		restarted := detached(node(2, RoleReplica, "h9", 0)) // its pod was deleted: back empty
+		obs := obsAt(sec, sentinelMonitorSpec(), onH2(node(0, RoleReplica, "h2", 110)), other, restarted)
+		obs.Sentinels = monitoredSentinels(0)
+		obs.Sentinels[0].FailingOver, obs.Sentinels[0].PrimaryDown = true, true
+		return obs
+	}
+	chained := onH2(replica(1, 110))
+	d := Decide(steadyState(), obsWith(1, chained))
+	if d.Transition == nil || d.Transition.Event != EventSentinelFailover {
+		t.Fatalf("want sentinel-failover, got %+v", d.Transition)
+	}
+	p := d.Next
+	timeout := int(sentinelMonitorSpec().SentinelSettings.FailoverTimeoutMillis / 1000)
+	if d := Decide(p, obsWith(1+2*timeout, chained)); len(actionsOf(d, "sentinel-remove")) != 3 {
+		t.Fatalf("after twice failover-timeout: want the group removed from all three, got %v (waiting %q)", d.Actions, d.Waiting)
+	}
+	if d := Decide(p, obsWith(1+2*timeout, detached(replica(1, 120)))); len(actionsOf(d, "sentinel-remove")) != 0 {
+		t.Fatalf("a replica past the hand-over: want nothing removed, got %v", d.Actions)
 	}
 }
