@@ -439,7 +439,11 @@ func (d *decider) sentinelFailoverActions(p Persisted, b *actionList) {
 		b.wait(w)
 		return
 	}
-	b.wait(Wait{Kind: WaitSentinelFailover, Detail: d.sentinelsSay()})
+	detail := d.sentinelsSay()
+	if why := d.takeOverHeldBack(p); why != "" {
+		detail += "; their failover has run twice failover-timeout, and the operator does not take it over: " + why
+	}
+	b.wait(Wait{Kind: WaitSentinelFailover, Detail: detail})
 }
 
 // sentinelNotBuilt says which of the spec's requests the Sentinel topology does not carry out

@@ -132,7 +132,11 @@ func (d *decider) sentinelsToRemove(p Persisted) []Sentinel {
 // the line, and the election's comparison of histories is not proven against it (the
 // exploration found it judging the promoted node to hold the data of one that followed the
 // old primary after that promotion), so the machine waits and says what the sentinels say.
-func (d *decider) onlyRecordedHistory(rec ShardRecord) bool {
+func (d *decider) onlyRecordedHistory(rec ShardRecord) bool { return d.offRecordedLine(rec) == "" }
+
+// offRecordedLine names the node whose data stops the take-over (onlyRecordedHistory), with
+// why, or is "" when none does.
+func (d *decider) offRecordedLine(rec ShardRecord) string {
 	h := rec.History
 	withData := func(n *Node) bool { return usable(n) && !n.Valkey.empty() }
 	next, split := "", int64(0)
@@ -141,7 +145,7 @@ func (d *decider) onlyRecordedHistory(rec ShardRecord) bool {
 			continue
 		}
 		if next != "" && (n.Valkey.ReplID != next || n.Valkey.SecondOffset != split) {
-			return false
+			return n.Name + " continues the recorded history on another history than another node does"
 		}
 		next, split = n.Valkey.ReplID, n.Valkey.SecondOffset
 	}
@@ -153,15 +157,34 @@ func (d *decider) onlyRecordedHistory(rec ShardRecord) bool {
 		switch {
 		case next != "" && n.Valkey.ReplID == next:
 		case n.Valkey.Role == RolePrimary:
-			return false
+			return n.Name + " is a primary on a history of its own"
 		case next == "" && n.Valkey.ReplID == h.ID:
 		case next != "" && n.Valkey.ReplID == h.ID && n.Valkey.Offset < split:
 		case onPrev:
 		default:
-			return false
+			return n.Name + " holds writes off the recorded line (it followed the old primary past a promotion, or took another history)"
 		}
 	}
-	return true
+	return ""
+}
+
+// takeOverHeldBack says why the machine does not take over the sentinels' failover once it
+// has run twice failover-timeout ("" when it does, or before then): the status then says what
+// stands in the way, not only that the sentinels are failing over.
+func (d *decider) takeOverHeldBack(p Persisted) string {
+	if len(p.Shards) == 0 || !d.sentinelsGaveUp(p) {
+		return ""
+	}
+	if !d.sentinelsAllAnswer() {
+		return "not every sentinel answers the operator, and one out of sight could still fail the primary over"
+	}
+	if off := d.offRecordedLine(p.Shards[0]); off != "" {
+		return off + "; make the node with the data the primary by hand (REPLICAOF NO ONE on it), then point every sentinel at it (SENTINEL REMOVE and SENTINEL MONITOR with its address)"
+	}
+	if _, why, ok := d.failoverOf(p, 0, nil); !ok {
+		return why.wait(WaitFailover, p.Shards[0].Primary).String()
+	}
+	return ""
 }
 
 // guardSentinelTakeOver: every sentinel answers monitoring nothing, and the recorded primary

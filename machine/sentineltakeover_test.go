@@ -226,7 +226,12 @@ func TestTheMachineTakesOverAfterAPersonsHandOver(t *testing.T) {
 	if d := Decide(p, obsWith(1+2*timeout, chained)); len(actionsOf(d, "sentinel-remove")) != 3 {
 		t.Fatalf("after twice failover-timeout: want the group removed from all three, got %v (waiting %q)", d.Actions, d.Waiting)
 	}
-	if d := Decide(p, obsWith(1+2*timeout, detached(replica(1, 120)))); len(actionsOf(d, "sentinel-remove")) != 0 {
+	d = Decide(p, obsWith(1+2*timeout, detached(replica(1, 120))))
+	if len(actionsOf(d, "sentinel-remove")) != 0 {
 		t.Fatalf("a replica past the hand-over: want nothing removed, got %v", d.Actions)
+	}
+	// The status says what stands in the way of the take-over, and what a person can do.
+	if w := d.Waiting.String(); d.Waiting.Kind != WaitSentinelFailover || !strings.Contains(w, "does not take it over: s0-1 holds writes off the recorded line") || !strings.Contains(w, "SENTINEL MONITOR") {
+		t.Fatalf("waiting %q (%v), want the take-over's blocker named", w, d.Waiting.Kind)
 	}
 }
