@@ -65,6 +65,9 @@ type Sentinel struct {
 	// sentinels find the primary it names down).
 	FailingOver bool
 	PrimaryDown bool
+	// Peers is how many other sentinels it knows for the group (num-other-sentinels): one a
+	// re-created sentinel replaced (a new id) stays among them until the group is reset.
+	Peers int `json:",omitempty"`
 	// Settings are the group's settings in its view (quorum, down-after-milliseconds,
 	// failover-timeout, parallel-syncs); zero when it does not monitor the group.
 	Settings SentinelSettings `json:",omitempty"`

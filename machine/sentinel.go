@@ -294,6 +294,7 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	rec := p.Shards[s]
 	prim := d.v.node(rec.Primary)
 	d.sentinelMonitors(p, s, b)
+	d.sentinelResets(p, s, b)
 	inProgress, failing, agree := d.sentinelsInProgress(), d.sentinelsFailingOver(), d.sentinelsAgree(rec, prim)
 	var why Wait
 	switch {

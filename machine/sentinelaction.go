@@ -35,10 +35,20 @@ type SentinelRemove struct {
 	SentinelTarget
 }
 
+// SentinelReset makes a sentinel forget the replicas and other sentinels it knows for the
+// cluster's group and find them again (SENTINEL RESET): from the primary's INFO and the others'
+// hellos, within seconds. The primary it names, the config epoch, its vote's epoch and the
+// settings stay. Nothing when it monitors none.
+type SentinelReset struct {
+	SentinelTarget
+}
+
 func (SentinelMonitor) Kind() string { return "sentinel-monitor" }
 func (SentinelRemove) Kind() string  { return "sentinel-remove" }
+func (SentinelReset) Kind() string   { return "sentinel-reset" }
 
 func (a SentinelRemove) String() string { return fmt.Sprintf("sentinel-remove %s", a.Sentinel) }
+func (a SentinelReset) String() string  { return fmt.Sprintf("sentinel-reset %s", a.Sentinel) }
 
 func (a SentinelMonitor) String() string {
 	return fmt.Sprintf("sentinel-monitor %s -> %s (%s) quorum=%d down-after=%dms failover-timeout=%dms parallel-syncs=%d",

@@ -82,6 +82,47 @@ func (d *decider) sentinelMonitors(p Persisted, s int, b *actionList) {
 	}
 }
 
+// sentinelResets resets (SentinelReset) a sentinel that knows more other sentinels than the
+// spec runs: a sentinel re-created without its file came back with a new id, and the others
+// keep its old one as a voter, so a majority of voters may be out of reach with a majority of
+// the sentinels up (seen on real sentinels: CKQUORUM said NOQUORUM with two of three up). Only
+// in Steady, with every sentinel of the spec answering, each naming the recorded primary under
+// the recorded epoch with no failover and the primary down in none's view, and one at a time:
+// none while a sentinel knows fewer than the others (one reset finds the others again through
+// their hellos, within seconds), so that no two forget the others at once.
+func (d *decider) sentinelResets(p Persisted, s int, b *actionList) {
+	n := d.v.spec.Sentinels
+	if p.State != Steady || n <= 0 || !d.sentinelsAllAnswer() {
+		return
+	}
+	rec := p.Shards[s]
+	prim := d.v.node(rec.Primary)
+	if !alive(prim, rec.RunID) || prim.Valkey.Role != RolePrimary {
+		return
+	}
+	var stale, relearning *Sentinel
+	for i, t := range d.obs.Sentinels {
+		if !t.Monitoring || t.PrimaryIP != prim.Pod.IP || t.ConfigEpoch != rec.ClaimEpoch || t.FailingOver || t.PrimaryDown {
+			return
+		}
+		switch {
+		case t.Peers > n-1 && stale == nil:
+			stale = &d.obs.Sentinels[i]
+		case t.Peers < n-1 && relearning == nil:
+			relearning = &d.obs.Sentinels[i]
+		}
+	}
+	switch {
+	case stale == nil:
+	case relearning != nil:
+		// Not settled: the reset that is due comes once the other one is done.
+		b.wait(Wait{Kind: WaitSentinelsRelearning, Node: stale.Name, Peer: relearning.Name,
+			Detail: fmt.Sprintf("%s knows %d other sentinels, %s %d, of %d", stale.Name, stale.Peers, relearning.Name, relearning.Peers, n-1)})
+	default:
+		b.add(SentinelReset{SentinelTarget: SentinelTargetOf(*stale)})
+	}
+}
+
 // guardSentinelEpochReset: no sentinel that answers monitors the group under the recorded
 // epoch or a newer one, those that monitor it name the recorded primary under epoch 0, a
 // majority of the sentinels answer, and the recorded primary answers as a primary: the

@@ -178,3 +178,45 @@ func TestSentinelsThatAllLostTheGroupStartAgainUnderEpochZero(t *testing.T) {
 		t.Fatalf("a sentinel under the recorded epoch: want no reset, got %s", d.Transition.Event)
 	}
 }
+
+// A sentinel that knows more other sentinels than the spec runs (a re-created sentinel's old
+// id) is reset, one at a time: none while another still knows fewer (a reset one finding the
+// others again), and none while the group moves.
+func TestASentinelWithAStalePeerIsReset(t *testing.T) {
+	spec := sentinelMonitorSpec()
+	obsWith := func(peers ...int) Observation {
+		obs := obsAt(1, spec, primary(0), replica(1, 100), replica(2, 100))
+		obs.Sentinels = monitoredSentinels(0)
+		for i := range obs.Sentinels {
+			obs.Sentinels[i].Peers = peers[i]
+		}
+		return obs
+	}
+	resets := func(d Decision) []string { return actionsOf(d, "sentinel-reset") }
+	if got := resets(Decide(steadyState(), obsWith(2, 3, 2))); len(got) != 1 || got[0] != "sentinel-reset sentinel-1" {
+		t.Fatalf("want sentinel-1 reset, got %v", got)
+	}
+	if got := resets(Decide(steadyState(), obsWith(3, 3, 2))); len(got) != 1 || got[0] != "sentinel-reset sentinel-0" {
+		t.Fatalf("want one reset at a time, got %v", got)
+	}
+	d := Decide(steadyState(), obsWith(1, 3, 2))
+	if got := resets(d); len(got) != 0 {
+		t.Fatalf("sentinel-0 still finds the others again: want no reset, got %v", got)
+	}
+	if d.Waiting.Kind != WaitSentinelsRelearning || !strings.Contains(d.Waiting.String(), "sentinel-1 knows another sentinel that no longer runs") {
+		t.Fatalf("waiting %q (%v): the reset that is due must keep the cluster from looking settled", d.Waiting, d.Waiting.Kind)
+	}
+	if got := resets(Decide(steadyState(), obsWith(2, 2, 2))); len(got) != 0 {
+		t.Fatalf("no stale peer: want no reset, got %v", got)
+	}
+	moving := obsWith(2, 3, 2)
+	moving.Sentinels[0].PrimaryDown = true
+	if got := resets(Decide(steadyState(), moving)); len(got) != 0 {
+		t.Fatalf("a sentinel finds the primary down: want no reset, got %v", got)
+	}
+	out := obsWith(2, 3, 2)
+	out.Sentinels[2].Reachable = false
+	if got := resets(Decide(steadyState(), out)); len(got) != 0 {
+		t.Fatalf("a sentinel out of sight: want no reset, got %v", got)
+	}
+}

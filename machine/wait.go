@@ -105,6 +105,7 @@ const (
 	WaitSentinelPickLacksData
 	WaitSentinelsReconfiguring
 	WaitSentinelTakeOver
+	WaitSentinelsRelearning
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -179,6 +180,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelPickLacksData:   "SentinelPickLacksData",
 	WaitSentinelsReconfiguring:  "SentinelsReconfiguring",
 	WaitSentinelTakeOver:        "SentinelTakeOver",
+	WaitSentinelsRelearning:     "SentinelsRelearning",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -245,6 +247,8 @@ func (w Wait) String() string {
 		return fmt.Sprintf("primary %s not answering as the recorded primary; the sentinels decide the failover (the operator promotes a replica only when no sentinel can: every sentinel answering, with fewer than the quorum monitoring the primary or their failover given up): %s", w.Node, w.Detail)
 	case WaitSentinelsDisagree:
 		return fmt.Sprintf("no majority of the sentinels is seen naming %s, the recorded primary; the replicas are left as they are until one is: %s", w.Node, w.Detail)
+	case WaitSentinelsRelearning:
+		return fmt.Sprintf("%s knows another sentinel that no longer runs (a sentinel re-created with a new id) and is reset next, once %s has found the others again after its own reset: %s", w.Node, w.Peer, w.Detail)
 	case WaitSentinelTakeOver:
 		return fmt.Sprintf("primary %s lost and no sentinel can fail it over (%s): the operator removes the group from the sentinels that monitor it (%s), then fails the primary over itself and tells the sentinels the new primary", w.Node, w.Detail, w.Peer)
 	case WaitSentinelsReconfiguring:
@@ -345,7 +349,7 @@ func (k WaitKind) NamesShard() bool {
 		WaitRollingPodStopping, WaitClusterStateFail, WaitStaleSlotViews,
 		WaitHibernatePodsStopping, WaitHibernated, WaitHibernateRecordWake,
 		WaitRotationQueued, WaitRotationPending, WaitRotationPublishing, WaitRotationAdding,
-		WaitRotationPublished, WaitRotationRetiring, WaitOperator, WaitSentinelFailover, WaitSentinelNotBuilt:
+		WaitRotationPublished, WaitRotationRetiring, WaitOperator, WaitSentinelFailover, WaitSentinelNotBuilt, WaitSentinelsRelearning:
 		return false
 	}
 	return true

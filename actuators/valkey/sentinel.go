@@ -66,6 +66,7 @@ func (p *Pool) SurveySentinel(ctx context.Context, podIP string) (machine.Sentin
 			}
 		}
 		s.Settings = settingsOf(master)
+		s.Peers, _ = strconv.Atoi(master["num-other-sentinels"])
 		return nil
 	})
 	if err != nil {
@@ -164,6 +165,22 @@ func (p *Pool) SentinelRemove(ctx context.Context, podIP, id string) error {
 		}
 		if err != nil {
 			return fmt.Errorf("SENTINEL REMOVE: %w", err)
+		}
+		return nil
+	})
+}
+
+// SentinelReset makes the sentinel at podIP, if it still answers with id, forget the replicas
+// and other sentinels it knows for the group and find them again (SENTINEL RESET): stale
+// entries (a sentinel re-created with a new id, a replica gone from its address) go. Nothing
+// when it monitors none (RESET matches no group then).
+func (p *Pool) SentinelReset(ctx context.Context, podIP, id string) error {
+	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
+		if err := sameSentinel(ctx, c, id); err != nil {
+			return err
+		}
+		if err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "RESET", SentinelGroup).Build()).Error(); err != nil {
+			return fmt.Errorf("SENTINEL RESET: %w", err)
 		}
 		return nil
 	})

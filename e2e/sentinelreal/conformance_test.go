@@ -93,6 +93,8 @@ func (w *realSentinelWorld) Apply(ctx context.Context, a machine.Action) error {
 		return w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings)
 	case machine.SentinelRemove:
 		return w.pool.SentinelRemove(ctx, a.IP, a.ID)
+	case machine.SentinelReset:
+		return w.pool.SentinelReset(ctx, a.IP, a.ID)
 	}
 	return fmt.Errorf("%s: not an action on sentinels", a.Kind())
 }

@@ -66,6 +66,48 @@ var SentinelTable = []Row{
 		},
 	},
 	{
+		Name: "sentinel-reset for another sentinel process is refused",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			s := sentinelAt(b, 0)
+			if s == nil {
+				return nil, fmt.Errorf("no sentinel 0")
+			}
+			t := machine.SentinelTargetOf(*s)
+			t.ID = "not-" + t.ID
+			return machine.SentinelReset{SentinelTarget: t}, nil
+		},
+		Refused: true,
+		Effect:  "sentinel 0 still monitoring the primary at ordinal 0 with the second settings",
+		Expect: func(b, a machine.Observation) bool {
+			s := sentinelAt(a, 0)
+			return s != nil && s.Monitoring && s.PrimaryIP == ip(b, 0) && s.Settings == secondSettings
+		},
+	},
+	{
+		Name: "sentinel-reset keeps the primary a sentinel names, the config epoch and the settings, and no other sentinel's view",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return resetAction(b, 0)
+		},
+		Effect: "sentinel 0 monitoring the primary at ordinal 0 under epoch 0 with the second settings, no failover; sentinel 1 as it was",
+		Expect: func(b, a machine.Observation) bool {
+			s, other := sentinelAt(a, 0), sentinelAt(a, 1)
+			return s != nil && s.Reachable && s.Monitoring && s.PrimaryIP == ip(b, 0) && s.ConfigEpoch == 0 &&
+				s.Settings == secondSettings && !s.FailingOver && !s.PrimaryDown &&
+				other != nil && other.Monitoring && other.PrimaryIP == ip(b, 0) && other.Settings == firstSettings
+		},
+	},
+	{
+		Name: "sentinel-reset on a sentinel that monitors nothing does nothing",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return resetAction(b, 2)
+		},
+		Effect: "sentinel 2 answering, monitoring nothing",
+		Expect: func(_, a machine.Observation) bool {
+			s := sentinelAt(a, 2)
+			return s != nil && s.Reachable && !s.Monitoring
+		},
+	},
+	{
 		Name: "sentinel-remove for another sentinel process is refused",
 		Action: func(b machine.Observation) (machine.Action, error) {
 			s := sentinelAt(b, 1)
@@ -114,6 +156,15 @@ func removeAction(b machine.Observation, i int) (machine.Action, error) {
 		return nil, fmt.Errorf("sentinel %d does not answer", i)
 	}
 	return machine.SentinelRemove{SentinelTarget: machine.SentinelTargetOf(*s)}, nil
+}
+
+// resetAction makes sentinel i find the group's replicas and sentinels again.
+func resetAction(b machine.Observation, i int) (machine.Action, error) {
+	s := sentinelAt(b, i)
+	if s == nil || !s.Reachable {
+		return nil, fmt.Errorf("sentinel %d does not answer", i)
+	}
+	return machine.SentinelReset{SentinelTarget: machine.SentinelTargetOf(*s)}, nil
 }
 
 // The settings the rows give: Sentinel's own defaults are other (30 s, 180 s), so a row that

@@ -56,6 +56,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		return w.sentinelMonitor(a)
 	case machine.SentinelRemove:
 		return w.sentinelRemove(a)
+	case machine.SentinelReset:
+		return w.sentinelReset(a)
 	case machine.Promote:
 		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
 		// a new epoch); a node that is a primary already gets a new epoch if it has heard of a

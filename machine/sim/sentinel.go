@@ -85,6 +85,9 @@ type SentinelWorld struct {
 	ipSeq     int
 
 	events []SentinelEvent
+	// peersLearnt counts the sentinels' +sentinel events: while it moves, what the sentinels
+	// know of each other is still changing (the quiet phase's rest).
+	peersLearnt int
 	// elected lists, per failover epoch, the sentinels that found themselves elected leader
 	// (a forced failover is not an election and is not listed).
 	elected map[uint64][]string

@@ -69,6 +69,7 @@ func (sw *SentinelWorld) processHello(t *sentinel, h hello) {
 		m.sentinels = kept
 		si = &peer{runID: h.runID, addr: h.addr, lastHello: sw.w.tick, lastDownReply: sw.w.tick, lastPub: sw.w.tick}
 		m.sentinels = append(m.sentinels, si)
+		sw.peersLearnt++
 		sw.event(t, "+sentinel", 0, "%s at %s", h.runID, h.addr)
 	}
 	if h.currentEpoch > t.currentEpoch {

@@ -80,6 +80,26 @@ func (w *World) sentinelRemove(a machine.SentinelRemove) error {
 	return nil
 }
 
+// sentinelReset carries out a SentinelReset (SENTINEL RESET of the group) as sentinel.c's
+// sentinelResetPrimary does: the known replicas and sentinels are forgotten (found again from
+// the master's INFO and the others' hellos), the master's flags, a failover in progress and the
+// leader voted for are cleared, and a new failover may start at once; the master's address,
+// the settings, the config epoch and the epoch of the vote stay.
+func (w *World) sentinelReset(a machine.SentinelReset) error {
+	s, err := w.sentinelFor(a.SentinelTarget)
+	if err != nil {
+		return err
+	}
+	old := s.m
+	if old == nil {
+		return nil
+	}
+	s.m = &monitored{set: old.set, inst: newInstance(old.inst.addr, w.tick, machine.RolePrimary, 0), configEpoch: old.configEpoch,
+		leaderEpoch: old.leaderEpoch, failoverStart: never, failoverChanged: never, odownSince: never}
+	w.sentinels.event(s, "+reset-master", 0, "master %s %s", sentinelMasterName, old.inst.addr)
+	return nil
+}
+
 // sentinelFor finds the sentinel an action is aimed at, through the operator's connection to
 // it, and checks it is the process (id) the action was decided for.
 func (w *World) sentinelFor(t machine.SentinelTarget) (*sentinel, error) {
@@ -167,11 +187,20 @@ func (w *World) observeSentinels() []machine.Sentinel {
 				o.Monitoring, o.Settings = true, m.set.settings()
 				o.PrimaryIP, o.ConfigEpoch = currentMasterAddr(m), m.configEpoch
 				o.FailingOver, o.PrimaryDown = m.failover != failoverNone, m.odown
+				o.Peers = len(m.sentinels)
 			}
 		}
 		out = append(out, o)
 	}
 	return out
+}
+
+// sentinelPeersLearnt counts the sentinels' +sentinel events so far (0 without sentinels).
+func (w *World) sentinelPeersLearnt() int {
+	if w.sentinels == nil {
+		return 0
+	}
+	return w.sentinels.peersLearnt
 }
 
 // sentinelName is the pod name of the sentinel with an ordinal.

@@ -96,6 +96,17 @@ func TestSentinelTopologyKeepsAnEmptyPickClosed(t *testing.T) {
 	traceShows(t, trace, "came up fenced", "FailingOver --sentinel-take-over--> FailingOver", "--failover-complete--> Steady", "sentinel-monitor sentinel-0")
 }
 
+// A sentinel re-created with a new id leaves its old id among the others' voters; the
+// operator resets each of them, one at a time, and not the renewed one, and the cluster
+// settles with no write lost.
+func TestSentinelTopologyResetsARenewedSentinelsOldID(t *testing.T) {
+	trace := sentinelScheduleTrace(t, "testdata/sentinel/renewed-sentinel-reset.sched")
+	traceShows(t, trace, "from a template, replacing sentinel03", "operator: sentinel-reset sentinel-0", "operator: sentinel-reset sentinel-1", "settled in Steady")
+	if strings.Contains(trace, "sentinel-reset sentinel-2") {
+		t.Fatalf("the renewed sentinel, which never knew the old id, was reset:\n%s", trace)
+	}
+}
+
 // sentinelScheduleTrace replays a schedule file, fails on a violation and returns the trace.
 func sentinelScheduleTrace(t *testing.T, path string) string {
 	t.Helper()

@@ -336,9 +336,12 @@ func (s *Sim) Converge() int {
 		// A pod created or deleted after the decision (its preStop hook returned, the
 		// StatefulSet re-created it) was not observed: the world is not at rest (found as
 		// "Steady did not hold once settled" after an eviction, seed 80002539).
-		pods := w.podChanges
+		pods, peers := w.podChanges, w.sentinelPeersLearnt()
 		s.Step(Step{Kind: StepOperator})
-		rest := w.podChanges == pods && !w.podStopping()
+		// Nor while the sentinels still learn of each other: a sentinel re-created with a new
+		// id is known to the others only once its hellos arrive, and the stale entry of its
+		// old id is reset then.
+		rest := w.podChanges == pods && !w.podStopping() && w.sentinelPeersLearnt() == peers
 		if i%3 == 2 {
 			s.Step(Step{Kind: StepWrite, Write: Write{Key: i % 32, Wait: true}})
 		}

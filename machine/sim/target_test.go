@@ -26,6 +26,7 @@ func TestEveryAimedActionIsRefusedForAnotherProcess(t *testing.T) {
 		"retire-passwords":   "checks the rotation before the process",
 		"sentinel-monitor":   "a sentinel, checked by its id (conformance.SentinelTable)",
 		"sentinel-remove":    "a sentinel, checked by its id (conformance.SentinelTable)",
+		"sentinel-reset":     "a sentinel, checked by its id (conformance.SentinelTable)",
 	}
 	aimed := func(to machine.Target) []machine.Action {
 		return []machine.Action{

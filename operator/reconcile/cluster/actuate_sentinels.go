@@ -16,3 +16,9 @@ func sentinelMonitor(ctx context.Context, x actuation, a machine.SentinelMonitor
 func sentinelRemove(ctx context.Context, x actuation, a machine.SentinelRemove) error {
 	return x.w.pool.SentinelRemove(ctx, a.IP, a.ID)
 }
+
+// sentinelReset makes a sentinel find the group's replicas and sentinels again (actuators/valkey
+// SentinelReset).
+func sentinelReset(ctx context.Context, x actuation, a machine.SentinelReset) error {
+	return x.w.pool.SentinelReset(ctx, a.IP, a.ID)
+}

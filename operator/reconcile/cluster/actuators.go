@@ -73,6 +73,7 @@ var actuators = map[string]actuator{
 	// actuate_sentinels.go: the Sentinel topology's sentinels.
 	machine.SentinelMonitor{}.Kind(): row(sentinelMonitor),
 	machine.SentinelRemove{}.Kind():  row(sentinelRemove),
+	machine.SentinelReset{}.Kind():   row(sentinelReset),
 }
 
 // errNotSupported is for actions this operator version has no actuator for.
