@@ -15,12 +15,10 @@ var SentinelTable = []Row{
 	{
 		Name: "sentinel-monitor for another sentinel process is refused",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			s := sentinelAt(b, 0)
-			if s == nil {
-				return nil, fmt.Errorf("no sentinel 0")
+			t, err := otherProcess(b, 0)
+			if err != nil {
+				return nil, err
 			}
-			t := machine.SentinelTargetOf(*s)
-			t.ID = "not-" + t.ID
 			return machine.SentinelMonitor{SentinelTarget: t, Primary: name(b, 0), PrimaryIP: ip(b, 0), Settings: firstSettings}, nil
 		},
 		Refused: true,
@@ -68,12 +66,10 @@ var SentinelTable = []Row{
 	{
 		Name: "sentinel-reset for another sentinel process is refused",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			s := sentinelAt(b, 0)
-			if s == nil {
-				return nil, fmt.Errorf("no sentinel 0")
+			t, err := otherProcess(b, 0)
+			if err != nil {
+				return nil, err
 			}
-			t := machine.SentinelTargetOf(*s)
-			t.ID = "not-" + t.ID
 			return machine.SentinelReset{SentinelTarget: t}, nil
 		},
 		Refused: true,
@@ -110,12 +106,10 @@ var SentinelTable = []Row{
 	{
 		Name: "sentinel-remove for another sentinel process is refused",
 		Action: func(b machine.Observation) (machine.Action, error) {
-			s := sentinelAt(b, 1)
-			if s == nil {
-				return nil, fmt.Errorf("no sentinel 1")
+			t, err := otherProcess(b, 1)
+			if err != nil {
+				return nil, err
 			}
-			t := machine.SentinelTargetOf(*s)
-			t.ID = "not-" + t.ID
 			return machine.SentinelRemove{SentinelTarget: t}, nil
 		},
 		Refused: true,
@@ -156,6 +150,18 @@ func removeAction(b machine.Observation, i int) (machine.Action, error) {
 		return nil, fmt.Errorf("sentinel %d does not answer", i)
 	}
 	return machine.SentinelRemove{SentinelTarget: machine.SentinelTargetOf(*s)}, nil
+}
+
+// otherProcess is sentinel i's target with an id it does not answer with: an action decided
+// for a sentinel process that is gone.
+func otherProcess(b machine.Observation, i int) (machine.SentinelTarget, error) {
+	s := sentinelAt(b, i)
+	if s == nil {
+		return machine.SentinelTarget{}, fmt.Errorf("no sentinel %d", i)
+	}
+	t := machine.SentinelTargetOf(*s)
+	t.ID = "not-" + t.ID
+	return t, nil
 }
 
 // resetAction makes sentinel i find the group's replicas and sentinels again.
