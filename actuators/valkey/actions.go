@@ -93,7 +93,7 @@ func (p *Pool) Promote(ctx context.Context, podIP, runID string) error {
 			}
 			promote = c.B().ClusterFailover().Takeover().Build()
 		}
-		return doAll(ctx, c, append([]vk.Completed{promote}, p.replicationUser(c, true)...)...)
+		return doAll(ctx, c, p.replicationUser(c, true, promote)...)
 	})
 }
 
@@ -130,7 +130,7 @@ const detachedPassword = "detached-by-the-operator"
 // and their existing connections closed (turning a user off does not disconnect it).
 func (p *Pool) Fence(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		if err := doAll(ctx, c, append([]vk.Completed{setUser(c, UserClient, false)}, p.replicationUser(c, false)...)...); err != nil {
+		if err := doAll(ctx, c, p.replicationUser(c, false, setUser(c, UserClient, false))...); err != nil {
 			return err
 		}
 		return doAll(ctx, c,
@@ -154,7 +154,7 @@ func (p *Pool) CloseWrites(ctx context.Context, podIP, runID string) error {
 // OpenWrites lets clients write to the node and replicas sync from it.
 func (p *Pool) OpenWrites(ctx context.Context, podIP, runID string) error {
 	return p.guard(ctx, podIP, runID, func(ctx context.Context, c vk.Client) error {
-		return doAll(ctx, c, append([]vk.Completed{setUser(c, UserClient, true)}, p.replicationUser(c, true)...)...)
+		return doAll(ctx, c, p.replicationUser(c, true, setUser(c, UserClient, true))...)
 	})
 }
 

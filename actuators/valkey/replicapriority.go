@@ -31,10 +31,10 @@ func (p *Pool) sentinelTopology() bool {
 	return p.sentinel
 }
 
-// replicationUser turns the replication user on or off, with the replica-priority that goes
-// with it in the Sentinel topology.
-func (p *Pool) replicationUser(c vk.Client, on bool) []vk.Completed {
-	cmds := []vk.Completed{setUser(c, UserReplication, on)}
+// replicationUser is first, then the commands that turn the replication user on or off, with
+// the replica-priority that goes with it in the Sentinel topology.
+func (p *Pool) replicationUser(c vk.Client, on bool, first ...vk.Completed) []vk.Completed {
+	cmds := append(first, setUser(c, UserReplication, on))
 	if p.sentinelTopology() {
 		priority := 0
 		if on {

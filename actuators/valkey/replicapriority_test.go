@@ -15,12 +15,7 @@ func replicaPriority(t *testing.T, s *server) string {
 	defer c.Close()
 	got, err := c.Do(context.Background(), c.B().ConfigGet().Parameter("replica-priority").Build()).AsStrMap()
 	if err != nil {
-		// RESP2 answers a flat list
-		list, lerr := c.Do(context.Background(), c.B().ConfigGet().Parameter("replica-priority").Build()).AsStrSlice()
-		if lerr != nil || len(list) != 2 {
-			t.Fatalf("CONFIG GET replica-priority: %v", err)
-		}
-		return list[1]
+		t.Fatalf("CONFIG GET replica-priority: %v", err)
 	}
 	return got["replica-priority"]
 }

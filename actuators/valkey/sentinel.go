@@ -127,10 +127,7 @@ func sentinelMaster(ctx context.Context, c vk.Client) (map[string]string, bool, 
 // SET failed is completed by the next one.
 func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string, settings machine.SentinelSettings) error {
 	port := p.clientPort(primaryIP)
-	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
-		if err := sameSentinel(ctx, c, id); err != nil {
-			return err
-		}
+	return p.onSentinel(ctx, podIP, id, func(ctx context.Context, c vk.Client) error {
 		if _, ok, err := sentinelMaster(ctx, c); err != nil {
 			return err
 		} else if !ok {
@@ -155,10 +152,7 @@ func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string,
 // (SENTINEL REMOVE): it neither starts a failover of it nor votes for one from then on.
 // Nothing when it monitors none.
 func (p *Pool) SentinelRemove(ctx context.Context, podIP, id string) error {
-	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
-		if err := sameSentinel(ctx, c, id); err != nil {
-			return err
-		}
+	return p.onSentinel(ctx, podIP, id, func(ctx context.Context, c vk.Client) error {
 		err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "REMOVE", SentinelGroup).Build()).Error()
 		if ve, ok := vk.IsValkeyErr(err); ok && strings.Contains(ve.Error(), "No such master") {
 			return nil
@@ -175,10 +169,7 @@ func (p *Pool) SentinelRemove(ctx context.Context, podIP, id string) error {
 // entries (a sentinel re-created with a new id, a replica gone from its address) go. Nothing
 // when it monitors none (RESET matches no group then).
 func (p *Pool) SentinelReset(ctx context.Context, podIP, id string) error {
-	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
-		if err := sameSentinel(ctx, c, id); err != nil {
-			return err
-		}
+	return p.onSentinel(ctx, podIP, id, func(ctx context.Context, c vk.Client) error {
 		if err := c.Do(ctx, c.B().Arbitrary("SENTINEL", "RESET", SentinelGroup).Build()).Error(); err != nil {
 			return fmt.Errorf("SENTINEL RESET: %w", err)
 		}
@@ -186,14 +177,17 @@ func (p *Pool) SentinelReset(ctx context.Context, podIP, id string) error {
 	})
 }
 
-// sameSentinel refuses a sentinel that answers with another id than id.
-func sameSentinel(ctx context.Context, c vk.Client, id string) error {
-	got, err := sentinelID(ctx, c)
-	if err != nil {
-		return err
-	}
-	if got != id {
-		return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherSentinel, id, got)
-	}
-	return nil
+// onSentinel runs f on the sentinel at podIP if it still answers with id (ErrOtherSentinel
+// otherwise): an action on a sentinel is carried out only on the process it was decided for.
+func (p *Pool) onSentinel(ctx context.Context, podIP, id string, f func(context.Context, vk.Client) error) error {
+	return p.run(ctx, SentinelAddr(podIP), func(ctx context.Context, c vk.Client) error {
+		got, err := sentinelID(ctx, c)
+		if err != nil {
+			return err
+		}
+		if got != id {
+			return fmt.Errorf("%w (decided for %s, found %s)", ErrOtherSentinel, id, got)
+		}
+		return f(ctx, c)
+	})
 }
