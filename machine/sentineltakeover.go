@@ -110,10 +110,7 @@ func (d *decider) sentinelsToRemove(p Persisted) []Sentinel {
 	default:
 		return nil
 	}
-	if !d.onlyRecordedHistory(p.Shards[0]) {
-		return nil
-	}
-	if _, _, ok := d.lostShard(p, 0, nil); !ok {
+	if blocked, _ := d.takeOverBlocked(p); blocked {
 		return nil
 	}
 	return monitoring
@@ -178,13 +175,21 @@ func (d *decider) takeOverHeldBack(p Persisted) string {
 	if !d.sentinelsAllAnswer() {
 		return "not every sentinel answers the operator, and one out of sight could still fail the primary over"
 	}
+	_, why := d.takeOverBlocked(p)
+	return why
+}
+
+// takeOverBlocked reports whether the shard's data or its failover keeps the machine from
+// taking the failover over, and why: a node whose data the election may not weigh
+// (offRecordedLine), or what the Replication topology's failover waits for.
+func (d *decider) takeOverBlocked(p Persisted) (bool, string) {
 	if off := d.offRecordedLine(p.Shards[0]); off != "" {
-		return off + "; make the node with the data the primary by hand (REPLICAOF NO ONE on it), then point every sentinel at it (SENTINEL REMOVE and SENTINEL MONITOR with its address)"
+		return true, off + "; make the node with the data the primary by hand (REPLICAOF NO ONE on it), then point every sentinel at it (SENTINEL REMOVE and SENTINEL MONITOR with its address)"
 	}
 	if _, why, ok := d.failoverOf(p, 0, nil); !ok {
-		return why.wait(WaitFailover, p.Shards[0].Primary).String()
+		return true, why.wait(WaitFailover, p.Shards[0].Primary).String()
 	}
-	return ""
+	return false, ""
 }
 
 // guardSentinelTakeOver: every sentinel answers monitoring nothing, and the recorded primary
