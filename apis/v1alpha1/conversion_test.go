@@ -218,3 +218,23 @@ func TestACLPasswordSecretRefs(t *testing.T) {
 		t.Errorf("passwordSecretRefs %+v, want %+v", hub.Spec.PasswordSecretRefs, want)
 	}
 }
+
+// TestASentinelTopologyReadsAsReplicationAndComesBack: v1alpha1's enum has no Sentinel; its
+// clients see the data nodes' shape and write back what they read without losing the
+// sentinels.
+func TestASentinelTopologyReadsAsReplicationAndComesBack(t *testing.T) {
+	hub := &v1beta1.ValkeyCluster{Spec: v1beta1.ValkeyClusterSpec{Topology: v1beta1.TopologySentinel,
+		Sentinel: &v1beta1.SentinelSpec{Replicas: 5, Quorum: ptr.To(int32(2))}}}
+	spoke := fromHub(t, hub)
+	if spoke.Spec.Topology != TopologyReplication {
+		t.Errorf("v1alpha1 topology %q, want Replication", spoke.Spec.Topology)
+	}
+	back := toHub(t, spoke)
+	if back.Spec.Topology != v1beta1.TopologySentinel || back.Spec.Sentinel == nil || back.Spec.Sentinel.Replicas != 5 || *back.Spec.Sentinel.Quorum != 2 {
+		t.Errorf("back in v1beta1: topology %q, sentinel %+v; want Sentinel with 5 sentinels, quorum 2", back.Spec.Topology, back.Spec.Sentinel)
+	}
+	plain := toHub(t, fromHub(t, &v1beta1.ValkeyCluster{Spec: v1beta1.ValkeyClusterSpec{Topology: v1beta1.TopologyReplication}}))
+	if plain.Spec.Topology != v1beta1.TopologyReplication || plain.Spec.Sentinel != nil {
+		t.Errorf("a Replication topology came back as %q with sentinel %+v", plain.Spec.Topology, plain.Spec.Sentinel)
+	}
+}

@@ -41,6 +41,11 @@ type clusterHubFields struct {
 	StatusReplicas int32  `json:"statusReplicas,omitempty"`
 	StatusSelector string `json:"statusSelector,omitempty"`
 	ValkeyVersion  string `json:"valkeyVersion,omitempty"`
+	// Sentinel is spec.sentinel of a Sentinel topology, which v1alpha1 shows as Replication
+	// (its enum has no Sentinel, and a v1alpha1 client writing the object back would be
+	// refused): TopologySentinel says the topology was Sentinel.
+	Sentinel         *v1beta1.SentinelSpec `json:"sentinel,omitempty"`
+	TopologySentinel bool                  `json:"topologySentinel,omitempty"`
 	// Phase is status.phase.
 	Phase string `json:"phase,omitempty"`
 }
@@ -95,6 +100,8 @@ func clusterHubFieldsOf(in *v1beta1.ValkeyCluster) clusterHubFields {
 		StatusSelector:     in.Status.Selector,
 		ValkeyVersion:      in.Status.ValkeyVersion,
 		Phase:              in.Status.Phase,
+		Sentinel:           s.Sentinel,
+		TopologySentinel:   s.Topology == v1beta1.TopologySentinel,
 	}
 	if s.RestoreFrom != nil {
 		f.DiscardCurrentData = s.RestoreFrom.DiscardCurrentData
@@ -110,6 +117,10 @@ func clusterHubFieldsOf(in *v1beta1.ValkeyCluster) clusterHubFields {
 // meant the new count.
 func restoreClusterHubFields(dst *v1beta1.ValkeyCluster, f clusterHubFields) {
 	s := &dst.Spec
+	if f.TopologySentinel && s.Topology == v1beta1.TopologyReplication {
+		s.Topology = v1beta1.TopologySentinel
+	}
+	s.Sentinel = f.Sentinel
 	if f.ReplicasUnset && s.Replicas != nil && *s.Replicas == v1beta1.DefaultReplicas(s.Topology) {
 		s.Replicas = nil
 	}
@@ -219,7 +230,7 @@ func clusterSpecToHub(in ValkeyClusterSpec) v1beta1.ValkeyClusterSpec {
 
 func clusterSpecFromHub(in v1beta1.ValkeyClusterSpec) ValkeyClusterSpec {
 	return ValkeyClusterSpec{
-		Topology:  Topology(in.Topology),
+		Topology:  topologyFromHub(in.Topology),
 		Profile:   Profile(in.Profile),
 		Image:     in.Image,
 		Replicas:  replicasFromHub(in.Replicas, in.Topology),
@@ -346,4 +357,13 @@ func restoreStatusFromHub(in *v1beta1.RestoreStatus) *RestoreStatus {
 		ID: in.ID, Location: in.Location, Phase: in.Phase, Reason: in.Reason, HistoriesOf: in.HistoriesOf,
 		Store: storePtrFromHub(in.Store), Path: in.Path, Histories: in.Histories,
 	}
+}
+
+// topologyFromHub is v1beta1's topology as v1alpha1 shows it: Sentinel, which v1alpha1 does
+// not know, as Replication, the shape of its data nodes (the annotation keeps the rest).
+func topologyFromHub(t v1beta1.Topology) Topology {
+	if t == v1beta1.TopologySentinel {
+		return TopologyReplication
+	}
+	return Topology(t)
 }

@@ -87,6 +87,7 @@ func SetDefaults(spec *ValkeyClusterSpec) {
 	if spec.Topology == TopologyCluster && spec.Shards == 0 {
 		spec.Shards = DefaultShards
 	}
+	setSentinelDefaults(spec)
 	if spec.Storage.Size == nil {
 		size := DefaultStorageSize(spec.Profile)
 		spec.Storage.Size = &size

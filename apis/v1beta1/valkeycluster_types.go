@@ -8,7 +8,7 @@ import (
 
 // Topology is how the pods of a ValkeyCluster are arranged. The enum lists only the
 // topologies the operator runs today.
-// +kubebuilder:validation:Enum=Standalone;Replication;Cluster
+// +kubebuilder:validation:Enum=Standalone;Replication;Sentinel;Cluster
 type Topology string
 
 const (
@@ -17,6 +17,10 @@ const (
 	// TopologyReplication is one primary and replicas that follow it; the operator promotes
 	// a replica when the primary is lost.
 	TopologyReplication Topology = "Replication"
+	// TopologySentinel is one primary and replicas watched by Valkey Sentinel: the sentinels'
+	// quorum fails the primary over, clients ask the sentinels where it is, and the operator
+	// records what they decided and keeps them right (docs/sentinel.md).
+	TopologySentinel Topology = "Sentinel"
 	// TopologyCluster is Valkey cluster mode: the hash slots are split over shards, each a
 	// primary with replicas; clients must be cluster-aware (they follow MOVED and ASK).
 	TopologyCluster Topology = "Cluster"
@@ -91,6 +95,7 @@ type ConfigValue string
 // +kubebuilder:validation:XValidation:rule="!has(self.topology) || self.topology != 'Cluster' || ((has(self.tls) && has(self.tls.mode) && self.tls.mode != 'Disabled') == (has(oldSelf.tls) && has(oldSelf.tls.mode) && oldSelf.tls.mode != 'Disabled'))",message="a Cluster topology cannot turn TLS on or off once created: its cluster bus speaks TLS (tls-cluster) or not on every node at once, and nodes of both kinds cannot gossip, so no roll can move it; create the cluster with spec.tls (PlainAndTLS or TLSOnly; between those two it can move), or restore a backup into a new cluster"
 // +kubebuilder:validation:XValidation:rule="!has(self.hibernate) || !self.hibernate || !has(self.profile) || self.profile == 'Durable'",message="hibernate stops every pod, and only the Durable profile keeps data across a stop (a Cache cluster would come back empty): remove spec.hibernate, or delete the cluster if its data is not needed"
 // +kubebuilder:validation:XValidation:rule="!((has(self.hibernate) && self.hibernate) || (has(oldSelf.hibernate) && oldSelf.hibernate)) || ((has(self.replicas) ? self.replicas : (has(self.topology) && self.topology == 'Standalone' ? 0 : 1)) == (has(oldSelf.replicas) ? oldSelf.replicas : (has(oldSelf.topology) && oldSelf.topology == 'Standalone' ? 0 : 1)) && (has(self.shards) ? self.shards : 0) == (has(oldSelf.shards) ? oldSelf.shards : 0) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.hibernate is set and cleared alone, and a hibernated cluster keeps its replicas, shards and image: change them once status.state is Steady again"
+// +kubebuilder:validation:XValidation:rule="!has(self.sentinel) || (has(self.topology) && self.topology == 'Sentinel')",message="spec.sentinel is for topology Sentinel: remove it, or set topology to Sentinel (on a new ValkeyCluster: topology is immutable)"
 // +kubebuilder:validation:XValidation:rule="!has(self.shards) || (has(self.topology) && self.topology == 'Cluster')",message="spec.shards is for topology Cluster: remove it, or set topology to Cluster (on a new ValkeyCluster: topology is immutable)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.shards) || !has(self.shards) || self.shards == oldSelf.shards || ((has(self.replicas) ? self.replicas : (has(self.topology) && self.topology == 'Standalone' ? 0 : 1)) == (has(oldSelf.replicas) ? oldSelf.replicas : (has(oldSelf.topology) && oldSelf.topology == 'Standalone' ? 0 : 1)) && has(self.image) == has(oldSelf.image) && (!has(self.image) || self.image == oldSelf.image))",message="spec.shards changes alone: a resharding moves data between shards and must not run together with a change of replicas or image; apply the shard count first, then the other change once status.state is Steady again"
 // +kubebuilder:validation:XValidation:rule="!has(self.restoreFrom) || (has(self.restoreFrom.discardCurrentData) && self.restoreFrom.discardCurrentData) || (has(oldSelf.restoreFrom) && (has(self.restoreFrom.backup) == has(oldSelf.restoreFrom.backup) && (!has(self.restoreFrom.backup) || self.restoreFrom.backup == oldSelf.restoreFrom.backup)) && (has(self.restoreFrom.path) == has(oldSelf.restoreFrom.path) && (!has(self.restoreFrom.path) || self.restoreFrom.path == oldSelf.restoreFrom.path)) && (has(self.restoreFrom.store) == has(oldSelf.restoreFrom.store) && (!has(self.restoreFrom.store) || (self.restoreFrom.store.bucket == oldSelf.restoreFrom.store.bucket && (has(self.restoreFrom.store.prefix) == has(oldSelf.restoreFrom.store.prefix) && (!has(self.restoreFrom.store.prefix) || self.restoreFrom.store.prefix == oldSelf.restoreFrom.store.prefix)) && (has(self.restoreFrom.store.endpoint) == has(oldSelf.restoreFrom.store.endpoint) && (!has(self.restoreFrom.store.endpoint) || self.restoreFrom.store.endpoint == oldSelf.restoreFrom.store.endpoint))))))",message="restoring into a running cluster replaces all of its data with the backup's and discards every write acknowledged since the backup was taken: if that is what you want, set spec.restoreFrom.discardCurrentData: true; otherwise restore into a new ValkeyCluster"
@@ -100,7 +105,10 @@ type ValkeyClusterSpec struct {
 	// replica) with no failover. Replication runs one primary and replicas replicas that
 	// follow it, and the operator promotes a replica when the primary is lost. Cluster runs
 	// Valkey cluster mode: shards shards, each a primary and replicas replicas, the 16384
-	// hash slots split evenly over the shards' primaries (see docs/cluster.md). Immutable:
+	// hash slots split evenly over the shards' primaries (see docs/cluster.md). Sentinel
+	// runs a primary and replicas like Replication, watched by spec.sentinel's sentinels,
+	// whose quorum fails the primary over; clients ask the sentinels for the primary
+	// (docs/sentinel.md). Immutable:
 	// changing the shape of a running data set is a migration, not an update.
 	// +kubebuilder:default=Replication
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="topology is immutable: create a new ValkeyCluster to change it"
@@ -145,6 +153,11 @@ type ValkeyClusterSpec struct {
 	// +kubebuilder:validation:Maximum=128
 	// +optional
 	Shards int32 `json:"shards,omitempty"`
+
+	// Sentinel is the sentinels of topology Sentinel (only there; defaulted there: three
+	// sentinels, a majority quorum, down after 5s).
+	// +optional
+	Sentinel *SentinelSpec `json:"sentinel,omitempty"`
 
 	// Resources are the CPU and memory requests and limits of the valkey container. Unless
 	// config sets maxmemory, the operator sets maxmemory to 60% of the memory limit, leaving

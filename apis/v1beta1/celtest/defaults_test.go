@@ -22,6 +22,8 @@ func TestAPIServerDefaultsAgreeWithSetDefaults(t *testing.T) {
 		{name: "empty nested objects", spec: "{storage: {}, auth: {}, podDisruptionBudget: {}, tls: {}}"},
 		{name: "standalone cache", spec: "{topology: Standalone, profile: Cache}"},
 		{name: "cluster", spec: "{topology: Cluster}"},
+		{name: "sentinel", spec: "{topology: Sentinel}"},
+		{name: "sentinel with empty settings", spec: "{topology: Sentinel, sentinel: {}}"},
 		{name: "secret without key", spec: "auth: {passwordSecretRef: {name: pw}}"},
 		{name: "service without type", spec: "service: {annotations: {a: b}}"},
 		{name: "issuer without kind", spec: "tls: {mode: PlainAndTLS, issuerRef: {name: ca}}"},

@@ -43,6 +43,15 @@ func TestNewRulesOnCreate(t *testing.T) {
 		{"a final backup", "{deletion: {finalBackup: true}, backup: {" + store + "}}", ""},
 		{"a final backup with no store", "deletion: {finalBackup: true}", "deletion.finalBackup writes a last backup to spec.backup.store"},
 		{"a new cluster restores without intent", "restoreFrom: {backup: nightly}", ""},
+		{"a Sentinel topology with no sentinel settings", "topology: Sentinel", ""},
+		{"five sentinels with a quorum of two", "{topology: Sentinel, sentinel: {replicas: 5, quorum: 2, downAfter: 10s, failoverTimeout: 2m}}", ""},
+		{"sentinel settings on a Replication topology", "sentinel: {replicas: 3}", "spec.sentinel is for topology Sentinel"},
+		{"an even sentinel count", "{topology: Sentinel, sentinel: {replicas: 4}}", "sentinel.replicas must be odd"},
+		{"one sentinel", "{topology: Sentinel, sentinel: {replicas: 1}}", "should be greater than or equal to 3"},
+		{"a quorum above the default count", "{topology: Sentinel, sentinel: {quorum: 4}}", "sentinel.quorum is more than sentinel.replicas"},
+		{"a quorum above the count", "{topology: Sentinel, sentinel: {replicas: 5, quorum: 6}}", "sentinel.quorum is more than sentinel.replicas"},
+		{"a short down-after", "{topology: Sentinel, sentinel: {downAfter: 1s}}", "sentinel.downAfter must be at least 5s"},
+		{"a short failover timeout", "{topology: Sentinel, sentinel: {failoverTimeout: 3s}}", "sentinel.failoverTimeout must be at least 10s"},
 	}
 	vkc := clusters(t)
 	for i, c := range cases {
