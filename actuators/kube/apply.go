@@ -58,6 +58,11 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 			}, func(cur client.Object) { cur.(*corev1.ConfigMap).Data = d.Config.Data }},
 			serviceStep(d.Headless), serviceStep(d.Client), serviceStep(d.Replicas),
 		}
+		if s := d.Sentinels; s != nil {
+			// The sentinels' count follows the spec: they start monitoring nothing, and the
+			// machine tells each what to monitor (machine.SentinelMonitor).
+			steps = append(steps, serviceStep(s.Headless), serviceStep(s.Client), statefulSetStep(s.StatefulSet))
+		}
 	}
 	if d.PDB != nil && !statefulSet {
 		steps = append(steps, step{"PodDisruptionBudget", d.PDB, &policyv1.PodDisruptionBudget{}, func(cur client.Object) bool {

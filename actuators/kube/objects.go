@@ -50,6 +50,8 @@ type Desired struct {
 	Certificate *unstructured.Unstructured
 	// Revision identifies the pod template (see AnnotationRevision).
 	Revision string
+	// Sentinels are the Sentinel topology's sentinels (nil for the other topologies).
+	Sentinels *Sentinels
 	// Live holds the directives that take effect without a restart, with their values: they
 	// are in the ConfigMap but not in the revision, and the operator sets them on the running
 	// processes (CONFIG SET), so changing one rolls nothing.
@@ -109,7 +111,8 @@ func BuildMounting(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, tlsSe
 	extra["min-replicas-to-write"] = fmt.Sprint(v1beta1.MinReplicasToWrite(spec))
 	extra["min-replicas-max-lag"] = fmt.Sprint(spec.Durability.MaxLagSeconds)
 	tlsMode := TLSModeOf(vc)
-	in := valkey.ConfigInput{Profile: v1beta1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded, TLS: tlsMode, TLSClientAuth: spec.TLS.ClientCertificates}
+	in := valkey.ConfigInput{Profile: v1beta1.ProfileDirectives(spec.Profile), MaxMemory: maxMemory, Extra: extra, Cluster: names.Sharded, TLS: tlsMode, TLSClientAuth: spec.TLS.ClientCertificates,
+		Sentinel: spec.Topology == v1beta1.TopologySentinel}
 	conf := valkey.RenderConfig(in)
 	restartIn, live := valkey.Split(in)
 	cm := &corev1.ConfigMap{ObjectMeta: meta(names.Config), Data: map[string]string{"valkey.conf": conf}}
@@ -182,7 +185,8 @@ func BuildMounting(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, tlsSe
 		}},
 	}}
 	d := Desired{Config: cm, Headless: headless, Client: clientSvc, Replicas: replicasSvc, StatefulSet: sts, Names: names, Revision: revision, Live: live, PDBName: names.PDB,
-		NetworkPolicy: networkPolicy(vc, meta(names.Policy)), BusPolicy: busPolicy(vc, meta(names.BusPolicy)), Certificate: certificate(vc, names, meta(names.Certificate))}
+		NetworkPolicy: networkPolicy(vc, meta(names.Policy)), BusPolicy: busPolicy(vc, meta(names.BusPolicy)), Certificate: certificate(vc, names, meta(names.Certificate)),
+		Sentinels: buildSentinels(vc, owner, names)}
 	if spec.PodDisruptionBudget.IsEnabled() {
 		d.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PDB), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),

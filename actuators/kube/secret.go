@@ -28,6 +28,9 @@ const (
 	// KeyProbePassword is the readiness probe's user's password (valkey.UserProbe), mounted
 	// into the pods beside the users' file for the probe to read when it runs.
 	KeyProbePassword = "probe-password"
+	// KeySentinelPassword is the sentinels' user's password (valkey.UserSentinel), in the
+	// Sentinel topology only.
+	KeySentinelPassword = "sentinel-password"
 )
 
 // ErrAuthLost is EnsureAuth's refusal to make new passwords for a cluster whose pods may run
@@ -113,6 +116,13 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 			remembered string
 		}{KeyClientPassword, remembered.Client})
 	}
+	if vc.Spec.Topology == v1beta1.TopologySentinel {
+		// Made with the cluster, lost like the others: the sentinels' files hold it.
+		generated = append(generated, struct {
+			key        string
+			remembered string
+		}{KeySentinelPassword, remembered.Sentinel})
+	}
 	var lost []string
 	for _, g := range generated {
 		switch {
@@ -182,9 +192,12 @@ func EnsureAuth(ctx context.Context, c client.Client, live client.Reader, vc *v1
 	also := rotationView(data, published, in.Rotation)
 	res.Published = published
 	pw := valkey.Passwords{Operator: string(data[KeyOperatorPassword]), Client: string(data[KeyClientPassword]), Replication: string(data[KeyReplicationPassword]),
-		Probe: string(data[KeyProbePassword])}
+		Probe: string(data[KeyProbePassword]), Sentinel: string(data[KeySentinelPassword])}
 	res.Passwords = pw
 	data[valkey.AuthFileKey] = []byte(valkey.AuthConfigAccepting(pw, also, in.Users...))
+	if pw.Sentinel != "" {
+		data[valkey.SentinelTemplateKey] = []byte(valkey.SentinelConfig(pw))
+	}
 	desired := corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: names.Auth, Namespace: vc.Namespace, Labels: CommonLabels(vc), OwnerReferences: []metav1.OwnerReference{owner}},
 		Type:       corev1.SecretTypeOpaque,

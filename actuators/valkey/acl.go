@@ -47,7 +47,7 @@ func (u ACLUser) configLine() string {
 }
 
 // reserved are the operator's own users: never deleted, never a ValkeyACL's.
-var reserved = []string{UserOperator, UserClient, UserReplication, UserProbe}
+var reserved = []string{UserOperator, UserClient, UserReplication, UserProbe, UserSentinel}
 
 // Reserved says whether name is one of the operator's own users, which no ValkeyACL may take.
 func Reserved(name string) bool { return slices.Contains(reserved, name) }

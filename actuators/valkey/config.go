@@ -47,6 +47,10 @@ type ConfigInput struct {
 	// present a certificate.
 	TLS           TLSMode
 	TLSClientAuth bool
+	// Sentinel renders a data node of the Sentinel topology: it starts at replica-priority
+	// 0, so that no sentinel promotes it before the operator has looked at it and opened it
+	// as a sync source (replicapriority.go).
+	Sentinel bool
 }
 
 // NodesFile is where a node of a Cluster topology keeps its cluster state (its id, epoch,
@@ -141,6 +145,9 @@ func RenderConfig(in ConfigInput) string {
 		}
 	}
 	writeSorted(&b, extra)
+	if in.Sentinel {
+		b.WriteString("replica-priority 0\n")
+	}
 	// Last, so that nothing above can override the users and replication credentials.
 	fmt.Fprintf(&b, "include %s\n", AuthFile)
 	return b.String()

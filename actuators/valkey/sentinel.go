@@ -124,8 +124,10 @@ func sentinelMaster(ctx context.Context, c vk.Client) (map[string]string, bool, 
 // MONITOR, on the port the data nodes serve, TLS's when the primary is reached over TLS); one
 // that does keeps the primary it names (the actuator never moves it: that would be a failover
 // behind the sentinels' backs). Both then take the settings (SENTINEL SET), so a MONITOR whose
-// SET failed is completed by the next one.
-func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string, settings machine.SentinelSettings) error {
+// SET failed is completed by the next one; with authPass (the sentinels' own user's password,
+// "" where the data nodes ask none) also the credentials they reach the data nodes with
+// (auth-user UserSentinel, auth-pass).
+func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string, settings machine.SentinelSettings, authPass string) error {
 	port := p.clientPort(primaryIP)
 	return p.onSentinel(ctx, podIP, id, func(ctx context.Context, c vk.Client) error {
 		if _, ok, err := sentinelMaster(ctx, c); err != nil {
@@ -136,11 +138,15 @@ func (p *Pool) SentinelMonitor(ctx context.Context, podIP, id, primaryIP string,
 				return fmt.Errorf("SENTINEL MONITOR: %w", err)
 			}
 		}
-		set := c.B().Arbitrary("SENTINEL", "SET", SentinelGroup,
+		args := []string{"SET", SentinelGroup,
 			"quorum", strconv.Itoa(settings.Quorum),
 			"down-after-milliseconds", strconv.FormatInt(settings.DownAfterMillis, 10),
 			"failover-timeout", strconv.FormatInt(settings.FailoverTimeoutMillis, 10),
-			"parallel-syncs", strconv.Itoa(settings.ParallelSyncs)).Build()
+			"parallel-syncs", strconv.Itoa(settings.ParallelSyncs)}
+		if authPass != "" {
+			args = append(args, "auth-user", UserSentinel, "auth-pass", authPass)
+		}
+		set := c.B().Arbitrary("SENTINEL").Args(args...).Build()
 		if err := c.Do(ctx, set).Error(); err != nil {
 			return fmt.Errorf("SENTINEL SET: %w", err)
 		}

@@ -29,6 +29,10 @@ const (
 	// does (a kubelet refreshes a mounted Secret up to a minute or more after it changed, and a
 	// rotation may retire an old password at once), and it opens nothing but PING.
 	UserProbe = "probe"
+	// UserSentinel is what the sentinels of the Sentinel topology authenticate as, on the
+	// data nodes (sentinelRules) and to each other (sentinel-user): always on, where it
+	// exists. Not a fence: Sentinel must reach every node to watch and reconfigure it.
+	UserSentinel = "sentinel"
 )
 
 // The users' rules (docs/security.md lists them). Applications get every command but the
@@ -53,6 +57,8 @@ type Passwords struct {
 	// Probe is the readiness probe's user's (UserProbe): never rotated, so it is no user a
 	// rotation names ("" where no probe user is wanted).
 	Probe string
+	// Sentinel is the sentinels' user's (UserSentinel; "" outside the Sentinel topology).
+	Sentinel string
 }
 
 // ProbeUser is the readiness probe's user with password: on, PING and ROLE only (the preStop
@@ -97,11 +103,20 @@ func AuthConfigAccepting(p Passwords, also Passwords, users ...ACLUser) string {
 	if p.Client == "" {
 		clientPass = "nopass" // spec.auth.enabled=false: the on/off fence still applies
 	}
-	fmt.Fprintf(&b, "user %s off %s %s\n", UserClient, clientPass, clientRules)
+	rules := clientRules
+	if p.Sentinel != "" {
+		// A Sentinel-aware client asks the node the sentinels named for its ROLE before it
+		// trusts it as the primary (valkey.io/topics/sentinel-clients); ROLE is @admin.
+		rules += " +role"
+	}
+	fmt.Fprintf(&b, "user %s off %s %s\n", UserClient, clientPass, rules)
 	// PSYNC/SYNC/REPLCONF/PING are what a replica sends to its primary.
 	fmt.Fprintf(&b, "user %s off %s %s\n", UserReplication, pass(UserReplication), replicationRules)
 	if p.Probe != "" {
 		b.WriteString(ProbeUser(p.Probe).configLine())
+	}
+	if p.Sentinel != "" {
+		fmt.Fprintf(&b, "user %s on %s %s\n", UserSentinel, hashed(p.Sentinel), sentinelRules)
 	}
 	fmt.Fprintf(&b, "masteruser %s\n", UserReplication)
 	fmt.Fprintf(&b, "masterauth %s\n", p.Replication)

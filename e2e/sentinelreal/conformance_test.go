@@ -90,7 +90,7 @@ func newRealSentinelWorld(t *testing.T, binDir string, octet int) *realSentinelW
 func (w *realSentinelWorld) Apply(ctx context.Context, a machine.Action) error {
 	switch a := a.(type) {
 	case machine.SentinelMonitor:
-		return w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings)
+		return w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings, "")
 	case machine.SentinelRemove:
 		return w.pool.SentinelRemove(ctx, a.IP, a.ID)
 	case machine.SentinelReset:

@@ -27,7 +27,7 @@ func TestRealSentinelResetForgetsARenewedSentinelsOldID(t *testing.T) {
 			settings := machine.SentinelSettings{Quorum: 2, DownAfterMillis: 5000, FailoverTimeoutMillis: 60000, ParallelSyncs: 1}
 			monitor := func(s machine.Sentinel) {
 				t.Helper()
-				if err := w.pool.SentinelMonitor(ctx, s.IP, s.ID, w.servers[0].IP, settings); err != nil {
+				if err := w.pool.SentinelMonitor(ctx, s.IP, s.ID, w.servers[0].IP, settings, ""); err != nil {
 					t.Fatal(err)
 				}
 			}

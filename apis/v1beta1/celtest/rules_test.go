@@ -52,6 +52,9 @@ func TestNewRulesOnCreate(t *testing.T) {
 		{"a quorum above the count", "{topology: Sentinel, sentinel: {replicas: 5, quorum: 6}}", "sentinel.quorum is more than sentinel.replicas"},
 		{"a short down-after", "{topology: Sentinel, sentinel: {downAfter: 1s}}", "sentinel.downAfter must be at least 5s"},
 		{"a short failover timeout", "{topology: Sentinel, sentinel: {failoverTimeout: 3s}}", "sentinel.failoverTimeout must be at least 10s"},
+		{"replica-priority in config of a Sentinel topology", "{topology: Sentinel, config: {Replica-Priority: '10'}}", "config sets replica-priority, which the operator owns in the Sentinel topology"},
+		{"replica-priority in config of a Replication topology", "config: {replica-priority: '10'}", ""},
+		{"TLS in a Sentinel topology", "{topology: Sentinel, tls: {mode: PlainAndTLS, secretRef: {name: certs}}}", "the Sentinel topology does not run TLS yet"},
 	}
 	vkc := clusters(t)
 	for i, c := range cases {
@@ -152,4 +155,26 @@ func TestTheScaleSubresourceIsSpecReplicas(t *testing.T) {
 	if n, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); n != 3 {
 		t.Errorf("after scaling to 3: spec.replicas %d", n)
 	}
+}
+
+// TestTheSentinelCountIsFixedAtCreation: the operator does not add or remove sentinels of a
+// running cluster, so a change of the count is refused with what to do; the other settings
+// may change, and spelling the default out is no change.
+func TestTheSentinelCountIsFixedAtCreation(t *testing.T) {
+	vkc := clusters(t)
+	ctx := context.Background()
+	created, err := vkc.Create(ctx, object(t, "watched", "topology: Sentinel"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(sentinel string) error {
+		edited := created.DeepCopy()
+		if err := unstructured.SetNestedField(edited.Object, parseYAML(t, sentinel), "spec", "sentinel"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := vkc.Update(ctx, edited, metav1.UpdateOptions{})
+		return err
+	}
+	check(t, update("{replicas: 5}"), "sentinel.replicas cannot change yet")
+	check(t, update("{replicas: 3, downAfter: 8s}"), "")
 }

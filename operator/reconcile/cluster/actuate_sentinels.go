@@ -7,9 +7,10 @@ import (
 )
 
 // sentinelMonitor tells a sentinel, at the address and with the id the action was decided on,
-// to monitor the group (actuators/valkey SentinelMonitor).
+// to monitor the group (actuators/valkey SentinelMonitor), reaching the data nodes as the
+// sentinels' own user.
 func sentinelMonitor(ctx context.Context, x actuation, a machine.SentinelMonitor) error {
-	return x.w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings)
+	return x.w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings, x.w.passwords.Sentinel)
 }
 
 // sentinelRemove makes a sentinel forget the group (actuators/valkey SentinelRemove).

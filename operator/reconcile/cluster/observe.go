@@ -139,6 +139,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 	if desired.Names.Sharded {
 		mode, shards = machine.ModeCluster, int(spec.Shards)
 	}
+	if desired.Sentinels != nil {
+		mode = machine.ModeSentinel
+	}
 	pool.SetSentinelTopology(mode == machine.ModeSentinel)
 	w.obs.Spec = machine.Spec{
 		Generation:       vc.Generation,
@@ -154,6 +157,9 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 		BootstrapFrom:    vc.Annotations[v1beta1.AnnotationBootstrapFrom],
 		FailoverWithout:  podList(vc.Annotations[v1beta1.AnnotationFailoverWithout]),
 		Hibernate:        spec.Hibernate,
+	}
+	if mode == machine.ModeSentinel {
+		w.obs.Spec.Sentinels, w.obs.Spec.SentinelSettings = sentinelSpec(spec.Sentinel)
 	}
 	if spec.Storage.Size != nil {
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
@@ -249,6 +255,16 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 	for _, n := range nodes {
 		if n.Pod.IP != "" {
 			keep[valkey.Addr(n.Pod.IP)] = true
+		}
+	}
+	if mode == machine.ModeSentinel {
+		if w.obs.Sentinels, err = r.observeSentinels(ctx, vc, pool, w.interval); err != nil {
+			return nil, err
+		}
+		for _, s := range w.obs.Sentinels {
+			if s.IP != "" {
+				keep[valkey.SentinelAddr(s.IP)] = true
+			}
 		}
 	}
 	pool.Retain(keep)

@@ -1,0 +1,86 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
+)
+
+func buildTopology(topology v1beta1.Topology) (*v1beta1.ValkeyCluster, Desired) {
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{Topology: topology}}
+	v1beta1.SetDefaults(&vc.Spec)
+	return vc, Build(vc, metav1.OwnerReference{Name: "c"})
+}
+
+// The Sentinel topology's sentinels are objects of their own, whose pods no selector of the
+// data pods takes (nor the other way round): the StatefulSets, Services and the operator's
+// survey would otherwise count each other's pods.
+func TestSentinelPodsAndDataPodsShareNoSelector(t *testing.T) {
+	vc, d := buildTopology(v1beta1.TopologySentinel)
+	s := d.Sentinels
+	if s == nil {
+		t.Fatal("a Sentinel topology builds no sentinels")
+	}
+	if got := *s.StatefulSet.Spec.Replicas; got != v1beta1.DefaultSentinels {
+		t.Errorf("%d sentinels, want the default %d", got, v1beta1.DefaultSentinels)
+	}
+	sentinelPod := labels.Set(s.StatefulSet.Spec.Template.Labels)
+	dataPod := labels.Set(d.StatefulSet.Spec.Template.Labels)
+	for what, sel := range map[string]map[string]string{"data StatefulSet": d.StatefulSet.Spec.Selector.MatchLabels, "data Services": d.Headless.Spec.Selector, "data pods' survey": SelectorLabels(vc)} {
+		if labels.SelectorFromSet(sel).Matches(sentinelPod) {
+			t.Errorf("the %s selector takes the sentinels' pods", what)
+		}
+	}
+	for what, sel := range map[string]map[string]string{"sentinel StatefulSet": s.StatefulSet.Spec.Selector.MatchLabels, "sentinel Service": s.Client.Spec.Selector} {
+		if labels.SelectorFromSet(sel).Matches(dataPod) {
+			t.Errorf("the %s selector takes the data pods", what)
+		}
+		if !labels.SelectorFromSet(sel).Matches(sentinelPod) {
+			t.Errorf("the %s selector misses the sentinels' pods", what)
+		}
+	}
+	if _, ok := sentinelPod[LabelCluster]; !ok {
+		t.Error("the sentinels' pods lack the cluster label the operator's cache selects by")
+	}
+}
+
+// Each sentinel keeps its file on a volume of its own, copied from the template only when the
+// volume has none: Sentinel rewrites it, and a sentinel rebuilt from the template would come
+// back as a stranger that may vote twice in one epoch.
+func TestEachSentinelStartsFromItsOwnFile(t *testing.T) {
+	_, d := buildTopology(v1beta1.TopologySentinel)
+	sts := d.Sentinels.StatefulSet
+	if len(sts.Spec.VolumeClaimTemplates) != 1 {
+		t.Fatalf("%d claim templates, want one volume per sentinel", len(sts.Spec.VolumeClaimTemplates))
+	}
+	init := sts.Spec.Template.Spec.InitContainers
+	if len(init) != 1 || !strings.Contains(strings.Join(init[0].Command, " "), `[ -s "$f" ] ||`) {
+		t.Fatalf("the init step does not copy the template only when the file is missing: %v", init)
+	}
+	c := sts.Spec.Template.Spec.Containers[0]
+	if c.Args[0] != "/data/sentinel.conf" {
+		t.Errorf("the sentinel starts from %s, not the file on its volume", c.Args[0])
+	}
+}
+
+// Only the Sentinel topology has sentinels, and only its data nodes start at replica-priority
+// 0 (no sentinel promotes a node the operator has not opened).
+func TestOnlyTheSentinelTopologyHasSentinels(t *testing.T) {
+	for _, topology := range []v1beta1.Topology{v1beta1.TopologyStandalone, v1beta1.TopologyReplication, v1beta1.TopologyCluster} {
+		_, d := buildTopology(topology)
+		if d.Sentinels != nil {
+			t.Errorf("%s builds sentinels", topology)
+		}
+		if strings.Contains(d.Config.Data["valkey.conf"], "replica-priority") {
+			t.Errorf("%s renders replica-priority", topology)
+		}
+	}
+	_, d := buildTopology(v1beta1.TopologySentinel)
+	if !strings.Contains(d.Config.Data["valkey.conf"], "replica-priority 0\n") {
+		t.Errorf("the Sentinel topology's data nodes do not start at replica-priority 0:\n%s", d.Config.Data["valkey.conf"])
+	}
+}

@@ -1,0 +1,200 @@
+package operatorsuite
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	vk "github.com/valkey-io/valkey-go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1alpha1"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
+	"github.com/valkey-fsm/valkey-operator/e2e/valkeyapi"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// TestSentinelTopologyFailsOverWithSentinelsQuorum: a Sentinel topology (three data pods,
+// three sentinels) bootstraps, the operator tells every sentinel the primary, and an
+// application that asks the sentinels for the primary (valkey-go's Sentinel client, not the
+// operator's code) writes with WAIT. The primary's node is powered off: the sentinels' quorum
+// fails it over, the operator records Sentinel's decision with its epoch, and every
+// acknowledged write is read back through the same Sentinel-aware client from the new
+// primary.
+func TestSentinelTopologyFailsOverWithSentinelsQuorum(t *testing.T) {
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	ctx := ctxFor(t, 5*time.Minute)
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watched"}, Spec: v1beta1.ValkeyClusterSpec{
+		Topology: v1beta1.TopologySentinel, Replicas: ptrTo(int32(2)),
+		Sentinel: &v1beta1.SentinelSpec{Replicas: 3, DownAfter: &metav1.Duration{Duration: 5 * time.Second}, FailoverTimeout: &metav1.Duration{Duration: 20 * time.Second}},
+	}}
+	if err := k.Create(ctx, vc); err != nil {
+		t.Fatal(err)
+	}
+	steady := waitFor(t, ns, "watched", 3*time.Minute, "Steady with 3 ready", steadyWith(3))
+	pass := password(t, steady)
+	primaryIP := nodeIP(steady, steady.Status.Primary)
+
+	// Every sentinel monitors the primary and knows the two replicas and the two other
+	// sentinels: asked as an application asks them (the application password, the read-only
+	// rules), not through the operator.
+	sentinels := sentinelIPs(t, ns, "watched", 3)
+	awaitSentinels(t, sentinels, pass, 90*time.Second, func(m map[string]string) error {
+		if got := m["ip"]; got != primaryIP {
+			return fmt.Errorf("names %s, the primary is %s", got, primaryIP)
+		}
+		if m["num-slaves"] != "2" || m["num-other-sentinels"] != "2" {
+			return fmt.Errorf("knows %s replicas and %s other sentinels, want 2 and 2", m["num-slaves"], m["num-other-sentinels"])
+		}
+		return nil
+	})
+
+	app, err := vk.NewClient(vk.ClientOption{
+		InitAddress: []string{net.JoinHostPort(sentinelServiceIP(t, ns, "watched"), strconv.Itoa(valkey.SentinelPort))},
+		Password:    pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second},
+		Sentinel: vk.SentinelOption{MasterSet: valkey.SentinelGroup, Password: pass, TopologyRefreshInterval: time.Second},
+	})
+	if err != nil {
+		t.Fatalf("a Sentinel-aware client: %v", err)
+	}
+	t.Cleanup(app.Close)
+	const n = 200
+	if err := setAndWait(ctx, app, "before-", n, 1); err != nil {
+		t.Fatalf("writing through the sentinels: %v\n%s", err, summary(get(t, ns, "watched")))
+	}
+
+	pod, err := cl.Clientset().CoreV1().Pods(ns).Get(ctx, steady.Status.Primary, metav1GetOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.StopNode(ctx, pod.Spec.NodeName); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.StartNode(context.Background(), pod.Spec.NodeName) })
+	after := waitFor(t, ns, "watched", 2*time.Minute, "Sentinel's failover recorded", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary != "" && vc.Status.Primary != steady.Status.Primary
+	})
+	var promoted *v1alpha1.HistoryEntry
+	for i := range after.Status.History {
+		if h := &after.Status.History[i]; h.Event == string(machine.EventSentinelPromoted) {
+			promoted = h
+		}
+	}
+	if promoted == nil {
+		t.Fatalf("history does not record Sentinel's promotion:\n%s", summary(after))
+	}
+	t.Logf("recorded: %s", promoted.Message)
+
+	// The application finds the new primary through the sentinels; nothing it was told
+	// was written is missing.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err = setAndWait(ctx, app, "after-", 10, 1)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("no WAIT-acknowledged write through the sentinels after the failover: %v\n%s", err, summary(get(t, ns, "watched")))
+	}
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("before-%d", i)
+		if v, err := app.Do(ctx, app.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
+			t.Fatalf("WAIT-acknowledged %s lost in Sentinel's failover: %q, %v\n%s", key, v, err, summary(after))
+		}
+	}
+}
+
+// nodeIP is the pod IP status reports for pod.
+func nodeIP(vc *v1alpha1.ValkeyCluster, pod string) string {
+	for _, n := range vc.Status.Nodes {
+		if n.Pod == pod {
+			return n.IP
+		}
+	}
+	return ""
+}
+
+// sentinelIPs waits for want sentinel pods with an IP each and returns the IPs.
+func sentinelIPs(t *testing.T, ns, name string, want int) []string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var pods corev1.PodList
+		sel := kube.SentinelSelectorLabels(valkeyapi.HubOf(get(t, ns, name)))
+		if err := k.List(ctxFor(t, 10*time.Second), &pods, client.InNamespace(ns), client.MatchingLabels(sel)); err != nil {
+			t.Fatal(err)
+		}
+		var ips []string
+		for _, p := range pods.Items {
+			if p.Status.PodIP != "" {
+				ips = append(ips, p.Status.PodIP)
+			}
+		}
+		if len(ips) == want {
+			return ips
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sentinel pods with an address, want %d", len(ips), want)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// sentinelServiceIP is the cluster IP of the sentinels' client Service.
+func sentinelServiceIP(t *testing.T, ns, name string) string {
+	t.Helper()
+	var svc corev1.Service
+	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: ns, Name: kube.SentinelServiceName(valkeyapi.HubOf(get(t, ns, name)))}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.ClusterIP
+}
+
+// awaitSentinels polls SENTINEL MASTER on every sentinel, as an application (the default
+// user), until ok accepts each answer.
+func awaitSentinels(t *testing.T, ips []string, pass string, timeout time.Duration, ok func(map[string]string) error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var last error
+		for _, ip := range ips {
+			m, err := sentinelMasterAsApp(ip, pass)
+			if err == nil {
+				err = ok(m)
+			}
+			if err != nil {
+				last = fmt.Errorf("sentinel %s: %w", ip, err)
+				break
+			}
+		}
+		if last == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %v", timeout, last)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func sentinelMasterAsApp(ip, pass string) (map[string]string, error) {
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{net.JoinHostPort(ip, strconv.Itoa(valkey.SentinelPort))}, Password: pass,
+		DisableCache: true, ForceSingleClient: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return c.Do(ctx, c.B().Arbitrary("SENTINEL", "MASTER", valkey.SentinelGroup).Build()).AsStrMap()
+}

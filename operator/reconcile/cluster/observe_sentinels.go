@@ -1,0 +1,93 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+	"github.com/valkey-fsm/valkey-operator/actuators/valkey"
+	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
+	"github.com/valkey-fsm/valkey-operator/machine"
+)
+
+// sentinelSpec is spec.sentinel (defaulted) as the machine reads it: how many sentinels run,
+// and the settings each is told (parallel-syncs 1: a failover re-points one replica at a
+// time, so the others still serve reads).
+func sentinelSpec(s *v1beta1.SentinelSpec) (int, machine.SentinelSettings) {
+	if s == nil {
+		return 0, machine.SentinelSettings{}
+	}
+	settings := machine.SentinelSettings{Quorum: int(s.QuorumOrDefault()), ParallelSyncs: 1}
+	if s.DownAfter != nil {
+		settings.DownAfterMillis = s.DownAfter.Milliseconds()
+	}
+	if s.FailoverTimeout != nil {
+		settings.FailoverTimeoutMillis = s.FailoverTimeout.Milliseconds()
+	}
+	return int(s.Replicas), settings
+}
+
+// observeSentinels surveys every sentinel pod of the cluster, and names each the spec asks
+// for that has no pod (unreachable): the machine counts a majority of the spec's sentinels
+// or of those it sees, whichever is more. Surveys run in parallel, each within interval.
+func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyCluster, pool *valkey.Pool, interval time.Duration) ([]machine.Sentinel, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SentinelSelectorLabels(vc))); err != nil {
+		return nil, err
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	for i := 0; i < int(vc.Spec.Sentinel.Replicas); i++ {
+		if name := fmt.Sprintf("%s-%d", kube.SentinelSetName(vc), i); byName[name] == nil {
+			byName[name] = nil
+		}
+	}
+	out := make([]machine.Sentinel, 0, len(byName))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, pod := range byName {
+		s := machine.Sentinel{Name: name}
+		if pod == nil || pod.Status.PodIP == "" || !sentinelRunning(pod) {
+			mu.Lock()
+			out = append(out, s)
+			mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, interval)
+			defer cancel()
+			got, err := pool.SurveySentinel(sctx, pod.Status.PodIP)
+			if err != nil {
+				got = machine.Sentinel{IP: pod.Status.PodIP}
+			}
+			got.Name = name
+			mu.Lock()
+			out = append(out, got)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	// The machine is given no map order.
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// sentinelRunning reports whether the pod's sentinel container runs.
+func sentinelRunning(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == "sentinel" {
+			return c.State.Running != nil
+		}
+	}
+	return false
+}
