@@ -147,6 +147,12 @@ func guardRotationRequested(d *decider) (outcome, bool) {
 	if r == nil || r.ID == "" || r.Pending != "" || len(r.Users) == 0 || r.ID == d.p.Rotated || d.p.Rotation.ID != "" {
 		return outcome{}, false
 	}
+	if d.v.spec.Mode == ModeSentinel {
+		// The sentinels hold the operator's and the applications' passwords too, and no
+		// action gives them new ones yet: a rotation would lock both out of the sentinels
+		// once the old ones retire (sentinelNotBuilt says so).
+		return outcome{}, false
+	}
 	next := d.p
 	next.Rotation = Rotation{ID: r.ID, Users: strings.Join(r.Users, ","), Phase: RotationAdding}
 	return outcome{next: next, message: fmt.Sprintf("rotate the passwords of %s (%s): adding the new ones to every node beside the old", strings.Join(r.Users, ", "), r.ID)}, true

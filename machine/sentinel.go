@@ -468,6 +468,9 @@ func (d *decider) sentinelNotBuilt(p Persisted) string {
 	if spec.Hibernate {
 		asked = append(asked, "hibernation")
 	}
+	if r := spec.Rotation; r != nil && r.ID != "" && r.ID != p.Rotated && p.Rotation.ID == "" {
+		asked = append(asked, "a password rotation")
+	}
 	if len(asked) == 0 {
 		return ""
 	}

@@ -37,6 +37,10 @@ func networkPolicy(vc *v1beta1.ValkeyCluster, meta metav1.ObjectMeta) *networkin
 		{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(vc)}}}},
 		{From: []networkingv1.NetworkPolicyPeer{operator}, Ports: valkeyPorts},
 	}
+	if vc.Spec.Topology == v1beta1.TopologySentinel {
+		// The sentinels watch and reconfigure every data node.
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: SentinelSelectorLabels(vc)}}}, Ports: valkeyPorts})
+	}
 	if len(np.From) > 0 {
 		from := make([]networkingv1.NetworkPolicyPeer, len(np.From))
 		for i := range np.From {

@@ -51,7 +51,7 @@ type Desired struct {
 	// Revision identifies the pod template (see AnnotationRevision).
 	Revision string
 	// Sentinels are the Sentinel topology's sentinels (nil for the other topologies).
-	Sentinels *Sentinels
+	Sentinels *Sentinels `json:",omitempty"`
 	// Live holds the directives that take effect without a restart, with their values: they
 	// are in the ConfigMap but not in the revision, and the operator sets them on the running
 	// processes (CONFIG SET), so changing one rolls nothing.

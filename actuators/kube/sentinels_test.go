@@ -84,3 +84,20 @@ func TestOnlyTheSentinelTopologyHasSentinels(t *testing.T) {
 		t.Errorf("the Sentinel topology's data nodes do not start at replica-priority 0:\n%s", d.Config.Data["valkey.conf"])
 	}
 }
+
+// With spec.networkPolicy the data nodes' policy lets the sentinels in on the Valkey ports: they
+// watch and reconfigure every node.
+func TestTheNetworkPolicyLetsTheSentinelsIn(t *testing.T) {
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{Topology: v1beta1.TopologySentinel, NetworkPolicy: v1beta1.NetworkPolicySpec{Enabled: true}}}
+	v1beta1.SetDefaults(&vc.Spec)
+	d := Build(vc, metav1.OwnerReference{Name: "c"})
+	sentinelPod := labels.Set(d.Sentinels.StatefulSet.Spec.Template.Labels)
+	for _, rule := range d.NetworkPolicy.Spec.Ingress {
+		for _, from := range rule.From {
+			if from.PodSelector != nil && from.NamespaceSelector == nil && labels.SelectorFromSet(from.PodSelector.MatchLabels).Matches(sentinelPod) {
+				return
+			}
+		}
+	}
+	t.Fatalf("no ingress rule admits the sentinels' pods: %+v", d.NetworkPolicy.Spec.Ingress)
+}

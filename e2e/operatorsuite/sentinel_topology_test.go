@@ -27,13 +27,20 @@ import (
 // operator's code) writes with WAIT. The primary's node is powered off: the sentinels' quorum
 // fails it over, the operator records Sentinel's decision with its epoch, and every
 // acknowledged write is read back through the same Sentinel-aware client from the new
-// primary.
+// primary. The node comes back: the old primary rejoins as a replica of the new one. On
+// Valkey 8.0 and 9.1 (whose sentinels need more of the data nodes' commands).
 func TestSentinelTopologyFailsOverWithSentinelsQuorum(t *testing.T) {
+	for _, image := range []string{"valkey/valkey:8.0", "valkey/valkey:9.1"} {
+		t.Run(image, func(t *testing.T) { sentinelFailover(t, image) })
+	}
+}
+
+func sentinelFailover(t *testing.T, image string) {
 	ns := cl.Namespace(t)
 	startOperator(t, "")
 	ctx := ctxFor(t, 5*time.Minute)
 	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watched"}, Spec: v1beta1.ValkeyClusterSpec{
-		Topology: v1beta1.TopologySentinel, Replicas: ptrTo(int32(2)),
+		Topology: v1beta1.TopologySentinel, Replicas: ptrTo(int32(2)), Image: image,
 		Sentinel: &v1beta1.SentinelSpec{Replicas: 3, DownAfter: &metav1.Duration{Duration: 5 * time.Second}, FailoverTimeout: &metav1.Duration{Duration: 20 * time.Second}},
 	}}
 	if err := k.Create(ctx, vc); err != nil {
@@ -111,6 +118,21 @@ func TestSentinelTopologyFailsOverWithSentinelsQuorum(t *testing.T) {
 		if v, err := app.Do(ctx, app.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
 			t.Fatalf("WAIT-acknowledged %s lost in Sentinel's failover: %q, %v\n%s", key, v, err, summary(after))
 		}
+	}
+
+	if err := cl.StartNode(ctx, pod.Spec.NodeName); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "watched", 2*time.Minute, "the old primary back as a replica", func(vc *v1alpha1.ValkeyCluster) bool {
+		for _, node := range vc.Status.Nodes {
+			if node.Pod == steady.Status.Primary {
+				return node.Role == v1alpha1.NodeRoleReplica && vc.Status.Primary == after.Status.Primary && steadyWith(3)(vc)
+			}
+		}
+		return false
+	})
+	if err := setAndWait(ctx, app, "rejoined-", 10, 2); err != nil {
+		t.Fatalf("WAIT 2 with the old primary back: %v\n%s", err, summary(get(t, ns, "watched")))
 	}
 }
 
