@@ -60,6 +60,8 @@ func TestTheClusterChartNotesFollowTheValues(t *testing.T) {
 		{`spec: {auth: {passwordSecretRef: {name: mine, key: pw}}}`, []string{"your Secret mine (key pw)", "get secret mine -n shop -o jsonpath='{.data.pw}'"}, []string{"x-auth"}},
 		{`spec: {tls: {mode: PlainAndTLS, secretRef: {name: x-tls}}}`, []string{"TLS is served on port 6380 as well (tls.mode PlainAndTLS)", "x.shop.svc:6379"}, nil},
 		{`spec: {tls: {mode: TLSOnly, secretRef: {name: x-tls}}}`, []string{"x.shop.svc:6380 (TLS only)"}, []string{"as well"}},
+		{`spec: {topology: Sentinel}`, []string{"x-sentinel.shop.svc:26379, group mymaster"}, []string{"spreads reads"}},
+		{`{}`, nil, []string{"sentinel"}},
 	} {
 		notes := renderNotes(t, c.values)
 		for _, w := range c.want {
