@@ -46,6 +46,8 @@ type clusterHubFields struct {
 	// refused): TopologySentinel says the topology was Sentinel.
 	Sentinel         *v1beta1.SentinelSpec `json:"sentinel,omitempty"`
 	TopologySentinel bool                  `json:"topologySentinel,omitempty"`
+	// StatusSentinels is status.sentinels.
+	StatusSentinels []v1beta1.SentinelStatus `json:"statusSentinels,omitempty"`
 	// Phase is status.phase.
 	Phase string `json:"phase,omitempty"`
 }
@@ -102,6 +104,7 @@ func clusterHubFieldsOf(in *v1beta1.ValkeyCluster) clusterHubFields {
 		Phase:              in.Status.Phase,
 		Sentinel:           s.Sentinel,
 		TopologySentinel:   s.Topology == v1beta1.TopologySentinel,
+		StatusSentinels:    in.Status.Sentinels,
 	}
 	if s.RestoreFrom != nil {
 		f.DiscardCurrentData = s.RestoreFrom.DiscardCurrentData
@@ -141,6 +144,7 @@ func restoreClusterHubFields(dst *v1beta1.ValkeyCluster, f clusterHubFields) {
 	}
 	dst.Status.Replicas, dst.Status.Selector = f.StatusReplicas, f.StatusSelector
 	dst.Status.ValkeyVersion, dst.Status.Phase = f.ValkeyVersion, f.Phase
+	dst.Status.Sentinels = f.StatusSentinels
 }
 
 // replicasToHub: v1alpha1 counts the pods of a shard, the primary included; v1beta1 counts

@@ -111,3 +111,34 @@ func (s *SentinelSpec) QuorumOrDefault() int32 {
 	}
 	return s.Replicas/2 + 1
 }
+
+// SentinelStatus is one sentinel as the operator last surveyed it.
+type SentinelStatus struct {
+	// Pod is the sentinel's pod.
+	Pod string `json:"pod"`
+	// IP is the pod's address.
+	// +optional
+	IP string `json:"ip,omitempty"`
+	// Answering says the sentinel answered the last survey; the other fields are then its
+	// answers.
+	Answering bool `json:"answering"`
+	// Monitoring says it watches the cluster's primary (group mymaster).
+	// +optional
+	Monitoring bool `json:"monitoring,omitempty"`
+	// Primary is the pod it names as the primary (its address when no pod has it).
+	// +optional
+	Primary string `json:"primary,omitempty"`
+	// ConfigEpoch is the epoch of the failover that chose Primary in its view (0: none since
+	// it was told the primary).
+	// +optional
+	ConfigEpoch int64 `json:"configEpoch,omitempty"`
+	// OtherSentinels is how many other sentinels it knows.
+	// +optional
+	OtherSentinels int32 `json:"otherSentinels,omitempty"`
+	// FailingOver says it leads a failover; PrimaryDown that a quorum finds the primary down
+	// in its view.
+	// +optional
+	FailingOver bool `json:"failingOver,omitempty"`
+	// +optional
+	PrimaryDown bool `json:"primaryDown,omitempty"`
+}

@@ -492,6 +492,12 @@ type ValkeyClusterStatus struct {
 	// +optional
 	Nodes []NodeStatus `json:"nodes,omitempty"`
 
+	// Sentinels is what each sentinel of a Sentinel topology answered at the last survey.
+	// +listType=map
+	// +listMapKey=pod
+	// +optional
+	Sentinels []SentinelStatus `json:"sentinels,omitempty"`
+
 	// Primary is the name of the pod the operator recognises as the primary, the only one
 	// open for writes.
 	// +optional

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,33 +37,8 @@ func TestSentinelTopologyFailsOverWithSentinelsQuorum(t *testing.T) {
 }
 
 func sentinelFailover(t *testing.T, image string) {
-	ns := cl.Namespace(t)
-	startOperator(t, "")
+	ns, steady, pass := steadySentinels(t, image)
 	ctx := ctxFor(t, 5*time.Minute)
-	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watched"}, Spec: v1beta1.ValkeyClusterSpec{
-		Topology: v1beta1.TopologySentinel, Replicas: ptrTo(int32(2)), Image: image,
-		Sentinel: &v1beta1.SentinelSpec{Replicas: 3, DownAfter: &metav1.Duration{Duration: 5 * time.Second}, FailoverTimeout: &metav1.Duration{Duration: 20 * time.Second}},
-	}}
-	if err := k.Create(ctx, vc); err != nil {
-		t.Fatal(err)
-	}
-	steady := waitFor(t, ns, "watched", 3*time.Minute, "Steady with 3 ready", steadyWith(3))
-	pass := password(t, steady)
-	primaryIP := nodeIP(steady, steady.Status.Primary)
-
-	// Every sentinel monitors the primary and knows the two replicas and the two other
-	// sentinels: asked as an application asks them (the application password, the read-only
-	// rules), not through the operator.
-	sentinels := sentinelIPs(t, ns, "watched", 3)
-	awaitSentinels(t, sentinels, pass, 90*time.Second, func(m map[string]string) error {
-		if got := m["ip"]; got != primaryIP {
-			return fmt.Errorf("names %s, the primary is %s", got, primaryIP)
-		}
-		if m["num-slaves"] != "2" || m["num-other-sentinels"] != "2" {
-			return fmt.Errorf("knows %s replicas and %s other sentinels, want 2 and 2", m["num-slaves"], m["num-other-sentinels"])
-		}
-		return nil
-	})
 
 	app, err := vk.NewClient(vk.ClientOption{
 		InitAddress: []string{net.JoinHostPort(sentinelServiceIP(t, ns, "watched"), strconv.Itoa(valkey.SentinelPort))},
@@ -134,6 +110,37 @@ func sentinelFailover(t *testing.T, image string) {
 	if err := setAndWait(ctx, app, "rejoined-", 10, 2); err != nil {
 		t.Fatalf("WAIT 2 with the old primary back: %v\n%s", err, summary(get(t, ns, "watched")))
 	}
+}
+
+// steadySentinels starts an operator and a Sentinel topology "watched" of three data pods and
+// three sentinels (down after 5 s, failover-timeout 20 s) on image, and waits until it is
+// Steady and every sentinel monitors the primary with both replicas and both other sentinels
+// known: asked as an application asks them (the application password, the read-only rules),
+// not through the operator. It returns the namespace, the Steady cluster and the password.
+func steadySentinels(t *testing.T, image string) (string, *v1alpha1.ValkeyCluster, string) {
+	t.Helper()
+	ns := cl.Namespace(t)
+	startOperator(t, "")
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watched"}, Spec: v1beta1.ValkeyClusterSpec{
+		Topology: v1beta1.TopologySentinel, Replicas: ptrTo(int32(2)), Image: image,
+		Sentinel: &v1beta1.SentinelSpec{Replicas: 3, DownAfter: &metav1.Duration{Duration: 5 * time.Second}, FailoverTimeout: &metav1.Duration{Duration: 20 * time.Second}},
+	}}
+	if err := k.Create(ctxFor(t, 10*time.Second), vc); err != nil {
+		t.Fatal(err)
+	}
+	steady := waitFor(t, ns, "watched", 3*time.Minute, "Steady with 3 ready", steadyWith(3))
+	pass := password(t, steady)
+	primaryIP := nodeIP(steady, steady.Status.Primary)
+	awaitSentinels(t, sentinelIPs(t, ns, "watched", 3), pass, 90*time.Second, func(m map[string]string) error {
+		if got := m["ip"]; got != primaryIP {
+			return fmt.Errorf("names %s, the primary is %s", got, primaryIP)
+		}
+		if m["num-slaves"] != "2" || m["num-other-sentinels"] != "2" {
+			return fmt.Errorf("knows %s replicas and %s other sentinels, want 2 and 2", m["num-slaves"], m["num-other-sentinels"])
+		}
+		return nil
+	})
+	return ns, steady, pass
 }
 
 // nodeIP is the pod IP status reports for pod.
@@ -219,4 +226,105 @@ func sentinelMasterAsApp(ip, pass string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	return c.Do(ctx, c.B().Arbitrary("SENTINEL", "MASTER", valkey.SentinelGroup).Build()).AsStrMap()
+}
+
+// TestSentinelTopologyKeepsItsSentinels: a deleted sentinel pod comes back on its volume as the
+// same sentinel (its id kept, no stranger left among the others' peers); with two of the three
+// sentinels frozen and the primary frozen too, no quorum can act: nothing is promoted, status
+// says what the operator waits for, and once everything answers again the same primary serves.
+func TestSentinelTopologyKeepsItsSentinels(t *testing.T) {
+	ns, steady, pass := steadySentinels(t, "valkey/valkey:8.0")
+	ctx := ctxFor(t, 5*time.Minute)
+	sentinel0 := kube.SentinelSetName(valkeyapi.HubOf(steady)) + "-0"
+	ip0 := podIP(t, ns, sentinel0)
+	id, err := sentinelMyID(ip0, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.DeletePod(ctx, ns, sentinel0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ip := podIP(t, ns, sentinel0)
+		got, err := sentinelMyID(ip, pass)
+		if err == nil && ip != "" {
+			if got != id {
+				t.Fatalf("the re-created %s is sentinel %s, was %s: its file was not kept", sentinel0, got, id)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not back within a minute: %v", sentinel0, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	primaryIP := nodeIP(steady, steady.Status.Primary)
+	awaitSentinels(t, sentinelIPs(t, ns, "watched", 3), pass, time.Minute, func(m map[string]string) error {
+		if m["ip"] != primaryIP || m["num-other-sentinels"] != "2" {
+			return fmt.Errorf("names %s with %s other sentinels, want %s with 2", m["ip"], m["num-other-sentinels"], primaryIP)
+		}
+		return nil
+	})
+
+	// Two sentinels and the primary frozen: the one sentinel left cannot reach a quorum.
+	frozen := []struct{ pod, container string }{
+		{kube.SentinelSetName(valkeyapi.HubOf(steady)) + "-1", "sentinel"},
+		{kube.SentinelSetName(valkeyapi.HubOf(steady)) + "-2", "sentinel"},
+		{steady.Status.Primary, "valkey"},
+	}
+	for _, f := range frozen {
+		if err := cl.PauseContainer(ns, f.pod, f.container); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.ResumeContainer(ns, f.pod, f.container) })
+	}
+	waiting := waitFor(t, ns, "watched", time.Minute, "status saying the sentinels decide", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.State == v1alpha1.StateFailingOver && strings.Contains(vc.Status.Waiting, "sentinel")
+	})
+	t.Logf("waiting: %s", waiting.Status.Waiting)
+	// Three times down-after and more: long enough for a failover, had anyone made one.
+	time.Sleep(20 * time.Second)
+	for _, n := range get(t, ns, "watched").Status.Nodes {
+		if n.Pod != steady.Status.Primary && n.Role == v1alpha1.NodeRolePrimary {
+			t.Fatalf("%s was promoted with no quorum of sentinels:\n%s", n.Pod, summary(get(t, ns, "watched")))
+		}
+	}
+	for _, f := range frozen {
+		if err := cl.ResumeContainer(ns, f.pod, f.container); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back := waitFor(t, ns, "watched", 2*time.Minute, "Steady again", steadyWith(3))
+	if back.Status.Primary != steady.Status.Primary {
+		t.Fatalf("the primary moved from %s to %s with no quorum of sentinels:\n%s", steady.Status.Primary, back.Status.Primary, summary(back))
+	}
+	if err := setAndWait(ctx, writable(t, back), "after-", 10, 2); err != nil {
+		t.Fatalf("WAIT 2 once everything answers again: %v\n%s", err, summary(back))
+	}
+}
+
+// podIP is pod's IP ("" while it has none or does not exist).
+func podIP(t *testing.T, ns, pod string) string {
+	t.Helper()
+	p, err := cl.Clientset().CoreV1().Pods(ns).Get(ctxFor(t, 10*time.Second), pod, metav1GetOptions())
+	if err != nil {
+		return ""
+	}
+	return p.Status.PodIP
+}
+
+func sentinelMyID(ip, pass string) (string, error) {
+	if ip == "" {
+		return "", fmt.Errorf("no address")
+	}
+	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{net.JoinHostPort(ip, strconv.Itoa(valkey.SentinelPort))}, Password: pass,
+		DisableCache: true, ForceSingleClient: true, Dialer: net.Dialer{Timeout: 2 * time.Second}})
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return c.Do(ctx, c.B().Arbitrary("SENTINEL", "MYID").Build()).ToString()
 }

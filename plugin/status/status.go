@@ -92,6 +92,11 @@ func printText(w io.Writer, vc *v1beta1.ValkeyCluster, now time.Time) error {
 		writeTable(&b, nodesTable(st.Nodes))
 	}
 
+	if len(st.Sentinels) > 0 {
+		b.WriteString("\nSentinels:\n")
+		writeTable(&b, sentinelsTable(st.Sentinels))
+	}
+
 	if len(st.Shards) > 0 {
 		b.WriteString("\nShards:\n")
 		t := output.NewTable("SHARD", "PRIMARY", "SLOTS")
@@ -288,4 +293,28 @@ func writeRecent(b *strings.Builder, vc *v1beta1.ValkeyCluster, now time.Time) {
 	if older := len(h) - len(recent); older > 0 {
 		fmt.Fprintf(b, "  (%d earlier: kubectl valkey history %s -n %s)\n", older, vc.Name, vc.Namespace)
 	}
+}
+
+// sentinelsTable is what each sentinel of a Sentinel topology names as the primary, under
+// which config epoch, and how many other sentinels it knows.
+func sentinelsTable(sentinels []v1beta1.SentinelStatus) *output.Table {
+	t := output.NewTable("SENTINEL", "IP", "ANSWERS", "PRIMARY", "EPOCH", "OTHERS", "FLAGS")
+	for _, s := range sentinels {
+		answers, primary, epoch, others := "no", "-", "-", "-"
+		if s.Answering {
+			answers, primary = "yes", "(monitors none)"
+		}
+		if s.Monitoring {
+			primary, epoch, others = s.Primary, strconv.FormatInt(s.ConfigEpoch, 10), strconv.Itoa(int(s.OtherSentinels))
+		}
+		var flags []string
+		if s.PrimaryDown {
+			flags = append(flags, "primary-down")
+		}
+		if s.FailingOver {
+			flags = append(flags, "failing-over")
+		}
+		t.Row(s.Pod, orNone(s.IP), answers, primary, epoch, others, orNone(strings.Join(flags, ",")))
+	}
+	return t
 }

@@ -238,3 +238,24 @@ func TestClusterTopologyStatus(t *testing.T) {
 		t.Fatalf("two primaries in shard 1: warnings %q", w)
 	}
 }
+
+// A Sentinel topology's status lists what each sentinel names as the primary: one that does not
+// answer, one that names another primary under a newer epoch and flags a failover, are plain.
+func TestSentinelsAreListed(t *testing.T) {
+	vc := steadyAfterFailover()
+	vc.Spec.Topology = v1beta1.TopologySentinel
+	vc.Status.Sentinels = []v1beta1.SentinelStatus{
+		{Pod: "cache-sentinel-0", IP: "10.244.1.20", Answering: true, Monitoring: true, Primary: "cache-2", ConfigEpoch: 3, OtherSentinels: 2},
+		{Pod: "cache-sentinel-1", IP: "10.244.2.21", Answering: true, Monitoring: true, Primary: "cache-0", ConfigEpoch: 4, OtherSentinels: 2, FailingOver: true, PrimaryDown: true},
+		{Pod: "cache-sentinel-2"},
+	}
+	got := string(print(t, unstructuredOf(t, vc), output.Text))
+	for _, want := range []string{"Sentinels:", "cache-sentinel-0   10.244.1.20   yes       cache-2", "primary-down,failing-over", "cache-sentinel-2   <none>        no"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(string(print(t, unstructuredOf(t, steadyAfterFailover()), output.Text)), "Sentinels:") {
+		t.Error("a Replication topology lists sentinels")
+	}
+}

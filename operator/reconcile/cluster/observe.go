@@ -258,7 +258,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 		}
 	}
 	if mode == machine.ModeSentinel {
-		if w.obs.Sentinels, err = r.observeSentinels(ctx, vc, pool, w.interval); err != nil {
+		if w.obs.Sentinels, err = r.observeSentinels(ctx, vc, pool, w.interval, w.surveyErrs); err != nil {
 			return nil, err
 		}
 		for _, s := range w.obs.Sentinels {

@@ -35,8 +35,9 @@ func sentinelSpec(s *v1beta1.SentinelSpec) (int, machine.SentinelSettings) {
 
 // observeSentinels surveys every sentinel pod of the cluster, and names each the spec asks
 // for that has no pod (unreachable): the machine counts a majority of the spec's sentinels
-// or of those it sees, whichever is more. Surveys run in parallel, each within interval.
-func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyCluster, pool *valkey.Pool, interval time.Duration) ([]machine.Sentinel, error) {
+// or of those it sees, whichever is more. Surveys run in parallel, each within interval; why
+// one did not answer goes into errs (by pod name, as the data nodes').
+func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyCluster, pool *valkey.Pool, interval time.Duration, errs map[string]string) ([]machine.Sentinel, error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SentinelSelectorLabels(vc))); err != nil {
 		return nil, err
@@ -67,11 +68,13 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 			sctx, cancel := context.WithTimeout(ctx, interval)
 			defer cancel()
 			got, err := pool.SurveySentinel(sctx, pod.Status.PodIP)
+			mu.Lock()
 			if err != nil {
 				got = machine.Sentinel{IP: pod.Status.PodIP}
+				errs[name] = err.Error()
+				logFrom(ctx).V(1).Info("sentinel survey failed", "sentinel", name, "error", err.Error())
 			}
 			got.Name = name
-			mu.Lock()
 			out = append(out, got)
 			mu.Unlock()
 		}()
@@ -90,4 +93,32 @@ func sentinelRunning(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// sentinelStatuses is status.sentinels: each sentinel's answers, the primary it names by pod
+// (nil outside the Sentinel topology).
+func sentinelStatuses(obs machine.Observation) []v1beta1.SentinelStatus {
+	if len(obs.Sentinels) == 0 {
+		return nil
+	}
+	podAt := map[string]string{}
+	for _, n := range obs.Nodes {
+		if n.Pod.IP != "" {
+			podAt[n.Pod.IP] = n.Name
+		}
+	}
+	out := make([]v1beta1.SentinelStatus, 0, len(obs.Sentinels))
+	for _, s := range obs.Sentinels {
+		st := v1beta1.SentinelStatus{Pod: s.Name, IP: s.IP, Answering: s.Reachable}
+		if s.Reachable && s.Monitoring {
+			st.Monitoring, st.ConfigEpoch, st.OtherSentinels = true, int64(s.ConfigEpoch), int32(s.Peers)
+			st.FailingOver, st.PrimaryDown = s.FailingOver, s.PrimaryDown
+			st.Primary = s.PrimaryIP
+			if pod := podAt[s.PrimaryIP]; pod != "" {
+				st.Primary = pod
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }
