@@ -166,7 +166,7 @@ func TestValuesWithTyposAreRefused(t *testing.T) {
 		{"valkey-cluster", `spec: {storage: {sise: 2Gi}}`, []string{"at '/spec/storage': additional properties 'sise' not allowed"}},
 		{"valkey-cluster", `spec: {backup: {store: {bucket: b, credentialsSecretRef: {name: s}, endpiont: "https://s3"}}}`, []string{"at '/spec/backup/store': additional properties 'endpiont' not allowed"}},
 		{"valkey-cluster", `spec: {config: {databases: 32}}`, []string{"at '/spec/config/databases': got number, want string"}},
-		{"valkey-cluster", `spec: {topology: cluster}`, []string{"at '/spec/topology': value must be one of 'Standalone', 'Replication', 'Cluster'"}},
+		{"valkey-cluster", `spec: {topology: cluster}`, []string{"at '/spec/topology': value must be one of 'Standalone', 'Replication', 'Sentinel', 'Cluster'"}},
 		{"valkey-cluster", `spec: {resources: {limits: {memory: 2Gi}, request: {cpu: 1}}}`, []string{"at '/spec/resources': additional properties 'request' not allowed"}},
 		{"valkey-cluster", `spec: {tolerations: [{key: k, efect: NoSchedule}]}`, []string{"at '/spec/tolerations/0': additional properties 'efect' not allowed"}},
 		{"valkey-cluster", `acls: [` + acl + `, cluster: other}]`, []string{"at '/acls/0': additional properties 'cluster' not allowed"}},
@@ -344,10 +344,11 @@ func TestTheFullValuesAreFull(t *testing.T) {
 			missing = append(missing, "valkey-cluster: "+key)
 		}
 	}
-	// Kubernetes' own types are set, not every field of them; shards, tls.secretRef and a
-	// restore from a store are exclusive with what the file sets.
+	// Kubernetes' own types are set, not every field of them; shards, sentinel (a Sentinel
+	// topology runs no TLS yet), tls.secretRef and a restore from a store are exclusive with
+	// what the file sets.
 	kubernetesTypes := []string{"affinity", "tolerations", "topologySpreadConstraints", "resources", "nodeSelector", "config", "networkPolicy.from", "networkPolicy.operator"}
-	exclusive := []string{"shards", "tls.secretRef", "restoreFrom.store", "restoreFrom.path"}
+	exclusive := []string{"shards", "sentinel", "tls.secretRef", "restoreFrom.store", "restoreFrom.path"}
 	walkSchema(props["spec"].(map[string]any), "", func(path string) bool {
 		if slices.Contains(exclusive, path) {
 			return false

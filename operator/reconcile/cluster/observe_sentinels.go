@@ -122,3 +122,26 @@ func sentinelStatuses(obs machine.Observation) []v1beta1.SentinelStatus {
 	}
 	return out
 }
+
+// sentinelCounts is how many sentinels answered, and how many of those name p's recorded
+// primary (at its pod's address), for the metrics.
+func sentinelCounts(obs machine.Observation, p machine.Persisted) (answering, naming int) {
+	primaryIP := ""
+	if len(p.Shards) > 0 {
+		for _, n := range obs.Nodes {
+			if n.Name == p.Shards[0].Primary {
+				primaryIP = n.Pod.IP
+			}
+		}
+	}
+	for _, s := range obs.Sentinels {
+		if !s.Reachable {
+			continue
+		}
+		answering++
+		if s.Monitoring && primaryIP != "" && s.PrimaryIP == primaryIP {
+			naming++
+		}
+	}
+	return answering, naming
+}

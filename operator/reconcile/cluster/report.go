@@ -223,6 +223,12 @@ func (r *Reconciler) reportMetrics(vc *v1beta1.ValkeyCluster, w *world, d machin
 	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "cluster": vc.Name})
 	m.Info.WithLabelValues(vc.Namespace, vc.Name, string(spec.Topology), string(spec.Profile)).Set(1)
 	m.FailoverWaiting.WithLabelValues(vc.Namespace, vc.Name).Set(shared.BoolValue(d.Waiting.FailoverHeldBack() != ""))
+	if w.obs.Spec.Mode == machine.ModeSentinel {
+		answering, naming := sentinelCounts(w.obs, d.Next)
+		m.Sentinels.WithLabelValues(vc.Namespace, vc.Name).Set(float64(w.obs.Spec.Sentinels))
+		m.SentinelsAnswering.WithLabelValues(vc.Namespace, vc.Name).Set(float64(answering))
+		m.SentinelsNamingPrimary.WithLabelValues(vc.Namespace, vc.Name).Set(float64(naming))
+	}
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": vc.Namespace, "cluster": vc.Name})
 	for _, c := range w.nodeCerts {
 		if c.NotAfter != nil {

@@ -41,6 +41,12 @@ type Metrics struct {
 	// CertificateExpiry is the notAfter of the certificate each TLS pod served on the last
 	// handshake.
 	CertificateExpiry *prometheus.GaugeVec
+	// Sentinels is how many sentinels a Sentinel topology runs (its spec), SentinelsAnswering
+	// how many answered the operator's last survey, and SentinelsNamingPrimary how many of
+	// those name the recorded primary: fewer than a majority cannot fail it over.
+	Sentinels              *prometheus.GaugeVec
+	SentinelsAnswering     *prometheus.GaugeVec
+	SentinelsNamingPrimary *prometheus.GaugeVec
 	// Nodes are the data-plane metrics, from each turn's survey.
 	Nodes *NodeMetrics
 	// Probes counts the prober's surveys by cluster and outcome (answered, failed), and
@@ -121,6 +127,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "valkey_operator_tls_certificate_expiry_timestamp_seconds",
 			Help: "Unix time at which the certificate each TLS pod served on the operator's last handshake expires.",
 		}, []string{"namespace", "cluster", "pod"}),
+		Sentinels: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_sentinels",
+			Help: "The sentinels a Sentinel topology runs (spec.sentinel.replicas).",
+		}, []string{"namespace", "cluster"}),
+		SentinelsAnswering: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_sentinels_answering",
+			Help: "The sentinels of a Sentinel topology that answered the operator's last survey.",
+		}, []string{"namespace", "cluster"}),
+		SentinelsNamingPrimary: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "valkey_operator_sentinels_naming_primary",
+			Help: "The sentinels of a Sentinel topology that name the recorded primary: fewer than a majority cannot fail it over.",
+		}, []string{"namespace", "cluster"}),
 		Nodes: &NodeMetrics{},
 		Probes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "valkey_operator_probes_total",
@@ -144,6 +162,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Failovers = register(reg, m.Failovers)
 	m.FailoverSeconds = register(reg, m.FailoverSeconds)
 	m.Nodes = register(reg, m.Nodes)
+	m.Sentinels = register(reg, m.Sentinels)
+	m.SentinelsAnswering = register(reg, m.SentinelsAnswering)
+	m.SentinelsNamingPrimary = register(reg, m.SentinelsNamingPrimary)
 	m.Probes = register(reg, m.Probes)
 	m.Turns = register(reg, m.Turns)
 	m.ProbeCadence = register(reg, m.ProbeCadence)
@@ -200,6 +221,9 @@ func (m *Metrics) Forget(ns, name string) {
 	m.Progressing.DeleteLabelValues(ns, name)
 	m.Info.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
 	m.FailoverWaiting.DeleteLabelValues(ns, name)
+	m.Sentinels.DeleteLabelValues(ns, name)
+	m.SentinelsAnswering.DeleteLabelValues(ns, name)
+	m.SentinelsNamingPrimary.DeleteLabelValues(ns, name)
 	m.CertificateExpiry.DeletePartialMatch(prometheus.Labels{"namespace": ns, "cluster": name})
 	m.FailoverSeconds.DeleteLabelValues(ns, name)
 	m.Nodes.Forget(types.NamespacedName{Namespace: ns, Name: name})
