@@ -16,7 +16,9 @@ import (
 type SentinelSpec struct {
 	// Replicas is how many sentinels run: an odd number, at least 3. A failover needs a
 	// majority of them to elect a leader, so 3 survive losing one, 5 losing two; an even
-	// count survives no more losses than the odd one below it.
+	// count survives no more losses than the odd one below it. It may change: new sentinels
+	// are told the primary, and the others forget removed ones (SENTINEL RESET, one sentinel
+	// at a time).
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=3
 	// +kubebuilder:validation:Maximum=9

@@ -157,10 +157,9 @@ func TestTheScaleSubresourceIsSpecReplicas(t *testing.T) {
 	}
 }
 
-// TestTheSentinelCountIsFixedAtCreation: the operator does not add or remove sentinels of a
-// running cluster, so a change of the count is refused with what to do; the other settings
-// may change, and spelling the default out is no change.
-func TestTheSentinelCountIsFixedAtCreation(t *testing.T) {
+// TestTheSentinelCountChangesToAnotherOddCount: sentinels are added and removed on a running
+// cluster, to another odd count only.
+func TestTheSentinelCountChangesToAnotherOddCount(t *testing.T) {
 	vkc := clusters(t)
 	ctx := context.Background()
 	created, err := vkc.Create(ctx, object(t, "watched", "topology: Sentinel"), metav1.CreateOptions{})
@@ -175,6 +174,6 @@ func TestTheSentinelCountIsFixedAtCreation(t *testing.T) {
 		_, err := vkc.Update(ctx, edited, metav1.UpdateOptions{})
 		return err
 	}
-	check(t, update("{replicas: 5}"), "sentinel.replicas cannot change yet")
-	check(t, update("{replicas: 3, downAfter: 8s}"), "")
+	check(t, update("{replicas: 4}"), "sentinel.replicas must be odd")
+	check(t, update("{replicas: 5, downAfter: 8s}"), "")
 }
