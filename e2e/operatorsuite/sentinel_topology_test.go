@@ -41,15 +41,7 @@ func sentinelFailover(t *testing.T, image string) {
 	ns, steady, pass := steadySentinels(t, image)
 	ctx := ctxFor(t, 5*time.Minute)
 
-	app, err := vk.NewClient(vk.ClientOption{
-		InitAddress: []string{net.JoinHostPort(sentinelServiceIP(t, ns, "watched"), strconv.Itoa(valkey.SentinelPort))},
-		Password:    pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second},
-		Sentinel: vk.SentinelOption{MasterSet: valkey.SentinelGroup, Password: pass, TopologyRefreshInterval: time.Second},
-	})
-	if err != nil {
-		t.Fatalf("a Sentinel-aware client: %v", err)
-	}
-	t.Cleanup(app.Close)
+	app := sentinelClient(t, ns, pass)
 	const n = 200
 	if err := setAndWait(ctx, app, "before-", n, 1); err != nil {
 		t.Fatalf("writing through the sentinels: %v\n%s", err, summary(get(t, ns, "watched")))
@@ -111,6 +103,7 @@ func sentinelFailover(t *testing.T, image string) {
 	if err := setAndWait(ctx, app, "rejoined-", 10, 2); err != nil {
 		t.Fatalf("WAIT 2 with the old primary back: %v\n%s", err, summary(get(t, ns, "watched")))
 	}
+	everyNodeHolds(t, ns, pass, "before-", n)
 }
 
 // steadySentinels starts an operator and a Sentinel topology "watched" of three data pods and
@@ -369,5 +362,106 @@ func scaleSentinels(t *testing.T, ns, name string, n int32) {
 	})
 	if err != nil {
 		t.Fatalf("scaling the sentinels to %d: %v", n, err)
+	}
+}
+
+// TestSentinelTopologyLosesNoWAITedWriteWhenThePrimaryGoes: the primary's process SIGKILLed
+// (it restarts on its volume, fenced) and the primary's pod deleted (it comes back, maybe on
+// another address), each under an application that asks the sentinels for the primary. The
+// cluster is Steady again with every pod ready, the application writes again with WAIT, and
+// every write WAIT acknowledged before is read back.
+func TestSentinelTopologyLosesNoWAITedWriteWhenThePrimaryGoes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fault func(ctx context.Context, ns, pod string) error
+	}{
+		{"SIGKILL", func(_ context.Context, ns, pod string) error { return cl.KillContainer(ns, pod, "valkey") }},
+		{"deleted pod", func(ctx context.Context, ns, pod string) error { return cl.DeletePod(ctx, ns, pod) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns, steady, pass := steadySentinels(t, "valkey/valkey:8.0")
+			ctx := ctxFor(t, 5*time.Minute)
+			app := sentinelClient(t, ns, pass)
+			const n = 200
+			if err := setAndWait(ctx, app, "before-", n, 1); err != nil {
+				t.Fatalf("writing through the sentinels: %v\n%s", err, summary(get(t, ns, "watched")))
+			}
+			if err := c.fault(ctx, ns, steady.Status.Primary); err != nil {
+				t.Fatal(err)
+			}
+			// Leave Steady first, or see the primary's pod replaced: the wait below must not
+			// pass on the status from before the fault.
+			waitFor(t, ns, "watched", time.Minute, "the primary seen gone", func(vc *v1alpha1.ValkeyCluster) bool {
+				for _, node := range vc.Status.Nodes {
+					if node.Pod == steady.Status.Primary && (!node.Ready || node.Role != v1alpha1.NodeRolePrimary) {
+						return true
+					}
+				}
+				return vc.Status.State != v1alpha1.StateSteady
+			})
+			after := waitFor(t, ns, "watched", 2*time.Minute, "Steady with 3 ready", steadyWith(3))
+			deadline := time.Now().Add(time.Minute)
+			var err error
+			for {
+				if err = setAndWait(ctx, app, "after-", 10, 1); err == nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if err != nil {
+				t.Fatalf("no WAIT-acknowledged write through the sentinels after the %s: %v\n%s", c.name, err, summary(get(t, ns, "watched")))
+			}
+			for i := 0; i < n; i++ {
+				key := fmt.Sprintf("before-%d", i)
+				if v, err := app.Do(ctx, app.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
+					t.Fatalf("WAIT-acknowledged %s lost: %q, %v\n%s", key, v, err, summary(after))
+				}
+			}
+			everyNodeHolds(t, ns, pass, "before-", n)
+			t.Logf("primary %s -> %s; history:\n%s", steady.Status.Primary, after.Status.Primary, summary(after))
+		})
+	}
+}
+
+// sentinelClient is an application's Sentinel-aware client (valkey-go), given the sentinels'
+// Service and the application password.
+func sentinelClient(t *testing.T, ns, pass string) vk.Client {
+	t.Helper()
+	app, err := vk.NewClient(vk.ClientOption{
+		InitAddress: []string{net.JoinHostPort(sentinelServiceIP(t, ns, "watched"), strconv.Itoa(valkey.SentinelPort))},
+		Password:    pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second},
+		Sentinel: vk.SentinelOption{MasterSet: valkey.SentinelGroup, Password: pass, TopologyRefreshInterval: time.Second},
+	})
+	if err != nil {
+		t.Fatalf("a Sentinel-aware client: %v", err)
+	}
+	t.Cleanup(app.Close)
+	return app
+}
+
+// everyNodeHolds waits until every data node, asked directly as an application (a replica
+// answers reads), holds keys prefix0 .. prefix<n-1>: no node synced from one that lacked them.
+func everyNodeHolds(t *testing.T, ns, pass, prefix string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var missing string
+		vc := get(t, ns, "watched")
+		for _, node := range vc.Status.Nodes {
+			c := appClient(t, net.JoinHostPort(node.IP, "6379"), pass)
+			for i := 0; i < n && missing == ""; i++ {
+				key := fmt.Sprintf("%s%d", prefix, i)
+				if v, err := c.Do(ctxFor(t, 5*time.Second), c.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
+					missing = fmt.Sprintf("%s lacks %s (%q, %v)", node.Pod, key, v, err)
+				}
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s\n%s", missing, summary(vc))
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
