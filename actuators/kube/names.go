@@ -98,18 +98,24 @@ func NamesOf(vc *v1beta1.ValkeyCluster) Names {
 	}
 }
 
-// SelectorLabels select every pod of the cluster.
-func SelectorLabels(vc *v1beta1.ValkeyCluster) map[string]string {
+// SelectorLabels select every data pod of the cluster.
+func SelectorLabels(vc *v1beta1.ValkeyCluster) map[string]string { return selectorOf(vc, "valkey") }
+
+// selectorOf selects the cluster's pods of app (the data nodes' valkey, the sentinels'
+// valkey-sentinel).
+func selectorOf(vc *v1beta1.ValkeyCluster, app string) map[string]string {
 	return map[string]string{
-		"app.kubernetes.io/name":     "valkey",
+		"app.kubernetes.io/name":     app,
 		"app.kubernetes.io/instance": vc.Name,
 		LabelCluster:                 vc.Name,
 	}
 }
 
 // CommonLabels go on every owned object.
-func CommonLabels(vc *v1beta1.ValkeyCluster) map[string]string {
-	l := SelectorLabels(vc)
+func CommonLabels(vc *v1beta1.ValkeyCluster) map[string]string { return managed(SelectorLabels(vc)) }
+
+// managed is l with the operator's managed-by label.
+func managed(l map[string]string) map[string]string {
 	l["app.kubernetes.io/managed-by"] = "valkey-operator"
 	return l
 }

@@ -200,68 +200,46 @@ func replicasOf(vc *v1beta1.ValkeyCluster) int32 { return vc.Spec.PodsPerShard()
 
 func podTemplate(vc *v1beta1.ValkeyCluster, names Names, tlsSecret string) corev1.PodTemplateSpec {
 	image := vc.Spec.Image
-	spec := corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To(int64(30)),
-		// Pod Security "restricted": Valkey runs as the official image's valkey user (uid and
-		// gid 999) with nothing but its data volume writable, and needs no API access.
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(ValkeyUID), RunAsGroup: ptr.To(ValkeyUID), FSGroup: ptr.To(ValkeyUID),
-			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-			SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	spec := basePodSpec(vc, 30)
+	spec.Affinity, spec.TopologySpreadConstraints = vc.Spec.Affinity, vc.Spec.TopologySpreadConstraints
+	spec.Containers = []corev1.Container{{
+		Name:            "valkey",
+		Image:           image,
+		ImagePullPolicy: vc.Spec.ImagePullPolicy,
+		Command:         valkey.ServerCommand(names.Sharded),
+		Args:            valkey.ServerArgs(names.Sharded),
+		SecurityContext: restrictedContainer(),
+		Env: []corev1.EnvVar{
+			{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		},
-		// Valkey never calls the API server: the account (spec.serviceAccountName) is for what
-		// the cluster's policies attach to it (an image pull secret, a workload identity), and
-		// its token stays out of the pod.
-		AutomountServiceAccountToken: ptr.To(false),
-		ServiceAccountName:           vc.Spec.ServiceAccountName,
-		ImagePullSecrets:             vc.Spec.ImagePullSecrets,
-		PriorityClassName:            vc.Spec.PriorityClassName,
-		NodeSelector:                 vc.Spec.NodeSelector,
-		Tolerations:                  vc.Spec.Tolerations,
-		Affinity:                     vc.Spec.Affinity,
-		TopologySpreadConstraints:    vc.Spec.TopologySpreadConstraints,
-		Containers: []corev1.Container{{
-			Name:            "valkey",
-			Image:           image,
-			ImagePullPolicy: vc.Spec.ImagePullPolicy,
-			Command:         valkey.ServerCommand(names.Sharded),
-			Args:            valkey.ServerArgs(names.Sharded),
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
-				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			},
-			Env: []corev1.EnvVar{
-				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-			},
-			Ports: []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkey.Port}},
-			// A server that refuses its configuration says why on its output: that becomes the
-			// termination message, which the operator shows in status and Events.
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			Resources:                vc.Spec.Resources,
-			// Ready = the process answers and has loaded its data. Whether it may take writes
-			// is the operator's business (role label and ACL fences), not the probe's.
-			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probeCommand("")}},
-				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
-			},
-			// A pod deleted on purpose while its node is a primary with replicas stays up until
-			// the operator has handed the role over (primary-leaving), at most PreStopHold.
-			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: preStopCommand("")}}},
-			LivenessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("valkey")}},
-				PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
-			},
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: claimTemplate, MountPath: valkey.DataDir},
-				{Name: "config", MountPath: valkey.ConfigDir},
-				{Name: "auth", MountPath: valkey.AuthDir, ReadOnly: true},
-			},
-		}},
-		Volumes: []corev1.Volume{
-			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: names.Config}}}},
-			{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: names.Auth, DefaultMode: ptr.To(int32(0o400)),
-				Items: []corev1.KeyToPath{{Key: valkey.AuthFileKey, Path: valkey.AuthFileKey}, {Key: KeyProbePassword, Path: KeyProbePassword}}}}},
+		Ports: []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkey.Port}},
+		// A server that refuses its configuration says why on its output: that becomes the
+		// termination message, which the operator shows in status and Events.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		Resources:                vc.Spec.Resources,
+		// Ready = the process answers and has loaded its data. Whether it may take writes
+		// is the operator's business (role label and ACL fences), not the probe's.
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: probeCommand("")}},
+			PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
 		},
+		// A pod deleted on purpose while its node is a primary with replicas stays up until
+		// the operator has handed the role over (primary-leaving), at most PreStopHold.
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: preStopCommand("")}}},
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("valkey")}},
+			PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: claimTemplate, MountPath: valkey.DataDir},
+			{Name: "config", MountPath: valkey.ConfigDir},
+			{Name: "auth", MountPath: valkey.AuthDir, ReadOnly: true},
+		},
+	}}
+	spec.Volumes = []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: names.Config}}}},
+		{Name: "auth", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: names.Auth, DefaultMode: ptr.To(int32(0o400)),
+			Items: []corev1.KeyToPath{{Key: valkey.AuthFileKey, Path: valkey.AuthFileKey}, {Key: KeyProbePassword, Path: KeyProbePassword}}}}},
 	}
 	if mode := TLSModeOf(vc); mode != valkey.TLSNone {
 		withTLS(&spec, tlsSecret, mode)

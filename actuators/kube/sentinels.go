@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"maps"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -40,17 +42,11 @@ func sentinelHeadlessName(vc *v1beta1.ValkeyCluster) string {
 // pods (app.kubernetes.io/name differs), so neither StatefulSet, Service nor survey takes the
 // other's pods.
 func SentinelSelectorLabels(vc *v1beta1.ValkeyCluster) map[string]string {
-	return map[string]string{
-		"app.kubernetes.io/name":     "valkey-sentinel",
-		"app.kubernetes.io/instance": vc.Name,
-		LabelCluster:                 vc.Name,
-	}
+	return selectorOf(vc, "valkey-sentinel")
 }
 
 func sentinelLabels(vc *v1beta1.ValkeyCluster) map[string]string {
-	l := SentinelSelectorLabels(vc)
-	l["app.kubernetes.io/managed-by"] = "valkey-operator"
-	return l
+	return managed(SentinelSelectorLabels(vc))
 }
 
 // buildSentinels is the Sentinel topology's sentinels (nil for the other topologies). vc is
@@ -98,63 +94,52 @@ func buildSentinels(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, name
 }
 
 func sentinelPodTemplate(vc *v1beta1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
-	restricted := &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true), RunAsNonRoot: ptr.To(true),
-		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}
+	restricted := restrictedContainer()
 	data := corev1.VolumeMount{Name: claimTemplate, MountPath: valkey.DataDir}
-	spec := corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To(int64(10)),
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(ValkeyUID), RunAsGroup: ptr.To(ValkeyUID), FSGroup: ptr.To(ValkeyUID),
-			FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
-			SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	// Sentinel needs no long grace: it keeps nothing in memory its file does not hold.
+	spec := basePodSpec(vc, 10)
+	spec.InitContainers = []corev1.Container{{
+		Name: "sentinel-file", Image: vc.Spec.Image, ImagePullPolicy: vc.Spec.ImagePullPolicy,
+		Command:         []string{"sh", "-c", valkey.SentinelInitScript},
+		SecurityContext: restricted,
+		VolumeMounts:    []corev1.VolumeMount{data, {Name: "template", MountPath: valkey.SentinelTemplateDir, ReadOnly: true}},
+	}}
+	spec.Containers = []corev1.Container{{
+		Name: "sentinel", Image: vc.Spec.Image, ImagePullPolicy: vc.Spec.ImagePullPolicy,
+		Command:         []string{"valkey-sentinel"},
+		Args:            valkey.SentinelArgs(),
+		SecurityContext: restricted,
+		Env: []corev1.EnvVar{
+			{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		},
-		AutomountServiceAccountToken: ptr.To(false),
-		ServiceAccountName:           vc.Spec.ServiceAccountName,
-		ImagePullSecrets:             vc.Spec.ImagePullSecrets,
-		PriorityClassName:            vc.Spec.PriorityClassName,
-		NodeSelector:                 vc.Spec.NodeSelector,
-		Tolerations:                  vc.Spec.Tolerations,
-		InitContainers: []corev1.Container{{
-			Name: "sentinel-file", Image: vc.Spec.Image, ImagePullPolicy: vc.Spec.ImagePullPolicy,
-			Command:         []string{"sh", "-c", valkey.SentinelInitScript},
-			SecurityContext: restricted,
-			VolumeMounts:    []corev1.VolumeMount{data, {Name: "template", MountPath: valkey.SentinelTemplateDir, ReadOnly: true}},
-		}},
-		Containers: []corev1.Container{{
-			Name: "sentinel", Image: vc.Spec.Image, ImagePullPolicy: vc.Spec.ImagePullPolicy,
-			Command:         []string{"valkey-sentinel"},
-			Args:            valkey.SentinelArgs(),
-			SecurityContext: restricted,
-			Env: []corev1.EnvVar{
-				{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-			},
-			Ports:                    []corev1.ContainerPort{{Name: "sentinel", ContainerPort: valkey.SentinelPort}},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-			Resources:                vc.Spec.Sentinel.Resources,
-			// A sentinel answers only users with a password; that it listens is what the
-			// probes can tell without one.
-			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("sentinel")}},
-				PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
-			},
-			LivenessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("sentinel")}},
-				PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
-			},
-			VolumeMounts: []corev1.VolumeMount{data},
-		}},
-		Volumes: []corev1.Volume{{Name: "template", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: names.Auth, DefaultMode: ptr.To(int32(0o440)),
-			Items: []corev1.KeyToPath{{Key: valkey.SentinelTemplateKey, Path: valkey.SentinelTemplateKey}},
-		}}}},
-	}
+		Ports:                    []corev1.ContainerPort{{Name: "sentinel", ContainerPort: valkey.SentinelPort}},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		Resources:                vc.Spec.Sentinel.Resources,
+		// A sentinel answers only users with a password; that it listens is what the
+		// probes can tell without one.
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("sentinel")}},
+			PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 3,
+		},
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("sentinel")}},
+			PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 6, InitialDelaySeconds: 10,
+		},
+		VolumeMounts: []corev1.VolumeMount{data},
+	}}
+	spec.Volumes = []corev1.Volume{{Name: "template", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: names.Auth, DefaultMode: ptr.To(int32(0o440)),
+		Items: []corev1.KeyToPath{{Key: valkey.SentinelTemplateKey, Path: valkey.SentinelTemplateKey}},
+	}}}}
 	if vc.Spec.Affinity == nil {
 		// Sentinels on one host fail together: a quorum must not share one.
 		spec.TopologySpreadConstraints = v1beta1.DefaultTopologySpreadConstraints(&metav1.LabelSelector{MatchLabels: SentinelSelectorLabels(vc)})
 	} else {
 		spec.Affinity = vc.Spec.Affinity
 	}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sentinelLabels(vc)}, Spec: spec}
+	// The user's pod labels and annotations (cost centres, mesh settings) go on the sentinels'
+	// pods too, under the operator's own.
+	labels := userKeys(vc.Spec.PodLabels, sentinelLabels(vc))
+	maps.Copy(labels, sentinelLabels(vc))
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podAnnotations(vc)}, Spec: spec}
 }

@@ -101,3 +101,17 @@ func TestTheNetworkPolicyLetsTheSentinelsIn(t *testing.T) {
 	}
 	t.Fatalf("no ingress rule admits the sentinels' pods: %+v", d.NetworkPolicy.Spec.Ingress)
 }
+
+// The user's pod labels and annotations reach the sentinels' pods, never over the operator's.
+func TestSentinelPodsCarryTheUsersPodMeta(t *testing.T) {
+	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{Topology: v1beta1.TopologySentinel,
+		PodLabels: map[string]string{"team": "shop", "app.kubernetes.io/name": "mine"}, PodAnnotations: map[string]string{"mesh": "off"}}}
+	v1beta1.SetDefaults(&vc.Spec)
+	tmpl := Build(vc, metav1.OwnerReference{Name: "c"}).Sentinels.StatefulSet.Spec.Template
+	if tmpl.Labels["team"] != "shop" || tmpl.Annotations["mesh"] != "off" {
+		t.Errorf("the user's pod meta is missing: labels %v, annotations %v", tmpl.Labels, tmpl.Annotations)
+	}
+	if tmpl.Labels["app.kubernetes.io/name"] != "valkey-sentinel" {
+		t.Errorf("a user label overrode the selector: %v", tmpl.Labels)
+	}
+}
