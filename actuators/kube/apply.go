@@ -64,10 +64,12 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 			steps = append(steps, serviceStep(s.Headless), serviceStep(s.Client), statefulSetStep(s.StatefulSet))
 		}
 	}
-	if d.PDB != nil && !statefulSet {
-		steps = append(steps, step{"PodDisruptionBudget", d.PDB, &policyv1.PodDisruptionBudget{}, func(cur client.Object) bool {
-			return equality.Semantic.DeepDerivative(d.PDB.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
-		}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = d.PDB.Spec }})
+	if !statefulSet {
+		for _, pdb := range []*policyv1.PodDisruptionBudget{d.PDB, d.sentinelPDB()} {
+			if pdb != nil {
+				steps = append(steps, pdbStep(pdb))
+			}
+		}
 	}
 	for _, np := range []*networkingv1.NetworkPolicy{d.NetworkPolicy, d.BusPolicy} {
 		if np != nil && !statefulSet {
@@ -138,6 +140,9 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		// filter, a Certificate would still be renewed for nobody.
 		if d.PDB == nil && d.PDBName != "" {
 			errs = append(errs, deleteOurs(ctx, c, d, &policyv1.PodDisruptionBudget{}, "PodDisruptionBudget", d.PDBName, &res))
+		}
+		if s := d.Sentinels; s != nil && s.PDB == nil {
+			errs = append(errs, deleteOurs(ctx, c, d, &policyv1.PodDisruptionBudget{}, "PodDisruptionBudget", s.StatefulSet.Name, &res))
 		}
 		if d.NetworkPolicy == nil && d.Names.Policy != "" {
 			errs = append(errs, deleteOurs(ctx, c, d, &networkingv1.NetworkPolicy{}, "NetworkPolicy", d.Names.Policy, &res))
@@ -225,6 +230,12 @@ func statefulSetStep(want *appsv1.StatefulSet) step {
 		s.Spec = *want.Spec.DeepCopy()
 		s.Spec.VolumeClaimTemplates = vct
 	}}
+}
+
+func pdbStep(want *policyv1.PodDisruptionBudget) step {
+	return step{"PodDisruptionBudget", want, &policyv1.PodDisruptionBudget{}, func(cur client.Object) bool {
+		return equality.Semantic.DeepDerivative(want.Spec, cur.(*policyv1.PodDisruptionBudget).Spec)
+	}, func(cur client.Object) { cur.(*policyv1.PodDisruptionBudget).Spec = want.Spec }}
 }
 
 func networkPolicyStep(want *networkingv1.NetworkPolicy) step {

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -27,6 +28,9 @@ import (
 type Sentinels struct {
 	StatefulSet      *appsv1.StatefulSet
 	Headless, Client *corev1.Service
+	// PDB lets a drain take one sentinel at a time (nil when spec.podDisruptionBudget is
+	// disabled): two of three gone is no majority, and no failover.
+	PDB *policyv1.PodDisruptionBudget
 }
 
 // SentinelSetName is the sentinels' StatefulSet's name; its pods are <name>-sentinel-<i>
@@ -48,6 +52,11 @@ func SentinelSelectorLabels(vc *v1beta1.ValkeyCluster) map[string]string {
 func sentinelLabels(vc *v1beta1.ValkeyCluster) map[string]string {
 	return managed(SentinelSelectorLabels(vc))
 }
+
+// sentinelClaimTemplate is the sentinels' claim template: their claims are
+// sentinel-<name>-sentinel-<i>, which no data claim (data-<pod>) is, whatever the clusters are
+// called: a cluster named <name>-sentinel never takes a sentinel's volume, nor the other way.
+const sentinelClaimTemplate = "sentinel"
 
 // buildSentinels is the Sentinel topology's sentinels (nil for the other topologies). vc is
 // defaulted (spec.sentinel set).
@@ -73,16 +82,21 @@ func buildSentinels(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, name
 		ServiceName:         headless.Name,
 		Selector:            &metav1.LabelSelector{MatchLabels: SentinelSelectorLabels(vc)},
 		PodManagementPolicy: appsv1.ParallelPodManagement,
-		// A sentinel restarts on its own file and is back as itself: the StatefulSet controller
-		// may roll them, one at a time.
-		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+		// A changed template (image, resources, pod labels) reaches a sentinel when its pod
+		// restarts, never all of them at once in the middle of a failover: the StatefulSet
+		// controller rolls nothing by itself.
+		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+		// A sentinel's file is worth nothing without its cluster, and a file kept past it
+		// would hold the passwords and the primary of a cluster that is gone: a cluster made
+		// again under the same name would find its sentinels locking it out. The claims go
+		// with the StatefulSet, and with a removed sentinel (the others forget its id).
 		PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-			WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+			WhenScaled:  appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 		},
 		Template: sentinelPodTemplate(vc, names),
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-			ObjectMeta: metav1.ObjectMeta{Name: claimTemplate, Labels: SentinelSelectorLabels(vc)},
+			ObjectMeta: metav1.ObjectMeta{Name: sentinelClaimTemplate, Labels: SentinelSelectorLabels(vc)},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				StorageClassName: s.Storage.StorageClassName,
@@ -90,12 +104,19 @@ func buildSentinels(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, name
 			},
 		}},
 	}}
-	return &Sentinels{StatefulSet: sts, Headless: headless, Client: clientSvc}
+	out := &Sentinels{StatefulSet: sts, Headless: headless, Client: clientSvc}
+	if vc.Spec.PodDisruptionBudget.IsEnabled() {
+		out.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(SentinelSetName(vc)), Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: SentinelSelectorLabels(vc)},
+		}}
+	}
+	return out
 }
 
 func sentinelPodTemplate(vc *v1beta1.ValkeyCluster, names Names) corev1.PodTemplateSpec {
 	restricted := restrictedContainer()
-	data := corev1.VolumeMount{Name: claimTemplate, MountPath: valkey.DataDir}
+	data := corev1.VolumeMount{Name: sentinelClaimTemplate, MountPath: valkey.DataDir}
 	// Sentinel needs no long grace: it keeps nothing in memory its file does not hold.
 	spec := basePodSpec(vc, 10)
 	spec.InitContainers = []corev1.Container{{
@@ -142,4 +163,12 @@ func sentinelPodTemplate(vc *v1beta1.ValkeyCluster, names Names) corev1.PodTempl
 	labels := userKeys(vc.Spec.PodLabels, sentinelLabels(vc))
 	maps.Copy(labels, sentinelLabels(vc))
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podAnnotations(vc)}, Spec: spec}
+}
+
+// sentinelPDB is the sentinels' budget (nil: none).
+func (d Desired) sentinelPDB() *policyv1.PodDisruptionBudget {
+	if d.Sentinels == nil {
+		return nil
+	}
+	return d.Sentinels.PDB
 }

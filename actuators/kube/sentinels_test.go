@@ -25,6 +25,9 @@ func TestSentinelPodsAndDataPodsShareNoSelector(t *testing.T) {
 	if s == nil {
 		t.Fatal("a Sentinel topology builds no sentinels")
 	}
+	if s.PDB == nil || !labels.SelectorFromSet(s.PDB.Spec.Selector.MatchLabels).Matches(labels.Set(s.StatefulSet.Spec.Template.Labels)) || labels.SelectorFromSet(d.PDB.Spec.Selector.MatchLabels).Matches(labels.Set(s.StatefulSet.Spec.Template.Labels)) {
+		t.Error("the sentinels have no budget of their own, or the data pods' budget counts them")
+	}
 	if got := *s.StatefulSet.Spec.Replicas; got != v1beta1.DefaultSentinels {
 		t.Errorf("%d sentinels, want the default %d", got, v1beta1.DefaultSentinels)
 	}

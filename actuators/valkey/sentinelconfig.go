@@ -18,8 +18,9 @@ const sentinelRules = "resetkeys resetchannels &__sentinel__:hello -@all +auth +
 // sentinelClientRules are what an application may do on a sentinel as the default user (the
 // application password): find the primary and the replicas, and follow the switch-master
 // events Sentinel-aware clients subscribe to. Nothing that changes a sentinel. The read-only
-// rule of valkey.io/topics/sentinel, with the event channels.
-const sentinelClientRules = "resetchannels &* -@all +auth +hello +ping +role +command +client|getname +client|id +client|setname +client|setinfo +subscribe +psubscribe +unsubscribe +punsubscribe +sentinel|get-master-addr-by-name +sentinel|master +sentinel|masters +sentinel|myid +sentinel|replicas +sentinel|slaves +sentinel|sentinels"
+// rule of valkey.io/topics/sentinel, with the event channels and the primary-named spellings
+// Valkey 8.0 added (GET-PRIMARY-ADDR-BY-NAME, PRIMARY, PRIMARIES).
+const sentinelClientRules = "resetchannels &* -@all +auth +hello +ping +role +command +client|getname +client|id +client|setname +client|setinfo +subscribe +psubscribe +unsubscribe +punsubscribe +sentinel|get-master-addr-by-name +sentinel|get-primary-addr-by-name +sentinel|master +sentinel|primary +sentinel|masters +sentinel|primaries +sentinel|myid +sentinel|replicas +sentinel|slaves +sentinel|sentinels"
 
 // SentinelConfigFile is where a sentinel's file is, on its own volume: Sentinel rewrites it on
 // every change of its state (its id, the epochs it voted in, what it learnt), so it must

@@ -16,9 +16,7 @@ import (
 type SentinelSpec struct {
 	// Replicas is how many sentinels run: an odd number, at least 3. A failover needs a
 	// majority of them to elect a leader, so 3 survive losing one, 5 losing two; an even
-	// count survives no more losses than the odd one below it. It may change: new sentinels
-	// are told the primary, and the others forget removed ones (SENTINEL RESET, one sentinel
-	// at a time).
+	// count survives no more losses than the odd one below it. Fixed at creation for now.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=3
 	// +kubebuilder:validation:Maximum=9
@@ -60,9 +58,11 @@ type SentinelSpec struct {
 	Storage SentinelStorageSpec `json:"storage,omitempty"`
 }
 
-// SentinelStorageSpec is the volume of each sentinel.
+// SentinelStorageSpec is the volume of each sentinel. It is fixed when the cluster is created
+// (a StatefulSet's claim template cannot change).
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || (has(self.storageClassName) && self.storageClassName == oldSelf.storageClassName)",message="sentinel.storage.storageClassName is immutable once set"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || (has(self.size) && quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) == 0)",message="sentinel.storage.size is immutable once set: the sentinels' claims are made once, with the cluster"
 type SentinelStorageSpec struct {
 	// Size is the capacity of each sentinel's volume (64Mi unset).
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="sentinel.storage.size must be greater than zero"

@@ -54,6 +54,7 @@ func TestNewRulesOnCreate(t *testing.T) {
 		{"a short failover timeout", "{topology: Sentinel, sentinel: {failoverTimeout: 3s}}", "sentinel.failoverTimeout must be at least 10s"},
 		{"replica-priority in config of a Sentinel topology", "{topology: Sentinel, config: {Replica-Priority: '10'}}", "config sets replica-priority, which the operator owns in the Sentinel topology"},
 		{"replica-priority in config of a Replication topology", "config: {replica-priority: '10'}", ""},
+		{"a Sentinel topology without a replica", "{topology: Sentinel, replicas: 0}", "a Sentinel topology needs at least one replica"},
 		{"TLS in a Sentinel topology", "{topology: Sentinel, tls: {mode: PlainAndTLS, secretRef: {name: certs}}}", "the Sentinel topology does not run TLS yet"},
 	}
 	vkc := clusters(t)
@@ -157,9 +158,11 @@ func TestTheScaleSubresourceIsSpecReplicas(t *testing.T) {
 	}
 }
 
-// TestTheSentinelCountChangesToAnotherOddCount: sentinels are added and removed on a running
-// cluster, to another odd count only.
-func TestTheSentinelCountChangesToAnotherOddCount(t *testing.T) {
+// TestTheSentinelCountIsFixedAtCreation: the operator does not add or remove sentinels of a
+// running cluster yet, so a change of the count is refused with what to do, as are a change of
+// auth.enabled and of the sentinels' volume size; the other settings may change, and
+// spelling the default out is no change.
+func TestTheSentinelCountIsFixedAtCreation(t *testing.T) {
 	vkc := clusters(t)
 	ctx := context.Background()
 	created, err := vkc.Create(ctx, object(t, "watched", "topology: Sentinel"), metav1.CreateOptions{})
@@ -174,6 +177,17 @@ func TestTheSentinelCountChangesToAnotherOddCount(t *testing.T) {
 		_, err := vkc.Update(ctx, edited, metav1.UpdateOptions{})
 		return err
 	}
-	check(t, update("{replicas: 4}"), "sentinel.replicas must be odd")
-	check(t, update("{replicas: 5, downAfter: 8s}"), "")
+	check(t, update("{replicas: 5}"), "sentinel.replicas cannot change yet")
+	check(t, update("{replicas: 3, downAfter: 8s, storage: {size: 64Mi}}"), "")
+	created, err = vkc.Get(ctx, "watched", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, update("{replicas: 3, storage: {size: 128Mi}}"), "sentinel.storage.size is immutable once set")
+	edited := created.DeepCopy()
+	if err := unstructured.SetNestedField(edited.Object, false, "spec", "auth", "enabled"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = vkc.Update(ctx, edited, metav1.UpdateOptions{})
+	check(t, err, "auth.enabled cannot change in the Sentinel topology yet")
 }

@@ -128,7 +128,8 @@ func (r *Reconciler) objectsGoing(ctx context.Context, vc *v1beta1.ValkeyCluster
 		return why, nil
 	}
 	var list appsv1.StatefulSetList
-	if err := r.Client.List(ctx, &list, client.InNamespace(vc.Namespace), client.MatchingLabels{kube.LabelCluster: vc.Name}); err != nil {
+	// The data nodes' StatefulSets only: the sentinels' (a Sentinel topology) hold no data.
+	if err := r.Client.List(ctx, &list, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SelectorLabels(vc))); err != nil {
 		return "", err
 	}
 	owned := 0
