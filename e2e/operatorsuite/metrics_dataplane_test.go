@@ -201,7 +201,8 @@ func TestDataPlaneMetricsFollowTheClusterThroughAFailover(t *testing.T) {
 	// only some clusters have: checked where they exist (see checkQueriedMetrics' callers).
 	checkQueriedMetrics(t, s, func(name string) bool {
 		return !strings.HasPrefix(name, "valkey_cluster_") && !strings.HasPrefix(name, "valkey_aof_") &&
-			!strings.HasPrefix(name, "valkey_operator_backup") && name != "valkey_operator_tls_certificate_expiry_timestamp_seconds"
+			!strings.HasPrefix(name, "valkey_operator_backup") && name != "valkey_operator_tls_certificate_expiry_timestamp_seconds" &&
+			!strings.HasPrefix(name, "valkey_operator_sentinels")
 	})
 	if err := cl.StartNode(ctx, pod.Spec.NodeName); err != nil {
 		t.Fatal(err)

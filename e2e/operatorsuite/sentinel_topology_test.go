@@ -115,6 +115,13 @@ func steadySentinels(t *testing.T, image string) (string, *v1alpha1.ValkeyCluste
 	t.Helper()
 	ns := cl.Namespace(t)
 	startOperator(t, "")
+	steady, pass := steadySentinelsIn(t, ns, image)
+	return ns, steady, pass
+}
+
+// steadySentinelsIn is steadySentinels in ns, with an operator the caller started.
+func steadySentinelsIn(t *testing.T, ns, image string) (*v1alpha1.ValkeyCluster, string) {
+	t.Helper()
 	vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "watched"}, Spec: v1beta1.ValkeyClusterSpec{
 		Topology: v1beta1.TopologySentinel, Replicas: ptrTo(int32(2)), Image: image,
 		Sentinel: &v1beta1.SentinelSpec{Replicas: 3, DownAfter: &metav1.Duration{Duration: 5 * time.Second}, FailoverTimeout: &metav1.Duration{Duration: 20 * time.Second}},
@@ -134,7 +141,7 @@ func steadySentinels(t *testing.T, image string) (string, *v1alpha1.ValkeyCluste
 		}
 		return nil
 	})
-	return ns, steady, pass
+	return steady, pass
 }
 
 // nodeIP is the pod IP status reports for pod.
@@ -226,9 +233,14 @@ func sentinelMasterAsApp(ip, pass string) (map[string]string, error) {
 // same sentinel (its id kept, no stranger left among the others' peers); with two of the three
 // sentinels frozen and the primary frozen too, no quorum can act: nothing is promoted, status
 // says what the operator waits for, and once everything answers again the same primary serves.
+// The operator's sentinel gauges say the same in a real scrape, and every metric of them the
+// chart's alerts query is there.
 func TestSentinelTopologyKeepsItsSentinels(t *testing.T) {
-	ns, steady, pass := steadySentinels(t, "valkey/valkey:8.0")
+	ns := cl.Namespace(t)
+	addr, token := metricsOperator(t, ns)
+	steady, pass := steadySentinelsIn(t, ns, "valkey/valkey:8.0")
 	ctx := ctxFor(t, 5*time.Minute)
+	sentinelGauges(t, addr, token, ns, 3, 3, 3)
 	sentinel0 := kube.SentinelSetName(valkeyapi.HubOf(steady)) + "-0"
 	ip0 := podIP(t, ns, sentinel0)
 	id, err := sentinelMyID(ip0, pass)
@@ -277,6 +289,7 @@ func TestSentinelTopologyKeepsItsSentinels(t *testing.T) {
 		return vc.Status.State == v1alpha1.StateFailingOver && strings.Contains(vc.Status.Waiting, "sentinel")
 	})
 	t.Logf("waiting: %s", waiting.Status.Waiting)
+	sentinelGauges(t, addr, token, ns, 3, 1, 1)
 	// Three times down-after and more: long enough for a failover, had anyone made one.
 	time.Sleep(20 * time.Second)
 	for _, n := range get(t, ns, "watched").Status.Nodes {
@@ -423,5 +436,29 @@ func everyNodeHolds(t *testing.T, ns, pass, prefix string, n int) {
 			t.Fatalf("%s\n%s", missing, summary(vc))
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// sentinelGauges waits until the operator's scrape says the cluster runs sentinels, of which
+// answering answer and naming name the recorded primary, then checks that every sentinel
+// metric the chart's alerts and dashboard query is in the scrape.
+func sentinelGauges(t *testing.T, addr, token, ns string, sentinels, answering, naming float64) {
+	t.Helper()
+	mine := []string{"namespace", ns, "cluster", "watched"}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		s := scrapeMetrics(t, addr, token)
+		got := []float64{-1, -1, -1}
+		for i, name := range []string{"valkey_operator_sentinels", "valkey_operator_sentinels_answering", "valkey_operator_sentinels_naming_primary"} {
+			if v := s.of(name, mine...); len(v) == 1 {
+				got[i] = float64(v[0].Value)
+			}
+		}
+		if got[0] == sentinels && got[1] == answering && got[2] == naming {
+			checkQueriedMetrics(t, s, func(name string) bool { return strings.HasPrefix(name, "valkey_operator_sentinels") })
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sentinel gauges %v, want %v, %v, %v", got, sentinels, answering, naming)
+		}
 	}
 }
