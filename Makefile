@@ -145,8 +145,9 @@ fuzz-short:
 
 ## The race detector on the operator's packages, and on the end-to-end tests that run the
 ## operator in-process through failover, re-creation, live configuration, a crash during
-## bootstrap and refused writes (reconciles run in parallel, surveys fan out per node).
-RACE_E2E := TestPrimaryNodeLostFails|TestReCreationOnKept|TestLiveConfigChange|TestFailoverGoesOn|TestOperatorKilledDuringBootstrap|TestTheStatefulSet|TestAPodThatDoesNot|TestAFailingActionBacksOff|TestAStatusWriteTheAPIServer|TestRealActuatorsConform
+## bootstrap, refused writes and a Sentinel topology (reconciles run in parallel, surveys fan out
+## per node and per sentinel).
+RACE_E2E := TestPrimaryNodeLostFails|TestReCreationOnKept|TestLiveConfigChange|TestFailoverGoesOn|TestOperatorKilledDuringBootstrap|TestTheStatefulSet|TestAPodThatDoesNot|TestAFailingActionBacksOff|TestAStatusWriteTheAPIServer|TestRealActuatorsConform|TestSentinelTopologyKeepsItsSentinels
 race:
 	$(GO) test -race -count=1 ./operator/... ./actuators/... ./machine
 	$(GO) test -race -count=1 -timeout 20m ./e2e/operatorsuite -run '$(RACE_E2E)'
