@@ -124,6 +124,10 @@ type SentinelStatus struct {
 	// Answering says the sentinel answered the last survey; the other fields are then its
 	// answers.
 	Answering bool `json:"answering"`
+	// Error is why it did not answer the operator (a refused password, a timeout), when it
+	// has a pod that runs.
+	// +optional
+	Error string `json:"error,omitempty"`
 	// Monitoring says it watches the cluster's primary (group mymaster).
 	// +optional
 	Monitoring bool `json:"monitoring,omitempty"`

@@ -314,6 +314,9 @@ func sentinelsTable(sentinels []v1beta1.SentinelStatus) *output.Table {
 		if s.FailingOver {
 			flags = append(flags, "failing-over")
 		}
+		if s.Error != "" {
+			flags = append(flags, s.Error)
+		}
 		t.Row(s.Pod, orNone(s.IP), answers, primary, epoch, others, orNone(strings.Join(flags, ",")))
 	}
 	return t

@@ -248,9 +248,10 @@ func TestSentinelsAreListed(t *testing.T) {
 		{Pod: "cache-sentinel-0", IP: "10.244.1.20", Answering: true, Monitoring: true, Primary: "cache-2", ConfigEpoch: 3, OtherSentinels: 2},
 		{Pod: "cache-sentinel-1", IP: "10.244.2.21", Answering: true, Monitoring: true, Primary: "cache-0", ConfigEpoch: 4, OtherSentinels: 2, FailingOver: true, PrimaryDown: true},
 		{Pod: "cache-sentinel-2"},
+		{Pod: "cache-sentinel-3", IP: "10.244.3.22", Error: "WRONGPASS"},
 	}
 	got := string(print(t, unstructuredOf(t, vc), output.Text))
-	for _, want := range []string{"Sentinels:", "cache-sentinel-0   10.244.1.20   yes       cache-2", "primary-down,failing-over", "cache-sentinel-2   <none>        no"} {
+	for _, want := range []string{"Sentinels:", "cache-sentinel-0   10.244.1.20   yes       cache-2", "primary-down,failing-over", "cache-sentinel-2   <none>        no", "WRONGPASS"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}

@@ -95,9 +95,9 @@ func sentinelRunning(pod *corev1.Pod) bool {
 	return false
 }
 
-// sentinelStatuses is status.sentinels: each sentinel's answers, the primary it names by pod
-// (nil outside the Sentinel topology).
-func sentinelStatuses(obs machine.Observation) []v1beta1.SentinelStatus {
+// sentinelStatuses is status.sentinels: each sentinel's answers, the primary it names by pod,
+// and why one that runs did not answer (errs, by pod name; nil outside the Sentinel topology).
+func sentinelStatuses(obs machine.Observation, errs map[string]string) []v1beta1.SentinelStatus {
 	if len(obs.Sentinels) == 0 {
 		return nil
 	}
@@ -110,6 +110,9 @@ func sentinelStatuses(obs machine.Observation) []v1beta1.SentinelStatus {
 	out := make([]v1beta1.SentinelStatus, 0, len(obs.Sentinels))
 	for _, s := range obs.Sentinels {
 		st := v1beta1.SentinelStatus{Pod: s.Name, IP: s.IP, Answering: s.Reachable}
+		if !s.Reachable {
+			st.Error = errs[s.Name]
+		}
 		if s.Reachable && s.Monitoring {
 			st.Monitoring, st.ConfigEpoch, st.OtherSentinels = true, int64(s.ConfigEpoch), int32(s.Peers)
 			st.FailingOver, st.PrimaryDown = s.FailingOver, s.PrimaryDown

@@ -100,7 +100,7 @@ func (r *Reconciler) report(ctx context.Context, vc *v1beta1.ValkeyCluster, w *w
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Pod < nodes[j].Pod })
 	want := *w.desired.StatefulSet.Spec.Replicas * int32(w.obs.Spec.Shards)
 	vc.Status.Nodes = nodes
-	vc.Status.Sentinels = sentinelStatuses(w.obs)
+	vc.Status.Sentinels = sentinelStatuses(w.obs, w.surveyErrs)
 	// Pods that exist, not the spec's count: while the machine holds a scale-down back they
 	// differ, and status must say what is there.
 	vc.Status.Pods = exist
