@@ -114,6 +114,10 @@ func (d *decider) actions(p Persisted) ([]Action, Wait) {
 		d.steadyActions(p, &b)
 	case FailingOver:
 		if d.v.spec.Mode == ModeSentinel && !p.Op.Election.TakenOver {
+			if p.Op.Election.Planned {
+				d.sentinelHandOverActions(p, &b)
+				break
+			}
 			d.sentinelFailoverActions(p, &b)
 			break
 		}

@@ -192,6 +192,9 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	if d.handOverUnresolved(d.p) {
 		return outcome{}, false
 	}
+	if d.v.spec.Mode == ModeSentinel && len(d.sentinelsFailingOver()) > 0 {
+		return outcome{}, false // the sentinels decide; sentinel-promoted records their pick
+	}
 	sw := d.v.spec.Switchover
 	why := Reason{Shard: op.Election.Shard, Goal: goalOf(op), Node: op.Election.Lost, Peer: op.Switchover.To}
 	switch {

@@ -71,6 +71,17 @@ type Sentinel struct {
 	// Settings are the group's settings in its view (quorum, down-after-milliseconds,
 	// failover-timeout, parallel-syncs); zero when it does not monitor the group.
 	Settings SentinelSettings `json:",omitempty"`
+	// Replicas are the replicas it knows for the group (SENTINEL REPLICAS), with the
+	// replica-priority it last read from each one's INFO: what its pick of a SENTINEL
+	// FAILOVER goes by. Sorted by address.
+	Replicas []SentinelReplica `json:",omitempty"`
+}
+
+// SentinelReplica is a replica as a sentinel knows it: its address and the replica-priority
+// it last read from its INFO (0: never picked).
+type SentinelReplica struct {
+	IP       string
+	Priority int
 }
 
 // SentinelSettings are the settings every sentinel monitors the group with.
@@ -365,6 +376,10 @@ type Valkey struct {
 	// SyncFenced: replicas cannot sync from it (the replication ACL user is off). Nodes start
 	// so, which is what keeps a restarted, empty node from wiping its replicas.
 	SyncFenced bool
+	// HeldBack: a replica at replica-priority 0 while its replication user is on (HoldBack,
+	// the Sentinel topology's planned hand-over): no sentinel picks it. Converge gives it its
+	// priority back once the hand-over is over.
+	HeldBack bool `json:",omitempty"`
 	// Snapshot is the restore request ID whose snapshot this node's data was loaded from.
 	Snapshot string
 	// Slots are the hash slots the node serves as a primary (cluster mode).

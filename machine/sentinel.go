@@ -26,9 +26,10 @@ import (
 //     at any time: a partitioned old primary then stops taking writes as soon as the operator
 //     reaches it, where Sentinel alone leaves it open until min-replicas-max-lag.
 //
-// Planned hand-overs (rollouts, switchovers, scale-downs, deletions of the primary's pod) go
-// through SENTINEL FAILOVER in this topology; they are not built yet, so the rules that start
-// them do not fire here (sentinelRules) and the spec's requests for them wait, said why.
+// Planned hand-overs go through SENTINEL FAILOVER in this topology (sentinelhandover.go). A
+// requested switchover is built; rollouts, scale-downs and deletions of the primary's pod are
+// not yet, so the rules that start them do not fire here (sentinelEvents) and the spec's
+// requests for them wait, said why.
 
 // movesNoRole are the rules of work that moves no primary role, which apply in the Sentinel
 // topology at any time: password rotation, certificates, the replication history Valkey
@@ -41,10 +42,12 @@ var movesNoRole = []Event{
 // sentinelEvents are the rules of the table that apply in the Sentinel topology: the
 // bootstrap (the machine chooses the first primary before any sentinel monitors it), the
 // recording of the sentinels' failovers (and of a history a primary takes back), the start of
-// a failover the machine takes over (sentineltakeover.go), and movesNoRole.
+// a failover the machine takes over (sentineltakeover.go), a requested switchover and its end
+// (carried out by a sentinel: sentinelhandover.go), and movesNoRole.
 var sentinelEvents = eventSet(movesNoRole,
 	EventBootstrapElected, EventBootstrapComplete, EventHistoryTakenBack, EventSentinelPromoted, EventSentinelFailover,
-	EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset, EventSentinelTakeOver, EventSentinelClockReset)
+	EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset, EventSentinelTakeOver, EventSentinelClockReset,
+	EventSwitchoverRequested, EventSwitchoverStale)
 
 // takenOverEvents are the rules of a failover the machine took over in the Sentinel topology
 // (Election.TakenOver): the Replication topology's failover rules, and movesNoRole.
@@ -225,6 +228,13 @@ func guardSentinelPrimaryRecorded(d *decider) (outcome, bool) {
 	next.Shards = recordPrimary(p.Shards, 0, n)
 	next.Shards[0].ClaimEpoch = c.Epoch
 	msg := fmt.Sprintf("%d of %d sentinels name %s the primary under config epoch %d (recorded: %s, epoch %d)", c.Votes, d.v.spec.Sentinels, n.Name, c.Epoch, rec.Primary, rec.ClaimEpoch)
+	if p.Op.Election.Planned && p.Op.Switchover.To != "" {
+		if p.Op.Switchover.To == n.Name {
+			msg += "; the requested hand-over to " + n.Name
+		} else {
+			msg += "; the sentinels chose it over the requested hand-over to " + p.Op.Switchover.To
+		}
+	}
 	return outcome{next: next, message: msg}, true
 }
 
@@ -265,7 +275,9 @@ func guardSentinelFailover(d *decider) (outcome, bool) {
 // cleared, a primary lost for a while and back).
 func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 	p := d.p
-	if len(p.Shards) == 0 || p.Op.Election.TakenOver || len(d.sentinelsFailingOver()) > 0 {
+	if len(p.Shards) == 0 || p.Op.Election.TakenOver || p.Op.Election.Planned || len(d.sentinelsFailingOver()) > 0 {
+		// A planned hand-over ends when a sentinel's failover is recorded, or by
+		// switchover-stale.
 		return outcome{}, false
 	}
 	rec := p.Shards[0]
@@ -295,6 +307,7 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	prim := d.v.node(rec.Primary)
 	d.sentinelMonitors(p, s, b)
 	d.sentinelResets(p, s, b)
+	d.releaseHeld(b)
 	inProgress, failing, agree := d.sentinelsInProgress(), d.sentinelsFailingOver(), d.sentinelsAgree(rec, prim)
 	var why Wait
 	switch {
@@ -314,9 +327,10 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 	default:
 		// A replica linked to the recorded primary holds its data: it is made a sync source,
 		// so that the node Sentinel promotes among them serves its replicas without the
-		// operator.
+		// operator. That also opens an old primary a hand-over closed (releaseHeld gives
+		// the replicas it held back their priority).
 		for _, n := range d.v.shard(s) {
-			if n != prim && usable(n) && follows(n, prim) && n.Valkey.LinkUp && n.Valkey.SyncFenced {
+			if n != prim && usable(n) && follows(n, prim) && n.Valkey.LinkUp && (n.Valkey.SyncFenced || n.Valkey.WritesFenced) {
 				b.add(OpenWrites{Target: TargetOf(s, n)})
 			}
 		}
@@ -434,6 +448,9 @@ func (d *decider) sentinelFailoverActions(p Persisted, b *actionList) {
 	if len(p.Shards) == 0 {
 		return
 	}
+	if !p.Op.Election.Planned || d.handOverPicked(p) {
+		d.releaseHeld(b)
+	}
 	rec := p.Shards[0]
 	d.fenceUnnamedPrimaries(rec, d.v.node(rec.Primary), b)
 	if w := d.sentinelsDecideWait(p, rec, b); w.Kind != WaitSentinelsDecide {
@@ -453,9 +470,6 @@ func (d *decider) sentinelFailoverActions(p Persisted, b *actionList) {
 func (d *decider) sentinelNotBuilt(p Persisted) string {
 	spec := d.v.spec
 	var asked []string
-	if spec.Switchover != nil {
-		asked = append(asked, "a switchover")
-	}
 	if d.specPods() != d.targetPods(p) {
 		asked = append(asked, "another replica count")
 	}

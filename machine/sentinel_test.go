@@ -203,11 +203,11 @@ func TestSentinelModeAbandonedFailoverKeepsThePrimary(t *testing.T) {
 
 func TestSentinelModeSaysWhatItDoesNotCarryOut(t *testing.T) {
 	spec := sentinelSpec()
-	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	spec.Hibernate = true
 	obs := obsAt(1, spec, primary(10), replica(1, 10), replica(2, 10))
 	obs.Sentinels = sentinels(0, "", 0)
 	d := Decide(steadyState(), obs)
-	if d.Transition != nil || d.Waiting.Kind != WaitSentinelNotBuilt || !strings.Contains(d.Waiting.String(), "a switchover") {
+	if d.Transition != nil || d.Waiting.Kind != WaitSentinelNotBuilt || !strings.Contains(d.Waiting.String(), "hibernation") {
 		t.Fatalf("transition %+v, waiting %q", d.Transition, d.Waiting)
 	}
 }

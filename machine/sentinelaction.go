@@ -43,6 +43,39 @@ type SentinelReset struct {
 	SentinelTarget
 }
 
+// HoldBack sets a replica's replica-priority to 0 while its replication user stays on, so
+// that no sentinel picks it: before a planned SENTINEL FAILOVER, every replica but the
+// hand-over's target is held back, and the sentinels' pick can only be the target. OpenWrites
+// gives the priority back.
+type HoldBack struct {
+	Target
+}
+
+// SentinelHandOver is the Sentinel topology's planned hand-over from the recorded primary
+// From to its replica To, carried out by one sentinel: client writes on From are closed (as
+// CloseWrites), To is seen holding everything From holds (From's replication offset), then
+// the sentinel is sent SENTINEL FAILOVER, which it carries out with To as its pick (every
+// other replica held back, as the sentinel has read). When To is not caught up or the
+// sentinel refuses, From's writes are opened again and nothing else changed.
+type SentinelHandOver struct {
+	SentinelTarget
+	Shard     int
+	From      string
+	FromRunID string
+	To        string
+	ToRunID   string
+	ToIP      string
+}
+
+func (HoldBack) Kind() string         { return "hold-back" }
+func (SentinelHandOver) Kind() string { return "sentinel-hand-over" }
+
+func (a HoldBack) String() string { return fmt.Sprintf("hold-back %s", a.Node) }
+
+func (a SentinelHandOver) String() string {
+	return fmt.Sprintf("sentinel-hand-over %s: %s -> %s", a.Sentinel, a.From, a.To)
+}
+
 func (SentinelMonitor) Kind() string { return "sentinel-monitor" }
 func (SentinelRemove) Kind() string  { return "sentinel-remove" }
 func (SentinelReset) Kind() string   { return "sentinel-reset" }

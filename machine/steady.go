@@ -122,10 +122,14 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 	if ok, _ := d.converged(p); !ok || d.scaling(p) {
 		return outcome{}, false
 	}
-	if _, ok := d.switchoverTarget(p, sw.Shard, sw.To); !ok {
+	t, ok := d.switchoverTarget(p, sw.Shard, sw.To)
+	if !ok {
 		return outcome{}, false
 	}
 	rec := p.Shards[sw.Shard]
+	if d.v.spec.Mode == ModeSentinel && d.sentinelHandOverReady(rec, d.v.node(rec.Primary), t) != "" {
+		return outcome{}, false
+	}
 	next := p
 	next.Op = Operation{
 		Election:   Election{Shard: sw.Shard, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true},
@@ -192,6 +196,8 @@ func (d *decider) switchoverWaits(p Persisted) string {
 		why = notConverged
 	case d.scaling(p):
 		why = "the scaling in progress finishes first"
+	case d.v.spec.Mode == ModeSentinel && d.sentinelHandOverReady(rec, prim, t) != "":
+		why = d.sentinelHandOverReady(rec, prim, t)
 	default:
 		return ""
 	}

@@ -106,6 +106,7 @@ const (
 	WaitSentinelsReconfiguring
 	WaitSentinelTakeOver
 	WaitSentinelsRelearning
+	WaitSentinelHandOver
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -177,6 +178,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelsDisagree:       "SentinelsDisagree",
 	WaitSentinelFailover:        "SentinelFailover",
 	WaitSentinelNotBuilt:        "SentinelNotBuilt",
+	WaitSentinelHandOver:        "SentinelHandOver",
 	WaitSentinelPickLacksData:   "SentinelPickLacksData",
 	WaitSentinelsReconfiguring:  "SentinelsReconfiguring",
 	WaitSentinelTakeOver:        "SentinelTakeOver",
@@ -257,8 +259,10 @@ func (w Wait) String() string {
 		return "the sentinels are failing over; the new primary is recorded once a majority of them name one that answers: " + w.Detail
 	case WaitSentinelPickLacksData:
 		return fmt.Sprintf("the sentinels chose %s, which came up fenced: it stays closed to clients and replicas, which would lose data syncing from it: %s. To go on, make a node with the data the primary by hand (REPLICAOF NO ONE on it), then point every sentinel at it (SENTINEL REMOVE and SENTINEL MONITOR with its address)", w.Node, w.Detail)
+	case WaitSentinelHandOver:
+		return fmt.Sprintf("hand-over from %s to %s through a sentinel: %s", w.Peer, w.Node, w.Detail)
 	case WaitSentinelNotBuilt:
-		return "the Sentinel topology does not carry out " + w.Detail + " yet: a rollout, a switchover or another replica count needs a hand-over through SENTINEL FAILOVER, a restore or hibernation the sentinels pointed at the pods' new addresses, a password rotation new passwords on the sentinels too"
+		return "the Sentinel topology does not carry out " + w.Detail + " yet: a rollout or another replica count needs its hand-overs through SENTINEL FAILOVER, a restore or hibernation the sentinels pointed at the pods' new addresses, a password rotation new passwords on the sentinels too"
 	case WaitHandOverFinishing:
 		return fmt.Sprintf("shard %d: hand-over to %s finishing (%s still says primary)", w.Shard, w.Node, w.Peer)
 	case WaitDeposedResync:

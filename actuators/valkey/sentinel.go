@@ -67,7 +67,8 @@ func (p *Pool) SurveySentinel(ctx context.Context, podIP string) (machine.Sentin
 		}
 		s.Settings = settingsOf(master)
 		s.Peers, _ = strconv.Atoi(master["num-other-sentinels"])
-		return nil
+		s.Replicas, err = sentinelReplicas(ctx, c)
+		return err
 	})
 	if err != nil {
 		return machine.Sentinel{IP: podIP}, err

@@ -94,6 +94,9 @@ func (p *Pool) SurveyWithStats(ctx context.Context, podIP string) (machine.Valke
 				}
 			}
 		}
+		// In the Sentinel topology a replica at replica-priority 0 with its replication user on
+		// was held back for a planned hand-over (HoldBack); converge gives it its priority back.
+		v.HeldBack = p.sentinelTopology() && v.Role == machine.RoleReplica && !v.SyncFenced && info["slave_priority"] == "0"
 		// Users of ValkeyACLs write whatever the application user's fence says; unknown counts
 		// as some (a node started by an older operator may refuse ACL USERS).
 		v.OtherUsers = true

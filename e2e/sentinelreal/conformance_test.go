@@ -42,9 +42,13 @@ func newRealSentinelWorld(t *testing.T, binDir string, octet int) *realSentinelW
 			p.Kill()
 		}
 	})
-	// The operator authenticates as its own user; these processes let it in without a
-	// password (the password is not what the table is about).
-	users := []string{"user default on nopass ~* &* +@all", "user " + valkey.UserOperator + " on nopass ~* &* +@all"}
+	// The operator authenticates as its own user, and the sentinels reach the data nodes as
+	// theirs, as in the product: a hand-over closes the application user (default) on the
+	// old primary, and the sentinels must still reach it to make it a replica. These
+	// processes let every user in without a password (the password is not what the table is
+	// about).
+	users := []string{"user default on nopass ~* &* +@all", "user " + valkey.UserOperator + " on nopass ~* &* +@all",
+		"user " + valkey.UserSentinel + " on nopass ~* &* +@all"}
 	for i := 0; i < 3; i++ {
 		ip := fmt.Sprintf("127.237.%d.%d", octet, i+1)
 		p := &proc{Proc: newFixedPortProc(t, fmt.Sprintf("server-%d", i), ip, filepath.Join(dir, fmt.Sprintf("server-%d", i)), valkey.Port), bin: filepath.Join(binDir, "valkey-server")}
@@ -90,13 +94,28 @@ func newRealSentinelWorld(t *testing.T, binDir string, octet int) *realSentinelW
 func (w *realSentinelWorld) Apply(ctx context.Context, a machine.Action) error {
 	switch a := a.(type) {
 	case machine.SentinelMonitor:
-		return w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings, "")
+		return w.pool.SentinelMonitor(ctx, a.IP, a.ID, a.PrimaryIP, a.Settings, "any")
 	case machine.SentinelRemove:
 		return w.pool.SentinelRemove(ctx, a.IP, a.ID)
 	case machine.SentinelReset:
 		return w.pool.SentinelReset(ctx, a.IP, a.ID)
+	case machine.HoldBack:
+		return w.pool.HoldBack(ctx, w.server(a.Node).IP, a.RunID)
+	case machine.SentinelHandOver:
+		return w.pool.SentinelHandOver(ctx, a.IP, a.ID, w.server(a.From).IP, a.FromRunID, a.ToIP, a.ToRunID, 5*time.Second)
 	}
 	return fmt.Errorf("%s: not an action on sentinels", a.Kind())
+}
+
+// server is the data node named name (an empty one when there is none: the action then
+// fails on its address).
+func (w *realSentinelWorld) server(name string) *proc {
+	for _, p := range w.servers {
+		if p.Name == name {
+			return p
+		}
+	}
+	return &proc{Proc: &localproc.Proc{}}
 }
 
 // Observe is the data nodes' roles and links (INFO) and the operator's survey of each sentinel.
@@ -104,13 +123,17 @@ func (w *realSentinelWorld) Observe(ctx context.Context) (machine.Observation, e
 	o := machine.Observation{Time: time.Now(), Spec: machine.Spec{Mode: machine.ModeSentinel, Sentinels: 3}}
 	for i, p := range w.servers {
 		n := machine.Node{Name: p.Name, Shard: 0, Ordinal: i, Pod: machine.Pod{Exists: true, IP: p.IP}}
-		if in := info(p.Addr()); in["role"] != "" {
+		if in := infoAs(p.Addr(), valkey.UserOperator); in["role"] != "" {
 			n.Reachable = true
 			n.Valkey.Role = machine.RoleReplica
 			if in["role"] == "master" {
 				n.Valkey.Role = machine.RolePrimary
 			}
 			n.Valkey.PrimaryHost, n.Valkey.LinkUp = in["master_host"], in["master_link_status"] == "up"
+			n.Valkey.RunID = in["run_id"]
+			// These processes run no users but the operator's and default: a replica at
+			// priority 0 is one held back.
+			n.Valkey.HeldBack = n.Valkey.Role == machine.RoleReplica && in["slave_priority"] == "0"
 		}
 		o.Nodes = append(o.Nodes, n)
 	}

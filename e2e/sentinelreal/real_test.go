@@ -311,8 +311,15 @@ func (g *realGroup) sentinelFailover(t *testing.T, i int) error {
 
 // ---- RESP ------------------------------------------------------------------------------
 
-func do(addr string, args ...string) (any, error) {
-	c, err := resp.Dial(addr, netip.Addr{}, "", "", time.Second)
+func do(addr string, args ...string) (any, error) { return doAs(addr, "", args...) }
+
+// doAs is do authenticated as user (these processes let every user in without a password).
+func doAs(addr, user string, args ...string) (any, error) {
+	pass := ""
+	if user != "" {
+		pass = "any"
+	}
+	c, err := resp.Dial(addr, netip.Addr{}, user, pass, time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -320,10 +327,14 @@ func do(addr string, args ...string) (any, error) {
 	return c.Do(time.Second, args...)
 }
 
-// info is INFO replication as a map (empty when the server does not answer).
-func info(addr string) map[string]string {
+// info is INFO server and replication as a map (empty when the server does not answer).
+func info(addr string) map[string]string { return infoAs(addr, "") }
+
+// infoAs is info asked as user: the operator's user still answers on a node whose
+// application user (default) a hand-over closed.
+func infoAs(addr, user string) map[string]string {
 	out := map[string]string{}
-	v, err := do(addr, "INFO", "replication")
+	v, err := doAs(addr, user, "INFO", "server", "replication")
 	s, _ := v.(string)
 	if err != nil {
 		return out

@@ -141,6 +141,67 @@ var SentinelTable = []Row{
 			return s != nil && s.Reachable && !s.Monitoring
 		},
 	},
+	{
+		Name: "hold-back sets a replica's replica-priority to 0 and leaves it linked; a sentinel reads the priority from its INFO",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			return machine.HoldBack{Target: machine.Target{Node: name(b, 2), RunID: runID(b, 2)}}, nil
+		},
+		Effect: "the replica at ordinal 2 held back and linked; sentinel 0 knowing it at priority 0 and the one at ordinal 1 above 0",
+		Expect: func(b, a machine.Observation) bool {
+			n, s := node(a, 2), sentinelAt(a, 0)
+			return n != nil && n.Valkey.HeldBack && n.Valkey.Role == machine.RoleReplica && n.Valkey.LinkUp &&
+				s != nil && knownAt(*s, ip(b, 2)) == 0 && knownAt(*s, ip(b, 1)) > 0
+		},
+	},
+	{
+		Name: "sentinel-hand-over for another sentinel process is refused",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			t, err := otherProcess(b, 0)
+			if err != nil {
+				return nil, err
+			}
+			return handOverAction(b, t), nil
+		},
+		Refused: true,
+		Effect:  "the primary at ordinal 0, sentinel 0 naming it with no failover",
+		Expect: func(b, a machine.Observation) bool {
+			s := sentinelAt(a, 0)
+			return primaryOf(a) == 0 && s != nil && s.PrimaryIP == ip(b, 0) && !s.FailingOver
+		},
+	},
+	{
+		Name: "sentinel-hand-over has the sentinel fail the primary over to the one replica not held back",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			s := sentinelAt(b, 0)
+			if s == nil || !s.Reachable {
+				return nil, fmt.Errorf("sentinel 0 does not answer")
+			}
+			return handOverAction(b, machine.SentinelTargetOf(*s)), nil
+		},
+		Effect: "sentinel 0 naming the node at ordinal 1 under a config epoch above 0, which answers as the only primary",
+		Expect: func(b, a machine.Observation) bool {
+			s, old := sentinelAt(a, 0), node(a, 0)
+			return s != nil && s.PrimaryIP == ip(b, 1) && s.ConfigEpoch > 0 && primaryOf(a) == 1 &&
+				old != nil && old.Valkey.Role == machine.RoleReplica
+		},
+	},
+}
+
+// handOverAction hands the primary at ordinal 0 over to the replica at ordinal 1 through the
+// sentinel t.
+func handOverAction(b machine.Observation, t machine.SentinelTarget) machine.Action {
+	return machine.SentinelHandOver{SentinelTarget: t, From: name(b, 0), FromRunID: runID(b, 0), To: name(b, 1), ToRunID: runID(b, 1), ToIP: ip(b, 1)}
+}
+
+// knownAt is the replica-priority sentinel s knows the replica at address ip with (-1: it
+// does not know it).
+func knownAt(s machine.Sentinel, ip string) int {
+	for _, r := range s.Replicas {
+		if r.IP == ip {
+			return r.Priority
+		}
+	}
+	return -1
 }
 
 // removeAction makes sentinel i forget the group.

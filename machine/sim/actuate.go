@@ -58,6 +58,10 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		return w.sentinelRemove(a)
 	case machine.SentinelReset:
 		return w.sentinelReset(a)
+	case machine.SentinelHandOver:
+		return w.sentinelHandOver(a)
+	case machine.HoldBack:
+		return w.holdBack(n)
 	case machine.Promote:
 		// In cluster mode a replica takes its primary's slots over (CLUSTER FAILOVER TAKEOVER:
 		// a new epoch); a node that is a primary already gets a new epoch if it has heard of a
@@ -70,6 +74,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			w.bumpEpoch(n) // a primary elected in place (CLUSTER BUMPEPOCH)
 		}
 		w.promote(n)
+		n.heldBack, n.closedByHandOver = false, false
 		n.writesFenced, n.syncFenced = true, false
 		return nil
 	case machine.Seal, machine.Unseal:
@@ -85,6 +90,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		return nil
 	case machine.Fence:
+		n.heldBack, n.closedByHandOver = false, false
 		n.writesFenced, n.syncFenced = true, true
 		n.gen++ // the operator kills the replication connections it had
 		return nil
@@ -97,6 +103,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if n.role != machine.RolePrimary && w.topo.Mode != machine.ModeSentinel {
 			return fmt.Errorf("%s is not a primary", n.name)
 		}
+		n.heldBack, n.closedByHandOver = false, false
 		n.writesFenced, n.syncFenced = false, false
 		return nil
 	case machine.ReplicaOf:
@@ -105,6 +112,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			return w.replicate(n, a.PrimaryIP, a.PrimaryRunID)
 		}
 		// As the real actuator: a replica serves reads (client user on) and is no sync source.
+		n.heldBack, n.closedByHandOver = false, false
 		n.writesFenced, n.syncFenced = false, true
 		if n.role == machine.RoleReplica && n.masterIP == a.PrimaryIP {
 			return nil
@@ -281,7 +289,7 @@ func (w *World) failoverTo(from, to *node, byOperator bool) error {
 	if byOperator {
 		to.writesFenced = fenced
 	}
-	to.syncFenced = false
+	to.syncFenced, to.heldBack = false, false
 	if w.topo.Mode != machine.ModeCluster {
 		// FAILOVER TO finishes on the old primary a moment after the target promoted itself:
 		// an observation in between sees two primaries, the target on the next history.

@@ -186,9 +186,11 @@ func GenSentinelFault(src Source, t Topology) Fault {
 	return f
 }
 
-// sentinelUserKinds are the user changes the Sentinel topology carries out: none that needs a
-// planned hand-over (SENTINEL FAILOVER is not built) or new sentinel configuration.
-var sentinelUserKinds = []UserActionKind{UserBackup, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate}
+// sentinelUserKinds are the user changes the Sentinel topology carries out: a switchover (a
+// hand-over through SENTINEL FAILOVER), and none that needs another planned hand-over (not
+// built yet) or new sentinel configuration (a password rotation: the sentinels hold the
+// passwords in their own files, and it waits in this topology).
+var sentinelUserKinds = []UserActionKind{UserBackup, UserGrowStorage, UserRenewCertificate, UserSwitchover}
 
 // GenUser draws a user change.
 func GenUser(src Source, t Topology) UserAction {

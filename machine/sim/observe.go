@@ -53,6 +53,7 @@ func (w *World) observeWith(probes map[string]int, answered map[string]string) m
 				HeardFromPrimary:  n.linkUp && w.tick-n.heardAt <= 2,
 				WritesFenced:      n.writesFenced,
 				SyncFenced:        n.syncFenced,
+				HeldBack:          n.heldBack && !n.syncFenced && n.role == machine.RoleReplica,
 				Snapshot:          n.snapshot,
 				Passwords:         w.observePasswords(n),
 				CertificateSerial: n.served,

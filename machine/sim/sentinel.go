@@ -155,7 +155,10 @@ type monitored struct {
 	failoverStart   int64
 	failoverChanged int64
 	forced          bool
-	promoted        *instance
+	// byOperator: the failover is the operator's hand-over (SentinelHandOver), whose pick
+	// the checks hold to the operator's standard, not Sentinel's.
+	byOperator bool
+	promoted   *instance
 }
 
 // instance is a data node as one sentinel sees it: what its PINGs and INFO told.

@@ -89,7 +89,7 @@ func (sw *SentinelWorld) failoverStateMachine(s *sentinel) {
 // abortFailover is sentinelAbortFailover (before the promoted replica said primary).
 func (sw *SentinelWorld) abortFailover(s *sentinel) {
 	m := s.m
-	m.failover, m.forced, m.failoverChanged = failoverNone, false, sw.w.tick
+	m.failover, m.forced, m.byOperator, m.failoverChanged = failoverNone, false, false, sw.w.tick
 	if m.promoted != nil {
 		m.promoted.promoted = false
 		m.promoted = nil
@@ -151,7 +151,7 @@ func (sw *SentinelWorld) sendReplicaOf(s *sentinel, inst *instance, addr string)
 	if addr == "" {
 		// REPLICAOF NO ONE changes no ACL user: a node the operator fenced (one that
 		// restarted comes up so) stays closed to clients and replicas.
-		w.sentinelPromoted(n)
+		w.sentinelPromoted(n, s.m != nil && s.m.byOperator)
 		w.promote(n)
 		n.demoteTo, n.demoteAt = "", 0
 		w.note("sentinel %s: REPLICAOF NO ONE on %s", s.myid, n.name)

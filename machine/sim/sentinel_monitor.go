@@ -192,7 +192,7 @@ func (sw *SentinelWorld) replicaPriority(n *node) int {
 	if p, ok := sw.cfg.Priority[n.name]; ok {
 		return p
 	}
-	if sw.w.topo.Mode == machine.ModeSentinel && n.syncFenced {
+	if sw.w.topo.Mode == machine.ModeSentinel && (n.syncFenced || n.heldBack) {
 		return 0
 	}
 	return sentinelDefaultPriority

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
@@ -188,6 +189,10 @@ func (w *World) observeSentinels() []machine.Sentinel {
 				o.PrimaryIP, o.ConfigEpoch = currentMasterAddr(m), m.configEpoch
 				o.FailingOver, o.PrimaryDown = m.failover != failoverNone, m.odown
 				o.Peers = len(m.sentinels)
+				for _, r := range m.replicas {
+					o.Replicas = append(o.Replicas, machine.SentinelReplica{IP: r.addr, Priority: r.priority})
+				}
+				sort.Slice(o.Replicas, func(i, j int) bool { return o.Replicas[i].IP < o.Replicas[j].IP })
 			}
 		}
 		out = append(out, o)
@@ -213,9 +218,18 @@ func sentinelName(ordinal int) string { return fmt.Sprintf("sentinel-%d", ordina
 // counted as Sentinel's (Stats). A fenced n (it restarted) takes writes only once the operator
 // opens it, so what it lacks then is the operator's loss: nothing is excused here. Either way n
 // may take writes beside every primary of its shard until those are fenced, demoted or out of
-// min-replicas-to-write (sentinelOverlap, from this tick).
-func (w *World) sentinelPromoted(n *node) {
-	if !n.writesFenced {
+// min-replicas-to-write (sentinelOverlap, from this tick). None of this holds for the
+// operator's hand-over (byOperator): what its pick lacks, and a primary beside it, are the
+// operator's.
+func (w *World) sentinelPromoted(n *node, byOperator bool) {
+	if byOperator {
+		return
+	}
+	// A primary a hand-over closed is a primary the sentinels replaced: picked again later
+	// (real Sentinel selects a replica entry whatever role it reports, at the priority it read
+	// last from a replica's INFO), what it lacks is lost by Sentinel's choice, as for an open
+	// old primary.
+	if !n.writesFenced || n.closedByHandOver {
 		for i := range w.writes {
 			wr := &w.writes[i]
 			if wr.waitAcked && !wr.exempt && !n.has.get(wr.id) && w.shardOfKey(wr.key) == n.shard {

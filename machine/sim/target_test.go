@@ -27,6 +27,7 @@ func TestEveryAimedActionIsRefusedForAnotherProcess(t *testing.T) {
 		"sentinel-monitor":   "a sentinel, checked by its id (conformance.SentinelTable)",
 		"sentinel-remove":    "a sentinel, checked by its id (conformance.SentinelTable)",
 		"sentinel-reset":     "a sentinel, checked by its id (conformance.SentinelTable)",
+		"sentinel-hand-over": "a sentinel and two processes, each checked (conformance.SentinelTable)",
 	}
 	aimed := func(to machine.Target) []machine.Action {
 		return []machine.Action{
@@ -34,7 +35,7 @@ func TestEveryAimedActionIsRefusedForAnotherProcess(t *testing.T) {
 			machine.Fence{Target: to}, machine.CloseWrites{Target: to}, machine.OpenWrites{Target: to},
 			machine.ReplicaOf{Target: to, PrimaryIP: "127.0.0.1"}, machine.AssignSlots{Target: to},
 			machine.TakeSlotsOver{Target: to}, machine.AddNode{Target: to}, machine.RemoveNode{Target: to},
-			machine.RestoreSnapshot{Target: to}, machine.ReloadCertificate{Target: to},
+			machine.RestoreSnapshot{Target: to}, machine.ReloadCertificate{Target: to}, machine.HoldBack{Target: to},
 		}
 	}
 	kinds, err := actionkinds.FromSource("..")

@@ -71,9 +71,11 @@ var actuators = map[string]actuator{
 	// restore.go: loading a snapshot.
 	machine.RestoreSnapshot{}.Kind(): row(restoreSnapshot),
 	// actuate_sentinels.go: the Sentinel topology's sentinels.
-	machine.SentinelMonitor{}.Kind(): row(sentinelMonitor),
-	machine.SentinelRemove{}.Kind():  row(sentinelRemove),
-	machine.SentinelReset{}.Kind():   row(sentinelReset),
+	machine.SentinelMonitor{}.Kind():  row(sentinelMonitor),
+	machine.SentinelRemove{}.Kind():   row(sentinelRemove),
+	machine.SentinelReset{}.Kind():    row(sentinelReset),
+	machine.HoldBack{}.Kind():         row(holdBack),
+	machine.SentinelHandOver{}.Kind(): row(sentinelHandOver),
 }
 
 // errNotSupported is for actions this operator version has no actuator for.

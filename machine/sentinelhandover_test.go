@@ -1,0 +1,135 @@
+package machine
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// openReplica is a replica the operator opened as a sync source (the Sentinel topology's
+// converged replicas).
+func openReplica(ord int, offset int64) Node {
+	n := replica(ord, offset)
+	n.Valkey.WritesFenced, n.Valkey.SyncFenced = false, false
+	return n
+}
+
+// withReplicas gives every sentinel the same view of the replicas' priorities.
+func withReplicas(ss []Sentinel, rs ...SentinelReplica) []Sentinel {
+	for i := range ss {
+		ss[i].Replicas = rs
+	}
+	return ss
+}
+
+// A requested switchover in the Sentinel topology: every replica but the target is held back,
+// the hand-over is sent to a sentinel only once it has read their priorities, and the
+// sentinels' failover to the target is recorded with its epoch; then converge opens the old
+// primary and gives the held-back replica its priority back. The machine promotes nothing
+// itself.
+func TestSentinelModeHandsOverThroughASentinel(t *testing.T) {
+	spec := sentinelSpec()
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	obs := obsAt(1, spec, primary(10), openReplica(1, 10), openReplica(2, 10))
+	obs.Sentinels = withReplicas(sentinels(0, "", 0), SentinelReplica{IP: "10.0.0.2", Priority: 100}, SentinelReplica{IP: "10.0.0.3", Priority: 100})
+	d := Decide(steadyState(), obs)
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested || d.Transition.To != FailingOver || !d.Next.Op.Election.Planned {
+		t.Fatalf("want switchover-requested into a planned FailingOver, got %+v", d.Transition)
+	}
+	if got := actionsOf(d, "hold-back"); len(got) != 1 || got[0] != "hold-back s0-2" {
+		t.Fatalf("held back %v, want s0-2 alone", got)
+	}
+	if got := actionsOf(d, "sentinel-hand-over"); len(got) != 0 {
+		t.Fatalf("%v before s0-2 was held back", got)
+	}
+	p := d.Next
+
+	// Held back, but no sentinel has read it yet: wait, and say so.
+	held := openReplica(2, 10)
+	held.Valkey.HeldBack = true
+	obs = obsAt(2, spec, primary(10), openReplica(1, 10), held)
+	obs.Sentinels = withReplicas(sentinels(0, "", 0), SentinelReplica{IP: "10.0.0.2", Priority: 100}, SentinelReplica{IP: "10.0.0.3", Priority: 100})
+	d = Decide(p, obs)
+	if d.Transition != nil || len(actionsOf(d, "sentinel-hand-over")) != 0 || d.Waiting.Kind != WaitSentinelHandOver || !strings.Contains(d.Waiting.String(), "10.0.0.3=100") {
+		t.Fatalf("transition %+v, actions %v, waiting %q: want the wait for the sentinels to read the priorities", d.Transition, d.Actions, d.Waiting)
+	}
+
+	// A sentinel has read it: the hand-over goes through that one.
+	obs.Sentinels[1].Replicas = []SentinelReplica{{IP: "10.0.0.2", Priority: 100}, {IP: "10.0.0.3", Priority: 0}}
+	d = Decide(p, obs)
+	if got := actionsOf(d, "sentinel-hand-over"); len(got) != 1 || got[0] != "sentinel-hand-over sentinel-1: s0-0 -> s0-1" {
+		t.Fatalf("hand-over %v, want one through sentinel-1", got)
+	}
+
+	// A sentinel leads the failover: the machine waits and changes nothing.
+	obs.Sentinels[1].FailingOver = true
+	d = Decide(p, obs)
+	if d.Transition != nil || len(d.Actions) > 0 && len(actionsOf(d, "ensure-objects")) != len(d.Actions) {
+		t.Fatalf("transition %+v, actions %v while the sentinel fails over", d.Transition, d.Actions)
+	}
+
+	// The sentinels name the target under epoch 1: recorded, with the epoch.
+	old := replica(0, 12)
+	old.Valkey.PrimaryHost, old.Valkey.WritesFenced, old.Valkey.SyncFenced = "10.0.0.2", true, false
+	moved := openReplica(2, 12)
+	moved.Valkey.PrimaryHost, moved.Valkey.HeldBack = "10.0.0.2", true
+	obs = obsAt(3, spec, old, promotedBySentinel(12), moved)
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	d = Decide(p, obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelPromoted || d.Next.Shards[0].Primary != "s0-1" || d.Next.Shards[0].ClaimEpoch != 1 ||
+		!strings.Contains(d.Transition.Message, "the requested hand-over to s0-1") {
+		t.Fatalf("want sentinel-promoted recording s0-1 under epoch 1, got %+v", d.Transition)
+	}
+	if AnswerSwitchover(d.Next, obs, spec.Switchover) != SwitchoverDone {
+		t.Fatal("the switchover is not answered done")
+	}
+
+	// Steady: the old primary, closed, and the held-back replica are opened.
+	spec.Switchover = nil
+	obs.Spec = spec
+	d = Decide(d.Next, obs)
+	got := actionsOf(d, "open-writes")
+	sort.Strings(got)
+	if len(got) != 2 || got[0] != "open-writes s0-0" || got[1] != "open-writes s0-2" {
+		t.Fatalf("opened %v, want s0-0 and s0-2", got)
+	}
+}
+
+// A switchover waits, said why, while the sentinels do not all agree on the recorded primary:
+// a hand-over is asked only of sentinels that agree.
+func TestSentinelModeSwitchoverWaitsForEverySentinel(t *testing.T) {
+	spec := sentinelSpec()
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	obs := obsAt(1, spec, primary(10), openReplica(1, 10), openReplica(2, 10))
+	obs.Sentinels = sentinels(0, "", 0)
+	obs.Sentinels[2] = Sentinel{Name: "sentinel-2"}
+	d := Decide(steadyState(), obs)
+	if d.Transition != nil || d.Waiting.Kind != WaitSwitchover || !strings.Contains(d.Waiting.String(), "not every sentinel answers") {
+		t.Fatalf("transition %+v, waiting %q", d.Transition, d.Waiting)
+	}
+}
+
+// The request withdrawn before the hand-over was sent: the hand-over ends, and converge opens
+// what it held back.
+func TestSentinelModeHandOverWithdrawn(t *testing.T) {
+	spec := sentinelSpec()
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	obs := obsAt(1, spec, primary(10), openReplica(1, 10), openReplica(2, 10))
+	obs.Sentinels = sentinels(0, "", 0)
+	d := Decide(steadyState(), obs)
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverRequested {
+		t.Fatalf("want switchover-requested, got %+v", d.Transition)
+	}
+	spec.Switchover = nil
+	held := openReplica(2, 10)
+	held.Valkey.HeldBack = true
+	obs = obsAt(2, spec, primary(10), openReplica(1, 10), held)
+	obs.Sentinels = sentinels(0, "", 0)
+	d = Decide(d.Next, obs)
+	if d.Transition == nil || d.Transition.Event != EventSwitchoverStale || d.Next.State != Steady {
+		t.Fatalf("want switchover-stale, got %+v", d.Transition)
+	}
+	if got := actionsOf(d, "open-writes"); len(got) != 1 || got[0] != "open-writes s0-2" {
+		t.Fatalf("opened %v, want s0-2", got)
+	}
+}
