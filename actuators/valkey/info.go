@@ -3,6 +3,8 @@ package valkey
 import (
 	"strconv"
 	"strings"
+
+	vk "github.com/valkey-io/valkey-go"
 )
 
 // parseInfo turns an INFO reply into a field map (section headers and blank lines dropped).
@@ -69,4 +71,22 @@ func userIsOn(flags []string) bool {
 		}
 	}
 	return false
+}
+
+// fieldMap reads an answer of field, value pairs: a map under RESP3, a flat list of field,
+// value, ... under RESP2.
+func fieldMap(msg vk.ValkeyMessage) (map[string]string, error) {
+	m, err := msg.AsStrMap()
+	if err == nil {
+		return m, nil
+	}
+	list, lerr := msg.AsStrSlice()
+	if lerr != nil {
+		return nil, err
+	}
+	m = map[string]string{}
+	for i := 0; i+1 < len(list); i += 2 {
+		m[list[i]] = list[i+1]
+	}
+	return m, nil
 }

@@ -245,17 +245,9 @@ func slotMigrations(ctx context.Context, c vk.Client) ([]map[string]string, erro
 	}
 	var out []map[string]string
 	for _, job := range arr {
-		m, err := job.AsStrMap()
+		m, err := fieldMap(job)
 		if err != nil {
-			// RESP2 gives a flat list of field, value.
-			fields, ferr := job.AsStrSlice()
-			if ferr != nil {
-				return nil, fmt.Errorf("CLUSTER GETSLOTMIGRATIONS: %w", err)
-			}
-			m = map[string]string{}
-			for i := 0; i+1 < len(fields); i += 2 {
-				m[fields[i]] = fields[i+1]
-			}
+			return nil, fmt.Errorf("CLUSTER GETSLOTMIGRATIONS: %w", err)
 		}
 		out = append(out, m)
 	}

@@ -105,17 +105,13 @@ func sentinelMaster(ctx context.Context, c vk.Client) (map[string]string, bool, 
 		}
 		return nil, false, fmt.Errorf("SENTINEL MASTER: %w", err)
 	}
-	m, err := r.AsStrMap()
+	msg, err := r.ToMessage()
 	if err != nil {
-		// RESP2 answers a flat list of field, value, ...
-		list, lerr := r.AsStrSlice()
-		if lerr != nil {
-			return nil, false, fmt.Errorf("SENTINEL MASTER: %w", err)
-		}
-		m = map[string]string{}
-		for i := 0; i+1 < len(list); i += 2 {
-			m[list[i]] = list[i+1]
-		}
+		return nil, false, fmt.Errorf("SENTINEL MASTER: %w", err)
+	}
+	m, err := fieldMap(msg)
+	if err != nil {
+		return nil, false, fmt.Errorf("SENTINEL MASTER: %w", err)
 	}
 	return m, true, nil
 }

@@ -105,17 +105,9 @@ func sentinelReplicas(ctx context.Context, c vk.Client) ([]machine.SentinelRepli
 	}
 	var out []machine.SentinelReplica
 	for _, e := range list {
-		m, err := e.AsStrMap()
+		m, err := fieldMap(e)
 		if err != nil {
-			// RESP2 answers each as a flat list of field, value, ...
-			flat, ferr := e.AsStrSlice()
-			if ferr != nil {
-				return nil, fmt.Errorf("SENTINEL REPLICAS: %w", err)
-			}
-			m = map[string]string{}
-			for i := 0; i+1 < len(flat); i += 2 {
-				m[flat[i]] = flat[i+1]
-			}
+			return nil, fmt.Errorf("SENTINEL REPLICAS: %w", err)
 		}
 		prio, err := strconv.Atoi(m["slave-priority"])
 		if err != nil || strings.TrimSpace(m["ip"]) == "" {
