@@ -59,12 +59,7 @@ type HoldBack struct {
 // sentinel refuses, From's writes are opened again and nothing else changed.
 type SentinelHandOver struct {
 	SentinelTarget
-	Shard     int
-	From      string
-	FromRunID string
-	To        string
-	ToRunID   string
-	ToIP      string
+	HandOver
 }
 
 func (HoldBack) Kind() string         { return "hold-back" }

@@ -98,8 +98,8 @@ func (d *decider) sentinelHandOverActions(p Persisted, b *actionList) {
 		b.wait(Wait{Kind: WaitSentinelHandOver, Shard: s, Node: t.Name, Peer: rec.Primary, Detail: why})
 		return
 	}
-	b.add(SentinelHandOver{SentinelTarget: SentinelTargetOf(*leader), Shard: s, From: prim.Name, FromRunID: prim.Valkey.RunID,
-		To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP})
+	b.add(SentinelHandOver{SentinelTarget: SentinelTargetOf(*leader), HandOver: HandOver{Shard: s, From: prim.Name, FromRunID: prim.Valkey.RunID,
+		To: t.Name, ToRunID: t.Valkey.RunID, ToIP: t.Pod.IP}})
 }
 
 // sentinelToHandOver is the first sentinel naming the recorded primary under the recorded

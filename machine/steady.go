@@ -196,9 +196,10 @@ func (d *decider) switchoverWaits(p Persisted) string {
 		why = notConverged
 	case d.scaling(p):
 		why = "the scaling in progress finishes first"
-	case d.v.spec.Mode == ModeSentinel && d.sentinelHandOverReady(rec, prim, t) != "":
+	case d.v.spec.Mode == ModeSentinel:
 		why = d.sentinelHandOverReady(rec, prim, t)
-	default:
+	}
+	if why == "" {
 		return ""
 	}
 	return fmt.Sprintf("switchover to %s waits: %s", sw.To, why)

@@ -190,7 +190,7 @@ var SentinelTable = []Row{
 // handOverAction hands the primary at ordinal 0 over to the replica at ordinal 1 through the
 // sentinel t.
 func handOverAction(b machine.Observation, t machine.SentinelTarget) machine.Action {
-	return machine.SentinelHandOver{SentinelTarget: t, From: name(b, 0), FromRunID: runID(b, 0), To: name(b, 1), ToRunID: runID(b, 1), ToIP: ip(b, 1)}
+	return machine.SentinelHandOver{SentinelTarget: t, HandOver: machine.HandOver{From: name(b, 0), FromRunID: runID(b, 0), To: name(b, 1), ToRunID: runID(b, 1), ToIP: ip(b, 1)}}
 }
 
 // knownAt is the replica-priority sentinel s knows the replica at address ip with (-1: it

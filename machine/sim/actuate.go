@@ -247,15 +247,22 @@ func (w *World) refuseLoad(n *node, snap *snapshot) error {
 // handOver is FAILOVER TO: the target must be a linked replica the primary reaches; it is
 // brought up to date, takes over with writes as they were, the old primary follows it.
 func (w *World) handOver(a machine.HandOver) error {
-	from, err := w.target(a.From, a.FromRunID)
-	if err != nil {
-		return err
-	}
-	to, err := w.target(a.To, a.ToRunID)
+	from, to, err := w.handOverEnds(a)
 	if err != nil {
 		return err
 	}
 	return w.failoverTo(from, to, true)
+}
+
+// handOverEnds finds a hand-over's primary and target, each the process it was decided for.
+func (w *World) handOverEnds(a machine.HandOver) (from, to *node, err error) {
+	if from, err = w.target(a.From, a.FromRunID); err != nil {
+		return nil, nil, err
+	}
+	if to, err = w.target(a.To, a.ToRunID); err != nil {
+		return nil, nil, err
+	}
+	return from, to, nil
 }
 
 // failoverTo is FAILOVER TO as Valkey runs it on from: the target must be a linked replica

@@ -32,11 +32,7 @@ func (w *World) sentinelHandOver(a machine.SentinelHandOver) error {
 	if err != nil {
 		return err
 	}
-	from, err := w.target(a.From, a.FromRunID)
-	if err != nil {
-		return err
-	}
-	to, err := w.target(a.To, a.ToRunID)
+	from, to, err := w.handOverEnds(a.HandOver)
 	if err != nil {
 		return err
 	}
