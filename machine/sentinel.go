@@ -361,6 +361,13 @@ func (d *decider) sentinelsDecideWait(p Persisted, rec ShardRecord, b *actionLis
 	}
 	if n, _, ok := d.sentinelPrimary(rec); ok && closed(n) {
 		if lacks := d.sentinelPickLacks(rec, n); lacks != "" {
+			// Closed to replicas too: the sentinels re-point every replica at their pick,
+			// and one that holds what the pick lacks would resync from it and lose it. A
+			// pick with only its client writes closed (a primary not opened yet, or one a
+			// hand-over closed) still serves replicas.
+			if !n.Valkey.SyncFenced {
+				b.add(Fence{Target: TargetOf(0, n)})
+			}
 			return Wait{Kind: WaitSentinelPickLacksData, Shard: 0, Node: n.Name, Detail: lacks}
 		}
 	}

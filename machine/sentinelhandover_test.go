@@ -133,3 +133,37 @@ func TestSentinelModeHandOverWithdrawn(t *testing.T) {
 		t.Fatalf("opened %v, want s0-2", got)
 	}
 }
+
+// The sentinels pick a node whose client writes are closed but which still serves replicas
+// (a primary a hand-over closed, or one not opened yet), and another node holds data it
+// lacks: the machine fences it whole while it waits, so that the replicas the sentinels
+// re-point at it cannot resync from it and lose that data.
+func TestSentinelModePickThatLacksDataIsClosedToReplicas(t *testing.T) {
+	spec := sentinelSpec()
+	p := steadyState()
+	p.State = FailingOver
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}}}
+	pick := promotedBySentinel(10)
+	pick.Valkey.WritesFenced = true
+	richer := replica(2, 20)
+	richer.Valkey.PrimaryHost, richer.Valkey.LinkUp = "", false
+	obs := obsAt(1, spec, unreachable(primary(0), 5), pick, richer)
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	d := Decide(p, obs)
+	if d.Transition != nil || d.Waiting.Kind != WaitSentinelPickLacksData {
+		t.Fatalf("transition %+v, waiting %q (%v): want the wait on a pick that lacks data", d.Transition, d.Waiting, d.Waiting.Kind)
+	}
+	if got := actionsOf(d, "fence"); len(got) != 1 || got[0] != "fence s0-1" {
+		t.Fatalf("fenced %v, want s0-1 closed to replicas too", got)
+	}
+	if got := actionsOf(d, "open-writes"); len(got) != 0 {
+		t.Fatalf("%v while the pick lacks data", got)
+	}
+	// Once fenced whole, it is not fenced again.
+	pick.Valkey.SyncFenced = true
+	obs = obsAt(2, spec, unreachable(primary(0), 6), pick, richer)
+	obs.Sentinels = sentinels(3, "10.0.0.2", 1)
+	if d = Decide(p, obs); len(actionsOf(d, "fence")) != 0 || d.Waiting.Kind != WaitSentinelPickLacksData {
+		t.Fatalf("actions %v, waiting %q", d.Actions, d.Waiting)
+	}
+}

@@ -74,7 +74,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			w.bumpEpoch(n) // a primary elected in place (CLUSTER BUMPEPOCH)
 		}
 		w.promote(n)
-		n.heldBack, n.closedByHandOver = false, false
+		n.heldBack = false
 		n.writesFenced, n.syncFenced = true, false
 		return nil
 	case machine.Seal, machine.Unseal:
@@ -90,7 +90,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		}
 		return nil
 	case machine.Fence:
-		n.heldBack, n.closedByHandOver = false, false
+		n.heldBack = false
 		n.writesFenced, n.syncFenced = true, true
 		n.gen++ // the operator kills the replication connections it had
 		return nil
@@ -103,7 +103,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		if n.role != machine.RolePrimary && w.topo.Mode != machine.ModeSentinel {
 			return fmt.Errorf("%s is not a primary", n.name)
 		}
-		n.heldBack, n.closedByHandOver = false, false
+		n.heldBack = false
 		n.writesFenced, n.syncFenced = false, false
 		return nil
 	case machine.ReplicaOf:
@@ -112,7 +112,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			return w.replicate(n, a.PrimaryIP, a.PrimaryRunID)
 		}
 		// As the real actuator: a replica serves reads (client user on) and is no sync source.
-		n.heldBack, n.closedByHandOver = false, false
+		n.heldBack = false
 		n.writesFenced, n.syncFenced = false, true
 		if n.role == machine.RoleReplica && n.masterIP == a.PrimaryIP {
 			return nil

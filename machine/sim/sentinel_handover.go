@@ -39,10 +39,10 @@ func (w *World) sentinelHandOver(a machine.SentinelHandOver) error {
 	if from.role != machine.RolePrimary {
 		return fmt.Errorf("%s is not a primary", from.name)
 	}
-	wasFenced, wasClosed := from.writesFenced, from.closedByHandOver
-	from.writesFenced, from.closedByHandOver = true, true
+	wasFenced := from.writesFenced
+	from.writesFenced = true
 	refuse := func(format string, args ...any) error {
-		from.writesFenced, from.closedByHandOver = wasFenced, wasClosed
+		from.writesFenced = wasFenced
 		return fmt.Errorf(format, args...)
 	}
 	if to.role != machine.RoleReplica || to.masterIP != from.ip || !to.linkUp || to.offset() != from.offset() {

@@ -225,11 +225,7 @@ func (w *World) sentinelPromoted(n *node, byOperator bool) {
 	if byOperator {
 		return
 	}
-	// A primary a hand-over closed is a primary the sentinels replaced: picked again later
-	// (real Sentinel selects a replica entry whatever role it reports, at the priority it read
-	// last from a replica's INFO), what it lacks is lost by Sentinel's choice, as for an open
-	// old primary.
-	if !n.writesFenced || n.closedByHandOver {
+	if !n.writesFenced {
 		for i := range w.writes {
 			wr := &w.writes[i]
 			if wr.waitAcked && !wr.exempt && !n.has.get(wr.id) && w.shardOfKey(wr.key) == n.shard {

@@ -245,11 +245,7 @@ type node struct {
 	// heldBack: replica-priority 0 with the replication user on (HoldBack); every action
 	// that sets the replication user sets the priority again.
 	heldBack bool
-	// closedByHandOver: its client writes were closed by the Sentinel topology's hand-over
-	// (SentinelHandOver) and nothing opened or fenced it since: a primary the sentinels
-	// replaced, as an old primary of any Sentinel failover is (sentinelPromoted).
-	closedByHandOver bool
-	snapshot         string
+	snapshot string
 
 	// Cluster mode (bus.go): what nodes.conf keeps on the volume (the node's ID, its claim on
 	// its shard's slots, the node it replicates, the address it knows each other node at), and
@@ -504,7 +500,7 @@ func (w *World) startProcess(n *node, keepData, tainting bool) {
 	// and replication users off, until the operator opens them.
 	fence := w.sabotage != SabotageNoStartFence
 	n.writesFenced, n.syncFenced = fence, fence
-	n.heldBack, n.closedByHandOver = false, false
+	n.heldBack = false
 	n.acks = nil
 	n.pw = w.fromFile()
 	n.served = w.certFile
