@@ -16,7 +16,7 @@ out="$top/.cache/bench"
 mkdir -p "$out"
 # Pure code: many iterations per run. End-to-end: each iteration is already a whole scenario.
 go test -run '^$' -bench "${BENCH:-.}" -benchtime "${PURE_BENCHTIME:-1s}" -count "${PURE_COUNT:-6}" -timeout 30m ./machine/... | tee "$out/pure.txt"
-go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -count "${E2E_COUNT:-3}" -timeout 60m $(go list ./... | grep -v '/machine') | tee "$out/e2e.txt"
+go test -run '^$' -bench "${BENCH:-.}" -benchtime 1x -count "${E2E_COUNT:-3}" -timeout 120m $(go list ./... | grep -v '/machine') | tee "$out/e2e.txt"
 echo
 echo "==== medians over runs (benchstat) ===="
 "$benchstat" "$out/pure.txt"

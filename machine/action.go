@@ -34,7 +34,10 @@ type EnsureObjects struct {
 	Shards   int
 	Replicas int
 	Revision string
-	Keep     []Proc
+	// Sentinels is how many sentinels the sentinels' StatefulSet runs (ModeSentinel; 0 in
+	// the other modes): the machine changes it by one at a time (sentinelscale.go).
+	Sentinels int `json:",omitempty"`
+	Keep      []Proc
 }
 
 // Proc names one process: a node and its run id.
@@ -45,7 +48,7 @@ type Proc struct {
 
 // Objects is what the action asks the objects to be.
 func (a EnsureObjects) Objects() Objects {
-	return Objects{Shards: a.Shards, Replicas: a.Replicas, Revision: a.Revision}
+	return Objects{Shards: a.Shards, Replicas: a.Replicas, Revision: a.Revision, Sentinels: a.Sentinels}
 }
 
 // Promote makes Node the primary of its shard: REPLICAOF NO ONE, then let replicas sync from
@@ -220,10 +223,14 @@ func (RestoreSnapshot) Kind() string { return "restore-snapshot" }
 func (ExpandVolumes) Kind() string   { return "expand-volumes" }
 
 func (a EnsureObjects) String() string {
-	if a.Replicas == StoppedReplicas {
-		return fmt.Sprintf("ensure-objects shards=%d stopped (no pod, claims kept) revision=%s", a.Shards, a.Revision)
+	sentinels := ""
+	if a.Sentinels > 0 {
+		sentinels = fmt.Sprintf(" sentinels=%d", a.Sentinels)
 	}
-	return fmt.Sprintf("ensure-objects shards=%d replicas=%d revision=%s", a.Shards, a.Replicas, a.Revision)
+	if a.Replicas == StoppedReplicas {
+		return fmt.Sprintf("ensure-objects shards=%d stopped (no pod, claims kept) revision=%s%s", a.Shards, a.Revision, sentinels)
+	}
+	return fmt.Sprintf("ensure-objects shards=%d replicas=%d revision=%s%s", a.Shards, a.Replicas, a.Revision, sentinels)
 }
 func (a Promote) String() string    { return fmt.Sprintf("promote %s", a.Node) }
 func (a Detach) String() string     { return fmt.Sprintf("detach %s", a.Node) }

@@ -478,7 +478,7 @@ func (d *decider) bootstrapActions(p Persisted, b *actionList) {
 		case from == nil:
 			b.add(AssignSlots{Target: TargetOf(m.to, to), Slots: []SlotRange{m.SlotRange}})
 		default:
-			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
+			d.migrate(m.from, m.to, from, to, m.SlotRange, b)
 		}
 		return
 	}

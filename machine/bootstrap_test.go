@@ -222,6 +222,7 @@ func TestClusterBootstrapSettlesASecondSlotServerAsAStray(t *testing.T) {
 	stray := node(1, RolePrimary, "h-b", 0)
 	stray.Valkey.Slots = []SlotRange{{Start: 8192, End: NumSlots - 1}}
 	first.Valkey.WritesFenced, stray.Valkey.WritesFenced = true, true // as every process starts
+	first.Valkey.ConfigEpoch, stray.Valkey.ConfigEpoch = 1, 2
 	d := Decide(Persisted{State: Bootstrapping, Seq: 1, Since: at(0)}, obsAt(1, spec, first, stray))
 	if got := actionsOf(d, "replica-of"); len(got) != 0 {
 		t.Fatalf("replica-of %v for a node that serves slots (waiting %q)", got, d.Waiting)

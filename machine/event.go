@@ -56,6 +56,7 @@ const (
 	EventSentinelTakeOver    Event = "sentinel-take-over"
 	EventSentinelClockReset  Event = "sentinel-clock-reset"
 	EventPrimaryReadmitted   Event = "primary-readmitted"
+	EventRollHandOver        Event = "roll-hand-over"
 )
 
 // Reason is the CamelCase form of the event ("primary-lost" -> "PrimaryLost"). Kubernetes

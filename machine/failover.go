@@ -192,9 +192,6 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 	if d.handOverUnresolved(d.p) {
 		return outcome{}, false
 	}
-	if d.v.spec.Mode == ModeSentinel && len(d.sentinelsFailingOver()) > 0 {
-		return outcome{}, false // the sentinels decide; sentinel-promoted records their pick
-	}
 	sw := d.v.spec.Switchover
 	why := Reason{Shard: op.Election.Shard, Goal: goalOf(op), Node: op.Election.Lost, Peer: op.Switchover.To}
 	switch {
@@ -227,9 +224,16 @@ func guardSwitchoverStale(d *decider) (outcome, bool) {
 // Until that is settled (failover-complete or primary-handed-over when it happened,
 // primary-lost when the primary is lost) the operation may not be abandoned, or the record
 // of where the shard's newest writes may be would be lost with it.
+//
+// In the Sentinel topology a hand-over is also unresolved while a sentinel fails the group
+// over: the failover may be the hand-over's, and the sentinels decide; sentinel-promoted
+// records their pick.
 func (d *decider) handOverUnresolved(p Persisted) bool {
 	if p.Op.HandOver.To == "" || p.Op.HandOver.Shard >= len(p.Shards) {
 		return false
+	}
+	if d.v.spec.Mode == ModeSentinel && len(d.sentinelsFailingOver()) > 0 {
+		return true
 	}
 	rec := p.Shards[p.Op.HandOver.Shard]
 	prim := d.v.node(rec.Primary)

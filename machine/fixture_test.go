@@ -58,7 +58,7 @@ func steadyState() Persisted {
 }
 
 func obsAt(sec int, spec Spec, nodes ...Node) Observation {
-	return Observation{Time: at(sec), Spec: spec, Objects: Objects{Shards: spec.Shards, Replicas: spec.Replicas, Revision: spec.Revision}, Nodes: nodes}
+	return Observation{Time: at(sec), Spec: spec, Objects: Objects{Shards: spec.Shards, Replicas: spec.Replicas, Revision: spec.Revision, Sentinels: spec.Sentinels}, Nodes: nodes}
 }
 
 // actionsOf returns the actions of a kind, as strings.

@@ -200,7 +200,7 @@ func (d *decider) hibernateActions(p Persisted, b *actionList) {
 			b.wait(Wait{Kind: WaitHibernateRecordWake})
 			return
 		}
-		b.add(EnsureObjects{Shards: d.leavingShards(len(p.Shards), b), Replicas: StoppedReplicas, Revision: d.v.spec.Revision})
+		b.add(EnsureObjects{Shards: d.leavingShards(len(p.Shards), b), Replicas: StoppedReplicas, Revision: d.v.spec.Revision, Sentinels: d.obs.Objects.Sentinels})
 	}
 }
 

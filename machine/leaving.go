@@ -21,7 +21,7 @@ func guardPrimaryLeaving(d *decider) (outcome, bool) {
 			continue
 		}
 		t := d.handOverTarget(p, s)
-		if t == nil {
+		if t == nil || d.sentinelHandOverBlocked(p, s, t) != "" {
 			continue
 		}
 		next := p
@@ -46,10 +46,16 @@ func (d *decider) podLeaving(rec ShardRecord) bool {
 // is, or it is), for Steady's waiting message.
 func (d *decider) leavingWaits(p Persisted) string {
 	for s, rec := range p.Shards {
-		if !d.podLeaving(rec) || d.handOverTarget(p, s) != nil {
+		if !d.podLeaving(rec) {
 			continue
 		}
-		return fmt.Sprintf("shard %d: %s's pod is being deleted and no caught-up replica can take over: it stops as the primary, and a failover follows", s, rec.Primary)
+		t := d.handOverTarget(p, s)
+		if t == nil {
+			return fmt.Sprintf("shard %d: %s's pod is being deleted and no caught-up replica can take over: it stops as the primary, and a failover follows", s, rec.Primary)
+		}
+		if why := d.sentinelHandOverBlocked(p, s, t); why != "" {
+			return fmt.Sprintf("shard %d: %s's pod is being deleted and the sentinels are not ready for a hand-over to %s (%s): it stops as the primary unless they are before its preStop hook lets it go, and the sentinels fail it over", s, rec.Primary, t.Name, why)
+		}
 	}
 	return ""
 }

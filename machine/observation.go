@@ -82,6 +82,9 @@ type Sentinel struct {
 type SentinelReplica struct {
 	IP       string
 	Priority int
+	// ReportsPrimary is true when the role the sentinel last read from the replica's INFO
+	// (role-reported) is master: a node that was a primary, or restarted, since.
+	ReportsPrimary bool
 }
 
 // SentinelSettings are the settings every sentinel monitors the group with.
@@ -114,6 +117,9 @@ type Objects struct {
 	// when they ask for no pod at all (a hibernated cluster).
 	Replicas int
 	Revision string
+	// Sentinels is how many sentinels the sentinels' StatefulSet asks for (ModeSentinel; 0
+	// before it exists, and in the other modes).
+	Sentinels int `json:",omitempty"`
 }
 
 // StoppedReplicas is Objects.Replicas (and EnsureObjects.Replicas) of StatefulSets that run no

@@ -33,6 +33,7 @@ type OperationRecord struct {
 	Target       string
 	TargetShards int
 	Leaving      bool
+	Rollout      bool
 	TargetPods   int
 	Snapshot     string
 	GiveBack     bool
@@ -47,7 +48,7 @@ func (r OperationRecord) Operation(state State) Operation {
 			Planned: r.Planned, Candidate: r.Candidate, Unpromoted: r.Unpromoted, ElectedAt: r.ElectedAt, ElectedClock: r.ElectedClock,
 			FenceFrom: r.FenceFrom, KnownFenced: r.KnownFenced, Reseed: r.Reseed, Preempted: r.Preempted, TakenOver: r.TakenOver,
 		},
-		Switchover:  SwitchoverGoal{Leaving: r.Leaving, Pods: r.TargetPods},
+		Switchover:  SwitchoverGoal{Leaving: r.Leaving, Rollout: r.Rollout, Pods: r.TargetPods},
 		Restore:     Restore{Snapshot: r.Snapshot, GiveBack: r.GiveBack},
 		Reshard:     Reshard{Shards: r.TargetShards},
 		Hibernation: Hibernation{Wake: r.Wake, From: r.WakeFrom},
@@ -93,7 +94,7 @@ func (op Operation) Record() OperationRecord {
 		Planned: e.Planned, Candidate: e.Candidate, Unpromoted: e.Unpromoted, ElectedAt: e.ElectedAt, ElectedClock: e.ElectedClock,
 		FenceFrom: e.FenceFrom, KnownFenced: e.KnownFenced, Reseed: e.Reseed, HandOver: op.HandOver.To, Preempted: e.Preempted,
 		Wake: op.Hibernation.Wake, WakeFrom: op.Hibernation.From, Target: target, TargetShards: op.Reshard.Shards,
-		Leaving: op.Switchover.Leaving, TargetPods: op.Switchover.Pods, Snapshot: op.Restore.Snapshot, GiveBack: op.Restore.GiveBack,
+		Leaving: op.Switchover.Leaving, Rollout: op.Switchover.Rollout, TargetPods: op.Switchover.Pods, Snapshot: op.Restore.Snapshot, GiveBack: op.Restore.GiveBack,
 		TakenOver: e.TakenOver,
 	}
 }

@@ -91,3 +91,18 @@ func TestATakenOverFailoverReadsBackFromItsRecord(t *testing.T) {
 		t.Fatalf("the JSON reads back without the mark: %+v (%v)", back.Op.Election, err)
 	}
 }
+
+// A rollout's hand-over in the Sentinel topology (roll-hand-over) keeps its goal through the
+// flat record the status keeps: read back without it, it was a switchover nobody requested,
+// abandoned at once (seen on the real cluster, in a loop).
+func TestARolloutHandOverReadsBackFromItsRecord(t *testing.T) {
+	want := Operation{
+		Election:   Election{Shard: 0, Lost: "c-0", LostRunID: "run-0", Planned: true},
+		Switchover: SwitchoverGoal{To: "c-1", Rollout: true},
+		HandOver:   HandOverMark{Shard: 0, To: "c-1"},
+	}
+	got := want.Record().Operation(FailingOver)
+	if !reflect.DeepEqual(got, want) || goalOf(got) != GoalRollout {
+		t.Fatalf("the flat record reads back as\n%+v\nwant\n%+v", got, want)
+	}
+}

@@ -253,6 +253,9 @@ type SwitchoverGoal struct {
 	// Leaving is true for a hand-over away from a primary whose pod is being deleted
 	// (primary-leaving): its goal is only that the role moves before the pod stops.
 	Leaving bool
+	// Rollout is true for a hand-over before a rollout restarts the primary's pod
+	// (roll-hand-over, the Sentinel topology): the rollout resumes from Steady.
+	Rollout bool
 	// Pods is, for a hand-over that moves a shard's primary off an ordinal a scale-down
 	// removes (scale-down-hand-over), the pod count per shard it makes room for; 0 otherwise.
 	Pods int

@@ -25,6 +25,8 @@ type Reason struct {
 	// from, PodsKept how many the objects still ask for (more than PodsWere while a recorded
 	// scale-down has not removed its ordinals yet).
 	Pods, PodsWere, PodsKept int
+	// Revision is the revision a rollout's hand-over (GoalRollout) rolls the primary to.
+	Revision string
 	// Offset is the elected node's replication offset at its election (Node elected to
 	// replace Peer), Instead the node elected before it, whose election it replaces.
 	Offset  int64
@@ -312,6 +314,9 @@ const (
 	GoalScaleDown
 	// GoalLeaving: moving the role before the primary's pod stops.
 	GoalLeaving
+	// GoalRollout: moving the role before a rollout restarts the primary's pod (the Sentinel
+	// topology, whose sentinels carry the hand-over out from FailingOver).
+	GoalRollout
 )
 
 // goalOf is the goal of the planned hand-over of op.
@@ -321,6 +326,8 @@ func goalOf(op Operation) HandOverGoal {
 		return GoalLeaving
 	case op.Switchover.Pods > 0:
 		return GoalScaleDown
+	case op.Switchover.Rollout:
+		return GoalRollout
 	}
 	return GoalSwitchover
 }
@@ -356,6 +363,8 @@ func (r Reason) String() string {
 			out += fmt.Sprintf(" for the scale-down to %d pod(s) per shard", r.Pods)
 		case GoalLeaving:
 			out += fmt.Sprintf(" before %s's pod stops", r.Node)
+		case GoalRollout:
+			out += fmt.Sprintf(" before %s's pod is rolled", r.Node)
 		}
 		return out
 	case ReasonElected:
@@ -387,6 +396,8 @@ func (r Reason) String() string {
 			return fmt.Sprintf("shard %d: %s hands over to %s before the scale-down to %d pod(s) per shard removes its ordinal", r.Shard, r.Node, r.Peer, r.Pods)
 		case GoalLeaving:
 			return fmt.Sprintf("shard %d: %s's pod is being deleted (kubectl delete, an eviction, a StatefulSet removing it): it hands over to %s before it stops", r.Shard, r.Node, r.Peer)
+		case GoalRollout:
+			return fmt.Sprintf("shard %d: %s hands over to %s before it is rolled to revision %s", r.Shard, r.Node, r.Peer, r.Revision)
 		}
 		return fmt.Sprintf("shard %d: switchover from %s to %s requested", r.Shard, r.Node, r.Peer)
 	case ReasonReshard:
@@ -424,6 +435,8 @@ func (r Reason) abandoned(why string) string {
 		what = "hand-over for the scale-down"
 	case GoalLeaving:
 		what = fmt.Sprintf("hand-over before %s's pod stops", r.Node)
+	case GoalRollout:
+		what = fmt.Sprintf("hand-over before %s's pod is rolled", r.Node)
 	}
 	return fmt.Sprintf("shard %d: %s to %s abandoned: %s", r.Shard, what, r.Peer, why)
 }

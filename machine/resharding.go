@@ -145,13 +145,16 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		b.wait(openSlotsUnknownWait(unknown))
 	}
 	if len(open) > 0 {
+		var together oneWay
 		for _, m := range open {
 			from, to := d.slotReporter(p, m.from), d.slotReporter(p, m.to)
 			if from == nil || to == nil {
 				b.wait(Wait{Kind: WaitOpenSlotNoPrimary, N: int64(m.Start), Shard: m.from, ToShard: m.to})
 				continue
 			}
-			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
+			if together.admit(from.Name, to.Name) {
+				d.migrate(m.from, m.to, from, to, m.SlotRange, b)
+			}
 		}
 		return
 	}
@@ -184,7 +187,7 @@ func (d *decider) reshardActions(p Persisted, b *actionList) {
 		for _, m := range moves {
 			to := d.v.node(p.Shards[m.to].Primary)
 			from := d.v.node(p.Shards[m.from].Primary)
-			b.add(MigrateSlots{From: m.from, To: m.to, FromNode: from.Name, ToNode: to.Name, FromRunID: from.Valkey.RunID, ToRunID: to.Valkey.RunID, Slots: m.SlotRange})
+			d.migrate(m.from, m.to, from, to, m.SlotRange, b)
 		}
 		return
 	}

@@ -19,7 +19,8 @@ func clusterShard(s int, slots ...SlotRange) []Node {
 	}
 	// A cluster replica serves reads (its client user is on): writes are not fenced on it.
 	p.Valkey.WritesFenced, p.Valkey.SyncFenced, r.Valkey.WritesFenced = false, false, false
-	p.Valkey.Slots = slots
+	// Each primary on its own config epoch, as Valkey leaves them once collisions are parted.
+	p.Valkey.Slots, p.Valkey.ConfigEpoch = slots, uint64(s+1)
 	r.Valkey.PrimaryHost, r.Valkey.LinkUp = p.Pod.IP, true
 	return []Node{p, r}
 }

@@ -145,6 +145,15 @@ func (d *decider) rollingActions(p Persisted, b *actionList) {
 			continue
 		}
 		if t := d.rollHandOverTarget(p, s); t != nil {
+			if d.v.spec.Mode == ModeSentinel {
+				// roll-hand-over takes it to FailingOver, where a sentinel carries it out.
+				why := d.sentinelHandOverBlocked(p, s, t)
+				if why == "" {
+					why = "recorded at the next observation"
+				}
+				b.wait(Wait{Kind: WaitSentinelHandOver, Shard: s, Node: t.Name, Peer: prim.Name, Detail: why})
+				return
+			}
 			if p.Op.HandOver.To != t.Name || p.Op.HandOver.Shard != s {
 				b.wait(Wait{Kind: WaitHandOverNotRecorded, Shard: s, Node: prim.Name, Peer: t.Name})
 				return
@@ -178,6 +187,9 @@ func (d *decider) handOverTarget(p Persisted, s int) *Node {
 	for _, n := range d.v.shard(s) {
 		if _, ok := d.switchoverTarget(p, s, n.Name); !ok {
 			continue
+		}
+		if d.v.spec.Mode == ModeSentinel && (closed(n) || n.Valkey.HeldBack) {
+			continue // at replica-priority 0, the sentinels cannot pick it
 		}
 		if best == nil || n.Valkey.Offset > best.Valkey.Offset {
 			best = n

@@ -354,6 +354,24 @@ func (d *decider) handOverWaits(p Persisted, target int) bool {
 	return false
 }
 
+// scaleDownHandOverWaits says why a converged cluster's primary on an ordinal the scale-down to
+// target removes is not handed over ("" when nothing stands in the way the scale's own wait
+// does not say): in the Sentinel topology the hand-over needs the sentinels ready for it.
+func (d *decider) scaleDownHandOverWaits(p Persisted, target int) string {
+	for s, rec := range p.Shards {
+		prim := d.v.node(rec.Primary)
+		if prim == nil || prim.Ordinal < target {
+			continue
+		}
+		if t := d.handOverTarget(p, s); t != nil {
+			if why := d.sentinelHandOverBlocked(p, s, t); why != "" {
+				return fmt.Sprintf("shard %d: the sentinels are not ready for a hand-over to %s: %s", s, t.Name, why)
+			}
+		}
+	}
+	return ""
+}
+
 // scaling reports whether a recorded scale-down waits (the objects still ask for more pods
 // than the target). Other planned operations wait for it.
 func (d *decider) scaling(p Persisted) bool {
@@ -427,7 +445,7 @@ func guardScaleDownHandOver(d *decider) (outcome, bool) {
 			continue
 		}
 		t := d.handOverTarget(p, s)
-		if t == nil {
+		if t == nil || d.sentinelHandOverBlocked(p, s, t) != "" {
 			continue
 		}
 		next := p

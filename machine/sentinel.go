@@ -13,7 +13,7 @@ import (
 // turned back into a replica by every sentinel that still sees the old master sane, and a
 // master that reports itself a replica is soon failed over by them). What the machine does:
 //
-//   - it records what the sentinels decided: a majority of the spec's sentinels naming one
+//   - it records what the sentinels decided: a majority of the sentinels that run naming one
 //     address with one config epoch newer than the recorded one, and the node at that address
 //     answering as a primary, is a failover Sentinel made (sentinel-promoted, with the
 //     epoch in ShardRecord.ClaimEpoch); a sentinel reporting a failover in progress, or a
@@ -26,10 +26,10 @@ import (
 //     at any time: a partitioned old primary then stops taking writes as soon as the operator
 //     reaches it, where Sentinel alone leaves it open until min-replicas-max-lag.
 //
-// Planned hand-overs go through SENTINEL FAILOVER in this topology (sentinelhandover.go). A
-// requested switchover is built; rollouts, scale-downs and deletions of the primary's pod are
-// not yet, so the rules that start them do not fire here (sentinelEvents) and the spec's
-// requests for them wait, said why.
+// Planned hand-overs go through SENTINEL FAILOVER in this topology (sentinelhandover.go): a
+// requested switchover, a rollout's, a scale-down's and a deleted primary pod's. Restores,
+// hibernation and password rotations are not built yet: the rules that start them do not fire
+// here (sentinelEvents) and the spec's requests for them wait, said why.
 
 // movesNoRole are the rules of work that moves no primary role, which apply in the Sentinel
 // topology at any time: password rotation, certificates, the replication history Valkey
@@ -42,12 +42,18 @@ var movesNoRole = []Event{
 // sentinelEvents are the rules of the table that apply in the Sentinel topology: the
 // bootstrap (the machine chooses the first primary before any sentinel monitors it), the
 // recording of the sentinels' failovers (and of a history a primary takes back), the start of
-// a failover the machine takes over (sentineltakeover.go), a requested switchover and its end
-// (carried out by a sentinel: sentinelhandover.go), and movesNoRole.
+// a failover the machine takes over (sentineltakeover.go), the planned hand-overs (a requested
+// switchover, a leaving primary's, a scale-down's and a rollout's, each carried out by a
+// sentinel: sentinelhandover.go) and their ends, the rollout and the replica count, and
+// movesNoRole. A rollout hands its primary over from Rolling to FailingOver (roll-hand-over)
+// rather than within Rolling as the other topologies do: the sentinels decide every change of
+// primary here, and FailingOver is where their pick is recorded; the rollout resumes from
+// Steady with the pods still on another revision.
 var sentinelEvents = eventSet(movesNoRole,
 	EventBootstrapElected, EventBootstrapComplete, EventHistoryTakenBack, EventSentinelPromoted, EventSentinelFailover,
 	EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset, EventSentinelTakeOver, EventSentinelClockReset,
-	EventSwitchoverRequested, EventSwitchoverStale)
+	EventSwitchoverRequested, EventSwitchoverStale, EventPrimaryLeaving, EventRolloutNeeded, EventRollHandOver, EventRolloutComplete,
+	EventSpecChanged, EventReplicasChanged, EventScaleDownHandOver)
 
 // takenOverEvents are the rules of a failover the machine took over in the Sentinel topology
 // (Election.TakenOver): the Replication topology's failover rules, and movesNoRole.
@@ -75,13 +81,13 @@ func (d *decider) applies(r *rule) bool {
 	}
 	switch r.event {
 	case EventSentinelPromoted, EventSentinelFailover, EventSentinelKeptPrimary, EventPrimaryReadmitted, EventSentinelEpochReset, EventSentinelTakeOver,
-		EventSentinelClockReset:
+		EventSentinelClockReset, EventRollHandOver:
 		return false
 	}
 	return true
 }
 
-// sentinelChoice is a primary a majority of the spec's sentinels name, with the config epoch
+// sentinelChoice is a primary a majority of the sentinels that run name, with the config epoch
 // they name it under and how many do.
 type sentinelChoice struct {
 	IP    string
@@ -89,13 +95,13 @@ type sentinelChoice struct {
 	Votes int
 }
 
-// sentinelChoice finds the address and config epoch a majority of the sentinels (of the spec's
-// or of those observed, whichever is more: not of those that answer, so that two halves of a
-// partition cannot both have one) name for the primary, among those that answer and monitor the
-// group; of two that reach it (more sentinels observed than the spec runs, during a scale-down)
-// the higher epoch. None without sentinels in the spec.
+// sentinelChoice finds the address and config epoch a majority of the sentinels (of those that
+// run or of those observed, whichever is more: not of those that answer, so that two halves of
+// a partition cannot both have one) name for the primary, among those that answer and monitor
+// the group; of two that reach it (more sentinels observed than run, during a scale-down) the
+// higher epoch. None without sentinels in the spec.
 func (d *decider) sentinelChoice() (sentinelChoice, bool) {
-	if d.v.spec.Sentinels <= 0 {
+	if d.sentinelsRun() <= 0 {
 		return sentinelChoice{}, false
 	}
 	need := d.sentinelMajority()
@@ -125,10 +131,10 @@ func (d *decider) sentinelChoice() (sentinelChoice, bool) {
 	return best, found
 }
 
-// sentinelMajority is how many sentinels make a majority: of the spec's count, or of those
-// observed when there are more.
+// sentinelMajority is how many sentinels make a majority: of those that run (sentinelsRun), or
+// of those observed when there are more.
 func (d *decider) sentinelMajority() int {
-	return max(d.v.spec.Sentinels, len(d.obs.Sentinels))/2 + 1
+	return max(d.sentinelsRun(), len(d.obs.Sentinels))/2 + 1
 }
 
 // sentinelsAgree reports whether a majority of the sentinels name the recorded primary, prim,
@@ -227,12 +233,21 @@ func guardSentinelPrimaryRecorded(d *decider) (outcome, bool) {
 	next.Op = Operation{}
 	next.Shards = recordPrimary(p.Shards, 0, n)
 	next.Shards[0].ClaimEpoch = c.Epoch
-	msg := fmt.Sprintf("%d of %d sentinels name %s the primary under config epoch %d (recorded: %s, epoch %d)", c.Votes, d.v.spec.Sentinels, n.Name, c.Epoch, rec.Primary, rec.ClaimEpoch)
-	if p.Op.Election.Planned && p.Op.Switchover.To != "" {
-		if p.Op.Switchover.To == n.Name {
-			msg += "; the requested hand-over to " + n.Name
+	msg := fmt.Sprintf("%d of %d sentinels name %s the primary under config epoch %d (recorded: %s, epoch %d)", c.Votes, d.sentinelsRun(), n.Name, c.Epoch, rec.Primary, rec.ClaimEpoch)
+	if op := p.Op; op.Election.Planned && op.Switchover.To != "" {
+		what := "the requested hand-over to " + op.Switchover.To
+		switch goalOf(op) {
+		case GoalLeaving:
+			what = fmt.Sprintf("the hand-over to %s before %s's pod stops", op.Switchover.To, op.Election.Lost)
+		case GoalScaleDown:
+			what = fmt.Sprintf("the hand-over to %s for the scale-down to %d pod(s)", op.Switchover.To, op.Switchover.Pods)
+		case GoalRollout:
+			what = fmt.Sprintf("the hand-over to %s before %s is rolled", op.Switchover.To, op.Election.Lost)
+		}
+		if op.Switchover.To == n.Name {
+			msg += "; " + what
 		} else {
-			msg += "; the sentinels chose it over the requested hand-over to " + p.Op.Switchover.To
+			msg += "; the sentinels chose it over " + what
 		}
 	}
 	return outcome{next: next, message: msg}, true
@@ -240,6 +255,12 @@ func guardSentinelPrimaryRecorded(d *decider) (outcome, bool) {
 
 // closed reports whether n is closed to client writes or to replicas (one of its fences is on).
 func closed(n *Node) bool { return n.Valkey.WritesFenced || n.Valkey.SyncFenced }
+
+// linkedTo reports whether n, another node than prim, answers and follows prim with its link
+// up: a replica that holds prim's data.
+func linkedTo(n, prim *Node) bool {
+	return n != prim && usable(n) && follows(n, prim) && n.Valkey.LinkUp
+}
 
 // guardSentinelFailover: a sentinel that answers reports a failover other than the one that
 // chose the recorded primary, or a majority name a primary other than the record that does not
@@ -254,7 +275,7 @@ func guardSentinelFailover(d *decider) (outcome, bool) {
 	if who := d.sentinelsStartingOver(rec); len(who) > 0 {
 		msg = fmt.Sprintf("sentinel(s) %s report a failover of %s's group", strings.Join(who, ", "), rec.Primary)
 	} else if c, ok := d.sentinelChoice(); ok && !d.sentinelsAgree(rec, d.v.node(rec.Primary)) {
-		msg = fmt.Sprintf("%d of %d sentinels name %s under config epoch %d, not the recorded primary %s (epoch %d)", c.Votes, d.v.spec.Sentinels, c.IP, c.Epoch, rec.Primary, rec.ClaimEpoch)
+		msg = fmt.Sprintf("%d of %d sentinels name %s under config epoch %d, not the recorded primary %s (epoch %d)", c.Votes, d.sentinelsRun(), c.IP, c.Epoch, rec.Primary, rec.ClaimEpoch)
 	} else if health, fault := d.primaryHealth(p, 0); health == primarySuspected || health == primaryGone {
 		// Recorded so that the take-over can tell how long the sentinels have had
 		// (sentinelsGaveUp): sentinels that cannot see each other never report it down.
@@ -288,7 +309,7 @@ func guardSentinelFailoverAbandoned(d *decider) (outcome, bool) {
 	next := p
 	next.Op = Operation{}
 	if c, _ := d.sentinelChoice(); d.sentinelsAgree(rec, prim) {
-		return outcome{next: next, message: fmt.Sprintf("%d of %d sentinels keep %s the primary under config epoch %d", c.Votes, d.v.spec.Sentinels, rec.Primary, c.Epoch)}, true
+		return outcome{next: next, message: fmt.Sprintf("%d of %d sentinels keep %s the primary under config epoch %d", c.Votes, d.sentinelsRun(), rec.Primary, c.Epoch)}, true
 	}
 	if atRecord, _, unmonitored, ok := d.sentinelsAtRecord(rec, prim); ok && d.sentinelsAllAnswer() {
 		return outcome{next: next, message: fmt.Sprintf("%s answers again as the primary; of the %d sentinels, %d name it and %d monitor no group (they are told it)", rec.Primary, len(d.obs.Sentinels), atRecord, len(unmonitored))}, true
@@ -330,7 +351,7 @@ func (d *decider) sentinelConverge(p Persisted, s int, b *actionList) bool {
 		// operator. That also opens an old primary a hand-over closed (releaseHeld gives
 		// the replicas it held back their priority).
 		for _, n := range d.v.shard(s) {
-			if n != prim && usable(n) && follows(n, prim) && n.Valkey.LinkUp && (n.Valkey.SyncFenced || n.Valkey.WritesFenced) {
+			if linkedTo(n, prim) && closed(n) {
 				b.add(OpenWrites{Target: TargetOf(s, n)})
 			}
 		}
@@ -382,7 +403,13 @@ func (d *decider) sentinelsDecideWait(p Persisted, rec ShardRecord, b *actionLis
 // fenceUnnamedPrimaries fences every node of the shard that takes writes while it is neither
 // the recorded primary nor named by a majority of the sentinels or by one under a config
 // epoch newer than the recorded one: an old primary cut off from the sentinels but not from
-// the operator then stops taking writes, rather than after min-replicas-max-lag. While a
+// the operator then stops taking writes, rather than after min-replicas-max-lag. The recorded
+// primary too once a majority names another node under a newer epoch: the sentinels replaced
+// it, and the writes it takes are the ones their choice drops; fenced whole, its
+// replica-priority 0 also keeps their next failover (their pick gone, say) from picking it
+// over a replica that holds what their pick acknowledged (found by the exploration, seed 16618
+// of the sentinel preset: a write acknowledged by Sentinel's pick, lost when the sentinels
+// then picked the replaced primary, open all along). While a
 // sentinel leads a failover its pick is a primary before any sentinel names it (the leader
 // names it only once the pick's INFO says so), so nothing is fenced then, unless the recorded
 // primary answers as one with a majority naming it under the recorded epoch: the failover may
@@ -398,8 +425,10 @@ func (d *decider) fenceUnnamedPrimaries(rec ShardRecord, prim *Node, b *actionLi
 		return
 	}
 	named := map[string]bool{}
+	replaced := false
 	if c, ok := d.sentinelChoice(); ok {
 		named[c.IP] = true
+		replaced = prim != nil && c.Epoch > rec.ClaimEpoch && c.IP != prim.Pod.IP
 	}
 	for _, s := range d.obs.Sentinels {
 		if s.Reachable && s.Monitoring && s.ConfigEpoch > rec.ClaimEpoch {
@@ -407,10 +436,10 @@ func (d *decider) fenceUnnamedPrimaries(rec ShardRecord, prim *Node, b *actionLi
 		}
 	}
 	for _, n := range d.v.shard(0) {
-		if n == prim || !usable(n) || n.Valkey.Role != RolePrimary || named[n.Pod.IP] {
+		if (n == prim && !replaced) || !usable(n) || n.Valkey.Role != RolePrimary || named[n.Pod.IP] {
 			continue
 		}
-		if inProgress && (n.Valkey.ReplID == prim.Valkey.ReplID || n.Valkey.ReplID2 == prim.Valkey.ReplID) {
+		if n != prim && inProgress && (n.Valkey.ReplID == prim.Valkey.ReplID || n.Valkey.ReplID2 == prim.Valkey.ReplID) {
 			continue // may be the pick of a new failover
 		}
 		if !n.Valkey.WritesFenced || !n.Valkey.SyncFenced {
@@ -431,7 +460,7 @@ func (d *decider) sentinelsSay() string {
 			}
 		}
 	}
-	parts := []string{fmt.Sprintf("%d of %d sentinels answer the operator, %d monitor the primary", answering, d.v.spec.Sentinels, monitoring)}
+	parts := []string{fmt.Sprintf("%d of %d sentinels answer the operator, %d monitor the primary", answering, d.sentinelsRun(), monitoring)}
 	if c, ok := d.sentinelChoice(); ok {
 		name := c.IP
 		if n := d.nodeAt(c.IP); n != nil {
@@ -472,17 +501,11 @@ func (d *decider) sentinelFailoverActions(p Persisted, b *actionList) {
 }
 
 // sentinelNotBuilt says which of the spec's requests the Sentinel topology does not carry out
-// yet ("" when none): each needs a hand-over through SENTINEL FAILOVER, or sentinels told
-// again after their pods' addresses change.
+// yet ("" when none): each needs sentinels told again after their pods' addresses change, or
+// new passwords on the sentinels too.
 func (d *decider) sentinelNotBuilt(p Persisted) string {
 	spec := d.v.spec
 	var asked []string
-	if d.specPods() != d.targetPods(p) {
-		asked = append(asked, "another replica count")
-	}
-	if d.staleRevision(spec.Revision) != nil {
-		asked = append(asked, "a rollout")
-	}
 	if spec.Restore != nil && spec.Restore.ID != p.Restored {
 		asked = append(asked, "a restore")
 	}

@@ -145,6 +145,31 @@ func TestSentinelModeFencesTheOldPrimaryItReaches(t *testing.T) {
 	}
 }
 
+// The recorded primary, open, answers the operator while a majority of the sentinels name
+// another node under a newer epoch, and that node is gone (its pod re-created elsewhere): the
+// sentinels replaced the recorded primary, and it is fenced whole, so that it takes no write
+// their pick's replicas lack and their next failover does not pick it (replica-priority 0).
+func TestSentinelModeFencesTheRecordedPrimaryTheSentinelsReplaced(t *testing.T) {
+	spec := sentinelSpec()
+	gone := unreachable(promotedBySentinel(100), 1)
+	gone.Pod.IP = "10.0.0.9"
+	obs := obsAt(5, spec, primary(90), gone, replica(2, 100))
+	obs.Sentinels = sentinels(2, "10.0.0.2", 1)
+	d := Decide(steadyState(), obs)
+	if d.Transition == nil || d.Transition.Event != EventSentinelFailover {
+		t.Fatalf("want sentinel-failover, got %+v", d.Transition)
+	}
+	if got := actionsOf(d, "fence"); len(got) != 1 || !strings.Contains(got[0], "s0-0") {
+		t.Fatalf("fenced %v, want s0-0, the primary the sentinels replaced", got)
+	}
+	// Named by a majority under the recorded epoch, it is left open.
+	obs.Sentinels = sentinels(0, "", 0)
+	d = Decide(steadyState(), obs)
+	if got := actionsOf(d, "fence"); len(got) != 0 {
+		t.Fatalf("fenced %v: the sentinels name the recorded primary", got)
+	}
+}
+
 // The sentinels' leader still reports the failover that chose the recorded primary while it
 // reconfigures the replicas. The primary it replaced, writable again, is fenced then: it does
 // not continue the recorded primary's history, so it is no pick of any failover of it. A

@@ -63,6 +63,65 @@ func (d *decider) sentinelHandOverReady(rec ShardRecord, prim, t *Node) string {
 	return ""
 }
 
+// sentinelHandOverBlocked says why a planned hand-over of shard s to t may not start in the
+// Sentinel topology ("" outside it, or when it may): the guards that start one (a switchover,
+// a leaving primary's, a scale-down's, a rollout's) record it only when the sentinels are
+// ready for it (sentinelHandOverReady).
+func (d *decider) sentinelHandOverBlocked(p Persisted, s int, t *Node) string {
+	if d.v.spec.Mode != ModeSentinel {
+		return ""
+	}
+	rec := p.Shards[s]
+	return d.sentinelHandOverReady(rec, d.v.node(rec.Primary), t)
+}
+
+// sentinelsUnsettled says why the Sentinel topology's shard is not converged beyond its data
+// nodes ("" outside it, or when it is): a majority of the sentinels name the recorded primary
+// under the recorded epoch with none failing it over, and every replica that follows the
+// primary is opened as a sync source at its priority. Planned work (a rollout's next pod, a
+// hand-over, a scale) starts only then: a replica restarted by the rollout comes up at
+// replica-priority 0, and the next one restarted beside it would leave the sentinels fewer
+// replicas to pick if the primary failed meanwhile.
+func (d *decider) sentinelsUnsettled(rec ShardRecord) string {
+	if d.v.spec.Mode != ModeSentinel {
+		return ""
+	}
+	prim := d.v.node(rec.Primary)
+	if failing := d.sentinelsFailingOver(); len(failing) > 0 {
+		return "sentinel(s) " + strings.Join(failing, ", ") + " report a failover or the primary down"
+	}
+	if !d.sentinelsAgree(rec, prim) {
+		return "no majority of the sentinels names the recorded primary under the recorded epoch: " + d.sentinelsSay()
+	}
+	for _, n := range d.v.shard(0) {
+		if n != prim && usable(n) && follows(n, prim) && (closed(n) || n.Valkey.HeldBack) {
+			return n.Name + " is not opened as a sync source yet"
+		}
+	}
+	return ""
+}
+
+// guardRollHandOver (Sentinel topology, Rolling): the next pod to roll is a shard's primary
+// and a replica may take over with the sentinels ready for it: record the hand-over, a
+// planned FailingOver carried out as a switchover is (sentinelHandOverActions), marked as a
+// rollout's (SwitchoverGoal.Rollout) so that its history says what it is for. The rollout
+// resumes from Steady once the sentinels' pick is recorded: progress is the pods' revisions.
+func guardRollHandOver(d *decider) (outcome, bool) {
+	p := d.p
+	s, t := d.nextHandOver(p)
+	if t == nil || d.podsNotReady() != nil || d.sentinelHandOverBlocked(p, s, t) != "" {
+		return outcome{}, false
+	}
+	rec := p.Shards[s]
+	next := p
+	next.Op = Operation{
+		Election:   Election{Shard: s, Lost: rec.Primary, LostRunID: rec.RunID, LostHistory: rec.History, Planned: true},
+		Switchover: SwitchoverGoal{To: t.Name, Rollout: true},
+		HandOver:   HandOverMark{Shard: s, To: t.Name},
+	}
+	return outcome{next: next, why: Reason{Kind: ReasonHandOverStarted, Shard: s, Goal: GoalRollout, Node: rec.Primary, Peer: t.Name, Revision: p.Op.Roll.Revision}}, true
+}
+
 // sentinelHandOverActions are FailingOver's actions for a planned hand-over in the Sentinel
 // topology: the objects; while a sentinel fails the group over or the hand-over no longer
 // applies, what any failover of the sentinels asks (they decide; switchover-stale ends it);
@@ -79,6 +138,13 @@ func (d *decider) sentinelHandOverActions(p Persisted, b *actionList) {
 		return
 	}
 	d.ensureObjects(p, len(p.Shards), b)
+	d.sentinelMonitors(p, s, b)
+	if linkedTo(t, prim) && closed(t) && d.sentinelsAgree(rec, prim) {
+		// A target that restarted during the wait comes back closed (replica-priority 0);
+		// linked again, it is opened as converge opens any replica of the recorded primary,
+		// or the hand-over would wait for ever (found by the exploration).
+		b.add(OpenWrites{Target: TargetOf(s, t)})
+	}
 	if why := d.sentinelHandOverReady(rec, prim, t); why != "" {
 		b.wait(Wait{Kind: WaitSentinelHandOver, Shard: s, Node: t.Name, Peer: rec.Primary, Detail: why})
 		return
@@ -126,12 +192,36 @@ func (d *decider) sentinelToHandOver(rec ShardRecord, prim, t *Node) (*Sentinel,
 			}
 		}
 		if target && others {
+			if why := d.sentinelsReadAsPrimary(t); why != "" {
+				return nil, why
+			}
 			return &d.obs.Sentinels[i], ""
 		}
 		seen = append(seen, fmt.Sprintf("%s [%s]", s.Name, strings.Join(last, " ")))
 	}
 	return nil, fmt.Sprintf("no sentinel has read the held-back replicas' priority 0 and %s's above 0 yet (they read each replica's INFO every 10 s): %s",
 		t.Name, strings.Join(seen, ", "))
+}
+
+// sentinelsReadAsPrimary names the sentinels whose last INFO of t showed a primary ("" when
+// none does): a sentinel that is not the hand-over's leader and has read t as a primary for
+// longer than its wait (4 hello periods, 8 s) takes t, promoted, for a replica turned primary
+// behind its back and points it at the old primary again, and the failover times out (seen
+// on real sentinels: the old primary of a rollout's hand-over, handed the role back within
+// one INFO period). Each sentinel reads a replica's INFO every 10 s.
+func (d *decider) sentinelsReadAsPrimary(t *Node) string {
+	var stale []string
+	for _, s := range d.obs.Sentinels {
+		for _, r := range s.Replicas {
+			if r.IP == t.Pod.IP && r.ReportsPrimary {
+				stale = append(stale, s.Name)
+			}
+		}
+	}
+	if len(stale) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s last read %s as a primary (they read each replica's INFO every 10 s) and would turn it back into a replica once promoted", strings.Join(stale, ", "), t.Name)
 }
 
 // handOverPicked reports whether a sentinel names the hand-over's target under a config epoch

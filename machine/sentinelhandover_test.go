@@ -167,3 +167,78 @@ func TestSentinelModePickThatLacksDataIsClosedToReplicas(t *testing.T) {
 		t.Fatalf("actions %v, waiting %q", d.Actions, d.Waiting)
 	}
 }
+
+// A sentinel re-created during a hand-over's wait monitors nothing: it is told the recorded
+// primary there, as in Steady, or the hand-over, which needs every sentinel monitoring the
+// group, would wait for ever (found by the exploration).
+func TestSentinelModeHandOverTellsARecreatedSentinel(t *testing.T) {
+	spec := sentinelSpec()
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	obs := obsAt(1, spec, primary(10), openReplica(1, 10), openReplica(2, 10))
+	obs.Sentinels = told(sentinels(0, "", 0))
+	p := Decide(steadyState(), obs).Next
+	if p.State != FailingOver || !p.Op.Election.Planned {
+		t.Fatalf("want a planned FailingOver, got %s %+v", p.State, p.Op)
+	}
+	held := openReplica(2, 10)
+	held.Valkey.HeldBack = true
+	obs = obsAt(2, spec, primary(10), openReplica(1, 10), held)
+	obs.Sentinels = told(sentinels(0, "", 0))
+	obs.Sentinels[2] = Sentinel{Name: "sentinel-2", Reachable: true}
+	d := Decide(p, obs)
+	if got := actionsOf(d, "sentinel-monitor"); len(got) != 1 || !strings.HasPrefix(got[0], "sentinel-monitor sentinel-2 -> s0-0") {
+		t.Fatalf("told %v, want sentinel-2 told s0-0", got)
+	}
+	if d.Waiting.Kind != WaitSentinelHandOver || len(actionsOf(d, "sentinel-hand-over")) != 0 {
+		t.Fatalf("waiting %q, actions %v: the hand-over waits until it monitors", d.Waiting, d.Actions)
+	}
+}
+
+// The hand-over is not sent while a sentinel last read the target as a primary (a node that
+// was the primary, or restarted, within its INFO period): that sentinel would take the
+// promoted target for a replica turned primary behind its back and point it at the old
+// primary again (seen on real sentinels).
+func TestSentinelModeHandOverWaitsForTheTargetReadAsAReplica(t *testing.T) {
+	spec, p, held := handingOverToReplica1()
+	obs := obsAt(1, spec, primary(10), openReplica(1, 10), held)
+	obs.Sentinels = told(withReplicas(sentinels(0, "", 0), SentinelReplica{IP: "10.0.0.2", Priority: 100}, SentinelReplica{IP: "10.0.0.3", Priority: 0}))
+	obs.Sentinels[2].Replicas = []SentinelReplica{{IP: "10.0.0.2", Priority: 100, ReportsPrimary: true}, {IP: "10.0.0.3", Priority: 0}}
+	d := Decide(p, obs)
+	if len(actionsOf(d, "sentinel-hand-over")) != 0 || d.Waiting.Kind != WaitSentinelHandOver || !strings.Contains(d.Waiting.String(), "sentinel-2 last read s0-1 as a primary") {
+		t.Fatalf("actions %v, waiting %q: want the wait for sentinel-2 to read s0-1 as a replica", d.Actions, d.Waiting)
+	}
+	obs.Sentinels[2].Replicas[0].ReportsPrimary = false
+	if got := actionsOf(Decide(p, obs), "sentinel-hand-over"); len(got) != 1 {
+		t.Fatalf("hand-over %v once every sentinel reads s0-1 as a replica", got)
+	}
+}
+
+// A target that restarted during the hand-over's wait comes back closed; once it is linked to
+// the primary again it is opened there, as converge opens any replica, and the hand-over goes
+// on (found by the exploration: it waited for ever).
+func TestSentinelModeHandOverOpensARestartedTarget(t *testing.T) {
+	spec, p, held := handingOverToReplica1()
+	obs := obsAt(1, spec, primary(10), replica(1, 10), held)
+	obs.Sentinels = told(sentinels(0, "", 0))
+	d := Decide(p, obs)
+	if got := actionsOf(d, "open-writes"); len(got) != 1 || got[0] != "open-writes s0-1" {
+		t.Fatalf("opened %v, want s0-1", got)
+	}
+	if d.Waiting.Kind != WaitSentinelHandOver || len(actionsOf(d, "sentinel-hand-over")) != 0 {
+		t.Fatalf("waiting %q, actions %v: the hand-over waits until it is open", d.Waiting, d.Actions)
+	}
+}
+
+// handingOverToReplica1 is a requested switchover to s0-1 recorded (a planned FailingOver),
+// with s0-2 held back.
+func handingOverToReplica1() (Spec, Persisted, Node) {
+	spec := sentinelSpec()
+	spec.Switchover = &Switchover{Shard: 0, To: "s0-1"}
+	held := openReplica(2, 10)
+	held.Valkey.HeldBack = true
+	p := steadyState()
+	p.State = FailingOver
+	p.Op = Operation{Election: Election{Shard: 0, Lost: "s0-0", LostRunID: "run-0", LostHistory: History{ID: "h1"}, Planned: true},
+		Switchover: SwitchoverGoal{To: "s0-1"}, HandOver: HandOverMark{Shard: 0, To: "s0-1"}}
+	return spec, p, held
+}

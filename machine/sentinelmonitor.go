@@ -48,12 +48,15 @@ func (d *decider) sentinelsAtRecord(rec ShardRecord, prim *Node) (atRecord, behi
 	return atRecord, behind, unmonitored, true
 }
 
-// sentinelMonitors adds the SentinelMonitor actions of Steady: the sentinels that do not
+// sentinelMonitors adds the SentinelMonitor actions of Steady, Rolling and a planned
+// hand-over's wait (a sentinel re-created during it would otherwise hold it for ever, found by
+// the exploration): the sentinels that do not
 // monitor the group are told the recorded primary (all at once under epoch 0, one at a time
 // otherwise), and those that monitor it under the recorded epoch with other settings than the
 // spec's are given the spec's.
 func (d *decider) sentinelMonitors(p Persisted, s int, b *actionList) {
-	if p.State != Steady || d.v.spec.Sentinels <= 0 {
+	handingOver := p.State == FailingOver && p.Op.Election.Planned && !p.Op.Election.TakenOver
+	if (p.State != Steady && p.State != Rolling && !handingOver) || d.sentinelsRun() <= 0 {
 		return
 	}
 	rec := p.Shards[s]
@@ -82,17 +85,20 @@ func (d *decider) sentinelMonitors(p Persisted, s int, b *actionList) {
 	}
 }
 
-// sentinelResets resets (SentinelReset) a sentinel that knows more other sentinels than the
-// spec runs: a sentinel re-created without its file came back with a new id, and the others
-// keep its old one as a voter, so a majority of voters may be out of reach with a majority of
-// the sentinels up (seen on real sentinels: CKQUORUM said NOQUORUM with two of three up). Only
-// in Steady, with every sentinel of the spec answering, each naming the recorded primary under
+// sentinelResets resets (SentinelReset) a sentinel that knows more other sentinels than run
+// (one removed by a scale-down, or re-created without its file, so with a new id): the others
+// keep the old one as a voter, so a majority of voters may be out of reach with a majority of
+// the sentinels up (seen on real sentinels: CKQUORUM said NOQUORUM with two of three up). So
+// too a sentinel that lists a replica at an address no pod has, once the shard is converged
+// (every pod there, at its address): a pod removed by a scale-down or re-created elsewhere,
+// which Sentinel keeps for ever, down, in what it lists and counts. Only
+// in Steady, with every sentinel that runs answering, each naming the recorded primary under
 // the recorded epoch with no failover and the primary down in none's view, and one at a time:
 // none while a sentinel knows fewer than the others (one reset finds the others again through
 // their hellos, within seconds), so that no two forget the others at once.
 func (d *decider) sentinelResets(p Persisted, s int, b *actionList) {
-	n := d.v.spec.Sentinels
-	if p.State != Steady || n <= 0 || !d.sentinelsAllAnswer() {
+	n := d.sentinelsRun()
+	if (p.State != Steady && p.State != Rolling) || n <= 0 || !d.sentinelsAllAnswer() {
 		return
 	}
 	rec := p.Shards[s]
@@ -101,14 +107,27 @@ func (d *decider) sentinelResets(p Persisted, s int, b *actionList) {
 		return
 	}
 	var stale, relearning *Sentinel
+	// Whether the cluster is converged, asked at most once and only of a sentinel that lists
+	// a gone address: most decisions find none.
+	var settled *bool
+	listsGone := func(t Sentinel) bool {
+		if !d.listsGoneReplica(t) {
+			return false
+		}
+		if settled == nil {
+			ok, _ := d.converged(p)
+			settled = &ok
+		}
+		return *settled
+	}
 	for i, t := range d.obs.Sentinels {
 		if !t.Monitoring || t.PrimaryIP != prim.Pod.IP || t.ConfigEpoch != rec.ClaimEpoch || t.FailingOver || t.PrimaryDown {
 			return
 		}
 		switch {
-		case t.Peers > n-1 && stale == nil:
+		case (t.Peers > n-1 || listsGone(t)) && stale == nil:
 			stale = &d.obs.Sentinels[i]
-		case t.Peers < n-1 && relearning == nil:
+		case (t.Peers < n-1 || d.knowsFewerReplicas(s, prim, t)) && relearning == nil:
 			relearning = &d.obs.Sentinels[i]
 		}
 	}
@@ -117,10 +136,42 @@ func (d *decider) sentinelResets(p Persisted, s int, b *actionList) {
 	case relearning != nil:
 		// Not settled: the reset that is due comes once the other one is done.
 		b.wait(Wait{Kind: WaitSentinelsRelearning, Node: stale.Name, Peer: relearning.Name,
-			Detail: fmt.Sprintf("%s knows %d other sentinels, %s %d, of %d", stale.Name, stale.Peers, relearning.Name, relearning.Peers, n-1)})
+			Detail: fmt.Sprintf("%s knows %d other sentinels and %d replicas, %s %d and %d, of %d and %d", stale.Name, stale.Peers, len(stale.Replicas),
+				relearning.Name, relearning.Peers, len(relearning.Replicas), n-1, len(d.v.shard(s))-1)})
 	default:
 		b.add(SentinelReset{SentinelTarget: SentinelTargetOf(*stale)})
 	}
+}
+
+// listsGoneReplica reports whether t lists a replica at an address none of the shard's pods
+// has; once the cluster is converged (sentinelResets asks), an address a pod left for good,
+// not one between two of its pod's lives.
+func (d *decider) listsGoneReplica(t Sentinel) bool {
+	for _, r := range t.Replicas {
+		if d.nodeAt(r.IP) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// knowsFewerReplicas reports whether t lists fewer of the replicas linked to prim than there
+// are: a sentinel just reset finds them again from prim's INFO, within its INFO period.
+func (d *decider) knowsFewerReplicas(s int, prim *Node, t Sentinel) bool {
+	linked, listed := 0, 0
+	for _, n := range d.v.shard(s) {
+		if !linkedTo(n, prim) {
+			continue
+		}
+		linked++
+		for _, r := range t.Replicas {
+			if r.IP == n.Pod.IP {
+				listed++
+				break
+			}
+		}
+	}
+	return listed < linked
 }
 
 // guardSentinelEpochReset: no sentinel that answers monitors the group under the recorded
@@ -159,6 +210,6 @@ func guardSentinelEpochReset(d *decider) (outcome, bool) {
 	next.Shards = append([]ShardRecord(nil), p.Shards...)
 	next.Shards[0].ClaimEpoch = 0
 	msg := fmt.Sprintf("%d of %d sentinels answer: %d monitor no group, %d name %s under config epoch 0, none the recorded epoch %d; they are told %s again under epoch 0",
-		answering, d.v.spec.Sentinels, len(unmonitored), monitoring, rec.Primary, rec.ClaimEpoch, rec.Primary)
+		answering, d.sentinelsRun(), len(unmonitored), monitoring, rec.Primary, rec.ClaimEpoch, rec.Primary)
 	return outcome{next: next, message: msg}, true
 }

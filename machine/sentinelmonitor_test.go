@@ -186,7 +186,7 @@ func TestASentinelWithAStalePeerIsReset(t *testing.T) {
 	spec := sentinelMonitorSpec()
 	obsWith := func(peers ...int) Observation {
 		obs := obsAt(1, spec, primary(0), replica(1, 100), replica(2, 100))
-		obs.Sentinels = monitoredSentinels(0)
+		obs.Sentinels = withReplicas(monitoredSentinels(0), SentinelReplica{IP: "10.0.0.2", Priority: 100}, SentinelReplica{IP: "10.0.0.3", Priority: 100})
 		for i := range obs.Sentinels {
 			obs.Sentinels[i].Peers = peers[i]
 		}
@@ -218,5 +218,40 @@ func TestASentinelWithAStalePeerIsReset(t *testing.T) {
 	out.Sentinels[2].Reachable = false
 	if got := resets(Decide(steadyState(), out)); len(got) != 0 {
 		t.Fatalf("a sentinel out of sight: want no reset, got %v", got)
+	}
+}
+
+// A sentinel that lists a replica at an address no pod has (a pod removed by a scale-down, or
+// re-created elsewhere) is reset once the cluster is converged, one at a time: none while
+// another lists fewer of the linked replicas than there are (a reset one finding them again
+// from the primary's INFO).
+func TestASentinelListingAGoneReplicaIsReset(t *testing.T) {
+	spec := sentinelMonitorSpec()
+	known := []SentinelReplica{{IP: "10.0.0.2", Priority: 100}, {IP: "10.0.0.3", Priority: 100}}
+	obsWith := func(lists ...[]SentinelReplica) Observation {
+		obs := obsAt(1, spec, primary(0), openReplica(1, 100), openReplica(2, 100))
+		obs.Sentinels = monitoredSentinels(0)
+		for i := range obs.Sentinels {
+			obs.Sentinels[i].Peers, obs.Sentinels[i].Replicas = 2, lists[i]
+		}
+		return obs
+	}
+	gone := append([]SentinelReplica{{IP: "10.0.0.9", Priority: 100}}, known...)
+	resets := func(d Decision) []string { return actionsOf(d, "sentinel-reset") }
+	if got := resets(Decide(steadyState(), obsWith(known, gone, gone))); len(got) != 1 || got[0] != "sentinel-reset sentinel-1" {
+		t.Fatalf("want sentinel-1 reset, got %v", got)
+	}
+	d := Decide(steadyState(), obsWith(known[:1], gone, known))
+	if got := resets(d); len(got) != 0 || d.Waiting.Kind != WaitSentinelsRelearning {
+		t.Fatalf("sentinel-0 still finds the replicas again: want no reset and the wait, got %v, %q", got, d.Waiting)
+	}
+	if got := resets(Decide(steadyState(), obsWith(known, known, known))); len(got) != 0 {
+		t.Fatalf("no gone replica: want no reset, got %v", got)
+	}
+	// Not converged (a replica not opened yet): no reset.
+	obs := obsWith(known, gone, known)
+	obs.Nodes[2] = replica(2, 100)
+	if got := resets(Decide(steadyState(), obs)); len(got) != 0 {
+		t.Fatalf("not converged: want no reset, got %v", got)
 	}
 }

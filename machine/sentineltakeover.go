@@ -13,16 +13,16 @@ import (
 // promotion and fence wait (Election.TakenOver), and tells the sentinels the new primary
 // afterwards under config epoch 0 (sentinelmonitor.go). Two deciders must never act at once,
 // so first no sentinel may monitor the group: the group is removed from those that do
-// (SentinelRemove), and only once every sentinel of the spec answers monitoring nothing does
+// (SentinelRemove), and only once every sentinel that runs answers monitoring nothing does
 // the machine take over. A sentinel that monitors nothing neither starts a failover nor
 // votes for one. Every sentinel must answer: one out of sight could still fail the group over,
 // or come back naming the old primary under a config epoch newer than the 0 the machine
 // tells the others, and the newer epoch wins (the sentinels would then point the new primary
 // at the old one).
 
-// sentinelsAllAnswer reports whether every sentinel of the spec is observed answering.
+// sentinelsAllAnswer reports whether every sentinel that runs is observed answering.
 func (d *decider) sentinelsAllAnswer() bool {
-	if d.v.spec.Sentinels <= 0 || len(d.obs.Sentinels) < d.v.spec.Sentinels {
+	if d.sentinelsRun() <= 0 || len(d.obs.Sentinels) < d.sentinelsRun() {
 		return false
 	}
 	for _, s := range d.obs.Sentinels {
@@ -58,6 +58,9 @@ func (d *decider) sentinelSettings() SentinelSettings {
 	if s.Quorum <= 0 {
 		s.Quorum = d.sentinelMajority()
 	}
+	// While the count moves towards the spec's, a quorum above the sentinels that run would
+	// keep every failover from starting.
+	s.Quorum = min(s.Quorum, max(1, d.sentinelsRun()))
 	return s
 }
 

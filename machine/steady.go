@@ -127,7 +127,7 @@ func guardSwitchoverRequested(d *decider) (outcome, bool) {
 		return outcome{}, false
 	}
 	rec := p.Shards[sw.Shard]
-	if d.v.spec.Mode == ModeSentinel && d.sentinelHandOverReady(rec, d.v.node(rec.Primary), t) != "" {
+	if d.sentinelHandOverBlocked(p, sw.Shard, t) != "" {
 		return outcome{}, false
 	}
 	next := p
@@ -271,6 +271,9 @@ func (d *decider) converged(p Persisted) (bool, string) {
 		if ok, why := d.shardConverged(p, s, true); !ok {
 			return false, why
 		}
+		if why := d.sentinelsUnsettled(p.Shards[s]); why != "" {
+			return false, why
+		}
 	}
 	// A ghost that still serves slots is settled first (a failover's takeover, or the stranded
 	// rule of forgetGhosts): a resharding started meanwhile would see its slots as free and
@@ -351,6 +354,9 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		if asked := d.sentinelNotBuilt(p); asked != "" {
 			b.wait(Wait{Kind: WaitSentinelNotBuilt, Detail: asked})
 		}
+		if w := d.sentinelScalingWait(p); !w.IsZero() {
+			b.wait(w)
+		}
 	}
 	if why := d.closeWritesWaits(p); why != "" {
 		b.wait(Wait{Kind: WaitCloseWrites, Detail: why})
@@ -372,9 +378,13 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		if target := d.targetPods(p); d.scaling(p) {
 			why, _ := d.scaleDownBlocked(p, target)
 			w := Wait{Kind: WaitScaleBlocked, Detail: why}
-			if !ok && d.handOverWaits(p, target) {
-				// A hand-over starts only from a converged cluster: say what it waits for.
+			if d.handOverWaits(p, target) {
+				// A hand-over starts only from a converged cluster, and in the Sentinel
+				// topology with the sentinels ready: say what it waits for.
 				w.Also = notConverged
+				if ok {
+					w.Also = d.scaleDownHandOverWaits(p, target)
+				}
 			}
 			b.wait(w)
 		}
@@ -396,11 +406,11 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 // shards shards of objectPods pods at the spec's revision.
 func (d *decider) ensureObjects(p Persisted, shards int, b *actionList) {
 	shards = d.leavingShards(shards, b)
-	want := Objects{Shards: shards, Replicas: d.objectPods(p) - 1, Revision: d.v.spec.Revision}
+	want := Objects{Shards: shards, Replicas: d.objectPods(p) - 1, Revision: d.v.spec.Revision, Sentinels: d.sentinelObjects(p)}
 	if d.obs.Objects == want {
 		return
 	}
-	a := EnsureObjects{Shards: want.Shards, Replicas: want.Replicas, Revision: want.Revision}
+	a := EnsureObjects{Shards: want.Shards, Replicas: want.Replicas, Revision: want.Revision, Sentinels: want.Sentinels}
 	if want.Replicas < d.obs.Objects.Replicas {
 		for s := 0; s < shards && s < len(p.Shards); s++ {
 			a.Keep = append(a.Keep, Proc{Node: p.Shards[s].Primary, RunID: p.Shards[s].RunID})
@@ -527,7 +537,7 @@ func (d *decider) strayOwner(s int, discard string, n, prim *Node, b *actionList
 		// Also when prim serves part of them already (a move of several ranges cut short):
 		// gossip never takes from a node slots nobody else claims.
 		for _, r := range n.Valkey.Slots {
-			b.add(MigrateSlots{From: s, To: s, FromNode: n.Name, ToNode: prim.Name, FromRunID: n.Valkey.RunID, ToRunID: prim.Valkey.RunID, Slots: r})
+			d.migrate(s, s, n, prim, r, b)
 		}
 	case discard != "" && len(prim.Valkey.Slots) == 0:
 		b.add(TakeSlotsOver{Target: TargetOf(s, prim), From: n.Name, FromRunID: n.Valkey.RunID, Slots: n.Valkey.Slots})

@@ -15,6 +15,7 @@ func strayShard(keys int64) (Persisted, Observation) {
 	stray.Valkey.Keys = keys
 	stray.Valkey.WritesFenced, stray.Valkey.SyncFenced = true, true
 	stray.Valkey.Slots = []SlotRange{{Start: 0, End: NumSlots - 1}}
+	prim.Valkey.ConfigEpoch, stray.Valkey.ConfigEpoch = 1, 2
 	for _, n := range []*Node{&prim, &stray} {
 		n.Valkey.Joined = true
 	}

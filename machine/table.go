@@ -41,7 +41,7 @@ var table = []rule{
 		"the recorded primary follows a replica that took over its history (FAILOVER TO): record the new primary"},
 	// The Sentinel topology's rows (sentinel.go): it takes no other row but the bootstrap's
 	// and those that move no primary role, and these apply to it alone (decider.applies).
-	{EventSentinelEpochReset, []State{Steady}, "", guardSentinelEpochReset,
+	{EventSentinelEpochReset, []State{Steady, Rolling}, "", guardSentinelEpochReset,
 		"Sentinel topology: no sentinel that answers monitors the group under the recorded config epoch or a newer one (they lost their files), those that monitor it name the recorded primary under epoch 0, a majority answer, and the recorded primary answers as a primary: record epoch 0, under which every sentinel is told the recorded primary"},
 	{EventSentinelTakeOver, []State{Steady, FailingOver}, FailingOver, guardSentinelTakeOver,
 		"Sentinel topology: every sentinel of the spec answers and none monitors the group (the machine removed it from those that did, because fewer than the quorum monitored it or their failover ran twice failover-timeout), and the recorded primary is lost with a node that may be elected (as primary-lost): no sentinel can fail it over, so the machine does, with the Replication topology's election, promotion and fence wait"},
@@ -55,7 +55,7 @@ var table = []rule{
 		"Sentinel topology: the recorded primary's pod, at the address a majority of the sentinels name under the recorded config epoch, answers as a new process, following nothing, and holds the data of every node of the shard that holds any (enough of the shard seen): the sentinels cannot promote their own master and may have no replica to promote; record the new process, then promote it in place and open it"},
 	{EventPrimaryReadmitted, []State{Steady}, "", guardSentinelPrimaryReadmitted,
 		"Sentinel topology: as from FailingOver, before the sentinels report a failover"},
-	{EventSentinelFailover, []State{Steady}, FailingOver, guardSentinelFailover,
+	{EventSentinelFailover, []State{Steady, Rolling}, FailingOver, guardSentinelFailover,
 		"Sentinel topology: a sentinel that answers reports a failover in progress (or the primary objectively down), or a majority name under a newer config epoch a node that does not answer as a primary yet: record that the sentinels are failing over (the machine never promotes in this topology)"},
 	{EventSentinelKeptPrimary, []State{FailingOver}, Steady, guardSentinelFailoverAbandoned,
 		"Sentinel topology: no sentinel that answers reports a failover any more, a majority name the recorded primary under the recorded config epoch, and it answers as the recorded process, a primary: the sentinels kept it"},
@@ -103,6 +103,8 @@ var table = []rule{
 		"every running node answers and accepts the new passwords of the rotation in progress beside the old ones: publish them (the auth Secret, the users' file) and start the grace period"},
 	{EventRotationRequested, []State{Steady}, "", guardRotationRequested,
 		"the spec asks for a password rotation whose ID was not carried out yet, its new passwords are prepared, and none is in progress: record it, then add the new passwords to every node"},
+	{EventRollHandOver, []State{Rolling}, FailingOver, guardRollHandOver,
+		"Sentinel topology: the next rolling step is a shard's primary, a caught-up replica opened as a sync source can take over, and the sentinels are ready for a hand-over (as switchover-requested): record the hand-over to it, carried out through a sentinel (SENTINEL FAILOVER) as a switchover is; the rollout continues from Steady once the sentinels' pick is recorded"},
 	{EventHandOverStarted, []State{Rolling}, Rolling, guardHandOverStarted,
 		"the next rolling step is a shard's primary and a caught-up replica can take over: record it before the hand-over is asked for"},
 	{EventSpecChanged, []State{Rolling, Resharding, FailingOver}, Steady, guardSpecChanged,

@@ -88,6 +88,8 @@ const (
 	WaitOpenSlotNoPrimary
 	WaitClusterStateFail
 	WaitStaleSlotViews
+	WaitSharedEpoch
+	WaitEpochUnheard
 	// Restoring.
 	WaitRestoreRefused
 	WaitRestoreFence
@@ -107,6 +109,7 @@ const (
 	WaitSentinelTakeOver
 	WaitSentinelsRelearning
 	WaitSentinelHandOver
+	WaitSentinelsScaling
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -167,6 +170,8 @@ var waitKindNames = [waitKinds]string{
 	WaitOpenSlotNoPrimary:       "OpenSlotNoPrimary",
 	WaitClusterStateFail:        "ClusterStateFail",
 	WaitStaleSlotViews:          "StaleSlotViews",
+	WaitSharedEpoch:             "SharedEpoch",
+	WaitEpochUnheard:            "EpochUnheard",
 	WaitRestoreRefused:          "RestoreRefused",
 	WaitRestoreFence:            "RestoreFence",
 	WaitRestoreNoNode:           "RestoreNoNode",
@@ -183,6 +188,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelsReconfiguring:  "SentinelsReconfiguring",
 	WaitSentinelTakeOver:        "SentinelTakeOver",
 	WaitSentinelsRelearning:     "SentinelsRelearning",
+	WaitSentinelsScaling:        "SentinelsScaling",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -250,7 +256,9 @@ func (w Wait) String() string {
 	case WaitSentinelsDisagree:
 		return fmt.Sprintf("no majority of the sentinels is seen naming %s, the recorded primary; the replicas are left as they are until one is: %s", w.Node, w.Detail)
 	case WaitSentinelsRelearning:
-		return fmt.Sprintf("%s knows another sentinel that no longer runs (a sentinel re-created with a new id) and is reset next, once %s has found the others again after its own reset: %s", w.Node, w.Peer, w.Detail)
+		return fmt.Sprintf("%s knows another sentinel that no longer runs (a sentinel re-created with a new id) or a replica at an address no pod has, and is reset next, once %s has found the others again after its own reset: %s", w.Node, w.Peer, w.Detail)
+	case WaitSentinelsScaling:
+		return fmt.Sprintf("the sentinels go from %d to %d one at a time, each step once every sentinel answers, monitors the recorded primary and knows exactly the others: %s", w.N, w.Of, w.Detail)
 	case WaitSentinelTakeOver:
 		return fmt.Sprintf("primary %s lost and no sentinel can fail it over (%s): the operator removes the group from the sentinels that monitor it (%s), then fails the primary over itself and tells the sentinels the new primary", w.Node, w.Detail, w.Peer)
 	case WaitSentinelsReconfiguring:
@@ -262,7 +270,7 @@ func (w Wait) String() string {
 	case WaitSentinelHandOver:
 		return fmt.Sprintf("hand-over from %s to %s through a sentinel: %s", w.Peer, w.Node, w.Detail)
 	case WaitSentinelNotBuilt:
-		return "the Sentinel topology does not carry out " + w.Detail + " yet: a rollout or another replica count needs its hand-overs through SENTINEL FAILOVER, a restore or hibernation the sentinels pointed at the pods' new addresses, a password rotation new passwords on the sentinels too"
+		return "the Sentinel topology does not carry out " + w.Detail + " yet: a restore or hibernation needs the sentinels pointed at the pods' new addresses, a password rotation new passwords on the sentinels too"
 	case WaitHandOverFinishing:
 		return fmt.Sprintf("shard %d: hand-over to %s finishing (%s still says primary)", w.Shard, w.Node, w.Peer)
 	case WaitDeposedResync:
@@ -312,6 +320,10 @@ func (w Wait) String() string {
 		return fmt.Sprintf("slot %d is open between shards %d and %d, and one of them has no primary answering", w.N, w.Shard, w.ToShard)
 	case WaitClusterStateFail:
 		return fmt.Sprintf("waiting for %s, which slots move to, to say cluster_state ok", w.Node)
+	case WaitEpochUnheard:
+		return fmt.Sprintf("waiting for %s, which slots move to, to hear of %s's config epoch %d (its view has %d) before it takes them", w.Node, w.Peer, w.N, w.Of)
+	case WaitSharedEpoch:
+		return fmt.Sprintf("waiting for %s and %s to part their config epoch %d before slots move from %s (Valkey gives one of them a newer epoch within seconds)", w.Node, w.Peer, w.N, w.Node)
 	case WaitRestoreRefused:
 		return fmt.Sprintf("shard %d: restore %s: %s; writes stay closed (%s): point restoreFrom at a backup that loads, or put the refused files back and change the spec (a new generation tries the load once more)", w.Shard, w.ID, w.Detail, w.Also)
 	case WaitRestoreFence:
@@ -353,7 +365,8 @@ func (k WaitKind) NamesShard() bool {
 		WaitRollingPodStopping, WaitClusterStateFail, WaitStaleSlotViews,
 		WaitHibernatePodsStopping, WaitHibernated, WaitHibernateRecordWake,
 		WaitRotationQueued, WaitRotationPending, WaitRotationPublishing, WaitRotationAdding,
-		WaitRotationPublished, WaitRotationRetiring, WaitOperator, WaitSentinelFailover, WaitSentinelNotBuilt, WaitSentinelsRelearning:
+		WaitRotationPublished, WaitRotationRetiring, WaitOperator, WaitSentinelFailover, WaitSentinelNotBuilt, WaitSentinelsRelearning,
+		WaitSentinelsScaling:
 		return false
 	}
 	return true

@@ -51,6 +51,9 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 		for _, sts := range d.StatefulSets {
 			steps = append(steps, statefulSetStep(sts))
 		}
+		if s := d.Sentinels; s != nil && s.Scaled {
+			steps = append(steps, statefulSetStep(s.StatefulSet))
+		}
 	} else {
 		steps = []step{
 			{"ConfigMap", d.Config, &corev1.ConfigMap{}, func(cur client.Object) bool {
@@ -59,9 +62,10 @@ func Apply(ctx context.Context, c client.Client, live client.Reader, d Desired, 
 			serviceStep(d.Headless), serviceStep(d.Client), serviceStep(d.Replicas),
 		}
 		if s := d.Sentinels; s != nil {
-			// The sentinels' count follows the spec: they start monitoring nothing, and the
-			// machine tells each what to monitor (machine.SentinelMonitor).
-			steps = append(steps, serviceStep(s.Headless), serviceStep(s.Client), statefulSetStep(s.StatefulSet))
+			// The sentinels start monitoring nothing, and the machine tells each what to
+			// monitor (machine.SentinelMonitor). They are made at the spec's count; from then
+			// on the count is the machine's, one sentinel at a time (EnsureObjects.Sentinels).
+			steps = append(steps, serviceStep(s.Headless), serviceStep(s.Client), statefulSetKeepingCount(s.StatefulSet))
 		}
 	}
 	if !statefulSet {
@@ -217,19 +221,50 @@ type step struct {
 	merge   func(cur client.Object)
 }
 
-func statefulSetStep(want *appsv1.StatefulSet) step {
+func statefulSetStep(want *appsv1.StatefulSet) step { return setStep(want, false) }
+
+// statefulSetKeepingCount is the step of a StatefulSet whose pod count is set elsewhere (the
+// sentinels': by an EnsureObjects): one that exists keeps its count, a new one is made at
+// want's.
+func statefulSetKeepingCount(want *appsv1.StatefulSet) step { return setStep(want, true) }
+
+func setStep(want *appsv1.StatefulSet, keepCount bool) step {
 	return step{"StatefulSet", want, &appsv1.StatefulSet{}, func(cur client.Object) bool {
 		s := cur.(*appsv1.StatefulSet)
 		spec := want.Spec.DeepCopy()
 		// Claim templates are immutable; storage grows by expanding the claims.
 		spec.VolumeClaimTemplates = s.Spec.VolumeClaimTemplates
+		withProbeDefaults(&spec.Template.Spec)
+		if keepCount {
+			spec.Replicas = s.Spec.Replicas
+		}
 		return equality.Semantic.DeepDerivative(*spec, s.Spec)
 	}, func(cur client.Object) {
 		s := cur.(*appsv1.StatefulSet)
-		vct := s.Spec.VolumeClaimTemplates
+		vct, count := s.Spec.VolumeClaimTemplates, s.Spec.Replicas
 		s.Spec = *want.Spec.DeepCopy()
 		s.Spec.VolumeClaimTemplates = vct
+		if keepCount {
+			s.Spec.Replicas = count
+		}
 	}}
+}
+
+// withProbeDefaults gives the probes the success threshold the API server stores when a
+// template leaves it unset (1): DeepDerivative skips unset pointers, strings and slices, but
+// compares numbers as they are, so an unset 0 read as drift and the StatefulSet was updated
+// (and a Repaired Event sent) on every turn. The templates themselves stay as they are: the
+// data pods' revision hashes theirs, and a change there would restart every pod.
+func withProbeDefaults(spec *corev1.PodSpec) {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			for _, p := range []*corev1.Probe{cs[i].LivenessProbe, cs[i].ReadinessProbe, cs[i].StartupProbe} {
+				if p != nil && p.SuccessThreshold == 0 {
+					p.SuccessThreshold = 1
+				}
+			}
+		}
+	}
 }
 
 func pdbStep(want *policyv1.PodDisruptionBudget) step {

@@ -376,6 +376,13 @@ func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
 		}
 		d.StatefulSets = append(d.StatefulSets, sts)
 	}
+	if d.Sentinels != nil && a.Sentinels > 0 {
+		s := *d.Sentinels
+		s.StatefulSet = s.StatefulSet.DeepCopy()
+		s.StatefulSet.Spec.Replicas = ptr.To(int32(a.Sentinels))
+		s.Scaled = true
+		d.Sentinels = &s
+	}
 	return d, nil
 }
 

@@ -31,6 +31,9 @@ type Sentinels struct {
 	// PDB lets a drain take one sentinel at a time (nil when spec.podDisruptionBudget is
 	// disabled): two of three gone is no majority, and no failover.
 	PDB *policyv1.PodDisruptionBudget
+	// Scaled is set by ForAction, which gives StatefulSet the machine's count: only an
+	// EnsureObjects changes how many sentinels run (Apply keeps the count otherwise).
+	Scaled bool `json:"-"`
 }
 
 // SentinelSetName is the sentinels' StatefulSet's name; its pods are <name>-sentinel-<i>

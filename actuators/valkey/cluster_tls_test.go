@@ -189,6 +189,7 @@ func clusterOverTLS(t *testing.T, version, bin string) {
 	before := tlsDigest(t, app, keys)
 
 	// Classic migration over TLS (MIGRATE follows tls-cluster): slots 0-99 from a to b.
+	epochsParted(t, ctx, p, a.ip, b.ip, c.ip, d.ip)
 	res, err := p.MigrateSlots(ctx, a.ip, "", b.ip, machine.SlotRange{Start: 0, End: 99}, []string{a.ip, b.ip}, false, testPasswords.Operator, 30*time.Second)
 	if err != nil || res.SlotsLeft != 0 || res.KeysMoved == 0 {
 		t.Fatalf("classic migration over TLS: %+v, %v", res, err)

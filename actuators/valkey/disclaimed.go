@@ -16,9 +16,12 @@ import (
 // older epoch; the target's view gives them back to the source; then the source is told
 // SETSLOT NODE and disclaims them. Nobody serves them and nothing mends it: the source claims
 // them no more, the target believes the source does. Found in CI (a removal waited for shard
-// 0 to serve every slot, a resharding re-assigned the same slots for good). The slots' keys are
-// on the target (they were migrated before the hand-over), so the target takes them back with
-// a new epoch.
+// 0 to serve every slot, a resharding re-assigned the same slots for good). The target takes
+// them back with a new epoch, but not their keys: a node whose view gives a slot it holds keys
+// in to another node deletes them ("Deleting keys in dirty slot", clusterUpdateSlotsConfigWith;
+// found in CI, a key lost in a resharding). So the machine moves no slot while the source's
+// claim could be the newer (machine/sharedepoch.go), and a migration that meets the state
+// anyway fails and says what was lost.
 
 // disclaims checks that the node at ownerIP, which a view names as serving slots, neither
 // serves them in its own view nor holds a key in them. An error says which and why, or that the

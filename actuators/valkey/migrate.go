@@ -441,9 +441,15 @@ func (p *Pool) migrateBatch(ctx context.Context, fromIP, toIP, srcRunID, srcID, 
 // keepHandedOver checks that the target still serves the slots just handed over, and takes back
 // those its view gives to the source again, which disclaims them now: the source's claim, sent
 // before it was told and carrying an epoch bumped by a collision, overruled the target's
-// (disclaimed.go). Left alone the slots would be served by nobody.
+// (disclaimed.go). Left alone the slots would be served by nobody. Valkey deleted the keys the
+// target held in them when it was overruled, so the hand-over fails, saying so, even though the
+// slots are served again: whatever keys it held there (moved by this call or an earlier one,
+// or written through ASK while the slots were open) are gone. The machine moves no slot while
+// the source's claim could be the newer (machine/sharedepoch.go); this is the trace of a case
+// it could not see.
 func (p *Pool) keepHandedOver(ctx context.Context, fromIP, toIP string, slots []int) error {
-	return p.runFor(ctx, Addr(toIP), p.bulkTimeout(len(slots)), func(ctx context.Context, c vk.Client) error {
+	var taken []int
+	err := p.runFor(ctx, Addr(toIP), p.bulkTimeout(len(slots)), func(ctx context.Context, c vk.Client) error {
 		v, err := clusterView(ctx, c)
 		if err != nil {
 			return err
@@ -458,9 +464,17 @@ func (p *Pool) keepHandedOver(ctx context.Context, fromIP, toIP string, slots []
 			return nil
 		}
 		if err := p.disclaims(ctx, fromIP, lost); err != nil {
-			return fmt.Errorf("the target's view gives slots %v back to the source: %w", rangesOf(lost), err)
+			return fmt.Errorf("the target's view gives slots %v back to the source (Valkey deleted any keys the target held in them): %w", rangesOf(lost), err)
 		}
 		me, _ := v.Myself()
-		return takeBack(ctx, c, me.ID, lost)
+		if err := takeBack(ctx, c, me.ID, lost); err != nil {
+			return err
+		}
+		taken = lost
+		return nil
 	})
+	if err != nil || len(taken) == 0 {
+		return err
+	}
+	return fmt.Errorf("the source's claim on slots %v overruled the target's after the hand-over (a config-epoch collision); the target serves them again, but Valkey deleted any keys it held in them (\"Deleting keys in dirty slot\" in its log)", rangesOf(taken))
 }

@@ -84,10 +84,7 @@ func TestAClassicMigrationInterruptedAnywhereIsFinished(t *testing.T) {
 	must(admin(src, "CLUSTER", "SETSLOT", strconv.Itoa(cSlot), "MIGRATING", thirdID))
 	moveHalf(cSlot, third)
 
-	var primaries []string
-	for _, s := range c.nodes {
-		primaries = append(primaries, s.ip)
-	}
+	primaries := c.ips()
 	r := machine.SlotRange{Start: 0, End: 1000}
 	// A move decided for another process of the source is refused, nothing moved.
 	if res, err := c.p.MigrateSlots(ctx, src.ip, "not-"+survey(t, c.p, src).RunID, dst.ip, r, primaries, false, testPasswords.Operator, 15*time.Second); !errors.Is(err, ErrOtherProcess) || res.SlotsMoved != 0 {

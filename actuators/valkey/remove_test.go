@@ -24,14 +24,12 @@ func TestARemovedPrimaryRedirectsItsClientsUntilTheyMovedOn(t *testing.T) {
 	defer c.stopAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var primaries []string
-	for _, s := range c.nodes {
-		primaries = append(primaries, s.ip)
-	}
+	primaries := c.ips()
 	plan := machine.SlotPlan(3)
 	// Shards 1 and 2 give their slots to shard 0 (classic migration: this is Valkey 8.0).
 	for _, from := range []int{1, 2} {
 		staleKey(t, ctx, c.nodes[from], plan[from]) // before the move: the node still answers for it
+		epochsParted(t, ctx, c.p, primaries...)
 		for {
 			res, err := c.p.MigrateSlots(ctx, c.nodes[from].ip, "", c.nodes[0].ip, plan[from], primaries, false, testPasswords.Operator, 30*time.Second)
 			if err != nil {
@@ -218,10 +216,7 @@ func TestARemovedPrimaryIsDrainedAndResetAlthoughItsReplicaLeavesWithIt(t *testi
 	defer cancel()
 	plan := machine.SlotPlan(3)
 	leaving, replica := c.nodes[2], c.nodes[3]
-	var all []string
-	for _, s := range c.nodes {
-		all = append(all, s.ip)
-	}
+	all := c.ips()
 	staleKey(t, ctx, leaving, plan[2]) // before the move: the node still answers for it
 	for {
 		res, err := c.p.MigrateSlots(ctx, leaving.ip, "", c.nodes[0].ip, plan[2], all[:3], false, testPasswords.Operator, 30*time.Second)

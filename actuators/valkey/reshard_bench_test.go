@@ -89,8 +89,18 @@ func newBenchCluster(b testing.TB, bin string, subnet, keys int) *benchCluster {
 			b.Fatal(err)
 		}
 	}
+	epochsParted(b, ctx, c.p, c.ips()...)
 	c.load(b)
 	return c
+}
+
+// ips are the nodes' addresses, in order.
+func (c *benchCluster) ips() []string {
+	var out []string
+	for _, s := range c.nodes {
+		out = append(out, s.ip)
+	}
+	return out
 }
 
 // client is a cluster-aware application client (valkey-go's cluster client).
@@ -282,10 +292,7 @@ func (c *benchCluster) waitBalanced(b testing.TB) {
 func (c *benchCluster) operatorMoves(b *testing.B, asm bool) {
 	b.Helper()
 	ctx := context.Background()
-	var primaries []string
-	for _, s := range c.nodes {
-		primaries = append(primaries, s.ip)
-	}
+	primaries := c.ips()
 	for {
 		moves := machine.PlanSlotMoves(c.owned(b), 4)
 		if len(moves) == 0 {

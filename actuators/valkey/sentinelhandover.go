@@ -95,8 +95,8 @@ func (p *Pool) SentinelHandOver(ctx context.Context, sentinelIP, sentinelID, fro
 	})
 }
 
-// sentinelReplicas is SENTINEL REPLICAS of the group: each replica's address and the
-// replica-priority the sentinel last read from its INFO, sorted by address.
+// sentinelReplicas is SENTINEL REPLICAS of the group: each replica's address, and the
+// replica-priority and role the sentinel last read from its INFO, sorted by address.
 func sentinelReplicas(ctx context.Context, c vk.Client) ([]machine.SentinelReplica, error) {
 	r := c.Do(ctx, c.B().Arbitrary("SENTINEL", "REPLICAS", SentinelGroup).Build())
 	list, err := r.ToArray()
@@ -113,7 +113,7 @@ func sentinelReplicas(ctx context.Context, c vk.Client) ([]machine.SentinelRepli
 		if err != nil || strings.TrimSpace(m["ip"]) == "" {
 			return nil, fmt.Errorf("SENTINEL REPLICAS: entry %v", m)
 		}
-		out = append(out, machine.SentinelReplica{IP: m["ip"], Priority: prio})
+		out = append(out, machine.SentinelReplica{IP: m["ip"], Priority: prio, ReportsPrimary: m["role-reported"] == "master"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].IP < out[j].IP })
 	return out, nil

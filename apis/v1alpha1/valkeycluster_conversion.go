@@ -68,6 +68,12 @@ func (src *ValkeyCluster) ConvertTo(dstRaw conversion.Hub) error {
 		return err
 	}
 	restoreClusterHubFields(dst, kept)
+	// A write through v1alpha1 is checked against v1alpha1's rules only, which do not know the
+	// Sentinel topology this object is: what v1beta1's refuse, the conversion refuses (the API
+	// server answers the write with this error).
+	if msg := v1beta1.SentinelRefusal(&dst.Spec); msg != "" {
+		return fmt.Errorf("%s (this ValkeyCluster is a Sentinel topology, which v1alpha1 shows as Replication: v1beta1's rules apply)", msg)
+	}
 	return nil
 }
 

@@ -107,7 +107,7 @@ func fullCluster() *ValkeyCluster {
 					Shard: 1, Lost: "vk-0", LostRunID: "run-0", Planned: true, Candidate: "vk-1",
 					Writer: "vk-0", WriterRunID: "run-0", HandOver: "vk-2", TargetPods: 2,
 					LostHistory: ReplicationHistory{ID: "id-1", PrevID: "id-0", PrevEnd: 10, PrevRestarted: true, Older: []HistoryLink{{ID: "id-a", End: 5, Restarted: true}}},
-					Unpromoted:  true, ElectedAt: &micro, ElectedClock: "operator-0/1", FenceFrom: &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling, Wake: true, WakeFrom: "vk-0 -", Leaving: true,
+					Unpromoted:  true, ElectedAt: &micro, ElectedClock: "operator-0/1", FenceFrom: &micro, KnownFenced: true, Reseed: true, Preempted: StateRolling, Wake: true, WakeFrom: "vk-0 -", Leaving: true, Rollout: true,
 					Target: "rev-2", TargetShards: 3, Snapshot: "snap-1", GiveBack: true, TakenOver: true,
 				},
 				Restored:    "restore-1",

@@ -155,6 +155,10 @@ type OperationRecord struct {
 	// Leaving is true for a hand-over away from a primary whose pod is being deleted.
 	// +optional
 	Leaving bool `json:"leaving,omitempty"`
+	// Rollout is true for a hand-over before a rollout restarts the primary's pod (the
+	// Sentinel topology, whose sentinels carry it out).
+	// +optional
+	Rollout bool `json:"rollout,omitempty"`
 	// Planned is true for a requested switchover (a hand-over), false for a failover.
 	Planned bool `json:"planned,omitempty"`
 	// Candidate is the elected node, once its election has been recorded.

@@ -16,7 +16,9 @@ import (
 type SentinelSpec struct {
 	// Replicas is how many sentinels run: an odd number, at least 3. A failover needs a
 	// majority of them to elect a leader, so 3 survive losing one, 5 losing two; an even
-	// count survives no more losses than the odd one below it. Fixed at creation for now.
+	// count survives no more losses than the odd one below it. A change is carried out one
+	// sentinel at a time, in Steady, each step once every sentinel answers, monitors the
+	// primary and knows exactly the others; those left by a removal are reset to forget it.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=3
 	// +kubebuilder:validation:Maximum=9

@@ -38,15 +38,6 @@ func TestChaos(t *testing.T) {
 		t.Skip("chaos against real processes takes minutes")
 	}
 	h := newHarness(t)
-	t.Cleanup(func() {
-		s := h.stats.String()
-		h.logf("summary:\n%s", s)
-		t.Logf("chaos summary:\n%s", s)
-	})
-	minSteps, maxSteps := 3, 5
-	if *long {
-		minSteps, maxSteps = 3, 8
-	}
 	var drawn []v1alpha1.Profile
 	for _, p := range strings.Split(*profiles, ",") {
 		switch v1alpha1.Profile(strings.TrimSpace(p)) {
@@ -57,13 +48,29 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	drawnKinds := onlyKinds(t, replicationMenu)
+	h.check(t, "", 3, 5, func(rt *rapid.T, minSteps, maxSteps int) schedule {
+		return scheduleGen(drawn, drawnKinds, minSteps, maxSteps).Draw(rt, "schedule")
+	})
+}
+
+// check is a chaos property's frame: rapid draws schedules of minSteps to maxSteps faults (3
+// to 8 with -chaos.long) and h plays each; the summary (what names the property in it) is
+// logged at the end. Shrinking stays clear of the test's deadline.
+func (h *harness) check(t *testing.T, what string, minSteps, maxSteps int, draw func(rt *rapid.T, minSteps, maxSteps int) schedule) {
+	t.Cleanup(func() {
+		s := h.stats.String()
+		h.logf("summary%s:\n%s", what, s)
+		t.Logf("chaos summary%s:\n%s", what, s)
+	})
+	if *long {
+		minSteps, maxSteps = 3, 8
+	}
 	deadline, hasDeadline := t.Deadline()
 	rapid.Check(t, func(rt *rapid.T) {
 		if hasDeadline {
 			defer budgetShrinking(deadline) // after this run, failed or not
 		}
-		s := scheduleGen(drawn, drawnKinds, minSteps, maxSteps).Draw(rt, "schedule")
-		h.run(rt, s)
+		h.run(rt, draw(rt, minSteps, maxSteps))
 	})
 }
 
@@ -74,7 +81,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{
 		t: t, ns: ns, opIP: opIP, clientIP: clientIP, log: cl.Log("chaos"),
 		clusters: map[string]*managed{}, stats: newStats(),
-		paused: map[string]bool{}, stopped: map[string]bool{},
+		paused: map[string]string{}, stopped: map[string]bool{},
 	}
 	h.op = &operatorProc{journal: filepath.Join(t.TempDir(), "journal.db"), sourceIP: opIP, log: cl.Log("operator")}
 	if err := h.op.start(); err != nil {
@@ -123,6 +130,8 @@ func (h *harness) run(t *rapid.T, s schedule) {
 		if err == nil {
 			err = h.prepareShard(vc, s.Shard)
 		}
+	} else if h.sentinel {
+		vc, err = h.ensureSentinel(s.Profile)
 	} else {
 		vc, err = h.ensure(s.Profile)
 	}
@@ -159,6 +168,9 @@ func (h *harness) run(t *rapid.T, s schedule) {
 			}
 			return h.slotOwner(now)
 		}
+	}
+	if h.sentinel {
+		resolve = h.sentinelResolver(name, pass)
 	}
 	w := startWriter(addr, h.clientIP, pass, fmt.Sprintf("%ss%d-%d", h.keyPrefix(vc), n, time.Now().UnixNano()%1e6), resolve)
 	defer w.finish()

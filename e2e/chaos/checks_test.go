@@ -29,6 +29,7 @@ const (
 	vOperatorExited  = "operator-exited"   // the operator ended on its own
 	vUnexplained     = "unexplained-state" // status names a primary no transition recorded
 	vClusterCheck    = "cluster-check"     // valkey-cli --cluster check does not find the cluster whole (topology Cluster)
+	vSentinels       = "sentinels"         // a sentinel does not name the recorded primary, or lists other replicas or sentinels than there are (topology Sentinel)
 )
 
 type violation struct {
@@ -77,10 +78,12 @@ func (h *harness) checkNodes(vc *v1alpha1.ValkeyCluster) []violation {
 	if primaryIP == "" {
 		return out
 	}
+	var replicaIPs []string
 	for _, n := range infos {
 		if n.err != nil || n.pod == vc.Status.Primary {
 			continue
 		}
+		replicaIPs = append(replicaIPs, n.ip)
 		switch {
 		case n.role != "slave":
 			// counted above when it is a master
@@ -91,6 +94,9 @@ func (h *harness) checkNodes(vc *v1alpha1.ValkeyCluster) []violation {
 		case primaryOffset-n.offset > maxOffsetGap || n.offset-primaryOffset > maxOffsetGap:
 			out = append(out, violation{vReplicaConverge, fmt.Sprintf("%s at offset %d, the primary at %d", n.pod, n.offset, primaryOffset)})
 		}
+	}
+	if h.sentinel && len(out) == 0 {
+		out = h.checkSentinels(vc, primaryIP, replicaIPs)
 	}
 	return out
 }

@@ -47,11 +47,14 @@ type harness struct {
 	shard  int
 	tag    string
 	slot   int
+	// Topology Sentinel (TestChaosSentinel): the writer finds the primary through the
+	// sentinels, the menu has the sentinels' faults, and settling includes the sentinels'.
+	sentinel bool
 
 	// The faults in force during a schedule, undone by heal.
 	mu      sync.Mutex
-	paused  map[string]bool // pods
-	stopped map[string]bool // nodes
+	paused  map[string]string // pod to its frozen container
+	stopped map[string]bool   // nodes
 	timers  []*time.Timer
 	hits    []nodeHit
 }
@@ -60,9 +63,11 @@ type harness struct {
 type managed struct {
 	profile v1alpha1.Profile
 	shards  int32 // topology Cluster when > 0
-	base    string
-	gen     int
-	name    string
+	// sentinel: topology Sentinel.
+	sentinel bool
+	base     string
+	gen      int
+	name     string
 }
 
 // nodeHit is a fault that hit a node: it was killed, paused, cut off, deleted, moved, powered
@@ -93,6 +98,9 @@ func (h *harness) get(name string) (*v1alpha1.ValkeyCluster, error) {
 func (h *harness) create(m *managed) error {
 	m.gen++
 	m.name = fmt.Sprintf("%s-%d", m.base, m.gen)
+	if m.sentinel {
+		return h.createSentinel(m)
+	}
 	vc := &v1alpha1.ValkeyCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: m.name},
 		Spec:       v1alpha1.ValkeyClusterSpec{Topology: v1alpha1.TopologyReplication, Replicas: pods, Profile: m.profile},
@@ -118,6 +126,14 @@ func (h *harness) ensureSharded(profile v1alpha1.Profile) (*v1alpha1.ValkeyClust
 		h.clusters[clusterBase] = &managed{profile: profile, base: clusterBase, shards: h.shards}
 	}
 	return h.ensureNamed(clusterBase, profile)
+}
+
+// ensureSentinel is ensure for the Sentinel topology of TestChaosSentinel.
+func (h *harness) ensureSentinel(profile v1alpha1.Profile) (*v1alpha1.ValkeyCluster, error) {
+	if h.clusters[sentinelBase] == nil {
+		h.clusters[sentinelBase] = &managed{profile: profile, base: sentinelBase, sentinel: true}
+	}
+	return h.ensureNamed(sentinelBase, profile)
 }
 
 // ensureNamed is ensure for the cluster named base-<n>.

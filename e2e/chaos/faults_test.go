@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,6 +109,8 @@ func (s step) String() string {
 		default:
 			d = fmt.Sprintf("partition-one-way {the rest} -/-> {%s}", strings.Join(side, ","))
 		}
+	case sim.FaultKillSentinel, sim.FaultPauseSentinel, sim.FaultRenewSentinel:
+		d = sentinelStepString(f)
 	case sim.FaultOperatorCrash:
 		switch s.During {
 		case crashFailover:
@@ -152,6 +156,8 @@ func stepGen(kinds []sim.FaultKind) *rapid.Generator[step] {
 		s := step{Fault: sim.Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind")}}
 		switch s.Kind {
 		case sim.FaultKillPrimary, faultRollingRestart, faultReshard, sim.FaultHeal:
+		case sim.FaultKillSentinel, sim.FaultPauseSentinel, sim.FaultRenewSentinel:
+			drawSentinelFault(t, &s)
 		case sim.FaultPartition, sim.FaultPartitionOneWay:
 			if s.Kind == sim.FaultPartitionOneWay {
 				s.Outbound = rapid.Bool().Draw(t, "outbound")
@@ -243,6 +249,9 @@ func (h *harness) apply(name string, profile v1alpha1.Profile, s step) (string, 
 	ctx, cancel := ctxFor(2 * time.Minute)
 	defer cancel()
 	f := s.Fault
+	if f.Kind.OfSentinels() {
+		return h.applySentinel(name, f)
+	}
 	cache := profile == v1alpha1.ProfileCache
 	switch f.Kind {
 	case sim.FaultKillPrimary, sim.FaultKillNode:
@@ -270,7 +279,7 @@ func (h *harness) apply(name string, profile v1alpha1.Profile, s step) (string, 
 		}
 		h.hit(pod, false, 0)
 		h.mu.Lock()
-		h.paused[pod] = true
+		h.paused[pod] = valkeyContainer
 		h.timers = append(h.timers, time.AfterFunc(time.Duration(f.Ticks)*time.Second, func() { h.resume(pod) }))
 		h.mu.Unlock()
 		return fmt.Sprintf("froze %s for %ds", pod, f.Ticks), nil
@@ -458,6 +467,20 @@ func (h *harness) partition(name string, f sim.Fault) (string, error) {
 			h.hit(e.name, false, 0)
 		}
 	}
+	if h.sentinel {
+		// The sentinels are of the rest: cut from side B's nodes as the other nodes are.
+		byPod, err := h.sentinelPods(name)
+		if err != nil {
+			return "", err
+		}
+		for _, pod := range slices.Sorted(maps.Keys(byPod)) {
+			ip, err := netip.ParseAddr(byPod[pod])
+			if err != nil {
+				return "", fmt.Errorf("%s has no address", pod)
+			}
+			a = append(a, endpoint{pod, ip, true})
+		}
+	}
 	// One way (as the simulator's partition-one-way): between two pods only what one side
 	// sends is dropped, B's when Outbound; the operator and the client need both ways (a
 	// request and its answer), so their pairs are cut whole.
@@ -577,12 +600,12 @@ func (h *harness) resume(pod string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		h.mu.Lock()
-		still := h.paused[pod]
+		container, still := h.paused[pod]
 		h.mu.Unlock()
 		if !still {
 			return
 		}
-		err := cl.ResumeContainer(h.ns, pod, valkeyContainer)
+		err := cl.ResumeContainer(h.ns, pod, container)
 		if err == nil {
 			h.mu.Lock()
 			delete(h.paused, pod)

@@ -46,23 +46,10 @@ func TestChaosCluster(t *testing.T) {
 	}
 	h := newHarness(t)
 	h.shards = chaosShards
-	t.Cleanup(func() {
-		s := h.stats.String()
-		h.logf("summary (cluster):\n%s", s)
-		t.Logf("chaos summary (cluster):\n%s", s)
-	})
-	minSteps, maxSteps := 2, 4
-	if *long {
-		minSteps, maxSteps = 3, 8
-	}
-	deadline, hasDeadline := t.Deadline()
-	rapid.Check(t, func(rt *rapid.T) {
-		if hasDeadline {
-			defer budgetShrinking(deadline)
-		}
+	h.check(t, " (cluster)", 2, 4, func(rt *rapid.T, minSteps, maxSteps int) schedule {
 		s := scheduleGen([]v1alpha1.Profile{v1alpha1.ProfileDurable}, clusterMenu, minSteps, maxSteps).Draw(rt, "schedule")
 		s.Shard = rapid.IntRange(0, chaosShards-1).Draw(rt, "shard")
-		h.run(rt, s)
+		return s
 	})
 }
 

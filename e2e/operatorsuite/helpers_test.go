@@ -133,13 +133,13 @@ func summary(vc *v1alpha1.ValkeyCluster) string {
 }
 
 // password is the application password the operator generated.
-func password(t *testing.T, vc *v1alpha1.ValkeyCluster) string {
+func password(t testing.TB, vc *v1alpha1.ValkeyCluster) string {
 	t.Helper()
 	return secretKey(t, vc, kube.KeyClientPassword)
 }
 
 // secretKey reads one key of the cluster's auth Secret.
-func secretKey(t *testing.T, vc *v1alpha1.ValkeyCluster, key string) string {
+func secretKey(t testing.TB, vc *v1alpha1.ValkeyCluster, key string) string {
 	t.Helper()
 	var s corev1.Secret
 	if err := k.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: vc.Namespace, Name: kube.NamesOf(valkeyapi.HubOf(vc)).Auth}, &s); err != nil {

@@ -245,6 +245,17 @@ func longestGap(acks []ack, from time.Time) (time.Duration, time.Time) {
 	return longest, at
 }
 
+// gapSince is the longest gap between acknowledged writes from t0 on, and where it starts; a
+// writer stopped at stopped that had not written since its last acknowledgement counts that
+// stretch too (writes had not resumed: a lower bound).
+func gapSince(acks []ack, t0, stopped time.Time) (time.Duration, time.Time) {
+	gap, at := longestGap(acks, t0)
+	if n := len(acks); n > 0 && stopped.Sub(acks[n-1].end) > gap {
+		gap, at = stopped.Sub(acks[n-1].end), acks[n-1].end
+	}
+	return gap, at
+}
+
 // missingKeys returns the acknowledged writes that a fresh connection (made with dial) no
 // longer finds: acknowledged writes lost.
 func missingKeys(tb testing.TB, dial func() (*resp.Conn, error), acks []ack) []ack {

@@ -43,56 +43,14 @@ func sentinelSwitchover(t *testing.T, image string) {
 		}
 	}
 
-	// The writer: one key at a time, each acknowledged by WAIT 1; the longest stretch without
-	// an acknowledged write is the hand-over's gap as the application sees it.
-	var (
-		mu      sync.Mutex
-		acked   []string
-		longest time.Duration
-	)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		last := time.Now()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			key := "during-" + strconv.Itoa(i)
-			wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			err := app.Dedicated(func(dc vk.DedicatedClient) error {
-				if err := dc.Do(wctx, dc.B().Set().Key(key).Value("v").Build()).Error(); err != nil {
-					return err
-				}
-				got, err := dc.Do(wctx, dc.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64()
-				if err == nil && got < 1 {
-					err = fmt.Errorf("WAIT 1 answered %d", got)
-				}
-				return err
-			})
-			cancel()
-			if err != nil {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			mu.Lock()
-			acked = append(acked, key)
-			longest = max(longest, time.Since(last))
-			mu.Unlock()
-			last = time.Now()
-		}
-	}()
+	w := startSentinelWriter(ctx, app)
 	time.Sleep(time.Second)
 	annotate(t, ctx, ns, "watched", v1beta1.AnnotationSwitchoverTo, target)
 	after := waitFor(t, ns, "watched", 2*time.Minute, "Steady with "+target+" the primary and the request answered", func(vc *v1alpha1.ValkeyCluster) bool {
 		return steadyWith(3)(vc) && vc.Status.Primary == target && vc.Annotations[v1beta1.AnnotationSwitchoverTo] == ""
 	})
 	time.Sleep(2 * time.Second)
-	close(stop)
-	<-done
+	keys, gap := w.stop()
 
 	recorded := false
 	for _, h := range after.Status.History {
@@ -101,17 +59,10 @@ func sentinelSwitchover(t *testing.T, image string) {
 	if !recorded {
 		t.Errorf("history shows no sentinel-promoted for the requested hand-over:\n%s", summary(after))
 	}
-	mu.Lock()
-	keys, gap := append([]string(nil), acked...), longest
-	mu.Unlock()
 	if len(keys) == 0 {
 		t.Fatal("no write was acknowledged during the switchover")
 	}
-	for _, key := range keys {
-		if v, err := app.Do(ctx, app.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
-			t.Fatalf("WAIT-acknowledged %s lost: %q, %v\n%s", key, v, err, summary(after))
-		}
-	}
+	readBack(t, ctx, app, keys, after)
 	everyNodeHolds(t, ns, pass, "before-", 100)
 
 	// Held-back replicas get their priority back: every sentinel lists both replicas above 0.
@@ -163,4 +114,72 @@ func replicasAtPriority(ctx context.Context, ips []string, pass string, want int
 		c.Close()
 	}
 	return nil
+}
+
+// sentinelWriter is an application writing one key at a time through a Sentinel-aware client,
+// each acknowledged by WAIT 1; the longest stretch without an acknowledged write is a
+// hand-over's gap as the application sees it.
+type sentinelWriter struct {
+	mu      sync.Mutex
+	acked   []string
+	longest time.Duration
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func startSentinelWriter(ctx context.Context, app vk.Client) *sentinelWriter {
+	w := &sentinelWriter{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		last := time.Now()
+		for i := 0; ; i++ {
+			select {
+			case <-w.quit:
+				return
+			default:
+			}
+			key := "during-" + strconv.Itoa(i)
+			wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			err := app.Dedicated(func(dc vk.DedicatedClient) error {
+				if err := dc.Do(wctx, dc.B().Set().Key(key).Value("v").Build()).Error(); err != nil {
+					return err
+				}
+				got, err := dc.Do(wctx, dc.B().Wait().Numreplicas(1).Timeout(2000).Build()).AsInt64()
+				if err == nil && got < 1 {
+					err = fmt.Errorf("WAIT 1 answered %d", got)
+				}
+				return err
+			})
+			cancel()
+			if err != nil {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			w.mu.Lock()
+			w.acked = append(w.acked, key)
+			w.longest = max(w.longest, time.Since(last))
+			w.mu.Unlock()
+			last = time.Now()
+		}
+	}()
+	return w
+}
+
+// stop ends the writer and returns the keys WAIT acknowledged and the longest gap.
+func (w *sentinelWriter) stop() ([]string, time.Duration) {
+	close(w.quit)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.acked...), w.longest
+}
+
+// readBack reads every key through the application's client: each must hold "v".
+func readBack(t *testing.T, ctx context.Context, app vk.Client, keys []string, vc *v1alpha1.ValkeyCluster) {
+	t.Helper()
+	for _, key := range keys {
+		if v, err := app.Do(ctx, app.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
+			t.Fatalf("WAIT-acknowledged %s lost: %q, %v\n%s", key, v, err, summary(vc))
+		}
+	}
 }

@@ -55,19 +55,7 @@ func sentinelFailover(t *testing.T, image string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.StartNode(context.Background(), pod.Spec.NodeName) })
-	after := waitFor(t, ns, "watched", 2*time.Minute, "Sentinel's failover recorded", func(vc *v1alpha1.ValkeyCluster) bool {
-		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary != "" && vc.Status.Primary != steady.Status.Primary
-	})
-	var promoted *v1alpha1.HistoryEntry
-	for i := range after.Status.History {
-		if h := &after.Status.History[i]; h.Event == string(machine.EventSentinelPromoted) {
-			promoted = h
-		}
-	}
-	if promoted == nil {
-		t.Fatalf("history does not record Sentinel's promotion:\n%s", summary(after))
-	}
-	t.Logf("recorded: %s", promoted.Message)
+	after := sentinelPromotionRecorded(t, ns, steady.Status.Primary)
 
 	// The application finds the new primary through the sentinels; nothing it was told
 	// was written is missing.
@@ -92,14 +80,7 @@ func sentinelFailover(t *testing.T, image string) {
 	if err := cl.StartNode(ctx, pod.Spec.NodeName); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ns, "watched", 2*time.Minute, "the old primary back as a replica", func(vc *v1alpha1.ValkeyCluster) bool {
-		for _, node := range vc.Status.Nodes {
-			if node.Pod == steady.Status.Primary {
-				return node.Role == v1alpha1.NodeRoleReplica && vc.Status.Primary == after.Status.Primary && steadyWith(3)(vc)
-			}
-		}
-		return false
-	})
+	backAsReplica(t, ns, steady.Status.Primary, after.Status.Primary)
 	if err := setAndWait(ctx, app, "rejoined-", 10, 2); err != nil {
 		t.Fatalf("WAIT 2 with the old primary back: %v\n%s", err, summary(get(t, ns, "watched")))
 	}
@@ -142,6 +123,39 @@ func steadySentinelsIn(t *testing.T, ns, image string) (*v1alpha1.ValkeyCluster,
 		return nil
 	})
 	return steady, pass
+}
+
+// sentinelPromotionRecorded waits until the cluster is Steady with a primary other than old
+// and fails unless history records the sentinels' promotion with its epoch.
+func sentinelPromotionRecorded(t *testing.T, ns, old string) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	after := waitFor(t, ns, "watched", 2*time.Minute, "Sentinel's failover recorded", func(vc *v1alpha1.ValkeyCluster) bool {
+		return vc.Status.State == v1alpha1.StateSteady && vc.Status.Primary != "" && vc.Status.Primary != old
+	})
+	var promoted *v1alpha1.HistoryEntry
+	for i := range after.Status.History {
+		if h := &after.Status.History[i]; h.Event == string(machine.EventSentinelPromoted) {
+			promoted = h
+		}
+	}
+	if promoted == nil || !strings.Contains(promoted.Message, "epoch") {
+		t.Fatalf("history does not record Sentinel's promotion with its epoch:\n%s", summary(after))
+	}
+	t.Logf("recorded: %s", promoted.Message)
+	return after
+}
+
+// backAsReplica waits until pod is a replica of primary and the cluster Steady with 3 ready.
+func backAsReplica(t *testing.T, ns, pod, primary string) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	return waitFor(t, ns, "watched", 2*time.Minute, pod+" back as a replica", func(vc *v1alpha1.ValkeyCluster) bool {
+		for _, node := range vc.Status.Nodes {
+			if node.Pod == pod {
+				return node.Role == v1alpha1.NodeRoleReplica && vc.Status.Primary == primary && steadyWith(3)(vc)
+			}
+		}
+		return false
+	})
 }
 
 // nodeIP is the pod IP status reports for pod.

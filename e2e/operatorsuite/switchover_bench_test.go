@@ -243,10 +243,7 @@ func gapScenario(b testing.TB, ns, name string, tap *opLogTap, plugin, kind stri
 	}
 	res.quiet, _ = longestGap(quietAcks, time.Time{})
 	var gapAt time.Time
-	res.gap, gapAt = longestGap(acks, t0)
-	if n := len(acks); n > 0 && stopped.Sub(acks[n-1].end) > res.gap {
-		res.gap, gapAt = stopped.Sub(acks[n-1].end), acks[n-1].end // writes had not resumed: a lower bound
-	}
+	res.gap, gapAt = gapSince(acks, t0, stopped)
 	missing := missingKeys(b, serviceDialer(addr, pass, 2*time.Second), acks)
 	res.lost = len(missing)
 	b.Logf("%s run %d: primary %s -> %s: longest gap %s from +%.3fs to +%.3fs (quiet %s), lost %d/%d, Steady again after %s, writer: %s; operator log:%s",

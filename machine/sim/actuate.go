@@ -51,6 +51,7 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 			}
 		}
 		w.objects = a.Objects()
+		w.scaleSentinels(a.Sentinels)
 		return nil
 	case machine.SentinelMonitor:
 		return w.sentinelMonitor(a)

@@ -265,6 +265,26 @@ func (w *World) share(group []*node) {
 			w.note("%s and %s claim shard %d's slots with the same epoch; %s, the smaller ID, takes epoch %d", tied[0].name, tied[1].name, s, tied[0].name, current)
 		}
 	}
+	// The claims of different shards on one epoch are parted the same way: Valkey's collision
+	// handling is between any two primaries, whatever they serve, and the machine moves no
+	// slot from a primary that shares its epoch until it is parted.
+	var claimants []*node
+	for _, n := range group {
+		if n.claim > 0 && n.claim == best[n.shard] {
+			claimants = append(claimants, n)
+		}
+	}
+	sort.Slice(claimants, func(i, j int) bool {
+		return claimants[i].claim < claimants[j].claim || (claimants[i].claim == claimants[j].claim && claimants[i].id < claimants[j].id)
+	})
+	for i := 0; i+1 < len(claimants); i++ {
+		if n, o := claimants[i], claimants[i+1]; n.claim == o.claim {
+			current++
+			w.note("%s and %s claim their shards' slots with the same epoch %d; %s, the smaller ID, takes epoch %d", n.name, o.name, n.claim, n.name, current)
+			n.claim = current
+			best[n.shard] = current
+		}
+	}
 	for _, n := range group {
 		n.current = current
 	}

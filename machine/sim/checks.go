@@ -83,6 +83,11 @@ func (o *Operator) checkPersisted() {
 	if !reflect.DeepEqual(o.folded.History(historyLimit), st.History) {
 		w.violate(ViolationMachine, "journal history differs from status.history")
 	}
+	// The status keeps the operation in its flat form (machine.OperationRecord), shared by
+	// every kind: what does not survive it is lost at the operator's next read of its status.
+	if back := st.Persisted.Op.Record().Operation(st.Persisted.State); !reflect.DeepEqual(back, st.Persisted.Op) {
+		w.violate(ViolationMachine, "the operation of %s reads back from its status record as %+v, was %+v", st.Persisted.State, back, st.Persisted.Op)
+	}
 }
 
 // checkJournal folds the whole journal from scratch and compares it with the live status.

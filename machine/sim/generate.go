@@ -95,6 +95,8 @@ func changeOfMind(u UserAction, t Topology) (UserAction, bool) {
 		return UserAction{Kind: UserScaleUp}, true
 	case UserHibernate:
 		return UserAction{Kind: UserWake}, true
+	case UserScaleSentinels:
+		return UserAction{Kind: UserScaleSentinels, To: 3}, u.To != 3
 	case UserRollout:
 		return UserAction{Kind: UserRollout}, true
 	}
@@ -186,11 +188,12 @@ func GenSentinelFault(src Source, t Topology) Fault {
 	return f
 }
 
-// sentinelUserKinds are the user changes the Sentinel topology carries out: a switchover (a
-// hand-over through SENTINEL FAILOVER), and none that needs another planned hand-over (not
-// built yet) or new sentinel configuration (a password rotation: the sentinels hold the
-// passwords in their own files, and it waits in this topology).
-var sentinelUserKinds = []UserActionKind{UserBackup, UserGrowStorage, UserRenewCertificate, UserSwitchover}
+// sentinelUserKinds are the user changes the Sentinel topology carries out: a switchover, a
+// rollout and a scale (their hand-overs go through SENTINEL FAILOVER), and none that needs
+// new sentinel configuration (a password rotation: the sentinels hold the passwords in their
+// own files), or the sentinels pointed at new addresses (a restore, hibernation): those wait
+// in this topology.
+var sentinelUserKinds = []UserActionKind{UserBackup, UserGrowStorage, UserRenewCertificate, UserSwitchover, UserRollout, UserScaleUp, UserScaleDown, UserScaleSentinels}
 
 // GenUser draws a user change.
 func GenUser(src Source, t Topology) UserAction {
@@ -212,6 +215,9 @@ func GenUser(src Source, t Topology) UserAction {
 		u.Shards = t.ReshardTo[src.Intn(len(t.ReshardTo), "shards")]
 	case UserRecreate:
 		u.To = src.Intn(2+t.maxReplicas(), "lose claim") - 1
+	case UserScaleSentinels:
+		// Another odd count (the API's rule): one step more or less, or two.
+		u.To = 3 + 2*src.Intn(3, "sentinels")
 	case UserRestore:
 		// One restore in four has its files replaced after the check, half of those found
 		// only after the node was emptied.

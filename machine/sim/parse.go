@@ -65,13 +65,17 @@ func parseUser(s string) (UserAction, error) {
 	case strings.HasPrefix(s, "recreate losing the claim of "):
 		ref, err := parseRef(strings.TrimPrefix(s, "recreate losing the claim of "))
 		return UserAction{Kind: UserRecreate, To: ref.Ordinal}, err
+	case strings.HasPrefix(s, "sentinels to "):
+		var n int
+		_, err := fmt.Sscanf(s, "sentinels to %d", &n)
+		return UserAction{Kind: UserScaleSentinels, To: n}, err
 	case strings.HasPrefix(s, "reshard to "):
 		var n int
 		_, err := fmt.Sscanf(s, "reshard to %d shards", &n)
 		return UserAction{Kind: UserReshard, Shards: n}, err
 	}
 	for _, k := range UserActionKinds {
-		if s == string(k) && k != UserSwitchover && k != UserReshard && k != UserRecreate {
+		if s == string(k) && k != UserSwitchover && k != UserReshard && k != UserRecreate && k != UserScaleSentinels {
 			return UserAction{Kind: k}, nil
 		}
 	}

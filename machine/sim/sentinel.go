@@ -85,8 +85,9 @@ type SentinelWorld struct {
 	ipSeq     int
 
 	events []SentinelEvent
-	// peersLearnt counts the sentinels' +sentinel events: while it moves, what the sentinels
-	// know of each other is still changing (the quiet phase's rest).
+	// peersLearnt counts the sentinels' +sentinel and +slave events: while it moves, what the
+	// sentinels know of each other and of the replicas is still changing (the quiet phase's
+	// rest).
 	peersLearnt int
 	// elected lists, per failover epoch, the sentinels that found themselves elected leader
 	// (a forced failover is not an election and is not listed).
@@ -128,6 +129,8 @@ type sentinel struct {
 	ip      string
 	side    int
 	running bool
+	// added: the operator added it to the running sentinels (scaleSentinels).
+	added bool
 	// pausedUntil: frozen (SIGSTOP) until this tick.
 	pausedUntil  int64
 	currentEpoch uint64
@@ -483,6 +486,16 @@ func (sw *SentinelWorld) Violations() []string { return sw.violations }
 // deterministic (sentinel.c iterates a dict).
 func (m *monitored) sortReplicas() {
 	sort.Slice(m.replicas, func(i, j int) bool { return m.replicas[i].addr < m.replicas[j].addr })
+}
+
+// peer is the other sentinel with runID as m knows it (nil: unknown).
+func (m *monitored) peer(runID string) *peer {
+	for _, p := range m.sentinels {
+		if p.runID == runID {
+			return p
+		}
+	}
+	return nil
 }
 
 func (m *monitored) replicaAt(addr string) *instance {

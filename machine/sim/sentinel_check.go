@@ -43,7 +43,10 @@ func (sw *SentinelWorld) checkStart(s *sentinel) {
 }
 
 // checkElected: s found itself leader of its failover's epoch; the votes cast for it must
-// be a majority of the sentinels that exist and at least quorum.
+// be a majority of the sentinels that exist and at least quorum. A sentinel the operator added
+// (a scale-up) that s has not heard of yet is not counted: it adds one voter, which s's
+// majority of the others still outvotes (as a single-member change in any quorum system); a
+// sentinel renewed under a new id is counted, as its old id is among the voters.
 func (sw *SentinelWorld) checkElected(s *sentinel) {
 	epoch := s.m.failoverEpoch
 	votes := 0
@@ -52,8 +55,14 @@ func (sw *SentinelWorld) checkElected(s *sentinel) {
 			votes++
 		}
 	}
-	if votes < len(sw.sentinels)/2+1 || votes < s.m.set.Quorum {
-		sw.violate("%s elected in epoch %d with %d vote(s) of %d sentinels (quorum %d)", s.myid, epoch, votes, len(sw.sentinels), s.m.set.Quorum)
+	exist := 0
+	for _, t := range sw.sentinels {
+		if t == s || !t.added || s.m.peer(t.myid) != nil {
+			exist++
+		}
+	}
+	if votes < exist/2+1 || votes < s.m.set.Quorum {
+		sw.violate("%s elected in epoch %d with %d vote(s) of %d sentinels (quorum %d)", s.myid, epoch, votes, exist, s.m.set.Quorum)
 	}
 	if len(sw.elected[epoch]) > 1 {
 		sw.violate("epoch %d has leaders %v", epoch, sw.elected[epoch])

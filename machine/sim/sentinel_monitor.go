@@ -55,6 +55,7 @@ func (sw *SentinelWorld) refreshInfo(s *sentinel, inst *instance, n *node, isMas
 				m.replicas = append(m.replicas, newInstance(r.ip, now, machine.RoleReplica, sentinelDefaultPriority))
 				m.sortReplicas()
 				sw.event(s, "+slave", 0, "%s at %s", r.name, r.ip)
+				sw.peersLearnt++
 			}
 		}
 	}

@@ -190,7 +190,7 @@ func (w *World) observeSentinels() []machine.Sentinel {
 				o.FailingOver, o.PrimaryDown = m.failover != failoverNone, m.odown
 				o.Peers = len(m.sentinels)
 				for _, r := range m.replicas {
-					o.Replicas = append(o.Replicas, machine.SentinelReplica{IP: r.addr, Priority: r.priority})
+					o.Replicas = append(o.Replicas, machine.SentinelReplica{IP: r.addr, Priority: r.priority, ReportsPrimary: r.roleReported == machine.RolePrimary})
 				}
 				sort.Slice(o.Replicas, func(i, j int) bool { return o.Replicas[i].IP < o.Replicas[j].IP })
 			}
@@ -200,7 +200,32 @@ func (w *World) observeSentinels() []machine.Sentinel {
 	return out
 }
 
-// sentinelPeersLearnt counts the sentinels' +sentinel events so far (0 without sentinels).
+// sentinelsLearningReplicas reports whether a sentinel that monitors the group does not list
+// yet a replica its master's INFO lists: it learns it at its next INFO of the master (every
+// 10 ticks), so what the sentinels know is still changing.
+func (w *World) sentinelsLearningReplicas() bool {
+	if w.sentinels == nil {
+		return false
+	}
+	for _, s := range w.sentinels.sentinels {
+		if s.m == nil || !s.running {
+			continue
+		}
+		master := w.byIP(s.m.inst.addr)
+		if master == nil || !master.running {
+			continue
+		}
+		for _, r := range w.shardNodes(master.shard) {
+			if r != master && r.exists && r.role == machine.RoleReplica && r.masterIP == master.ip && r.linkUp && r.linkRun == master.runID && s.m.replicaAt(r.ip) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sentinelPeersLearnt counts the sentinels' +sentinel and +slave events so far (0 without
+// sentinels).
 func (w *World) sentinelPeersLearnt() int {
 	if w.sentinels == nil {
 		return 0
@@ -226,6 +251,10 @@ func (w *World) sentinelPromoted(n *node, byOperator bool) {
 		return
 	}
 	if !n.writesFenced {
+		if w.sentinelPicked == nil {
+			w.sentinelPicked = map[string]int{}
+		}
+		w.sentinelPicked[n.runID] = len(w.writes)
 		for i := range w.writes {
 			wr := &w.writes[i]
 			if wr.waitAcked && !wr.exempt && !n.has.get(wr.id) && w.shardOfKey(wr.key) == n.shard {
@@ -255,12 +284,17 @@ func (w *World) sentinelsOverlap(a, b *node) bool {
 
 // lostBySentinel reports whether write id, missing on m, is lost by Sentinel's design when m
 // feeds a replica: m is a node Sentinel promoted while the process that acknowledged the write
-// was a primary, and the write came at or after the promotion ("last failover wins"). The
-// replica Sentinel re-points at m drops it as Sentinel's rules say; what the operator adds to
-// such a loss is still checked where clients write (checkWorld).
+// was a primary, and the write came at or after the promotion ("last failover wins"), or m is
+// a node Sentinel promoted open (its writes not fenced) that lacked the write then (Sentinel
+// picked a replica behind: cut off, say, while the primary took it). The replica Sentinel
+// re-points at m drops it as Sentinel's rules say; what the operator adds to such a loss is
+// still checked where clients write (checkWorld).
 func (w *World) lostBySentinel(m *node, id int32) bool {
 	if int(id) >= len(w.writes) {
 		return false
+	}
+	if made, ok := w.sentinelPicked[m.runID]; ok && int(id) < made {
+		return true
 	}
 	_, lost := w.sentinelExcuses(m, &w.writes[id])
 	return lost
@@ -281,6 +315,18 @@ func (w *World) sentinelExcuses(n *node, wr *writeRecord) (excused, lostBySentin
 			return true, false
 		}
 	}
+	// The process that acknowledged wr was Sentinel's pick over n and is gone since (a
+	// restart, a re-created pod): the split is still Sentinel's while a node that runs holds
+	// wr, which the sentinels' next failover may pick over n (found by the exploration, seed
+	// 16618: the pick's pod re-created at another address, its replica holding the write). n
+	// is no survivor yet; once no running node holds wr it is lost, and that is checked.
+	if _, ok := w.sentinelOverlap[[2]string{wr.runID, n.runID}]; ok {
+		for _, m := range w.nodes {
+			if m != n && m.shard == n.shard && m.exists && m.running && m.has.get(wr.id) {
+				return true, false
+			}
+		}
+	}
 	return false, false
 }
 
@@ -295,5 +341,28 @@ func (w *World) sentinelHandedOver(from, to *node) {
 		case k[1] == from.runID:
 			w.sentinelOverlap[[2]string{k[0], to.runID}] = at
 		}
+	}
+}
+
+// scaleSentinels carries out the sentinel count of an EnsureObjects as the StatefulSet
+// controller does: a sentinel added starts on a new claim (a new id and address, monitoring
+// nothing); one removed goes with its claim, the highest ordinal first, and the others keep
+// it among their peers until they are reset. (Nothing before the sentinels start, nor for 0:
+// the other modes.)
+func (w *World) scaleSentinels(n int) {
+	sw := w.sentinels
+	if sw == nil || n <= 0 || n == len(sw.sentinels) {
+		return
+	}
+	for len(sw.sentinels) < n {
+		s := sw.newSentinel(len(sw.sentinels), "")
+		s.added = true
+		sw.sentinels = append(sw.sentinels, s)
+		w.note("%s starts (%s at %s), monitoring nothing", sentinelName(s.ordinal), s.myid, s.ip)
+	}
+	for len(sw.sentinels) > n {
+		s := sw.sentinels[len(sw.sentinels)-1]
+		sw.sentinels = sw.sentinels[:len(sw.sentinels)-1]
+		w.note("%s (%s) removed with its claim", sentinelName(s.ordinal), s.myid)
 	}
 }

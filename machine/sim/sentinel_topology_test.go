@@ -132,3 +132,35 @@ func traceShows(t *testing.T, trace string, want ...string) {
 		}
 	}
 }
+
+// The sentinels go from three to five and back, one at a time: each new one is told the group
+// once the others know each other, and those left after a removal are reset so that they
+// forget the removed one as a voter; the cluster settles with no write lost and no failover.
+func TestSentinelTopologyScalesItsSentinelsOneAtATime(t *testing.T) {
+	trace := sentinelScheduleTrace(t, "testdata/sentinel/sentinels-scaled.sched")
+	traceShows(t, trace, "ensure-objects shards=1 replicas=2 revision=r1 sentinels=4", "sentinel-3 starts", "sentinel-monitor sentinel-3",
+		"sentinel-4 starts", "sentinel-monitor sentinel-4", "sentinel-4 (sentinel05) removed", "sentinel-3 (sentinel04) removed", "settled in Steady")
+	// One at a time: the fifth starts only once the fourth monitors the group and every
+	// sentinel knows it; the third sentinel goes only once those left forgot the fourth.
+	inOrder(t, trace, "sentinel-3 starts", "operator: sentinel-monitor sentinel-3", "sentinel-4 starts", "sentinel-4 (sentinel05) removed",
+		"operator: sentinel-reset sentinel-3", "sentinel-3 (sentinel04) removed")
+	if resets := strings.Count(trace, "operator: sentinel-reset"); resets != 4+3 {
+		t.Fatalf("%d resets; want 4 after the first removal and 3 after the second:\n%s", resets, trace)
+	}
+	if strings.Contains(trace, "FailingOver") {
+		t.Fatalf("scaling the sentinels failed the primary over:\n%s", trace)
+	}
+}
+
+// inOrder fails unless the trace shows each of want after the one before it.
+func inOrder(t *testing.T, trace string, want ...string) {
+	t.Helper()
+	at := 0
+	for _, w := range want {
+		i := strings.Index(trace[at:], w)
+		if i < 0 {
+			t.Fatalf("%q not found after %d bytes of the trace, or out of order:\n%s", w, at, trace)
+		}
+		at += i + len(w)
+	}
+}

@@ -265,6 +265,11 @@ func (s *Sim) user(u UserAction) {
 			w.spec.Generation++
 			w.spec.Hibernate = false
 		}
+	case UserScaleSentinels:
+		if w.topo.Sentinel != nil && u.To > 0 && u.To != w.spec.Sentinels {
+			w.spec.Generation++
+			w.spec.Sentinels = u.To
+		}
 	case UserScaleUp, UserScaleDown:
 		r := w.spec.Replicas + 1
 		if u.Kind == UserScaleDown {
@@ -338,10 +343,11 @@ func (s *Sim) Converge() int {
 		// "Steady did not hold once settled" after an eviction, seed 80002539).
 		pods, peers := w.podChanges, w.sentinelPeersLearnt()
 		s.Step(Step{Kind: StepOperator})
-		// Nor while the sentinels still learn of each other: a sentinel re-created with a new
-		// id is known to the others only once its hellos arrive, and the stale entry of its
-		// old id is reset then.
-		rest := w.podChanges == pods && !w.podStopping() && w.sentinelPeersLearnt() == peers
+		// Nor while the sentinels still learn of each other or of the replicas: a sentinel
+		// re-created with a new id is known to the others only once its hellos arrive, a
+		// replica at a new address once the primary's INFO lists it, and the stale entry of
+		// the old id or address is reset then.
+		rest := w.podChanges == pods && !w.podStopping() && w.sentinelPeersLearnt() == peers && !w.sentinelsLearningReplicas()
 		if i%3 == 2 {
 			s.Step(Step{Kind: StepWrite, Write: Write{Key: i % 32, Wait: true}})
 		}

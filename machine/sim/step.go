@@ -67,13 +67,15 @@ const (
 	// their data only, as the API allows), UserWake for it to wake.
 	UserHibernate UserActionKind = "hibernate"
 	UserWake      UserActionKind = "wake"
+	// UserScaleSentinels asks for To sentinels (the Sentinel topology).
+	UserScaleSentinels UserActionKind = "sentinels"
 )
 
 // spoiledRestore names, by To, how a restore's backup was spoiled.
 var spoiledRestore = []string{"", ", files replaced after the check", ", files replaced after the check, found after emptying"}
 
 // UserActionKinds lists the kinds in generator order.
-var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate, UserHibernate, UserWake}
+var UserActionKinds = []UserActionKind{UserRollout, UserSwitchover, UserBackup, UserRestore, UserReshard, UserScaleUp, UserScaleDown, UserRecreate, UserGrowStorage, UserRotate, UserRetire, UserRenewCertificate, UserHibernate, UserWake, UserScaleSentinels}
 
 // UserAction is one user change: a new revision, a switchover request (To ordinal of shard
 // 0, or withdrawn with Clear), a backup, a restore of the latest backup, a shard count, one
@@ -110,6 +112,8 @@ func (s Step) String() string {
 			return fmt.Sprintf("user: switchover shard 0 to %s", nodeName(0, s.User.To))
 		case UserReshard:
 			return fmt.Sprintf("user: reshard to %d shards", s.User.Shards)
+		case UserScaleSentinels:
+			return fmt.Sprintf("user: sentinels to %d", s.User.To)
 		case UserRestore:
 			return "user: restore" + spoiledRestore[s.User.To]
 		case UserRecreate:

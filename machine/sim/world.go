@@ -39,9 +39,11 @@ type World struct {
 	// sentinels is the Sentinel topology's sentinels, once started (sentinel_topology.go);
 	// sentinelOverlap the pairs of processes (run IDs) that may both take writes by
 	// Sentinel's design: the first promoted by Sentinel (at the tick kept) while the second
-	// was a primary.
+	// was a primary; sentinelPicked, per process Sentinel promoted open, how many writes had
+	// been made when it was (those it lacked then are lost by Sentinel's choice).
 	sentinels       *SentinelWorld
 	sentinelOverlap map[[2]string]int64
+	sentinelPicked  map[string]int
 	// slots is the ground truth of which shard serves which slots (cluster mode).
 	slots        [][]machine.SlotRange
 	slotsVersion int

@@ -158,11 +158,11 @@ func TestTheScaleSubresourceIsSpecReplicas(t *testing.T) {
 	}
 }
 
-// TestTheSentinelCountIsFixedAtCreation: the operator does not add or remove sentinels of a
-// running cluster yet, so a change of the count is refused with what to do, as are a change of
-// auth.enabled and of the sentinels' volume size; the other settings may change, and
-// spelling the default out is no change.
-func TestTheSentinelCountIsFixedAtCreation(t *testing.T) {
+// TestTheSentinelsChangeWithinTheirRules: the sentinel count may change to another odd count
+// (the operator moves it one sentinel at a time), an even one is refused; a change of
+// auth.enabled and of the sentinels' volume size are refused with what to do; the other
+// settings may change, and spelling the default out is no change.
+func TestTheSentinelsChangeWithinTheirRules(t *testing.T) {
 	vkc := clusters(t)
 	ctx := context.Background()
 	created, err := vkc.Create(ctx, object(t, "watched", "topology: Sentinel"), metav1.CreateOptions{})
@@ -177,7 +177,12 @@ func TestTheSentinelCountIsFixedAtCreation(t *testing.T) {
 		_, err := vkc.Update(ctx, edited, metav1.UpdateOptions{})
 		return err
 	}
-	check(t, update("{replicas: 5}"), "sentinel.replicas cannot change yet")
+	check(t, update("{replicas: 4}"), "sentinel.replicas must be odd")
+	check(t, update("{replicas: 5, quorum: 3}"), "")
+	created, err = vkc.Get(ctx, "watched", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	check(t, update("{replicas: 3, downAfter: 8s, storage: {size: 64Mi}}"), "")
 	created, err = vkc.Get(ctx, "watched", metav1.GetOptions{})
 	if err != nil {

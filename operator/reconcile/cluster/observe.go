@@ -165,6 +165,11 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
 	}
 	w.obs.Objects = objectsOf(w.sets)
+	if mode == machine.ModeSentinel {
+		if w.obs.Objects.Sentinels, err = r.sentinelCount(ctx, vc); err != nil {
+			return nil, err
+		}
+	}
 	names := map[string]podPlace{}
 	for sh := 0; sh < max(shards, w.obs.Objects.Shards); sh++ {
 		for i := 0; i < want; i++ {
@@ -258,7 +263,7 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 		}
 	}
 	if mode == machine.ModeSentinel {
-		if w.obs.Sentinels, err = r.observeSentinels(ctx, vc, pool, w.interval, w.surveyErrs); err != nil {
+		if w.obs.Sentinels, err = r.observeSentinels(ctx, vc, pool, w.interval, w.surveyErrs, w.obs.Objects.Sentinels); err != nil {
 			return nil, err
 		}
 		for _, s := range w.obs.Sentinels {

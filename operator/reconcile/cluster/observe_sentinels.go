@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/valkey-fsm/valkey-operator/actuators/kube"
@@ -33,11 +36,11 @@ func sentinelSpec(s *v1beta1.SentinelSpec) (int, machine.SentinelSettings) {
 	return int(s.Replicas), settings
 }
 
-// observeSentinels surveys every sentinel pod of the cluster, and names each the spec asks
-// for that has no pod (unreachable): the machine counts a majority of the spec's sentinels
-// or of those it sees, whichever is more. Surveys run in parallel, each within interval; why
-// one did not answer goes into errs (by pod name, as the data nodes').
-func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyCluster, pool *valkey.Pool, interval time.Duration, errs map[string]string) ([]machine.Sentinel, error) {
+// observeSentinels surveys every sentinel pod of the cluster, and names each of the count the
+// sentinels' StatefulSet asks for that has no pod (unreachable): the machine counts a majority
+// of those sentinels or of those it sees, whichever is more. Surveys run in parallel, each
+// within interval; why one did not answer goes into errs (by pod name, as the data nodes').
+func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyCluster, pool *valkey.Pool, interval time.Duration, errs map[string]string, count int) ([]machine.Sentinel, error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(vc.Namespace), client.MatchingLabels(kube.SentinelSelectorLabels(vc))); err != nil {
 		return nil, err
@@ -46,7 +49,10 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 	for i := range pods.Items {
 		byName[pods.Items[i].Name] = &pods.Items[i]
 	}
-	for i := 0; i < int(vc.Spec.Sentinel.Replicas); i++ {
+	if count <= 0 {
+		count = int(vc.Spec.Sentinel.Replicas) // the StatefulSet is being made
+	}
+	for i := 0; i < count; i++ {
 		if name := fmt.Sprintf("%s-%d", kube.SentinelSetName(vc), i); byName[name] == nil {
 			byName[name] = nil
 		}
@@ -83,6 +89,22 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 	// The machine is given no map order.
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// sentinelCount is how many sentinels the cluster's sentinel StatefulSet asks for (0 when it
+// does not exist yet, or is not this cluster's).
+func (r *Reconciler) sentinelCount(ctx context.Context, vc *v1beta1.ValkeyCluster) (int, error) {
+	var sts appsv1.StatefulSet
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.SentinelSetName(vc)}, &sts)
+	switch {
+	case apierrors.IsNotFound(err):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case !metav1.IsControlledBy(&sts, vc) || sts.Spec.Replicas == nil:
+		return 0, nil
+	}
+	return int(*sts.Spec.Replicas), nil
 }
 
 // sentinelRunning reports whether the pod's sentinel container runs.
