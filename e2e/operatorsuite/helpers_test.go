@@ -162,12 +162,17 @@ func operatorClient(t *testing.T, vc *v1alpha1.ValkeyCluster, ip string) vk.Clie
 // appClient connects as an application does: AUTH with the client password.
 func appClient(t *testing.T, addr, pass string) vk.Client {
 	t.Helper()
-	c, err := vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}, ForceSingleClient: true})
+	c, err := dialApp(addr, pass)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", addr, err)
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// dialApp connects to addr as the application (the default user, pass); the caller closes it.
+func dialApp(addr, pass string) (vk.Client, error) {
+	return vk.NewClient(vk.ClientOption{InitAddress: []string{addr}, Password: pass, DisableCache: true, Dialer: net.Dialer{Timeout: 2 * time.Second}, ForceSingleClient: true})
 }
 
 func clientServiceAddr(t *testing.T, vc *v1alpha1.ValkeyCluster) string {

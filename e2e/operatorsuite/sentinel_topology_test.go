@@ -435,13 +435,23 @@ func everyNodeHolds(t *testing.T, ns, pass, prefix string, n int) {
 		var missing string
 		vc := get(t, ns, "watched")
 		for _, node := range vc.Status.Nodes {
-			c := appClient(t, net.JoinHostPort(node.IP, "6379"), pass)
+			if missing != "" {
+				break
+			}
+			// A node that came back stays closed to the application (its user off, WRONGPASS)
+			// until the operator opens it, which may be after the cluster reads Steady again.
+			c, err := dialApp(net.JoinHostPort(node.IP, "6379"), pass)
+			if err != nil {
+				missing = fmt.Sprintf("%s does not take the application: %v", node.Pod, err)
+				break
+			}
 			for i := 0; i < n && missing == ""; i++ {
 				key := fmt.Sprintf("%s%d", prefix, i)
 				if v, err := c.Do(ctxFor(t, 5*time.Second), c.B().Get().Key(key).Build()).ToString(); err != nil || v != "v" {
 					missing = fmt.Sprintf("%s lacks %s (%q, %v)", node.Pod, key, v, err)
 				}
 			}
+			c.Close()
 		}
 		if missing == "" {
 			return
