@@ -259,7 +259,7 @@ func clientPassword(ctx context.Context, c client.Reader, vc *v1beta1.ValkeyClus
 
 // AuthEnabled is spec.auth.enabled with its default (on).
 func AuthEnabled(vc *v1beta1.ValkeyCluster) bool {
-	return vc.Spec.Auth.Enabled == nil || *vc.Spec.Auth.Enabled
+	return v1beta1.AuthEnabled(&vc.Spec)
 }
 
 func sameData(a, b map[string][]byte) bool {

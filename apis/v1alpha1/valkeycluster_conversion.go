@@ -46,6 +46,10 @@ type clusterHubFields struct {
 	// refused): TopologySentinel says the topology was Sentinel.
 	Sentinel         *v1beta1.SentinelSpec `json:"sentinel,omitempty"`
 	TopologySentinel bool                  `json:"topologySentinel,omitempty"`
+	// SentinelAuth is spec.auth.enabled (with its default) of a Sentinel topology when it was
+	// read: v1beta1's rule that it may not change there compares with the spec before, which a
+	// conversion does not see, so the annotation carries it.
+	SentinelAuth *bool `json:"sentinelAuth,omitempty"`
 	// StatusSentinels is status.sentinels.
 	StatusSentinels []v1beta1.SentinelStatus `json:"statusSentinels,omitempty"`
 	// Phase is status.phase.
@@ -71,7 +75,11 @@ func (src *ValkeyCluster) ConvertTo(dstRaw conversion.Hub) error {
 	// A write through v1alpha1 is checked against v1alpha1's rules only, which do not know the
 	// Sentinel topology this object is: what v1beta1's refuse, the conversion refuses (the API
 	// server answers the write with this error).
-	if msg := v1beta1.SentinelRefusal(&dst.Spec); msg != "" {
+	msg := v1beta1.SentinelRefusal(&dst.Spec)
+	if was := kept.SentinelAuth; msg == "" && was != nil && dst.Spec.Topology == v1beta1.TopologySentinel {
+		msg = v1beta1.SentinelAuthRefusal(*was, v1beta1.AuthEnabled(&dst.Spec))
+	}
+	if msg != "" {
 		return fmt.Errorf("%s (this ValkeyCluster is a Sentinel topology, which v1alpha1 shows as Replication: v1beta1's rules apply)", msg)
 	}
 	return nil
@@ -117,6 +125,10 @@ func clusterHubFieldsOf(in *v1beta1.ValkeyCluster) clusterHubFields {
 	}
 	if s.TLS.IssuerRef == nil {
 		f.TLSDuration, f.TLSRenewBefore = s.TLS.Duration, s.TLS.RenewBefore
+	}
+	if f.TopologySentinel {
+		auth := v1beta1.AuthEnabled(&s)
+		f.SentinelAuth = &auth
 	}
 	return f
 }

@@ -147,3 +147,6 @@ func SetStoreDefaults(s *BackupStore) {
 		s.Checksums = DefaultStoreChecksums
 	}
 }
+
+// AuthEnabled is s.auth.enabled with its default (on).
+func AuthEnabled(s *ValkeyClusterSpec) bool { return s.Auth.Enabled == nil || *s.Auth.Enabled }

@@ -7,8 +7,9 @@ import "strings"
 // same words as the rules on ValkeyClusterSpec. A v1alpha1 client writes such a spec past them:
 // v1alpha1 shows this topology as Replication, and the API server checks a write against the
 // rules of the version it is written in, so the conversion to v1beta1 refuses it with these
-// words instead. The rules that compare with the spec before (sentinel.storage, auth.enabled)
-// cannot be checked there.
+// words instead. Of the rules that compare with the spec before, auth.enabled's is checked
+// there too (SentinelAuthRefusal, with the setting the object was read with); sentinel.storage,
+// which v1alpha1 shows only inside its annotation, is not.
 func SentinelRefusal(s *ValkeyClusterSpec) string {
 	if s.Topology != TopologySentinel {
 		return ""
@@ -25,4 +26,14 @@ func SentinelRefusal(s *ValkeyClusterSpec) string {
 		return "the Sentinel topology does not run TLS yet: its sentinels reach the data nodes in plain text; remove spec.tls, or use topology Replication for TLS"
 	}
 	return ""
+}
+
+// SentinelAuthRefusal is the message of the CEL rule that keeps spec.auth.enabled of a Sentinel
+// topology as it was created (was, now: the setting before and after, defaults applied), ""
+// when it did not change.
+func SentinelAuthRefusal(was, now bool) string {
+	if was == now {
+		return ""
+	}
+	return "auth.enabled cannot change in the Sentinel topology yet: each sentinel keeps the users it started with in its own file; create a new cluster with the setting it needs"
 }

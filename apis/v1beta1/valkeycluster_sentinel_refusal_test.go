@@ -39,3 +39,22 @@ func TestSentinelRefusalSaysWhatTheCELRulesSay(t *testing.T) {
 		}
 	}
 }
+
+// TestSentinelAuthRefusalSaysWhatTheCELRuleSays: a change of auth.enabled, either way, gets the
+// transition rule's message as the CRD has it; no change gets none.
+func TestSentinelAuthRefusalSaysWhatTheCELRuleSays(t *testing.T) {
+	raw, err := os.ReadFile("../../charts/valkey-operator/files/crds/valkey.fsm.dev_valkeyclusters.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := strings.Join(strings.Fields(string(raw)), " ")
+	for _, c := range []struct{ was, now, refused bool }{{true, true, false}, {false, false, false}, {true, false, true}, {false, true, true}} {
+		got := SentinelAuthRefusal(c.was, c.now)
+		if (got != "") != c.refused {
+			t.Errorf("%v to %v: %q, want refused %v", c.was, c.now, got, c.refused)
+		}
+		if got != "" && !strings.Contains(crd, got) {
+			t.Errorf("%q is not the message of a rule in the CRD", got)
+		}
+	}
+}
