@@ -36,8 +36,11 @@ type EnsureObjects struct {
 	Revision string
 	// Sentinels is how many sentinels the sentinels' StatefulSet runs (ModeSentinel; 0 in
 	// the other modes): the machine changes it by one at a time (sentinelscale.go).
-	Sentinels int `json:",omitempty"`
-	Keep      []Proc
+	// SentinelRevision is the revision of its pod template, which (OnDelete, as the data
+	// pods') reaches a sentinel when RollSentinel restarts it.
+	Sentinels        int    `json:",omitempty"`
+	SentinelRevision string `json:",omitempty"`
+	Keep             []Proc
 }
 
 // Proc names one process: a node and its run id.
@@ -48,7 +51,7 @@ type Proc struct {
 
 // Objects is what the action asks the objects to be.
 func (a EnsureObjects) Objects() Objects {
-	return Objects{Shards: a.Shards, Replicas: a.Replicas, Revision: a.Revision, Sentinels: a.Sentinels}
+	return Objects{Shards: a.Shards, Replicas: a.Replicas, Revision: a.Revision, Sentinels: a.Sentinels, SentinelRevision: a.SentinelRevision}
 }
 
 // Promote makes Node the primary of its shard: REPLICAOF NO ONE, then let replicas sync from
@@ -226,6 +229,9 @@ func (a EnsureObjects) String() string {
 	sentinels := ""
 	if a.Sentinels > 0 {
 		sentinels = fmt.Sprintf(" sentinels=%d", a.Sentinels)
+	}
+	if a.SentinelRevision != "" {
+		sentinels += " sentinel-revision=" + a.SentinelRevision
 	}
 	if a.Replicas == StoppedReplicas {
 		return fmt.Sprintf("ensure-objects shards=%d stopped (no pod, claims kept) revision=%s%s", a.Shards, a.Revision, sentinels)

@@ -49,6 +49,11 @@ type Sentinel struct {
 	Name string
 	IP   string `json:",omitempty"`
 	ID   string `json:",omitempty"`
+	// Revision is the revision of the pod template the sentinel's pod was made from (""
+	// without a pod); Terminating: the pod is being deleted (its sentinel may still answer
+	// for a few seconds, but is on its way out).
+	Revision    string `json:",omitempty"`
+	Terminating bool   `json:",omitempty"`
 	// Reachable: the sentinel answered this round. When false the rest must not be read.
 	Reachable bool
 	// Monitoring: it monitors the cluster's group (false: it was never told to, or it started
@@ -118,8 +123,10 @@ type Objects struct {
 	Replicas int
 	Revision string
 	// Sentinels is how many sentinels the sentinels' StatefulSet asks for (ModeSentinel; 0
-	// before it exists, and in the other modes).
-	Sentinels int `json:",omitempty"`
+	// before it exists, and in the other modes), SentinelRevision the revision of its pod
+	// template.
+	Sentinels        int    `json:",omitempty"`
+	SentinelRevision string `json:",omitempty"`
 }
 
 // StoppedReplicas is Objects.Replicas (and EnsureObjects.Replicas) of StatefulSets that run no
@@ -212,6 +219,9 @@ type Spec struct {
 	Sentinels int
 	// SentinelSettings are what every sentinel monitors the group with (ModeSentinel).
 	SentinelSettings SentinelSettings
+	// SentinelRevision identifies the sentinels' pod template (ModeSentinel); a sentinel
+	// whose pod has another revision must be restarted (sentineltemplate.go).
+	SentinelRevision string
 	// CloseWrites keeps every recorded primary closed to client writes while replication
 	// goes on (see closewrites.go): the cluster is being deleted and waits for its final
 	// backup, which must hold every write a primary acknowledged.

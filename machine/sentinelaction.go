@@ -62,6 +62,22 @@ type SentinelHandOver struct {
 	HandOver
 }
 
+// RollSentinel deletes a sentinel's pod so that its StatefulSet makes it again from its
+// template at Revision. The sentinel comes back from its file on its volume: the same id, the
+// epochs it voted in, the group, its replicas and the other sentinels; only its address may
+// change, which the others learn from its hellos. The actuator deletes only the pod that ran
+// the sentinel decided for (its id, when it answered) and that is not at Revision already.
+type RollSentinel struct {
+	SentinelTarget
+	Revision string
+}
+
+func (RollSentinel) Kind() string { return "roll-sentinel" }
+
+func (a RollSentinel) String() string {
+	return fmt.Sprintf("roll-sentinel %s to %s", a.Sentinel, a.Revision)
+}
+
 func (HoldBack) Kind() string         { return "hold-back" }
 func (SentinelHandOver) Kind() string { return "sentinel-hand-over" }
 

@@ -70,6 +70,22 @@ func (d *decider) sentinelScalingWait(p Persisted) Wait {
 // sentinelCountHeld says why the sentinels may not gain or lose one now ("" when they may):
 // besides what holds any planned work (sentinelsUnsettled), every sentinel must be settled.
 func (d *decider) sentinelCountHeld(p Persisted) string {
+	if why := d.sentinelsStepHeld(p); why != "" {
+		return why
+	}
+	for _, s := range d.obs.Sentinels {
+		if why := d.sentinelUnsettled(p, s); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// sentinelsStepHeld says why no step on the sentinels (one more or fewer, one restarted) may
+// be taken now whatever each of them answers ("" when one may): the cluster is Steady, its
+// recorded primary answers as one, nothing else holds planned work (sentinelsUnsettled), and
+// there are as many sentinel pods as the StatefulSet asks for.
+func (d *decider) sentinelsStepHeld(p Persisted) string {
 	if p.State != Steady {
 		return "the cluster is " + string(p.State)
 	}
@@ -81,23 +97,29 @@ func (d *decider) sentinelCountHeld(p Persisted) string {
 	if why := d.sentinelsUnsettled(rec); why != "" {
 		return why
 	}
-	run := d.sentinelsRun()
-	if len(d.obs.Sentinels) != run {
+	if run := d.sentinelsRun(); len(d.obs.Sentinels) != run {
 		return fmt.Sprintf("%d sentinel pods are seen, the StatefulSet asks for %d", len(d.obs.Sentinels), run)
 	}
-	for _, s := range d.obs.Sentinels {
-		switch {
-		case !s.Reachable:
-			return s.Name + " does not answer"
-		case !s.Monitoring:
-			return s.Name + " does not monitor the group yet"
-		case s.FailingOver || s.PrimaryDown:
-			return s.Name + " reports a failover or the primary down"
-		case s.PrimaryIP != prim.Pod.IP || s.ConfigEpoch != rec.ClaimEpoch:
-			return fmt.Sprintf("%s names %s under config epoch %d, not %s under %d", s.Name, s.PrimaryIP, s.ConfigEpoch, rec.Primary, rec.ClaimEpoch)
-		case s.Peers != run-1:
-			return fmt.Sprintf("%s knows %d other sentinels, not %d", s.Name, s.Peers, run-1)
-		}
+	return ""
+}
+
+// sentinelUnsettled says why sentinel s is not settled ("" when it is): it answers, monitors
+// the group, names the recorded primary under the recorded epoch, reports no failover and
+// the primary up, and knows exactly the other sentinels as its peers.
+func (d *decider) sentinelUnsettled(p Persisted, s Sentinel) string {
+	rec := p.Shards[0]
+	prim := d.v.node(rec.Primary)
+	switch {
+	case !s.Reachable:
+		return s.Name + " does not answer"
+	case !s.Monitoring:
+		return s.Name + " does not monitor the group yet"
+	case s.FailingOver || s.PrimaryDown:
+		return s.Name + " reports a failover or the primary down"
+	case prim == nil || s.PrimaryIP != prim.Pod.IP || s.ConfigEpoch != rec.ClaimEpoch:
+		return fmt.Sprintf("%s names %s under config epoch %d, not %s under %d", s.Name, s.PrimaryIP, s.ConfigEpoch, rec.Primary, rec.ClaimEpoch)
+	case s.Peers != d.sentinelsRun()-1:
+		return fmt.Sprintf("%s knows %d other sentinels, not %d", s.Name, s.Peers, d.sentinelsRun()-1)
 	}
 	return ""
 }

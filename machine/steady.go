@@ -357,6 +357,7 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 		if w := d.sentinelScalingWait(p); !w.IsZero() {
 			b.wait(w)
 		}
+		d.sentinelRollActions(p, b)
 	}
 	if why := d.closeWritesWaits(p); why != "" {
 		b.wait(Wait{Kind: WaitCloseWrites, Detail: why})
@@ -407,10 +408,13 @@ func (d *decider) steadyActions(p Persisted, b *actionList) {
 func (d *decider) ensureObjects(p Persisted, shards int, b *actionList) {
 	shards = d.leavingShards(shards, b)
 	want := Objects{Shards: shards, Replicas: d.objectPods(p) - 1, Revision: d.v.spec.Revision, Sentinels: d.sentinelObjects(p)}
+	if want.Sentinels > 0 {
+		want.SentinelRevision = d.v.spec.SentinelRevision
+	}
 	if d.obs.Objects == want {
 		return
 	}
-	a := EnsureObjects{Shards: want.Shards, Replicas: want.Replicas, Revision: want.Revision, Sentinels: want.Sentinels}
+	a := EnsureObjects{Shards: want.Shards, Replicas: want.Replicas, Revision: want.Revision, Sentinels: want.Sentinels, SentinelRevision: want.SentinelRevision}
 	if want.Replicas < d.obs.Objects.Replicas {
 		for s := 0; s < shards && s < len(p.Shards); s++ {
 			a.Keep = append(a.Keep, Proc{Node: p.Shards[s].Primary, RunID: p.Shards[s].RunID})

@@ -110,6 +110,7 @@ const (
 	WaitSentinelsRelearning
 	WaitSentinelHandOver
 	WaitSentinelsScaling
+	WaitSentinelsRolling
 	// Password rotation.
 	WaitRotationQueued
 	WaitRotationPending
@@ -189,6 +190,7 @@ var waitKindNames = [waitKinds]string{
 	WaitSentinelTakeOver:        "SentinelTakeOver",
 	WaitSentinelsRelearning:     "SentinelsRelearning",
 	WaitSentinelsScaling:        "SentinelsScaling",
+	WaitSentinelsRolling:        "SentinelsRolling",
 	WaitRotationQueued:          "RotationQueued",
 	WaitRotationPending:         "RotationPending",
 	WaitRotationPublishing:      "RotationPublishing",
@@ -259,6 +261,8 @@ func (w Wait) String() string {
 		return fmt.Sprintf("%s knows another sentinel that no longer runs (a sentinel re-created with a new id) or a replica at an address no pod has, and is reset next, once %s has found the others again after its own reset: %s", w.Node, w.Peer, w.Detail)
 	case WaitSentinelsScaling:
 		return fmt.Sprintf("the sentinels go from %d to %d one at a time, each step once every sentinel answers, monitors the recorded primary and knows exactly the others: %s", w.N, w.Of, w.Detail)
+	case WaitSentinelsRolling:
+		return fmt.Sprintf("%d of %d sentinels run their template's revision; the others restart one at a time, each once every other sentinel answers, monitors the recorded primary and knows exactly the others: %s", w.N, w.Of, w.Detail)
 	case WaitSentinelTakeOver:
 		return fmt.Sprintf("primary %s lost and no sentinel can fail it over (%s): the operator removes the group from the sentinels that monitor it (%s), then fails the primary over itself and tells the sentinels the new primary", w.Node, w.Detail, w.Peer)
 	case WaitSentinelsReconfiguring:
@@ -366,7 +370,7 @@ func (k WaitKind) NamesShard() bool {
 		WaitHibernatePodsStopping, WaitHibernated, WaitHibernateRecordWake,
 		WaitRotationQueued, WaitRotationPending, WaitRotationPublishing, WaitRotationAdding,
 		WaitRotationPublished, WaitRotationRetiring, WaitOperator, WaitSentinelFailover, WaitSentinelNotBuilt, WaitSentinelsRelearning,
-		WaitSentinelsScaling:
+		WaitSentinelsScaling, WaitSentinelsRolling:
 		return false
 	}
 	return true

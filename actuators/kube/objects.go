@@ -376,6 +376,9 @@ func ForAction(d Desired, a machine.EnsureObjects) (Desired, error) {
 		}
 		d.StatefulSets = append(d.StatefulSets, sts)
 	}
+	if d.Sentinels != nil && a.SentinelRevision != "" && a.SentinelRevision != d.Sentinels.Revision {
+		return d, fmt.Errorf("the action is for the sentinels' revision %s, the spec now builds %s: deciding again", a.SentinelRevision, d.Sentinels.Revision)
+	}
 	if d.Sentinels != nil && a.Sentinels > 0 {
 		s := *d.Sentinels
 		s.StatefulSet = s.StatefulSet.DeepCopy()

@@ -1,6 +1,9 @@
 package kube
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +37,9 @@ type Sentinels struct {
 	// Scaled is set by ForAction, which gives StatefulSet the machine's count: only an
 	// EnsureObjects changes how many sentinels run (Apply keeps the count otherwise).
 	Scaled bool `json:"-"`
+	// Revision identifies the sentinels' pod template (AnnotationRevision on it): a sentinel
+	// whose pod has another is restarted by the machine (machine.RollSentinel), one at a time.
+	Revision string
 }
 
 // SentinelSetName is the sentinels' StatefulSet's name; its pods are <name>-sentinel-<i>
@@ -80,14 +86,21 @@ func buildSentinels(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, name
 	if s.Storage.Size != nil {
 		size = *s.Storage.Size
 	}
+	tmpl := sentinelPodTemplate(vc, names)
+	// The revision covers the whole template, its labels and annotations too (a pod's are
+	// set when it is made); encoding/json writes map keys sorted.
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(tmpl)
+	revision := hex.EncodeToString(h.Sum(nil))[:16]
+	tmpl.Annotations[AnnotationRevision] = revision
 	sts := &appsv1.StatefulSet{ObjectMeta: meta(SentinelSetName(vc)), Spec: appsv1.StatefulSetSpec{
 		Replicas:            ptr.To(s.Replicas),
 		ServiceName:         headless.Name,
 		Selector:            &metav1.LabelSelector{MatchLabels: SentinelSelectorLabels(vc)},
 		PodManagementPolicy: appsv1.ParallelPodManagement,
-		// A changed template (image, resources, pod labels) reaches a sentinel when its pod
-		// restarts, never all of them at once in the middle of a failover: the StatefulSet
-		// controller rolls nothing by itself.
+		// A changed template (image, resources, pod labels) reaches a sentinel when the
+		// machine restarts it, one at a time and never in the middle of a failover: the
+		// StatefulSet controller rolls nothing by itself.
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 		// A sentinel's file is worth nothing without its cluster, and a file kept past it
 		// would hold the passwords and the primary of a cluster that is gone: a cluster made
@@ -97,7 +110,7 @@ func buildSentinels(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, name
 			WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 			WhenScaled:  appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 		},
-		Template: sentinelPodTemplate(vc, names),
+		Template: tmpl,
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 			ObjectMeta: metav1.ObjectMeta{Name: sentinelClaimTemplate, Labels: SentinelSelectorLabels(vc)},
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -107,7 +120,7 @@ func buildSentinels(vc *v1beta1.ValkeyCluster, owner metav1.OwnerReference, name
 			},
 		}},
 	}}
-	out := &Sentinels{StatefulSet: sts, Headless: headless, Client: clientSvc}
+	out := &Sentinels{StatefulSet: sts, Headless: headless, Client: clientSvc, Revision: revision}
 	if vc.Spec.PodDisruptionBudget.IsEnabled() {
 		out.PDB = &policyv1.PodDisruptionBudget{ObjectMeta: meta(SentinelSetName(vc)), Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),

@@ -180,6 +180,13 @@ func (p *Pool) SentinelReset(ctx context.Context, podIP, id string) error {
 	})
 }
 
+// SentinelAnswersAs checks that the sentinel at podIP answers with id (ErrOtherSentinel when it
+// answers with another): an action that stops a sentinel, which goes through the API server,
+// stops only the process it was decided for.
+func (p *Pool) SentinelAnswersAs(ctx context.Context, podIP, id string) error {
+	return p.onSentinel(ctx, podIP, id, func(context.Context, vk.Client) error { return nil })
+}
+
 // onSentinel runs f on the sentinel at podIP if it still answers with id (ErrOtherSentinel
 // otherwise): an action on a sentinel is carried out only on the process it was decided for.
 func (p *Pool) onSentinel(ctx context.Context, podIP, id string, f func(context.Context, vk.Client) error) error {

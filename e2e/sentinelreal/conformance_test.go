@@ -99,6 +99,22 @@ func (w *realSentinelWorld) Apply(ctx context.Context, a machine.Action) error {
 		return w.pool.SentinelRemove(ctx, a.IP, a.ID)
 	case machine.SentinelReset:
 		return w.pool.SentinelReset(ctx, a.IP, a.ID)
+	case machine.RollSentinel:
+		// The operator's actuator deletes the pod once the sentinel answered with the id; the
+		// pod made again runs the same file. Here the process stops (SIGKILL, harsher than a
+		// pod's SIGTERM: Sentinel writes its file on every change, not on the way out) and
+		// starts again from its file.
+		if err := w.pool.SentinelAnswersAs(ctx, a.IP, a.ID); err != nil {
+			return err
+		}
+		for _, p := range w.sentinels {
+			if p.Name == a.Sentinel {
+				p.Kill()
+				p.start(w.t)
+				return nil
+			}
+		}
+		return fmt.Errorf("no sentinel %s", a.Sentinel)
 	case machine.HoldBack:
 		return w.pool.HoldBack(ctx, w.server(a.Node).IP, a.RunID)
 	case machine.SentinelHandOver:

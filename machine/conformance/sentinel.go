@@ -104,6 +104,38 @@ var SentinelTable = []Row{
 		},
 	},
 	{
+		Name: "roll-sentinel for another sentinel process is refused",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			t, err := otherProcess(b, 0)
+			if err != nil {
+				return nil, err
+			}
+			return machine.RollSentinel{SentinelTarget: t, Revision: rolledRevision}, nil
+		},
+		Refused: true,
+		Effect:  "sentinel 0 answering with the same id, still monitoring the primary at ordinal 0",
+		Expect: func(b, a machine.Observation) bool {
+			s, was := sentinelAt(a, 0), sentinelAt(b, 0)
+			return s != nil && was != nil && s.Reachable && s.ID == was.ID && s.Monitoring && s.PrimaryIP == ip(b, 0)
+		},
+	},
+	{
+		Name: "roll-sentinel restarts a sentinel from its file: the same id, the group, the primary it named and the settings",
+		Action: func(b machine.Observation) (machine.Action, error) {
+			s := sentinelAt(b, 0)
+			if s == nil || !s.Reachable {
+				return nil, fmt.Errorf("sentinel 0 does not answer")
+			}
+			return machine.RollSentinel{SentinelTarget: machine.SentinelTargetOf(*s), Revision: rolledRevision}, nil
+		},
+		Effect: "sentinel 0 answering again with its id, monitoring the primary at ordinal 0 under epoch 0 with the second settings, and knowing sentinel 1",
+		Expect: func(b, a machine.Observation) bool {
+			s, was := sentinelAt(a, 0), sentinelAt(b, 0)
+			return s != nil && was != nil && s.Reachable && !s.Terminating && s.ID == was.ID && s.Monitoring && s.PrimaryIP == ip(b, 0) &&
+				s.ConfigEpoch == 0 && s.Settings == secondSettings && s.Peers >= 1
+		},
+	},
+	{
 		Name: "sentinel-remove for another sentinel process is refused",
 		Action: func(b machine.Observation) (machine.Action, error) {
 			t, err := otherProcess(b, 1)
@@ -233,6 +265,10 @@ func resetAction(b machine.Observation, i int) (machine.Action, error) {
 	}
 	return machine.SentinelReset{SentinelTarget: machine.SentinelTargetOf(*s)}, nil
 }
+
+// rolledRevision is the template revision roll-sentinel restarts a sentinel onto: one no
+// sentinel runs, so the restart is due.
+const rolledRevision = "conformance-next"
 
 // The settings the rows give: Sentinel's own defaults are other (30 s, 180 s), so a row that
 // took no effect is seen.

@@ -59,6 +59,8 @@ func (w *World) Apply(_ context.Context, a machine.Action) error {
 		return w.sentinelRemove(a)
 	case machine.SentinelReset:
 		return w.sentinelReset(a)
+	case machine.RollSentinel:
+		return w.rollSentinel(a)
 	case machine.SentinelHandOver:
 		return w.sentinelHandOver(a)
 	case machine.HoldBack:

@@ -131,6 +131,10 @@ type sentinel struct {
 	running bool
 	// added: the operator added it to the running sentinels (scaleSentinels).
 	added bool
+	// revision is the template its pod was made from; restartAt, when above 0, is the tick
+	// its pod, deleted (RollSentinel), is made again at the StatefulSet's revision.
+	revision  string
+	restartAt int64
 	// pausedUntil: frozen (SIGSTOP) until this tick.
 	pausedUntil  int64
 	currentEpoch uint64
@@ -240,7 +244,10 @@ func newSentinelWorld(s *Sim, cfg SentinelConfig, order Source, masterIP string)
 }
 
 func (sw *SentinelWorld) newSentinel(ordinal int, masterIP string) *sentinel {
-	s := &sentinel{ordinal: ordinal, myid: sw.newSentinelID(), ip: sw.newSentinelIP(), running: true}
+	s := &sentinel{ordinal: ordinal, myid: sw.newSentinelID(), ip: sw.newSentinelIP(), running: true, revision: sw.w.objects.SentinelRevision}
+	if s.revision == "" {
+		s.revision = sw.w.spec.SentinelRevision // started before the operator's first EnsureObjects
+	}
 	if masterIP != "" {
 		s.m = sw.newMonitored(masterIP, sw.cfg)
 	}
@@ -351,6 +358,7 @@ func (sw *SentinelWorld) sentinelByAddr(addr string) *sentinel {
 
 // tick runs every running sentinel's timer once (sentinelTimer), in the drawn order.
 func (sw *SentinelWorld) tick() {
+	sw.remakeRolled()
 	sw.trackLinks()
 	order := make([]int, len(sw.sentinels))
 	for i := range order {

@@ -101,6 +101,54 @@ func (w *World) sentinelReset(a machine.SentinelReset) error {
 	return nil
 }
 
+// rollSentinel carries out a RollSentinel as the real actuator does: the pod is deleted
+// through the API server, which reaches it whatever the network between the operator and the
+// sentinel, but a sentinel decided for by its id (it answered) is first asked that id, and
+// a pod already at the revision is left alone. The sentinel stops at once (SIGTERM: Sentinel
+// keeps nothing its file does not hold); its pod is made again sentinelRemakeTicks later at the
+// StatefulSet's revision, on a new address, from its file (remakeRolled).
+func (w *World) rollSentinel(a machine.RollSentinel) error {
+	sw := w.sentinels
+	var s *sentinel
+	if sw != nil {
+		for _, c := range sw.sentinels {
+			if sentinelName(c.ordinal) == a.Sentinel {
+				s = c
+			}
+		}
+	}
+	switch {
+	case s == nil || s.restartAt > 0 || s.revision == a.Revision:
+		return nil // no pod to delete, or it is on its way out, or it runs the revision already
+	case a.ID != "":
+		if _, err := w.sentinelFor(a.SentinelTarget); err != nil {
+			return err
+		}
+	case s.ip != a.IP:
+		return fmt.Errorf("%s runs at %s, action was for %s", a.Sentinel, s.ip, a.IP)
+	}
+	if s.running {
+		s.running = false
+		sw.event(s, "-process", 0, "stopped: its pod is deleted to run revision %s", a.Revision)
+	}
+	s.restartAt = w.tick + sentinelRemakeTicks
+	return nil
+}
+
+// sentinelRemakeTicks is how long a deleted sentinel pod takes to run again: terminating for
+// a tick, then gone until the StatefulSet has made it again and its process started.
+const sentinelRemakeTicks = 3
+
+// remakeRolled starts the sentinels whose pods the StatefulSet makes again now.
+func (sw *SentinelWorld) remakeRolled() {
+	for i, s := range sw.sentinels {
+		if s.restartAt > 0 && sw.w.tick >= s.restartAt {
+			s.restartAt, s.revision = 0, sw.w.objects.SentinelRevision
+			_ = sw.Apply(SentinelFault{Kind: SentinelMoved, Sentinel: i})
+		}
+	}
+}
+
 // sentinelFor finds the sentinel an action is aimed at, through the operator's connection to
 // it, and checks it is the process (id) the action was decided for.
 func (w *World) sentinelFor(t machine.SentinelTarget) (*sentinel, error) {
@@ -165,7 +213,7 @@ func (w *World) sentinelSides(f Fault) {
 			if s.pausedUntil > w.tick {
 				s.pausedUntil = w.tick
 			}
-			if !s.running {
+			if !s.running && s.restartAt == 0 { // a deleted pod is made again by remakeRolled
 				_ = sw.Apply(SentinelFault{Kind: SentinelStart, Sentinel: i})
 			}
 		}
@@ -181,7 +229,14 @@ func (w *World) observeSentinels() []machine.Sentinel {
 	}
 	out := make([]machine.Sentinel, 0, len(sw.sentinels))
 	for _, s := range sw.sentinels {
-		o := machine.Sentinel{Name: sentinelName(s.ordinal)}
+		o := machine.Sentinel{Name: sentinelName(s.ordinal), Revision: s.revision}
+		if s.restartAt > 0 {
+			// Its pod is terminating for a tick, then gone until it is made again.
+			o.Terminating = w.tick < s.restartAt-sentinelRemakeTicks+1
+			if !o.Terminating {
+				o.Revision = ""
+			}
+		}
 		if w.operatorTalksToSentinel(s) {
 			o.Reachable, o.IP, o.ID = true, s.ip, s.myid
 			if m := s.m; m != nil {

@@ -164,3 +164,22 @@ func inOrder(t *testing.T, trace string, want ...string) {
 		at += i + len(w)
 	}
 }
+
+// A changed template reaches the sentinels one at a time, after the data pods' rollout: each
+// restart waits until the one before has come back from its file and every sentinel is
+// settled; a restarted sentinel keeps its id and what it knew, so none is reset and no
+// failover follows.
+func TestSentinelTopologyRollsItsSentinelsOneAtATime(t *testing.T) {
+	trace := sentinelScheduleTrace(t, "testdata/sentinel/sentinels-rolled.sched")
+	traceShows(t, trace, "sentinel-revision=s2", "every pod runs revision r2", "settled in Steady")
+	inOrder(t, trace, "every pod runs revision r2",
+		"operator: roll-sentinel sentinel-0 to s2", "sentinel01 +process epoch 0 started at",
+		"operator: roll-sentinel sentinel-1 to s2", "sentinel02 +process epoch 0 started at",
+		"operator: roll-sentinel sentinel-2 to s2", "sentinel03 +process epoch 0 started at")
+	if n := strings.Count(trace, "operator: roll-sentinel"); n != 3 {
+		t.Fatalf("%d sentinel restarts; want 3, one per sentinel:\n%s", n, trace)
+	}
+	if after := trace[strings.Index(trace, "operator: roll-sentinel"):]; strings.Contains(after, "sentinel-reset") || strings.Contains(after, "FailingOver") {
+		t.Fatalf("a restarted sentinel keeps its id and its view, yet the sentinels were reset or failed over after the first restart:\n%s", trace)
+	}
+}

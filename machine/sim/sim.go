@@ -204,6 +204,10 @@ func (s *Sim) user(u UserAction) {
 	case UserRollout:
 		w.spec.Generation++
 		w.spec.Revision = fmt.Sprintf("r%d", w.spec.Generation)
+		if w.spec.SentinelRevision != "" {
+			// An image changes the sentinels' template as well as the data pods'.
+			w.spec.SentinelRevision = fmt.Sprintf("s%d", w.spec.Generation)
+		}
 	case UserSwitchover:
 		if u.Clear {
 			w.spec.Switchover = nil

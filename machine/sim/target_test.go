@@ -27,6 +27,7 @@ func TestEveryAimedActionIsRefusedForAnotherProcess(t *testing.T) {
 		"sentinel-monitor":   "a sentinel, checked by its id (conformance.SentinelTable)",
 		"sentinel-remove":    "a sentinel, checked by its id (conformance.SentinelTable)",
 		"sentinel-reset":     "a sentinel, checked by its id (conformance.SentinelTable)",
+		"roll-sentinel":      "a sentinel's pod, checked by its id when it answered (conformance.SentinelTable)",
 		"sentinel-hand-over": "a sentinel and two processes, each checked (conformance.SentinelTable)",
 	}
 	aimed := func(to machine.Target) []machine.Action {

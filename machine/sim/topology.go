@@ -132,12 +132,14 @@ func (t Topology) maxReplicas() int { return max(t.Replicas, t.MaxReplicas) }
 // initialSpec is the spec a topology starts with.
 func (t Topology) initialSpec() machine.Spec {
 	sentinels, settings := 0, machine.SentinelSettings{}
+	sentinelRevision := ""
 	if t.Sentinel != nil {
-		sentinels, settings = t.Sentinel.Sentinels, t.Sentinel.settings()
+		sentinels, settings, sentinelRevision = t.Sentinel.Sentinels, t.Sentinel.settings(), "s1"
 	}
 	return machine.Spec{
 		Sentinels:        sentinels,
 		SentinelSettings: settings,
+		SentinelRevision: sentinelRevision,
 		Generation:       1,
 		Mode:             t.Mode,
 		Shards:           t.Shards,

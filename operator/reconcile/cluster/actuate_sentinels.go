@@ -2,7 +2,12 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -43,4 +48,38 @@ func sentinelHandOver(ctx context.Context, x actuation, a machine.SentinelHandOv
 		return err
 	}
 	return x.w.pool.SentinelHandOver(ctx, a.IP, a.ID, from, a.FromRunID, a.ToIP, a.ToRunID, x.r.Options.HandOverTimeout)
+}
+
+// rollSentinel deletes a sentinel's pod so that its StatefulSet makes it again from the
+// template at the action's revision (machine.RollSentinel). Only the pod that ran the sentinel
+// decided for goes: at the address it was seen at, answering with the id it was seen with when
+// it answered then; a pod that is already going, or runs the revision, is left alone.
+func rollSentinel(ctx context.Context, x actuation, a machine.RollSentinel) error {
+	r, vc := x.r, x.vc
+	var pod corev1.Pod
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: a.Sentinel}, &pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	for k, v := range kube.SentinelSelectorLabels(vc) {
+		if pod.Labels[k] != v {
+			return fmt.Errorf("pod %s is not one of this cluster's sentinels (label %s=%q)", a.Sentinel, k, pod.Labels[k])
+		}
+	}
+	if pod.DeletionTimestamp != nil || sentinelPodRevision(&pod) == a.Revision {
+		return nil
+	}
+	if a.IP != "" && pod.Status.PodIP != a.IP {
+		return fmt.Errorf("sentinel %s runs at %s now, the restart was decided for it at %s: deciding again", a.Sentinel, pod.Status.PodIP, a.IP)
+	}
+	if a.ID != "" {
+		if err := x.w.pool.SentinelAnswersAs(ctx, a.IP, a.ID); err != nil {
+			return err
+		}
+	}
+	if err := kube.DeletePod(ctx, r.Client, &pod); err != nil {
+		return err
+	}
+	r.Metrics.APIWrites.WithLabelValues(vc.Namespace, vc.Name, "roll-sentinel").Inc()
+	r.event(vc, corev1.EventTypeNormal, "RollingSentinel", "restarting sentinel %s at revision %s (its file, id and votes kept on its volume)", a.Sentinel, a.Revision)
+	return nil
 }

@@ -74,6 +74,7 @@ var actuators = map[string]actuator{
 	machine.SentinelMonitor{}.Kind():  row(sentinelMonitor),
 	machine.SentinelRemove{}.Kind():   row(sentinelRemove),
 	machine.SentinelReset{}.Kind():    row(sentinelReset),
+	machine.RollSentinel{}.Kind():     row(rollSentinel),
 	machine.HoldBack{}.Kind():         row(holdBack),
 	machine.SentinelHandOver{}.Kind(): row(sentinelHandOver),
 }

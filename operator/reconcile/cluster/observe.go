@@ -160,13 +160,14 @@ func (r *Reconciler) observe(ctx context.Context, vc *v1beta1.ValkeyCluster, des
 	}
 	if mode == machine.ModeSentinel {
 		w.obs.Spec.Sentinels, w.obs.Spec.SentinelSettings = sentinelSpec(spec.Sentinel)
+		w.obs.Spec.SentinelRevision = desired.Sentinels.Revision
 	}
 	if spec.Storage.Size != nil {
 		w.obs.Spec.StorageBytes = spec.Storage.Size.Value()
 	}
 	w.obs.Objects = objectsOf(w.sets)
 	if mode == machine.ModeSentinel {
-		if w.obs.Objects.Sentinels, err = r.sentinelCount(ctx, vc); err != nil {
+		if w.obs.Objects.Sentinels, w.obs.Objects.SentinelRevision, err = r.sentinelSet(ctx, vc); err != nil {
 			return nil, err
 		}
 	}

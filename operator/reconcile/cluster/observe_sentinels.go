@@ -62,6 +62,9 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 	var wg sync.WaitGroup
 	for name, pod := range byName {
 		s := machine.Sentinel{Name: name}
+		if pod != nil {
+			s.Revision, s.Terminating = sentinelPodRevision(pod), pod.DeletionTimestamp != nil
+		}
 		if pod == nil || pod.Status.PodIP == "" || !sentinelRunning(pod) {
 			mu.Lock()
 			out = append(out, s)
@@ -80,7 +83,7 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 				errs[name] = err.Error()
 				logFrom(ctx).V(1).Info("sentinel survey failed", "sentinel", name, "error", err.Error())
 			}
-			got.Name = name
+			got.Name, got.Revision, got.Terminating = name, s.Revision, s.Terminating
 			out = append(out, got)
 			mu.Unlock()
 		}()
@@ -91,20 +94,31 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 	return out, nil
 }
 
-// sentinelCount is how many sentinels the cluster's sentinel StatefulSet asks for (0 when it
-// does not exist yet, or is not this cluster's).
-func (r *Reconciler) sentinelCount(ctx context.Context, vc *v1beta1.ValkeyCluster) (int, error) {
+// sentinelSet is how many sentinels the cluster's sentinel StatefulSet asks for and the
+// revision of its pod template (0 and "" when it does not exist yet, or is not this
+// cluster's).
+func (r *Reconciler) sentinelSet(ctx context.Context, vc *v1beta1.ValkeyCluster) (int, string, error) {
 	var sts appsv1.StatefulSet
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: kube.SentinelSetName(vc)}, &sts)
 	switch {
 	case apierrors.IsNotFound(err):
-		return 0, nil
+		return 0, "", nil
 	case err != nil:
-		return 0, err
+		return 0, "", err
 	case !metav1.IsControlledBy(&sts, vc) || sts.Spec.Replicas == nil:
-		return 0, nil
+		return 0, "", nil
 	}
-	return int(*sts.Spec.Replicas), nil
+	return int(*sts.Spec.Replicas), sts.Spec.Template.Annotations[kube.AnnotationRevision], nil
+}
+
+// sentinelPodRevision is the revision of the template pod was made from, for the machine: a
+// pod made before the sentinels' template had one reads as one no template has, so that it
+// is restarted onto the current template as any other stale pod.
+func sentinelPodRevision(pod *corev1.Pod) string {
+	if rev := pod.Annotations[kube.AnnotationRevision]; rev != "" {
+		return rev
+	}
+	return "none"
 }
 
 // sentinelRunning reports whether the pod's sentinel container runs.
