@@ -4,10 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/valkey-fsm/valkey-operator/apis/v1beta1"
+	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
 func buildTopology(topology v1beta1.Topology) (*v1beta1.ValkeyCluster, Desired) {
@@ -116,5 +119,50 @@ func TestSentinelPodsCarryTheUsersPodMeta(t *testing.T) {
 	}
 	if tmpl.Labels["app.kubernetes.io/name"] != "valkey-sentinel" {
 		t.Errorf("a user label overrode the selector: %v", tmpl.Labels)
+	}
+}
+
+// The sentinels' template carries its revision, which whatever a sentinel's pod runs changes
+// (its image, resources, pod labels and annotations) and nothing else does (the data pods'
+// settings, the sentinels' count); an EnsureObjects decided for another revision is refused.
+func TestTheSentinelsTemplateHasARevisionOfItsOwn(t *testing.T) {
+	build := func(edit func(*v1beta1.ValkeyCluster)) Desired {
+		vc := &v1beta1.ValkeyCluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Spec: v1beta1.ValkeyClusterSpec{Topology: v1beta1.TopologySentinel}}
+		v1beta1.SetDefaults(&vc.Spec)
+		edit(vc)
+		return Build(vc, metav1.OwnerReference{Name: "c"})
+	}
+	base := build(func(*v1beta1.ValkeyCluster) {})
+	rev := base.Sentinels.Revision
+	if rev == "" || base.Sentinels.StatefulSet.Spec.Template.Annotations[AnnotationRevision] != rev {
+		t.Fatalf("revision %q, template annotation %q", rev, base.Sentinels.StatefulSet.Spec.Template.Annotations[AnnotationRevision])
+	}
+	for what, edit := range map[string]func(*v1beta1.ValkeyCluster){
+		"image": func(vc *v1beta1.ValkeyCluster) { vc.Spec.Image = "valkey/valkey:9.1" },
+		"resources": func(vc *v1beta1.ValkeyCluster) {
+			vc.Spec.Sentinel.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("11m")}
+		},
+		"pod labels":      func(vc *v1beta1.ValkeyCluster) { vc.Spec.PodLabels = map[string]string{"team": "shop"} },
+		"pod annotations": func(vc *v1beta1.ValkeyCluster) { vc.Spec.PodAnnotations = map[string]string{"mesh": "off"} },
+	} {
+		if got := build(edit).Sentinels.Revision; got == rev {
+			t.Errorf("a changed %s leaves the sentinels' revision at %s", what, rev)
+		}
+	}
+	for what, edit := range map[string]func(*v1beta1.ValkeyCluster){
+		"sentinel count": func(vc *v1beta1.ValkeyCluster) { vc.Spec.Sentinel.Replicas = 5 },
+		"data resources": func(vc *v1beta1.ValkeyCluster) {
+			vc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("11m")}
+		},
+	} {
+		if got := build(edit).Sentinels.Revision; got != rev {
+			t.Errorf("a changed %s changes the sentinels' revision to %s: every sentinel would restart", what, got)
+		}
+	}
+	if _, err := ForAction(base, machine.EnsureObjects{Shards: 1, Replicas: 2, Revision: base.Revision, Sentinels: 3, SentinelRevision: "other"}); err == nil {
+		t.Error("an EnsureObjects decided for another sentinels' revision was carried out")
+	}
+	if _, err := ForAction(base, machine.EnsureObjects{Shards: 1, Replicas: 2, Revision: base.Revision, Sentinels: 3, SentinelRevision: rev}); err != nil {
+		t.Errorf("an EnsureObjects at the sentinels' revision was refused: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,8 +23,11 @@ import (
 // 3, under a Sentinel-aware client writing with WAIT 1. The sentinels' StatefulSet moves one
 // sentinel at a time (read from the API server all along: never two at once); at each end every
 // sentinel, asked as an application asks it, names the primary, lists exactly the replicas and
-// knows exactly the other sentinels that run (a removed one is no voter any more); nothing is
-// failed over, and every acknowledged write reads back.
+// knows exactly the other sentinels that run (a removed one is no voter any more). Then the
+// sentinels' template changes (their resources): every sentinel pod is made again from it, and
+// the pods the API server lists never have more than one sentinel not ready at once; each
+// sentinel comes back as the voter it was (the others count exactly two others, not a new id
+// beside the old). Nothing is failed over, and every acknowledged write reads back.
 func TestSentinelTopologyScalesItsSentinels(t *testing.T) {
 	ns, steady, pass := steadySentinels(t, "valkey/valkey:8.0")
 	ctx := ctxFor(t, 8*time.Minute)
@@ -54,6 +58,7 @@ func TestSentinelTopologyScalesItsSentinels(t *testing.T) {
 	if !slices.Equal(got, []int{3, 4, 5, 4, 3}) {
 		t.Fatalf("the sentinels' StatefulSet asked for %v sentinels in turn, want 3, 4, 5, 4, 3: one at a time", got)
 	}
+	vc = sentinelsRolled(t, ctx, ns, pass, vc)
 	if vc.Status.Primary != steady.Status.Primary {
 		t.Fatalf("the primary moved from %s to %s while the sentinels were scaled", steady.Status.Primary, vc.Status.Primary)
 	}
@@ -98,5 +103,92 @@ func watchSentinelCount(t *testing.T, ctx context.Context, ns, name string) func
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]int(nil), seen...)
+	}
+}
+
+// sentinelsRolled changes the sentinels' template of a Steady cluster with three sentinels and
+// waits until every sentinel pod was made again from it: one at a time (the pods listed never
+// show two sentinels not ready), each back as the voter it was.
+func sentinelsRolled(t *testing.T, ctx context.Context, ns, pass string, vc *v1alpha1.ValkeyCluster) *v1alpha1.ValkeyCluster {
+	t.Helper()
+	selector := kube.SentinelSelectorLabels(valkeyapi.HubOf(vc))
+	before := map[string]types.UID{}
+	var pods corev1.PodList
+	if err := k.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(selector)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		before[p.Name] = p.UID
+	}
+	down := watchSentinelsDown(t, ctx, ns, selector, 3)
+	hub := &v1beta1.ValkeyCluster{}
+	hub.Namespace, hub.Name = ns, "watched"
+	patch := `{"spec":{"sentinel":{"resources":{"requests":{"cpu":"11m"}}}}}`
+	if err := k.Patch(ctx, hub, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rolled := waitFor(t, ns, "watched", 4*time.Minute, "every sentinel pod made again from the new template", func(vc *v1alpha1.ValkeyCluster) bool {
+		if !steadyWith(3)(vc) || vc.Status.Waiting != "" {
+			return false
+		}
+		var sts appsv1.StatefulSet
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: kube.SentinelSetName(valkeyapi.HubOf(vc))}, &sts); err != nil {
+			return false
+		}
+		var pods corev1.PodList
+		if err := k.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(selector)); err != nil || len(pods.Items) != 3 {
+			return false
+		}
+		for _, p := range pods.Items {
+			if p.UID == before[p.Name] || p.DeletionTimestamp != nil || p.Annotations[kube.AnnotationRevision] != sts.Spec.Template.Annotations[kube.AnnotationRevision] ||
+				p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue() != 11 {
+				return false
+			}
+		}
+		return true
+	})
+	if worst := down(); worst > 1 {
+		t.Fatalf("%d sentinels were not ready at once while their template rolled: one at a time", worst)
+	}
+	sentinelsKnowExactly(t, ctx, ns, pass, rolled, 3)
+	t.Logf("3 sentinels made again from the new template one at a time, %s after the change", time.Since(start).Round(100*time.Millisecond))
+	return rolled
+}
+
+// watchSentinelsDown polls the sentinel pods the API server lists until ctx ends or the
+// returned function is called, which gives the most of want sentinels seen not ready at once
+// (a pod missing, being deleted, or without its Ready condition).
+func watchSentinelsDown(t *testing.T, ctx context.Context, ns string, selector map[string]string, want int) func() int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	worst := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			var pods corev1.PodList
+			if err := k.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(selector)); err == nil {
+				ready := 0
+				for _, p := range pods.Items {
+					if p.DeletionTimestamp == nil && podReady(&p) {
+						ready++
+					}
+				}
+				mu.Lock()
+				worst = max(worst, want-ready)
+				mu.Unlock()
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() int {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return worst
 	}
 }

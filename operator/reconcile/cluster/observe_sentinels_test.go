@@ -3,6 +3,10 @@ package cluster
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/valkey-fsm/valkey-operator/actuators/kube"
+
 	"github.com/valkey-fsm/valkey-operator/machine"
 )
 
@@ -22,5 +26,19 @@ func TestSentinelStatusSaysWhyASentinelDoesNotAnswer(t *testing.T) {
 	}
 	if got[1].Answering || got[1].Error != "WRONGPASS invalid username-password pair" {
 		t.Errorf("the silent sentinel does not say why: %+v", got[1])
+	}
+}
+
+// A sentinel pod reads as the revision of the template it was made from; one made before the
+// sentinels' template had a revision reads as one no template has (so it is restarted onto
+// the current one), never as "" (no pod: nothing to restart).
+func TestASentinelPodWithoutARevisionIsStale(t *testing.T) {
+	pod := &corev1.Pod{}
+	if got := sentinelPodRevision(pod); got == "" {
+		t.Fatal("a pod without a revision reads as no pod")
+	}
+	pod.Annotations = map[string]string{kube.AnnotationRevision: "abc"}
+	if got := sentinelPodRevision(pod); got != "abc" {
+		t.Fatalf("revision %q, want abc", got)
 	}
 }
