@@ -7,13 +7,16 @@ import "fmt"
 // change never restarts several sentinels at once, nor one in the middle of a failover: a
 // failover's leader needs a majority of the sentinels' votes, and every sentinel down is one
 // vote fewer. The machine restarts them (RollSentinel) one at a time, in Steady only, once
-// the StatefulSet asks for the spec's template and, for each step:
+// the StatefulSet asks for the spec's template and the data pods run theirs (a change of
+// image rolls the data pods first), and, for each step:
 //
-//   - nothing holds planned work and there are as many sentinel pods as the StatefulSet asks
-//     for (sentinelsStepHeld), and none of them is being deleted;
+//   - nothing holds planned work, the shard is converged and there are as many sentinel pods
+//     as the StatefulSet asks for (sentinelsStepHeld, converged), none of them being deleted,
+//     and no other action on a sentinel is decided beside it (a reset forgets the others);
 //   - every sentinel is settled (sentinelUnsettled): it answers, monitors the recorded
-//     primary under the recorded epoch with no failover, and knows exactly the others. The
-//     one restarted last has come back from its file and been heard by the others.
+//     primary under the recorded epoch with no failover, knows exactly the others and lists
+//     exactly the replicas. The one restarted last has come back from its file and been
+//     heard by the others.
 //
 // A sentinel left behind on the old template that does not answer (its image cannot be
 // pulled, say, or it crashes on the old settings) is restarted too once every other sentinel
