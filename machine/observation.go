@@ -51,9 +51,11 @@ type Sentinel struct {
 	ID   string `json:",omitempty"`
 	// Revision is the revision of the pod template the sentinel's pod was made from (""
 	// without a pod); Terminating: the pod is being deleted (its sentinel may still answer
-	// for a few seconds, but is on its way out).
+	// for a few seconds, but is on its way out); PodReady: the pod's Ready condition (its
+	// readiness probe passed since it started: what a PodDisruptionBudget counts).
 	Revision    string `json:",omitempty"`
 	Terminating bool   `json:",omitempty"`
+	PodReady    bool   `json:",omitempty"`
 	// Reachable: the sentinel answered this round. When false the rest must not be read.
 	Reachable bool
 	// Monitoring: it monitors the cluster's group (false: it was never told to, or it started

@@ -15,8 +15,8 @@ import "fmt"
 //     and no other action on a sentinel is decided beside it (a reset forgets the others);
 //   - every sentinel is settled (sentinelUnsettled): it answers, monitors the recorded
 //     primary under the recorded epoch with no failover, knows exactly the others and lists
-//     exactly the replicas. The one restarted last has come back from its file and been
-//     heard by the others.
+//     exactly the replicas, and its pod is ready. The one restarted last has come back from
+//     its file and been heard by the others.
 //
 // A sentinel left behind on the old template that does not answer (its image cannot be
 // pulled, say, or it crashes on the old settings) is restarted too once every other sentinel
@@ -86,6 +86,11 @@ func (d *decider) sentinelToRoll(p Persisted, stale []Sentinel, b *actionList) (
 		case w != "":
 		case s.Terminating:
 			w = s.Name + "'s pod is being deleted"
+		case !s.PodReady:
+			// It answers the operator from its file at once, a second or two before its pod
+			// is ready: the next restart waits, so that Kubernetes too never counts two
+			// sentinels unavailable (their disruption budget allows one).
+			w = s.Name + "'s pod is not ready yet"
 		case d.listsGoneReplica(s) || d.knowsFewerReplicas(0, prim, s):
 			// A reset is due, or one made is not over: it forgets the others meanwhile.
 			w = s.Name + " does not list exactly the replicas yet"

@@ -15,7 +15,7 @@ func sentinelRollObs(revs ...string) Observation {
 	obs.Objects.SentinelRevision = "s2"
 	obs.Sentinels = settledSentinels(len(revs))
 	for i, r := range revs {
-		obs.Sentinels[i].Revision = r
+		obs.Sentinels[i].Revision, obs.Sentinels[i].PodReady = r, true
 	}
 	return obs
 }
@@ -86,6 +86,7 @@ func TestSentinelsRollHoldsUntilTheOthersSettle(t *testing.T) {
 		}, "sentinel-0 does not answer"},
 		{"the last one restarted is not heard by the others yet", func(o *Observation) { o.Sentinels[2].Peers = 1 }, "sentinel-2 knows 1 other sentinels, not 2"},
 		{"a pod is being deleted", func(o *Observation) { o.Sentinels[0].Terminating = true }, "sentinel-0's pod is being deleted"},
+		{"the last one restarted answers before its pod is ready", func(o *Observation) { o.Sentinels[0].PodReady = false }, "sentinel-0's pod is not ready yet"},
 		{"a stale one does not answer beside another", func(o *Observation) {
 			o.Sentinels[1].Reachable = false
 			o.Sentinels[2].Reachable = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -148,8 +149,8 @@ func sentinelsRolled(t *testing.T, ctx context.Context, ns, pass string, vc *v1a
 		}
 		return true
 	})
-	if worst := down(); worst > 1 {
-		t.Fatalf("%d sentinels were not ready at once while their template rolled: one at a time", worst)
+	if worst, pods := down(); worst > 1 {
+		t.Fatalf("%d sentinels were not ready at once while their template rolled, want one at a time: %s", worst, pods)
 	}
 	sentinelsKnowExactly(t, ctx, ns, pass, rolled, 3)
 	t.Logf("3 sentinels made again from the new template one at a time, %s after the change", time.Since(start).Round(100*time.Millisecond))
@@ -158,37 +159,41 @@ func sentinelsRolled(t *testing.T, ctx context.Context, ns, pass string, vc *v1a
 
 // watchSentinelsDown polls the sentinel pods the API server lists until ctx ends or the
 // returned function is called, which gives the most of want sentinels seen not ready at once
-// (a pod missing, being deleted, or without its Ready condition).
-func watchSentinelsDown(t *testing.T, ctx context.Context, ns string, selector map[string]string, want int) func() int {
+// (a pod missing, being deleted, or without its Ready condition) and what the pods were then.
+func watchSentinelsDown(t *testing.T, ctx context.Context, ns string, selector map[string]string, want int) func() (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
-	worst := 0
+	worst, seen := 0, ""
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
 			var pods corev1.PodList
 			if err := k.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(selector)); err == nil {
-				ready := 0
+				ready, states := 0, []string{}
 				for _, p := range pods.Items {
-					if p.DeletionTimestamp == nil && podReady(&p) {
+					up := p.DeletionTimestamp == nil && podReady(&p)
+					if up {
 						ready++
 					}
+					states = append(states, fmt.Sprintf("%s (%s, deleting %t, ready %t)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil, up))
 				}
 				mu.Lock()
-				worst = max(worst, want-ready)
+				if want-ready > worst {
+					worst, seen = want-ready, strings.Join(states, ", ")
+				}
 				mu.Unlock()
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return func() int {
+	return func() (int, string) {
 		cancel()
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
-		return worst
+		return worst, seen
 	}
 }

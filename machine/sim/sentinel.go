@@ -135,6 +135,9 @@ type sentinel struct {
 	// its pod, deleted (RollSentinel), is made again at the StatefulSet's revision.
 	revision  string
 	restartAt int64
+	// readyAt is the tick from which its pod is ready once it runs: a pod made again is
+	// ready a probe period after its process started.
+	readyAt int64
 	// pausedUntil: frozen (SIGSTOP) until this tick.
 	pausedUntil  int64
 	currentEpoch uint64

@@ -139,11 +139,15 @@ func (w *World) rollSentinel(a machine.RollSentinel) error {
 // a tick, then gone until the StatefulSet has made it again and its process started.
 const sentinelRemakeTicks = 3
 
+// sentinelReadyTicks is how long a sentinel pod made again takes to be ready after its process
+// started (a readiness probe period).
+const sentinelReadyTicks = 2
+
 // remakeRolled starts the sentinels whose pods the StatefulSet makes again now.
 func (sw *SentinelWorld) remakeRolled() {
 	for i, s := range sw.sentinels {
 		if s.restartAt > 0 && sw.w.tick >= s.restartAt {
-			s.restartAt, s.revision = 0, sw.w.objects.SentinelRevision
+			s.restartAt, s.revision, s.readyAt = 0, sw.w.objects.SentinelRevision, sw.w.tick+sentinelReadyTicks
 			_ = sw.Apply(SentinelFault{Kind: SentinelMoved, Sentinel: i})
 		}
 	}
@@ -229,7 +233,7 @@ func (w *World) observeSentinels() []machine.Sentinel {
 	}
 	out := make([]machine.Sentinel, 0, len(sw.sentinels))
 	for _, s := range sw.sentinels {
-		o := machine.Sentinel{Name: sentinelName(s.ordinal), Revision: s.revision}
+		o := machine.Sentinel{Name: sentinelName(s.ordinal), Revision: s.revision, PodReady: s.running && w.tick >= s.readyAt}
 		if s.restartAt > 0 {
 			// Its pod is terminating for a tick, then gone until it is made again.
 			o.Terminating = w.tick < s.restartAt-sentinelRemakeTicks+1

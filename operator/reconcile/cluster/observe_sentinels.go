@@ -63,7 +63,7 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 	for name, pod := range byName {
 		s := machine.Sentinel{Name: name}
 		if pod != nil {
-			s.Revision, s.Terminating = sentinelPodRevision(pod), pod.DeletionTimestamp != nil
+			s.Revision, s.Terminating, s.PodReady = sentinelPodRevision(pod), pod.DeletionTimestamp != nil, podFacts(pod).Ready
 		}
 		if pod == nil || pod.Status.PodIP == "" || !sentinelRunning(pod) {
 			mu.Lock()
@@ -83,7 +83,7 @@ func (r *Reconciler) observeSentinels(ctx context.Context, vc *v1beta1.ValkeyClu
 				errs[name] = err.Error()
 				logFrom(ctx).V(1).Info("sentinel survey failed", "sentinel", name, "error", err.Error())
 			}
-			got.Name, got.Revision, got.Terminating = name, s.Revision, s.Terminating
+			got.Name, got.Revision, got.Terminating, got.PodReady = name, s.Revision, s.Terminating, s.PodReady
 			out = append(out, got)
 			mu.Unlock()
 		}()
