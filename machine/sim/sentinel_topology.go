@@ -109,14 +109,7 @@ func (w *World) sentinelReset(a machine.SentinelReset) error {
 // StatefulSet's revision, on a new address, from its file (remakeRolled).
 func (w *World) rollSentinel(a machine.RollSentinel) error {
 	sw := w.sentinels
-	var s *sentinel
-	if sw != nil {
-		for _, c := range sw.sentinels {
-			if sentinelName(c.ordinal) == a.Sentinel {
-				s = c
-			}
-		}
-	}
+	s := w.sentinelNamed(a.Sentinel)
 	switch {
 	case s == nil || s.restartAt > 0 || s.revision == a.Revision:
 		return nil // no pod to delete, or it is on its way out, or it runs the revision already
@@ -156,14 +149,7 @@ func (sw *SentinelWorld) remakeRolled() {
 // sentinelFor finds the sentinel an action is aimed at, through the operator's connection to
 // it, and checks it is the process (id) the action was decided for.
 func (w *World) sentinelFor(t machine.SentinelTarget) (*sentinel, error) {
-	var s *sentinel
-	if sw := w.sentinels; sw != nil {
-		for _, c := range sw.sentinels {
-			if sentinelName(c.ordinal) == t.Sentinel {
-				s = c
-			}
-		}
-	}
+	s := w.sentinelNamed(t.Sentinel)
 	if s == nil || !w.operatorTalksToSentinel(s) {
 		return nil, fmt.Errorf("%s: %w", t.Sentinel, errUnreachable)
 	}
@@ -171,6 +157,18 @@ func (w *World) sentinelFor(t machine.SentinelTarget) (*sentinel, error) {
 		return nil, fmt.Errorf("%s runs %s at %s, action was for %s at %s", t.Sentinel, s.myid, s.ip, t.ID, t.IP)
 	}
 	return s, nil
+}
+
+// sentinelNamed is the sentinel whose pod is named name (nil: none).
+func (w *World) sentinelNamed(name string) *sentinel {
+	if sw := w.sentinels; sw != nil {
+		for _, c := range sw.sentinels {
+			if sentinelName(c.ordinal) == name {
+				return c
+			}
+		}
+	}
+	return nil
 }
 
 // operatorTalksToSentinel reports whether the operator and sentinel s reach each other.
